@@ -1,0 +1,40 @@
+# webmcp-harness — every target does the set-up it needs, idempotently.
+# `make demo` and `make test` work on a fresh clone; nothing downloads a browser.
+
+PYTHON ?= python3
+VENV   := .venv
+BIN    := $(VENV)/bin
+STAMP  := $(VENV)/.installed
+
+.PHONY: setup chromium demo test lint typecheck unit clean
+
+setup: $(STAMP) chromium
+
+$(STAMP): pyproject.toml
+	test -x $(BIN)/python || $(PYTHON) -m venv $(VENV)
+	$(BIN)/python -m pip install --quiet --upgrade pip
+	$(BIN)/python -m pip install --quiet -e '.[dev]'
+	touch $(STAMP)
+
+# Finds a Chromium ($$WEBMCP_CHROMIUM, /usr/bin/chromium, a Playwright-managed one);
+# installs Debian's `chromium` when none is found and we are root with apt-get.
+chromium: $(STAMP)
+	$(BIN)/python -m harness.chromium --ensure
+
+demo: setup
+	$(BIN)/webmcp-harness demo
+
+lint: $(STAMP)
+	$(BIN)/ruff check .
+	$(BIN)/ruff format --check .
+
+typecheck: $(STAMP)
+	$(BIN)/mypy harness
+
+unit: setup
+	$(BIN)/python -m pytest
+
+test: lint typecheck unit
+
+clean:
+	rm -rf $(VENV) .mypy_cache .ruff_cache .pytest_cache

@@ -1,0 +1,1 @@
+"""Backends: how tools are found and run in the page."""

@@ -1,0 +1,143 @@
+"""A synchronous face over the async core, for scripts and plain tests.
+
+The async harness runs on an event loop in a private thread; every method here
+hands its coroutine to that loop and waits. Safe to use from code that has its
+own (or no) event loop.
+
+>>> from harness.sync_api import Harness
+>>> with Harness() as harness:
+...     session = harness.open("http://127.0.0.1:8101/")
+...     print([t.name for t in session.tools()])
+"""
+
+from __future__ import annotations
+
+import asyncio
+import threading
+from collections.abc import Callable, Coroutine
+from typing import Any, TypeVar
+
+from harness import harness as _async
+from harness import session as _session
+from harness.models import BackendName, CallOutcome, CatalogWarning, Tool, ToolChange
+
+T = TypeVar("T")
+
+
+class _Loop:
+    """An event loop running forever in a daemon thread."""
+
+    def __init__(self) -> None:
+        self.loop = asyncio.new_event_loop()
+        self._thread = threading.Thread(target=self.loop.run_forever, daemon=True)
+        self._thread.start()
+
+    def run(self, coro: Coroutine[Any, Any, T]) -> T:
+        return asyncio.run_coroutine_threadsafe(coro, self.loop).result()
+
+    def stop(self) -> None:
+        self.loop.call_soon_threadsafe(self.loop.stop)
+        self._thread.join(timeout=5)
+        self.loop.close()
+
+
+class Session:
+    """Synchronous :class:`harness.session.Session`."""
+
+    def __init__(self, inner: _session.Session, loop: _Loop) -> None:
+        self._inner = inner
+        self._loop = loop
+
+    @property
+    def inner(self) -> _session.Session:
+        """The async session underneath."""
+        return self._inner
+
+    @property
+    def url(self) -> str:
+        """The top-level document's URL."""
+        return self._inner.url
+
+    @property
+    def history(self) -> list[CallOutcome]:
+        """Every call's outcome (agent views)."""
+        return self._inner.history
+
+    @property
+    def warnings(self) -> list[CatalogWarning]:
+        """Catalog warnings."""
+        return self._inner.warnings
+
+    def open(self, url: str) -> None:
+        """Navigate to ``url`` and read its tools."""
+        self._loop.run(self._inner.open(url))
+
+    def tools(self) -> list[Tool]:
+        """The tools the page offers now."""
+        return self._loop.run(self._inner.tools())
+
+    def tool(self, name: str) -> Tool:
+        """One tool by name."""
+        return self._loop.run(self._inner.tool(name))
+
+    def call(
+        self, name: str, arguments: dict[str, Any] | None = None, *, timeout: float | None = None
+    ) -> CallOutcome:
+        """Call a tool through the pipeline."""
+        return self._loop.run(self._inner.call(name, arguments, timeout=timeout))
+
+    def wait_for_tool(self, name: str, *, timeout: float = 5.0) -> Tool:
+        """Wait until a tool with that name is offered."""
+        return self._loop.run(self._inner.wait_for_tool(name, timeout=timeout))
+
+    def on_tools_changed(self, listener: Callable[[ToolChange], None]) -> Callable[[], None]:
+        """Subscribe to catalog changes (the listener runs on the harness thread)."""
+        return self._inner.on_tools_changed(listener)
+
+    def close(self) -> None:
+        """Close the page."""
+        self._loop.run(self._inner.close())
+
+    def __enter__(self) -> Session:
+        return self
+
+    def __exit__(self, *exc: object) -> None:
+        self.close()
+
+
+class Harness:
+    """Synchronous :class:`harness.harness.Harness`; same options."""
+
+    def __init__(self, *, backend: BackendName = "polyfill", **options: Any) -> None:
+        self._async = _async.Harness(backend=backend, **options)
+        self._loop = _Loop()
+        self._stopped = False
+
+    def start(self) -> Harness:
+        """Launch the browser."""
+        self._loop.run(self._async.start())
+        return self
+
+    def new_session(self) -> Session:
+        """A fresh page."""
+        return Session(self._loop.run(self._async.new_session()), self._loop)
+
+    def open(self, url: str) -> Session:
+        """A new session on ``url``."""
+        return Session(self._loop.run(self._async.open(url)), self._loop)
+
+    def close(self) -> None:
+        """Close everything and stop the private loop."""
+        if self._stopped:
+            return
+        self._stopped = True
+        try:
+            self._loop.run(self._async.close())
+        finally:
+            self._loop.stop()
+
+    def __enter__(self) -> Harness:
+        return self.start()
+
+    def __exit__(self, *exc: object) -> None:
+        self.close()

@@ -1,0 +1,1 @@
+"""The bundled demo sites; see README.md."""

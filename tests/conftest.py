@@ -1,0 +1,87 @@
+"""Shared fixtures: Chromium, loopback servers for test pages, browsers per backend."""
+
+from __future__ import annotations
+
+import socket
+from collections.abc import AsyncIterator, Iterator
+from pathlib import Path
+
+import pytest
+from aiohttp import web
+
+PAGES = Path(__file__).parent / "pages"
+
+
+def free_port() -> int:
+    """A free TCP port on 127.0.0.1."""
+    with socket.socket() as s:
+        s.bind(("127.0.0.1", 0))
+        return int(s.getsockname()[1])
+
+
+class PageServer:
+    """Serves ``tests/pages`` on two loopback ports (two origins) and logs requests."""
+
+    def __init__(self) -> None:
+        self.requests: list[str] = []
+        self.ports: list[int] = []
+        self._runners: list[web.AppRunner] = []
+
+    @property
+    def origin(self) -> str:
+        return f"http://127.0.0.1:{self.ports[0]}"
+
+    @property
+    def other_origin(self) -> str:
+        return f"http://127.0.0.1:{self.ports[1]}"
+
+    def url(self, path: str, *, other: bool = False) -> str:
+        return (self.other_origin if other else self.origin) + "/" + path.lstrip("/")
+
+    def _app(self) -> web.Application:
+        @web.middleware
+        async def log(request: web.Request, handler):  # type: ignore[no-untyped-def]
+            self.requests.append(f"{request.method} {request.host} {request.path_qs}")
+            return await handler(request)
+
+        async def page(request: web.Request) -> web.StreamResponse:
+            name = request.match_info["name"] or "index.html"
+            path = (PAGES / name).resolve()
+            if PAGES.resolve() not in path.parents or not path.is_file():
+                raise web.HTTPNotFound()
+            html = path.read_text(encoding="utf-8")
+            # Pages refer to the other origin as {{OTHER}} and to their own as {{SELF}}.
+            html = html.replace("{{OTHER}}", self.other_origin).replace("{{SELF}}", self.origin)
+            return web.Response(text=html, content_type="text/html")
+
+        app = web.Application(middlewares=[log])
+        app.router.add_get("/{name:.*}", page)
+        return app
+
+    async def start(self) -> None:
+        for _ in range(2):
+            runner = web.AppRunner(self._app())
+            await runner.setup()
+            port = free_port()
+            await web.TCPSite(runner, "127.0.0.1", port).start()
+            self._runners.append(runner)
+            self.ports.append(port)
+
+    async def stop(self) -> None:
+        for runner in self._runners:
+            await runner.cleanup()
+
+
+@pytest.fixture(scope="session")
+async def page_server() -> AsyncIterator[PageServer]:
+    server = PageServer()
+    await server.start()
+    yield server
+    await server.stop()
+
+
+@pytest.fixture(scope="session")
+def chromium_path() -> Iterator[str]:
+    from harness.chromium import find_chromium
+
+    yield str(find_chromium())

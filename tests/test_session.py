@@ -1,0 +1,113 @@
+"""Session and pipeline behaviour, the same suite on both backends."""
+
+from __future__ import annotations
+
+import asyncio
+from collections.abc import AsyncIterator
+
+import pytest
+
+from harness import Harness, Session, SessionClosed, ToolChange, UnknownTool
+from tests.conftest import PageServer
+
+BACKENDS = ["polyfill", "native"]
+
+
+@pytest.fixture(scope="session", params=BACKENDS)
+async def harness(request: pytest.FixtureRequest) -> AsyncIterator[Harness]:
+    async with Harness(backend=request.param, call_timeout=10) as h:
+        yield h
+
+
+@pytest.fixture
+async def session(harness: Harness, page_server: PageServer) -> AsyncIterator[Session]:
+    s = await harness.open(page_server.url("s_tools.html"))
+    yield s
+    await s.close()
+
+
+async def test_tools_are_listed_sorted_with_what_the_page_gave(session: Session) -> None:
+    tools = await session.tools()
+    assert [t.name for t in tools] == ["echo", "fails", "mcp_result", "navigates", "slow"]
+    echo = next(t for t in tools if t.name == "echo")
+    assert echo.title == "Echo"
+    assert echo.input_schema["required"] == ["text"]
+    assert echo.output_schema == {"type": "object", "properties": {"echo": {"type": "string"}}}
+    assert echo.annotations == {"readOnlyHint": True, "idempotentHint": True, "sensitiveHint": False}
+    assert echo.source == "script" and echo.frame == "main"
+    assert echo.origin == session.url.rsplit("/", 1)[0]
+
+
+async def test_a_call_returns_text_and_structured_content(session: Session) -> None:
+    outcome = await session.call("echo", {"text": "hi"})
+    assert outcome.agent_json() == {
+        "content": [{"type": "text", "text": '{"echo":"hi"}'}],
+        "structuredContent": {"echo": "hi"},
+        "isError": False,
+    }
+    assert outcome.error_kind is None and outcome.duration_ms > 0
+    assert session.history == [outcome]
+
+
+async def test_an_mcp_result_passes_through(session: Session) -> None:
+    outcome = await session.call("mcp_result")
+    assert outcome.agent_json() == {
+        "content": [{"type": "text", "text": "from the page"}],
+        "structuredContent": {"n": 1},
+        "isError": False,
+    }
+
+
+async def test_invalid_arguments_never_reach_execute(session: Session) -> None:
+    outcome = await session.call("echo", {"text": ""})
+    assert outcome.is_error and outcome.error_kind == "validation"
+    assert "/text" in outcome.result.content[0].text  # type: ignore[union-attr]
+    assert await session.page.evaluate("window.calls.echo || 0") == 0
+
+
+async def test_a_thrown_error_is_an_error_result_with_its_message(session: Session) -> None:
+    outcome = await session.call("fails")
+    assert outcome.is_error and outcome.error_kind == "thrown"
+    assert outcome.result.content[0].text == "Tool error: RangeError: the page said no"  # type: ignore[union-attr]
+
+
+async def test_a_timeout_aborts_the_tool_signal(session: Session) -> None:
+    outcome = await session.call("slow", timeout=0.5)
+    assert outcome.is_error and outcome.error_kind == "timeout"
+    assert "timed out after 0.5 s" in outcome.result.content[0].text  # type: ignore[union-attr]
+    assert await session.page.evaluate("window.slowAborted") is True
+
+
+async def test_navigation_during_a_call_is_an_error_result(session: Session) -> None:
+    outcome = await session.call("navigates")
+    assert outcome.is_error and outcome.error_kind == "navigation"
+    assert "interrupted by navigation" in outcome.result.content[0].text  # type: ignore[union-attr]
+    other = await session.wait_for_tool("other")
+    assert other.name == "other"
+    assert [t.name for t in await session.tools()] == ["other"]
+
+
+async def test_tool_changes_are_followed_as_they_happen(session: Session) -> None:
+    changes: list[ToolChange] = []
+    session.on_tools_changed(changes.append)
+    await session.page.evaluate("window.addLate()")
+    await session.wait_for_tool("late")
+    await session.page.evaluate("window.removeLate()")
+    for _ in range(50):
+        if any(c.removed == ["late"] for c in changes):
+            break
+        await asyncio.sleep(0.05)
+    assert [c.added for c in changes if c.added] == [["late"]]
+    assert [c.removed for c in changes if c.removed] == [["late"]]
+
+
+async def test_an_unknown_tool_raises_with_the_available_names(session: Session) -> None:
+    with pytest.raises(UnknownTool, match=r"No tool named 'nope'.*echo, fails"):
+        await session.call("nope")
+
+
+async def test_a_closed_session_says_so(harness: Harness, page_server: PageServer) -> None:
+    s = await harness.open(page_server.url("s_tools.html"))
+    await s.close()
+    with pytest.raises(SessionClosed, match="open a new one"):
+        await s.call("echo", {"text": "x"})
