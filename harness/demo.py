@@ -43,7 +43,9 @@ async def run_demo(console: Console) -> int:
         try:
             async with Harness(backend="polyfill") as harness:
                 session = await harness.open(url)
-                print_tools(console, url, await session.tools(), [w.message for w in session.warnings])
+                print_tools(
+                    console, url, await session.tools(), [w.message for w in session.warnings]
+                )
                 table = Table(title="Calls through the user agent's pipeline")
                 for column in ("step", "tool", "arguments", "result", "ms"):
                     table.add_column(column, overflow="fold")

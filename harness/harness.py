@@ -14,6 +14,7 @@ from harness.backends.base import Backend
 from harness.backends.native import NativeBackend
 from harness.backends.polyfill import PolyfillBackend
 from harness.chromium import QUIET_FLAGS, find_chromium
+from harness.elicitation import ElicitationHandler
 from harness.errors import BrowserNotFound, ConfigError
 from harness.injection import ChannelKeys
 from harness.models import BackendName
@@ -40,6 +41,7 @@ class Harness:
         executable_path: str | Path | None = None,
         launch_args: Sequence[str] = (),
         call_timeout: float = DEFAULT_CALL_TIMEOUT_S,
+        elicitation: ElicitationHandler | None = None,
     ) -> None:
         if backend not in get_args(BackendName):
             raise ConfigError(f"Unknown backend {backend!r}; use 'polyfill' or 'native'.")
@@ -50,6 +52,7 @@ class Harness:
         self.executable_path = executable_path
         self.extra_args = list(launch_args)
         self.call_timeout = call_timeout
+        self.elicitation = elicitation
         self.keys = ChannelKeys()
         self._playwright: Playwright | None = None
         self._browser: Browser | None = None
@@ -87,7 +90,14 @@ class Harness:
         context = await self.browser.new_context()
         page = await context.new_page()
         backend = BACKENDS[self.backend](self.keys)
-        session = Session(self, context, page, backend, call_timeout=self.call_timeout)
+        session = Session(
+            self,
+            context,
+            page,
+            backend,
+            call_timeout=self.call_timeout,
+            elicitation=self.elicitation,
+        )
         try:
             await session._attach()
         except BaseException:

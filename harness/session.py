@@ -12,6 +12,7 @@ from playwright.async_api import Error as PlaywrightError
 
 from harness.backends.base import Backend
 from harness.catalog import Catalog
+from harness.elicitation import AutoHandler, ElicitationHandler
 from harness.errors import ConfigError, PageUnreachable, SessionClosed
 from harness.models import CallOutcome, CatalogWarning, Tool, ToolChange
 from harness.pipeline import CallRequest, Pipeline
@@ -36,6 +37,7 @@ class Session:
         backend: Backend,
         *,
         call_timeout: float,
+        elicitation: ElicitationHandler | None = None,
     ) -> None:
         self.harness = harness
         self.context = context
@@ -44,6 +46,8 @@ class Session:
         self.catalog = Catalog()
         self.pipeline = Pipeline(self.catalog, backend)
         self.call_timeout = call_timeout
+        # Who answers the user's questions; nobody configured means "cancel" (the safe side).
+        self.elicitation: ElicitationHandler = elicitation or AutoHandler("cancel")
         self.history: list[CallOutcome] = []
         self._closed = False
 

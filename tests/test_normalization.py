@@ -33,7 +33,9 @@ def test_strings_arrays_and_nothing() -> None:
         {"type": "text", "text": "hello"}
     ]
     array = agent(RawResult(status="ok", json_text="[1,2]"))
-    assert array["content"] == [{"type": "text", "text": "[1,2]"}] and "structuredContent" not in array
+    assert (
+        array["content"] == [{"type": "text", "text": "[1,2]"}] and "structuredContent" not in array
+    )
     assert agent(RawResult(status="ok", json_text=None)) == {"content": [], "isError": False}
 
 

@@ -33,7 +33,11 @@ async def test_tools_are_listed_sorted_with_what_the_page_gave(session: Session)
     assert echo.title == "Echo"
     assert echo.input_schema["required"] == ["text"]
     assert echo.output_schema == {"type": "object", "properties": {"echo": {"type": "string"}}}
-    assert echo.annotations == {"readOnlyHint": True, "idempotentHint": True, "sensitiveHint": False}
+    assert echo.annotations == {
+        "readOnlyHint": True,
+        "idempotentHint": True,
+        "sensitiveHint": False,
+    }
     assert echo.source == "script" and echo.frame == "main"
     assert echo.origin == session.url.rsplit("/", 1)[0]
 

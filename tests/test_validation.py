@@ -22,7 +22,9 @@ TOOL = Tool(name="t", description="d", inputSchema=SCHEMA, origin="http://a.test
 
 
 def test_valid_arguments_pass() -> None:
-    assert validate_arguments(TOOL, {"text": "hi", "email": "a@b.example", "when": "2026-01-02"}) == []
+    assert (
+        validate_arguments(TOOL, {"text": "hi", "email": "a@b.example", "when": "2026-01-02"}) == []
+    )
 
 
 def test_each_problem_names_pointer_reason_and_schema_path() -> None:
@@ -34,7 +36,9 @@ def test_each_problem_names_pointer_reason_and_schema_path() -> None:
 
 
 def test_formats_are_checked() -> None:
-    problems = validate_arguments(TOOL, {"text": "x", "email": "not-an-email", "when": "2026-13-45"})
+    problems = validate_arguments(
+        TOOL, {"text": "x", "email": "not-an-email", "when": "2026-13-45"}
+    )
     assert {p.path for p in problems} == {"/email", "/when"}
 
 
@@ -52,14 +56,22 @@ def test_the_refusal_is_an_error_result_with_machine_readable_meta() -> None:
     assert "the tool was not run" in text and "/text" in text
     assert result.meta == {
         "webmcp-harness/validation": [
-            {"path": "/text", "message": "5 is not of type 'string'", "schema_path": "/properties/text/type"}
+            {
+                "path": "/text",
+                "message": "5 is not of type 'string'",
+                "schema_path": "/properties/text/type",
+            }
         ]
     }
 
 
 def test_an_invalid_schema_refuses_every_call() -> None:
     bad = Tool(
-        name="b", description="d", inputSchema={"type": "nope"}, origin="http://a.test", frame="main"
+        name="b",
+        description="d",
+        inputSchema={"type": "nope"},
+        origin="http://a.test",
+        frame="main",
     )
     assert schema_problem(bad.input_schema) is not None
     result = check_arguments(bad, {})

@@ -1,0 +1,112 @@
+"""The CLI contract, through the installed console script."""
+
+from __future__ import annotations
+
+import asyncio
+import json
+import os
+import shutil
+import sys
+from pathlib import Path
+
+import pytest
+
+from tests.conftest import PageServer
+
+SCRIPT = shutil.which("webmcp-harness") or str(Path(sys.executable).parent / "webmcp-harness")
+
+
+async def run(*args: str, env: dict[str, str] | None = None) -> tuple[int, str, str]:
+    proc = await asyncio.create_subprocess_exec(
+        SCRIPT,
+        *args,
+        stdout=asyncio.subprocess.PIPE,
+        stderr=asyncio.subprocess.PIPE,
+        env={**os.environ, **(env or {})},
+    )
+    out, err = await asyncio.wait_for(proc.communicate(), timeout=90)
+    assert proc.returncode is not None
+    return proc.returncode, out.decode(), err.decode()
+
+
+@pytest.mark.parametrize("backend", ["polyfill", "native"])
+async def test_tools_json(page_server: PageServer, backend: str) -> None:
+    url = page_server.url("s_tools.html")
+    code, out, err = await run("tools", url, "--backend", backend, "--json")
+    assert code == 0, err
+    data = json.loads(out)
+    assert data["url"] == url and data["backend"] == backend and data["warnings"] == []
+    echo = next(t for t in data["tools"] if t["name"] == "echo")
+    assert set(echo) == {
+        "name",
+        "title",
+        "description",
+        "inputSchema",
+        "outputSchema",
+        "annotations",
+        "source",
+        "origin",
+        "frame",
+    }
+    assert echo["inputSchema"]["required"] == ["text"]
+    assert echo["source"] == "script" and echo["frame"] == "main"
+
+
+@pytest.mark.parametrize("backend", ["polyfill", "native"])
+async def test_call_json_ok_and_tool_error_both_exit_zero(
+    page_server: PageServer, backend: str
+) -> None:
+    url = page_server.url("s_tools.html")
+    code, out, err = await run(
+        "call", url, "echo", "--args", '{"text": "hi"}', "--backend", backend, "--json"
+    )
+    assert code == 0, err
+    data = json.loads(out)
+    assert data["tool"] == "echo" and isinstance(data["durationMs"], float)
+    assert data["result"]["structuredContent"] == {"echo": "hi"}
+    code, out, _ = await run("call", url, "fails", "--backend", backend, "--json")
+    assert code == 0
+    assert json.loads(out)["result"]["isError"] is True
+
+
+async def test_call_timeout_option(page_server: PageServer) -> None:
+    code, out, _ = await run(
+        "call", page_server.url("s_tools.html"), "slow", "--timeout", "0.5", "--json"
+    )
+    assert code == 0
+    assert "timed out after 0.5 s" in json.loads(out)["result"]["content"][0]["text"]
+
+
+async def test_human_output_is_a_table(page_server: PageServer) -> None:
+    code, out, _ = await run("tools", page_server.url("s_tools.html"))
+    assert code == 0
+    assert "WebMCP tools at" in out and "echo" in out and "readOnlyHint=True" in out
+
+
+@pytest.mark.parametrize(
+    ("args", "message"),
+    [
+        (["call", "{url}", "nope"], "No tool named 'nope'"),
+        (["call", "{url}", "echo", "--args", "{not json"], "--args is not valid JSON"),
+        (["call", "{url}", "echo", "--args", "[1]"], "--args must be a JSON object"),
+        (["tools", "http://127.0.0.1:9/"], "Could not open http://127.0.0.1:9/"),
+    ],
+)
+async def test_errors_are_one_clear_line_and_a_nonzero_exit(
+    page_server: PageServer, args: list[str], message: str
+) -> None:
+    url = page_server.url("s_tools.html")
+    code, out, err = await run(*[a.replace("{url}", url) for a in args])
+    assert code != 0
+    assert message in err
+    assert "Traceback" not in err and len(err.strip().splitlines()) == 1
+    assert out == ""
+
+
+async def test_no_browser_is_a_clear_error(page_server: PageServer) -> None:
+    code, _, err = await run(
+        "tools", page_server.url("s_tools.html"), env={"WEBMCP_CHROMIUM": "/nonexistent/chromium"}
+    )
+    assert code == 1
+    assert "WEBMCP_CHROMIUM is set to '/nonexistent/chromium'" in err
+    assert "Traceback" not in err
