@@ -49,8 +49,8 @@ def agent_tool(tool: Tool, *, framing: bool = True) -> AgentTool:
         name=tool.name,
         title=tool.title,
         description=description,
-        inputSchema=tool.input_schema,
-        outputSchema=tool.output_schema,
+        input_schema=tool.input_schema,
+        output_schema=tool.output_schema,
         annotations=dict(tool.annotations),
         origin=tool.origin,
     )
