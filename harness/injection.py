@@ -8,6 +8,7 @@ sends commands to a frame's private entry point.
 
 from __future__ import annotations
 
+import asyncio
 import json
 import secrets
 from collections.abc import Awaitable, Callable
@@ -16,7 +17,8 @@ from importlib import resources
 from pathlib import Path
 from typing import Any, Literal
 
-from playwright.async_api import BrowserContext, Frame
+from playwright.async_api import BrowserContext, CDPSession, Frame, Page
+from playwright.async_api import Error as PlaywrightError
 
 Mode = Literal["polyfill", "native"]
 
@@ -70,11 +72,29 @@ Message = dict[str, Any]
 MessageHandler = Callable[[Frame, Message], Awaitable[None] | None]
 
 
+class FrameGone(Exception):
+    """The frame's document is gone (navigated, detached, closed) or has no injected JS."""
+
+
+# Runs in the frame's main world through CDP: V8 itself converts the arguments and the
+# result (returnByValue), so no page-patchable built-in ever touches the secret. `window`
+# is [LegacyUnforgeable] and the entry is a non-writable, non-configurable own property.
+_CALL_ENTRY = "function (e, s, c) { return window[e](s, c); }"
+
+# How long `command` waits for a new document's hello before giving up on the frame.
+HELLO_WAIT_S = 2.0
+
+
 class PageChannel:
     """Installs the injected JS on a context and carries authenticated messages.
 
     Messages that do not carry the secret are dropped and counted in
     :attr:`rejected`, so tests (and curious users) can see forgery attempts.
+    Commands go to a frame's entry point through CDP ``Runtime.callFunctionOn`` in
+    that frame's main-world execution context, never through Playwright's
+    ``evaluate`` (whose argument handling runs on the page's own built-ins).
+    Frames and contexts are paired by the per-document token each frame's JS sends
+    in its ``hello`` message and answers to ``whoami``.
     """
 
     def __init__(self, keys: ChannelKeys, mode: Mode) -> None:
@@ -82,17 +102,51 @@ class PageChannel:
         self.mode: Mode = mode
         self.rejected = 0
         self._handler: MessageHandler | None = None
+        self._context: BrowserContext | None = None
+        self._sessions: list[CDPSession] = []
+        self._oopif: dict[Frame, CDPSession] = {}
+        self._token_of_frame: dict[Frame, str] = {}  # the latest document's token
+        self._silent: dict[Frame, str] = {}  # frames (at a URL) that never said hello
+        # main-world execution contexts: (session, context id) → token (None until asked)
+        self._contexts: dict[tuple[CDPSession, int], str | None] = {}
 
-    async def install(self, context: BrowserContext, handler: MessageHandler) -> None:
-        """Expose the binding, then add the init script (which captures and hides it)."""
+    async def install(self, context: BrowserContext, page: Page, handler: MessageHandler) -> None:
+        """Expose the binding, add the init script (which hides it), and follow contexts."""
         self._handler = handler
+        self._context = context
         await context.expose_binding(self.keys.binding, self._on_binding)
         await context.add_init_script(build_init_script(self.keys, self.mode))
+        await self._follow(await context.new_cdp_session(page))
+
+    async def _follow(self, session: CDPSession) -> None:
+        def created(params: dict[str, Any]) -> None:
+            ctx = params["context"]
+            if (ctx.get("auxData") or {}).get("isDefault"):
+                self._contexts[(session, ctx["id"])] = None
+
+        def destroyed(params: dict[str, Any]) -> None:
+            self._contexts.pop((session, params["executionContextId"]), None)
+
+        def cleared(_: dict[str, Any]) -> None:
+            for key in [k for k in self._contexts if k[0] is session]:
+                del self._contexts[key]
+
+        session.on("Runtime.executionContextCreated", created)
+        session.on("Runtime.executionContextDestroyed", destroyed)
+        session.on("Runtime.executionContextsCleared", cleared)
+        self._sessions.append(session)
+        await session.send("Runtime.enable")
 
     async def _on_binding(self, source: dict[str, Any], payload: Any = None, *_: Any) -> None:
         message = self._authenticate(payload)
         frame = source.get("frame")
         if message is None or frame is None or self._handler is None:
+            return
+        if message.get("type") == "hello":
+            token = message.get("token")
+            if isinstance(token, str):
+                self._token_of_frame[frame] = token
+                self._silent.pop(frame, None)
             return
         outcome = self._handler(frame, message)
         if outcome is not None:
@@ -113,7 +167,84 @@ class PageChannel:
         return message
 
     async def command(self, frame: Frame, command: Message) -> Any:
-        """Run one command on the frame's private entry point and return its answer."""
-        return await frame.evaluate(
-            "([e, s, c]) => window[e](s, c)", [self.keys.entry, self.keys.secret, command]
-        )
+        """Run one command on the frame's private entry point and return its answer.
+
+        Raises :class:`FrameGone` when the frame has no live document with the JS.
+        """
+        target = await self._context_for(frame)
+        if target is None:
+            raise FrameGone(f"frame {frame.url or '(detached)'} has no harness channel")
+        return await self._call(target, command)
+
+    async def _call(self, target: tuple[CDPSession, int], command: Message) -> Any:
+        session, context_id = target
+        try:
+            reply = await session.send(
+                "Runtime.callFunctionOn",
+                {
+                    "functionDeclaration": _CALL_ENTRY,
+                    "executionContextId": context_id,
+                    "arguments": [
+                        {"value": self.keys.entry},
+                        {"value": self.keys.secret},
+                        {"value": command},
+                    ],
+                    "returnByValue": True,
+                    "awaitPromise": True,
+                },
+            )
+        except PlaywrightError as exc:
+            # "Cannot find context with specified id", "Execution context was destroyed", …
+            self._contexts.pop(target, None)
+            raise FrameGone(str(exc)) from exc
+        details = reply.get("exceptionDetails")
+        if details is not None:
+            text = (details.get("exception") or {}).get("description") or details.get("text")
+            raise FrameGone(f"the frame's entry point failed: {text}")
+        return (reply.get("result") or {}).get("value")
+
+    async def _context_for(self, frame: Frame) -> tuple[CDPSession, int] | None:
+        """The CDP context of the frame's current document, waiting briefly for its hello."""
+        loop = asyncio.get_running_loop()
+        deadline = loop.time() + (0 if self._silent.get(frame) == frame.url else HELLO_WAIT_S)
+        tried_oopif = False
+        while not frame.is_detached():
+            token = self._token_of_frame.get(frame)
+            if token is not None:
+                for key, known in list(self._contexts.items()):
+                    if known is None:
+                        known = await self._whoami(key)
+                    if known == token:
+                        return key
+                if not tried_oopif:
+                    tried_oopif = True
+                    if await self._attach_oopif(frame):
+                        continue
+            if loop.time() >= deadline:
+                # No JS in this document (or not yet); do not wait for it again.
+                self._silent[frame] = frame.url
+                return None
+            await asyncio.sleep(0.05)
+        return None
+
+    async def _whoami(self, key: tuple[CDPSession, int]) -> str | None:
+        try:
+            answer = await self._call(key, {"op": "whoami"})
+        except FrameGone:
+            return None  # no injected JS there (not a secure context) or already gone
+        token = answer.get("token") if isinstance(answer, dict) else None
+        if isinstance(token, str) and key in self._contexts:
+            self._contexts[key] = token
+        return token if isinstance(token, str) else None
+
+    async def _attach_oopif(self, frame: Frame) -> bool:
+        """Follow a cross-site frame that runs in its own process (its own CDP target)."""
+        if frame.parent_frame is None or frame in self._oopif or self._context is None:
+            return False
+        try:
+            session = await self._context.new_cdp_session(frame)
+        except PlaywrightError:
+            return False  # not an out-of-process frame: its contexts are already followed
+        self._oopif[frame] = session
+        await self._follow(session)
+        return True

@@ -30,7 +30,7 @@ from harness.catalog import Catalog
 from harness.chromium import NATIVE_WEBMCP_FLAGS
 from harness.errors import NativeWebMCPUnavailable
 from harness.frames import origin_of
-from harness.injection import ChannelKeys, Message, Mode
+from harness.injection import ChannelKeys, FrameGone, Message, Mode
 from harness.models import Tool
 
 # CDP names annotations without the spec's "Hint" suffix.
@@ -175,7 +175,7 @@ class NativeBackend(ChannelBackend):
             for snap in listing.get("tools", []) if isinstance(listing, dict) else []:
                 if isinstance(snap, dict) and isinstance(snap.get("name"), str):
                     extras[snap["name"]] = snap
-        except PlaywrightError:
+        except (PlaywrightError, FrameGone):
             pass  # no layer in this document (yet): Chromium's fields alone
         snapshots = [
             _merge(native, extras.get(name))
@@ -205,6 +205,8 @@ class NativeBackend(ChannelBackend):
             reply = await self._cdp.send(
                 "WebMCP.invokeTool", {"frameId": cdp_id, "toolName": tool.name, "input": arguments}
             )
+        except FrameGone:
+            return RawResult(status="navigation")
         except PlaywrightError as exc:
             if is_gone(exc):
                 return RawResult(status="navigation")

@@ -20,7 +20,7 @@ from harness.backends.base import Backend, RawResult
 from harness.backends.snapshots import tools_from_snapshots
 from harness.catalog import Catalog
 from harness.frames import FrameKeys, origin_of
-from harness.injection import ChannelKeys, Message, Mode, PageChannel
+from harness.injection import ChannelKeys, FrameGone, Message, Mode, PageChannel
 from harness.models import Tool
 
 log = logging.getLogger("harness.backends")
@@ -78,7 +78,7 @@ class ChannelBackend(Backend):
 
     async def attach(self, context: BrowserContext, page: Page, catalog: Catalog) -> None:
         self._page, self._catalog = page, catalog
-        await self.channel.install(context, self._on_message)
+        await self.channel.install(context, page, self._on_message)
         page.on("framenavigated", self._on_navigated)
         page.on("framedetached", self._on_detached)
         page.on("close", self._on_close)
@@ -117,8 +117,8 @@ class ChannelBackend(Backend):
     async def _relist(self, frame: Frame) -> None:
         try:
             listing = await self.channel.command(frame, {"op": "list"})
-        except PlaywrightError:
-            return  # the frame is going away; its removal event follows
+        except (PlaywrightError, FrameGone):
+            return  # the frame is going away (or has no WebMCP); its removal event follows
         if isinstance(listing, dict):
             await self._apply(frame, listing.get("tools"))
 
@@ -156,6 +156,8 @@ class PolyfillBackend(ChannelBackend):
         self._running[call_id] = frame
         try:
             answer = await self.channel.command(frame, command)
+        except FrameGone:
+            return RawResult(status="navigation")
         except PlaywrightError as exc:
             if is_gone(exc):
                 return RawResult(status="navigation")
@@ -168,7 +170,7 @@ class PolyfillBackend(ChannelBackend):
         frame = self._running.get(call_id)
         if frame is None:
             return
-        with contextlib.suppress(PlaywrightError):  # the frame is gone, and the call with it
+        with contextlib.suppress(PlaywrightError, FrameGone):  # the frame is gone, and the call too
             await self.channel.command(frame, {"op": "cancel", "callId": call_id, "reason": reason})
 
 

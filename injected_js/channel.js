@@ -1,0 +1,222 @@
+// The private channel to the harness (CHANNEL.md is the contract), and start-up.
+//
+// Page → harness: Playwright's binding. The named wrapper Playwright puts on `window` is
+// removed so page script cannot call it, and is not used either: it serializes with the
+// page's JSON.stringify and spreads with the page's array iterator. Messages go to the raw
+// CDP binding (`__playwright__binding__`) instead, in the envelope Playwright's
+// PageBinding.dispatch expects, built by string concatenation from text that was serialized
+// with the captured JSON.stringify.
+//
+// Harness → page: a frozen entry function on `window` that refuses any caller without the
+// secret, reads commands through own data properties only, and answers with SafePromises of
+// null-prototype objects (so neither `await` nor `.then` on the way out consults anything the
+// page may have patched).
+
+const rawBinding =
+  typeof globalThis.__playwright__binding__ === "function" ? globalThis.__playwright__binding__ : null;
+const bindingWrapper = globalThis[HARNESS.binding];
+try {
+  delete globalThis[HARNESS.binding];
+} catch {
+  // Not configurable: then it cannot be ours either; nothing to hide.
+}
+const SECRET_JSON = JSONStringify(HARNESS.secret);
+
+function sendToHarness(messageText) {
+  try {
+    if (rawBinding !== null) {
+      ReflectApply(rawBinding, ownWindow, [
+        '{"name":' +
+          JSONStringify(HARNESS.binding) +
+          ',"seq":0,"serializedArgs":[' +
+          JSONStringify(messageText) +
+          "]}",
+      ]);
+    } else if (typeof bindingWrapper === "function") {
+      ReflectApply(bindingWrapper, ownWindow, [messageText]);
+    }
+  } catch {
+    // The harness went away (context closing); the page must not notice.
+  }
+}
+
+// -------------------------------------------------------------------------------------------
+// Tool snapshots
+// -------------------------------------------------------------------------------------------
+
+const snapshotTexts = new SafeWeakMap(); // tool definition → its ToolSnapshot as JSON text
+
+function toolSnapshotText(definition) {
+  let text = snapshotTexts.get(definition);
+  if (text !== undefined) return text;
+  text =
+    '{"name":' +
+    JSONStringify(definition.name) +
+    ',"title":' +
+    (definition.title === null ? "null" : JSONStringify(definition.title)) +
+    ',"description":' +
+    JSONStringify(definition.description) +
+    ',"inputSchema":' +
+    (definition.inputSchema === "" ? "null" : definition.inputSchema) +
+    ',"outputSchema":' +
+    definition.outputSchemaJSON +
+    ',"annotations":' +
+    definition.rawAnnotationsJSON +
+    ',"hasResolve":' +
+    (definition.resolve !== null ? "true" : "false") +
+    ',"source":' +
+    JSONStringify(definition.source) +
+    ',"origin":' +
+    JSONStringify(definition.origin) +
+    ',"exposedTo":' +
+    (definition.exposedTo === null ? "null" : JSONStringify(definition.exposedTo)) +
+    ',"surface":' +
+    JSONStringify(definition.surface) +
+    "}";
+  snapshotTexts.set(definition, text);
+  return text;
+}
+
+// This frame's whole registry as a JSON array, sorted by name.
+function toolSnapshotsText() {
+  const definitions = safeList();
+  if (backend !== null) backend.forEachTool((definition) => ArrayPrototypePush(definitions, definition));
+  ArrayPrototypeSort(definitions, (a, b) => (a.name < b.name ? -1 : a.name > b.name ? 1 : 0));
+  const texts = safeList();
+  for (let i = 0; i < definitions.length; i++) {
+    ArrayPrototypePush(texts, toolSnapshotText(definitions[i]));
+  }
+  return "[" + ArrayPrototypeJoin(texts, ",") + "]";
+}
+
+let toolSnapshotQueued = false;
+
+// One `tools` message per microtask checkpoint, however many changes it saw.
+function scheduleToolSnapshot() {
+  if (toolSnapshotQueued) return;
+  toolSnapshotQueued = true;
+  queueMicrotaskFn(() => {
+    toolSnapshotQueued = false;
+    sendToHarness('{"secret":' + SECRET_JSON + ',"type":"tools","tools":' + toolSnapshotsText() + "}");
+  });
+}
+
+function sendToolEvent(type, toolName, callId) {
+  sendToHarness(
+    '{"secret":' +
+      SECRET_JSON +
+      ',"type":"event","event":' +
+      JSONStringify(type) +
+      ',"name":' +
+      JSONStringify(toolName) +
+      ',"callId":' +
+      (callId === null ? "null" : JSONStringify(callId)) +
+      "}",
+  );
+}
+
+// -------------------------------------------------------------------------------------------
+// The entry point
+// -------------------------------------------------------------------------------------------
+
+function answer(value) {
+  return new SafePromise((resolve) => resolve(value));
+}
+
+function commandError(message) {
+  return answer(harnessError("TypeError", message));
+}
+
+// A callId as the harness sent it (string or number), or null.
+function readCallId(command) {
+  const callId = ownData(command, "callId");
+  return typeof callId === "string" || typeof callId === "number" ? callId : null;
+}
+
+// Plain data from the harness, re-created from its JSON text in this realm.
+function readPlainObject(command, key) {
+  const value = ownData(command, key);
+  return isObject(value) ? JSONParse(plainJSONText(value)) : null;
+}
+
+function runCommand(command) {
+  const op = ownData(command, "op");
+  if (op === "whoami") return answer({ __proto__: null, token: documentToken });
+  if (op === "list") {
+    return answer({
+      __proto__: null,
+      tools: JSONParse(toolSnapshotsText()),
+      native: backend !== null && backend.native,
+      origin: ownOrigin,
+      url: ownLocation.href,
+    });
+  }
+  const name = ownData(command, "name");
+  if (op === "cancel") {
+    const callId = readCallId(command);
+    const reason = ownData(command, "reason");
+    const cancelled =
+      callId !== null && backend !== null && backend.cancel(callId, typeof reason === "string" ? reason : "cancelled");
+    return answer({ __proto__: null, cancelled });
+  }
+  if (op === "invoke" || op === "resolve" || op === "prepare") {
+    if (typeof name !== "string") return commandError(`${op}: "name" must be a string`);
+    if (backend === null) {
+      return answer(harnessError("NotFoundError", "This document has no WebMCP (not a secure context)."));
+    }
+  }
+  if (op === "invoke") {
+    const callId = readCallId(command);
+    if (callId === null) return commandError('invoke: "callId" must be a string or a number');
+    const input = plainJSONText(ownData(command, "input") ?? {});
+    return backend.invoke(callId, name, input, readPlainObject(command, "meta"));
+  }
+  if (op === "resolve") {
+    return backend.resolve(name, plainJSONText(ownData(command, "input") ?? {}));
+  }
+  if (op === "prepare") {
+    return answer({ __proto__: null, prepared: backend.prepare(name, readPlainObject(command, "meta")) });
+  }
+  return commandError(`unknown op ${JSONStringify(typeof op === "string" ? op : null)}`);
+}
+
+const entry = {
+  entry(secret, command) {
+    if (secret !== HARNESS.secret) throw new TypeErrorCtor("denied");
+    return runCommand(command);
+  },
+}.entry;
+
+// -------------------------------------------------------------------------------------------
+// Start-up: layer on the native object when Chromium has one, else install the polyfill
+// (secure contexts only, like the native [SecureContext] API).
+// -------------------------------------------------------------------------------------------
+
+function startModelContext() {
+  if (nativeModelContextDescriptor !== undefined && NativeModelContextPrototype !== null) {
+    return installNativeLayer();
+  }
+  if (!isSecureContextAtStart) return null;
+  return installModelContextPolyfill();
+}
+
+harnessHooks.toolsChanged = scheduleToolSnapshot;
+harnessHooks.toolEvent = sendToolEvent;
+const backend = startModelContext();
+if (backend !== null) installLegacySurfaces(backend);
+
+ObjectDefineProperty(ownWindow, HARNESS.entry, {
+  __proto__: null,
+  value: ObjectFreeze(entry),
+  writable: false,
+  enumerable: false,
+  configurable: false,
+});
+
+// This document's token. The harness learns it twice: from this message (Playwright names
+// the frame that sent it) and from `whoami` run in a CDP execution context. That pairs each
+// frame with the context the harness calls it in, without running anything through the
+// page's own built-ins (Playwright's `evaluate` would: its argument and result handling
+// uses the page's Array.prototype.push and Object.keys).
+const documentToken = newUUID();
+sendToHarness('{"secret":' + SECRET_JSON + ',"type":"hello","token":' + JSONStringify(documentToken) + "}");

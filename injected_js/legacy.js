@@ -1,0 +1,176 @@
+// Legacy surfaces. The API moved from `navigator.modelContext` to `document.modelContext` and
+// lost unregisterTool/provideContext/clearContext; older pages still call them, and the seeds
+// use their own forms. All of them are kept working as aliases of the current API, on both
+// backends (the polyfill, or Chromium's native object with native_layer.js), and each tool
+// records the surface it came through (`surface` in the harness's snapshot).
+
+const NO_REGISTER_OPTIONS = ObjectFreeze({ __proto__: null, exposedTo: undefined, signal: undefined });
+
+// A registration the page gets no promise for: report its failure like an unhandled one.
+function reportRejection(promise, surface) {
+  if (!isObject(promise)) return;
+  ObjectDefineProperty(promise, "constructor", { __proto__: null, value: SafePromise });
+  safeThen(promise, undefined, (error) =>
+    ConsoleWarn(`WebMCP ${surface}: a tool was not registered: ${describeForConsole(error)}`),
+  );
+}
+
+function defineMethod(object, name, method) {
+  ObjectDefineProperty(object, name, {
+    __proto__: null,
+    value: method,
+    writable: true,
+    enumerable: true,
+    configurable: true,
+  });
+}
+
+function installLegacySurfaces(backend) {
+  const theModelContext = backend.modelContext;
+  const brand = (value) => {
+    if (value !== theModelContext) throw new TypeErrorCtor("Illegal invocation");
+  };
+
+  // navigator.modelContext (2025 API): the very same object as document.modelContext. Calls
+  // made right after reading it are recorded as coming through it (until the next microtask).
+  ObjectDefineProperty(Navigator.prototype, "modelContext", {
+    __proto__: null,
+    enumerable: true,
+    configurable: true,
+    get: {
+      modelContext() {
+        modelContextAccessedThrough = "navigator.modelContext";
+        queueMicrotaskFn(() => {
+          modelContextAccessedThrough = "document.modelContext";
+        });
+        return theModelContext;
+      },
+    }.modelContext,
+  });
+
+  // unregisterTool(name) (2025 API): removes the tool, whichever surface registered it.
+  defineMethod(backend.prototype, "unregisterTool", {
+    unregisterTool(name) {
+      brand(this);
+      backend.unregister(idlDOMString(name));
+    },
+  }.unregisterTool);
+
+  // provideContext({tools}) (2025 API): replaces the set of tools provided by earlier
+  // provideContext() calls; tools from registerTool() stay. Invalid input throws and
+  // changes nothing.
+  defineMethod(backend.prototype, "provideContext", {
+    provideContext(context = undefined) {
+      brand(this);
+      const source = optionsObject(context, "provideContext", "ModelContextProvidedContext");
+      const toolsValue = source.tools;
+      const tools =
+        toolsValue === undefined
+          ? safeList()
+          : toSequence(
+              toolsValue,
+              (tool) => convertModelContextTool(tool, "provideContext"),
+              () =>
+                failedToExecute(
+                  "provideContext",
+                  "Failed to read the 'tools' property from 'ModelContextProvidedContext': The provided value cannot be converted to a sequence.",
+                ),
+            );
+      const previous = new SafeSet();
+      backend.forEachTool((definition) => {
+        if (definition.surface === "provideContext") previous.add(definition.name);
+      });
+      const seen = new SafeSet();
+      for (let i = 0; i < tools.length; i++) {
+        if (seen.has(tools[i].name)) throw domException(MESSAGES.duplicate, "InvalidStateError");
+        seen.add(tools[i].name);
+        backend.validate(tools[i], NO_REGISTER_OPTIONS, previous);
+      }
+      previous.forEach((name) => backend.unregister(name));
+      for (let i = 0; i < tools.length; i++) {
+        reportRejection(
+          backend.register(tools[i], NO_REGISTER_OPTIONS, "provideContext"),
+          "provideContext",
+        );
+      }
+    },
+  }.provideContext);
+
+  // clearContext() (2025 API): unregisters every tool of the document.
+  defineMethod(backend.prototype, "clearContext", {
+    clearContext() {
+      brand(this);
+      const names = safeList();
+      backend.forEachTool((definition) => ArrayPrototypePush(names, definition.name));
+      for (let i = 0; i < names.length; i++) backend.unregister(names[i]);
+    },
+  }.clearContext);
+
+  // window.createAutomationDelegate() (seed 004, Script Tools proposal): an object with a
+  // synchronous registerTool(params) that throws on invalid input, and unregisterTool(name).
+  defineMethod(ownWindow, "createAutomationDelegate", {
+    createAutomationDelegate() {
+      const delegate = {};
+      defineMethod(delegate, "registerTool", {
+        registerTool(params) {
+          const tool = convertModelContextTool(params, "registerTool");
+          backend.validate(tool, NO_REGISTER_OPTIONS, null);
+          reportRejection(
+            backend.register(tool, NO_REGISTER_OPTIONS, "createAutomationDelegate"),
+            "createAutomationDelegate",
+          );
+        },
+      }.registerTool);
+      defineMethod(delegate, "unregisterTool", {
+        unregisterTool(name) {
+          backend.unregister(idlDOMString(name));
+        },
+      }.unregisterTool);
+      return ObjectFreeze(delegate);
+    },
+  }.createAutomationDelegate);
+
+  // window.mcp (seed 002, Declarative draft): registerTool(name, {title, description,
+  // inputSchema, …}, execute) or registerTool(tool); returns registerTool()'s promise.
+  const mcp = {};
+  defineMethod(mcp, "registerTool", {
+    registerTool(nameOrTool, definition = undefined, execute = undefined) {
+      try {
+        const tool = isObject(nameOrTool)
+          ? nameOrTool
+          : legacyToolFromParts(nameOrTool, definition, execute);
+        const converted = convertModelContextTool(tool, "registerTool");
+        return backend.register(converted, NO_REGISTER_OPTIONS, "window.mcp");
+      } catch (error) {
+        return PromiseReject(error);
+      }
+    },
+  }.registerTool);
+  defineMethod(mcp, "unregisterTool", {
+    unregisterTool(name) {
+      backend.unregister(idlDOMString(name));
+    },
+  }.unregisterTool);
+  ObjectDefineProperty(ownWindow, "mcp", {
+    __proto__: null,
+    value: ObjectFreeze(mcp),
+    writable: true, // a page with its own `window.mcp` must still be able to set it
+    enumerable: false,
+    configurable: true,
+  });
+}
+
+function legacyToolFromParts(name, definition, execute) {
+  const parts = isObject(definition) ? definition : {};
+  return {
+    __proto__: null,
+    name,
+    title: parts.title,
+    description: parts.description,
+    inputSchema: parts.inputSchema,
+    outputSchema: parts.outputSchema,
+    annotations: parts.annotations,
+    resolve: parts.resolve,
+    execute: typeof execute === "function" ? execute : parts.execute,
+  };
+}

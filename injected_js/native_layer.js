@@ -1,0 +1,338 @@
+// When Chromium's own `document.modelContext` exists, the polyfill does not install over it.
+// This layer adds what the native object lacks, on top of it:
+// - the legacy surfaces (legacy.js), built on the native registerTool; each tool keeps an
+//   AbortController of ours, so unregisterTool() can take it down;
+// - a side registry of the fields Chromium drops (title, outputSchema, every annotation,
+//   resolve, the surface), keyed by name and emptied on unregistration, for `list`;
+// - a wrapper around every `execute`, so the harness can add option members (`_meta`, …)
+//   to the next call of a tool (the `prepare` op), keeping `signal`;
+// - `invoke`, run through the native getTools/executeTool captured here.
+
+// Captured before any page script: the page may replace all of these later.
+const nativeModelContextDescriptor = ObjectGetOwnPropertyDescriptor(Document.prototype, "modelContext");
+const NativeModelContextPrototype =
+  nativeModelContextDescriptor !== undefined && typeof globalThis.ModelContext === "function"
+    ? globalThis.ModelContext.prototype
+    : null;
+const nativeRegisterTool =
+  NativeModelContextPrototype !== null ? NativeModelContextPrototype.registerTool : null;
+const nativeGetTools =
+  NativeModelContextPrototype !== null ? uncurryThis(NativeModelContextPrototype.getTools) : null;
+const nativeExecuteTool =
+  NativeModelContextPrototype !== null ? uncurryThis(NativeModelContextPrototype.executeTool) : null;
+const nativeToolEventGetToolName =
+  typeof globalThis.ToolActivatedEvent === "function"
+    ? uncurryGetter(globalThis.ToolActivatedEvent.prototype, "toolName")
+    : null;
+const nativeToolCancelEventGetToolName =
+  typeof globalThis.ToolCancelEvent === "function"
+    ? uncurryGetter(globalThis.ToolCancelEvent.prototype, "toolName")
+    : null;
+
+// Chromium knows the "tools" permissions policy feature; its answer is the native one.
+const nativeFeaturePolicy =
+  nativeModelContextDescriptor !== undefined && typeof globalThis.FeaturePolicy === "function"
+    ? ownDocument.featurePolicy
+    : null;
+const FeaturePolicyAllowsFeature =
+  nativeFeaturePolicy !== null ? uncurryThis(globalThis.FeaturePolicy.prototype.allowsFeature) : null;
+
+function nativeToolsAllowed() {
+  return nativeFeaturePolicy === null || FeaturePolicyAllowsFeature(nativeFeaturePolicy, "tools");
+}
+
+// Then-ing a promise created by the native side or by us, without looking at the
+// page-patchable Promise.prototype.constructor or Promise[Symbol.species].
+function observePromise(promise, onFulfilled, onRejected) {
+  ObjectDefineProperty(promise, "constructor", { __proto__: null, value: SafePromise });
+  return safeThen(promise, onFulfilled, onRejected);
+}
+
+function installNativeLayer() {
+  const nativeObject = ReflectApply(nativeModelContextDescriptor.get, ownDocument, []);
+  const sideRegistry = new SafeMap(); // tool name → definition (the polyfill's shape)
+  const controllers = new SafeWeakMap(); // definition → our AbortController for it
+  const pendingMeta = new SafeMap(); // tool name → option members for its next execute
+  const harnessCalls = new SafeMap(); // callId → {toolName, controller, settle, …}
+  const cancelledCalls = new SafeMap(); // tool name → callId of its last cancelled invoke
+
+  const removeIfCurrent = (definition) => {
+    if (sideRegistry.get(definition.name) !== definition) return;
+    sideRegistry.delete(definition.name);
+    pendingMeta.delete(definition.name);
+    harnessHooks.toolsChanged();
+  };
+
+  // Adds the harness's option members (from `prepare` or `invoke`) to the next call, and
+  // keeps what execute threw for a pending `invoke` (Chromium only reports UnknownError).
+  const wrapExecute = (toolName, execute) =>
+    function execute_(inputObject, options) {
+      const meta = pendingMeta.get(toolName);
+      if (meta !== undefined && isObject(options)) {
+        pendingMeta.delete(toolName);
+        const keys = ObjectKeys(meta);
+        for (let i = 0; i < keys.length; i++) {
+          if (keys[i] !== "signal") createDataProperty(options, keys[i], meta[keys[i]]);
+        }
+      }
+      let call;
+      harnessCalls.forEach((candidate) => {
+        if (candidate.toolName === toolName && !candidate.started) call = candidate;
+      });
+      if (call === undefined) return ReflectApply(execute, this, [inputObject, options]);
+      call.started = true;
+      const remember = (reason) => {
+        call.failure = reason;
+      };
+      let value;
+      try {
+        value = ReflectApply(execute, this, [inputObject, options]);
+      } catch (error) {
+        remember(error);
+        throw error;
+      }
+      safeThen(new SafePromise((resolve) => resolve(value)), undefined, remember);
+      return value;
+    };
+
+  // Registers through the native registerTool with a copy of the tool whose execute is
+  // wrapped, and our signal (following the page's). The side registry only records what the
+  // native side will accept; it drops the entry again if the native side rejects.
+  function registerNatively(tool, options, surface) {
+    // The native side's checks, made here too (not by then-ing the page's promise, which
+    // would mark its rejection handled).
+    let accepted = isFullyActive() && nativeToolsAllowed();
+    try {
+      validateToolRegistration(tool, options, (name) => sideRegistry.has(name), null);
+    } catch {
+      accepted = false;
+    }
+    const controller = new AbortControllerCtor();
+    const signal = AbortControllerPrototypeGetSignal(controller);
+    const pageSignal = options.signal;
+    if (pageSignal !== undefined) {
+      if (AbortSignalPrototypeGetAborted(pageSignal)) {
+        AbortControllerPrototypeAbort(controller, AbortSignalPrototypeGetReason(pageSignal));
+      } else {
+        EventTargetPrototypeAddEventListener(
+          pageSignal,
+          "abort",
+          () => AbortControllerPrototypeAbort(controller, AbortSignalPrototypeGetReason(pageSignal)),
+          { __proto__: null, once: true },
+        );
+      }
+    }
+    const nativeTool = { __proto__: null };
+    if (tool.annotations !== null) {
+      nativeTool.annotations = {
+        __proto__: null,
+        consequentialHint: tool.annotations.consequentialHint,
+        debugging: tool.annotations.debugging,
+        readOnlyHint: tool.annotations.readOnlyHint,
+        untrustedContentHint: tool.annotations.untrustedContentHint,
+      };
+    }
+    nativeTool.description = tool.description;
+    nativeTool.execute = wrapExecute(tool.name, tool.execute);
+    if (tool.inputSchema !== undefined) nativeTool.inputSchema = tool.inputSchema;
+    nativeTool.name = tool.name;
+    if (tool.title !== null) nativeTool.title = tool.title;
+    const nativeOptions = { __proto__: null, signal };
+    if (options.exposedTo !== undefined) {
+      const exposedTo = [];
+      for (let i = 0; i < options.exposedTo.length; i++) {
+        createDataProperty(exposedTo, i, options.exposedTo[i]);
+      }
+      nativeOptions.exposedTo = exposedTo;
+    }
+    const promise = ReflectApply(nativeRegisterTool, nativeObject, [nativeTool, nativeOptions]);
+    if (!accepted) return promise;
+
+    const definition = createToolDefinition(
+      tool,
+      stringifyInputSchema(tool.inputSchema, "registerTool"),
+      options,
+      options.exposedTo === undefined
+        ? safeList()
+        : parseOriginList(options.exposedTo, MESSAGES.exposedTo),
+      surface,
+    );
+    controllers.set(definition, controller);
+    sideRegistry.set(tool.name, definition);
+    EventTargetPrototypeAddEventListener(signal, "abort", () => removeIfCurrent(definition), {
+      __proto__: null,
+      once: true,
+    });
+    harnessHooks.toolsChanged();
+    return promise;
+  }
+
+  // The page-visible registerTool, replacing the native method on its prototype.
+  const registerTool = {
+    registerTool(tool, options = undefined) {
+      const surface = modelContextAccessedThrough;
+      if (this !== nativeObject || arguments.length < 1) {
+        return ReflectApply(nativeRegisterTool, this, arguments);
+      }
+      try {
+        const converted = convertModelContextTool(tool, "registerTool");
+        const convertedOptions = convertRegisterToolOptions(options, "registerTool");
+        return registerNatively(converted, convertedOptions, surface);
+      } catch (error) {
+        return PromiseReject(error);
+      }
+    },
+  }.registerTool;
+  defineMethod(NativeModelContextPrototype, "registerTool", registerTool);
+
+  // document.modelContext, through the native getter, noting the surface like the polyfill.
+  ObjectDefineProperty(Document.prototype, "modelContext", {
+    __proto__: null,
+    enumerable: nativeModelContextDescriptor.enumerable,
+    configurable: true,
+    get: {
+      modelContext() {
+        const value = ReflectApply(nativeModelContextDescriptor.get, this, []);
+        if (value === nativeObject) modelContextAccessedThrough = "document.modelContext";
+        return value;
+      },
+    }.modelContext,
+  });
+
+  // Chromium's own events, reported to the harness like the polyfill's.
+  const forwardEvent = (type, getToolName) => (event) => {
+    const toolName = getToolName(event);
+    let callId = null;
+    if (type === "toolcancel" && cancelledCalls.has(toolName)) {
+      callId = cancelledCalls.get(toolName);
+      cancelledCalls.delete(toolName);
+    } else {
+      harnessCalls.forEach((call, id) => {
+        if (call.toolName === toolName) callId = callId === null ? id : callId;
+      });
+    }
+    harnessHooks.toolEvent(type, toolName, callId);
+  };
+  if (nativeToolEventGetToolName !== null) {
+    EventTargetPrototypeAddEventListener(
+      nativeObject,
+      "toolactivated",
+      forwardEvent("toolactivated", nativeToolEventGetToolName),
+    );
+  }
+  if (nativeToolCancelEventGetToolName !== null) {
+    EventTargetPrototypeAddEventListener(
+      nativeObject,
+      "toolcancel",
+      forwardEvent("toolcancel", nativeToolCancelEventGetToolName),
+    );
+  }
+
+  function invoke(callId, toolName, inputArguments, extraOptions) {
+    return new SafePromise((settle) => {
+      const finish = (result) => {
+        const call = harnessCalls.get(callId);
+        if (call === undefined || call.settle !== settle) return;
+        harnessCalls.delete(callId);
+        pendingMeta.delete(toolName);
+        settle(result);
+      };
+      harnessCalls.set(callId, {
+        __proto__: null,
+        toolName,
+        controller: new AbortControllerCtor(),
+        settle,
+        started: false,
+        failure: undefined,
+      });
+      observePromise(
+        nativeGetTools(nativeObject),
+        (tools) => {
+          let registeredTool = null;
+          const count = ArrayIsArray(tools) ? tools.length : 0;
+          for (let i = 0; i < count; i++) {
+            const candidate = tools[i];
+            if (ownData(candidate, "name") === toolName && ownData(candidate, "window") === ownWindow) {
+              registeredTool = candidate;
+            }
+          }
+          const call = harnessCalls.get(callId);
+          if (call === undefined || call.settle !== settle) return;
+          if (registeredTool === null) {
+            finish(harnessError("NotFoundError", `No tool named "${toolName}" is registered in this document.`));
+            return;
+          }
+          if (extraOptions !== null) pendingMeta.set(toolName, extraOptions);
+          const signal = AbortControllerPrototypeGetSignal(call.controller);
+          let execution;
+          try {
+            execution = nativeExecuteTool(nativeObject, registeredTool, JSONParse(inputArguments), {
+              __proto__: null,
+              signal,
+            });
+          } catch (error) {
+            finish(harnessFailure(error, MESSAGES.unknown));
+            return;
+          }
+          observePromise(
+            execution,
+            (json) => finish({ __proto__: null, status: "ok", json }),
+            (error) =>
+              finish(harnessFailure(call.failure !== undefined ? call.failure : error, MESSAGES.unknown)),
+          );
+        },
+        (error) => finish(harnessFailure(error, MESSAGES.unknown)),
+      );
+    });
+  }
+
+  function cancel(callId, reason) {
+    const call = harnessCalls.get(callId);
+    if (call === undefined) return false;
+    harnessCalls.delete(callId);
+    pendingMeta.delete(call.toolName);
+    cancelledCalls.set(call.toolName, callId);
+    call.settle({ __proto__: null, status: "cancelled", reason });
+    AbortControllerPrototypeAbort(call.controller);
+    return true;
+  }
+
+  return ObjectFreeze({
+    __proto__: null,
+    native: true,
+    modelContext: nativeObject,
+    prototype: NativeModelContextPrototype,
+    register: registerNatively,
+    validate(tool, options, replacing) {
+      validateToolRegistration(tool, options, (name) => sideRegistry.has(name), replacing);
+    },
+    unregister(toolName) {
+      const definition = sideRegistry.get(toolName);
+      if (definition === undefined) return false;
+      AbortControllerPrototypeAbort(controllers.get(definition));
+      removeIfCurrent(definition);
+      return true;
+    },
+    forEachTool(callback) {
+      sideRegistry.forEach(callback);
+    },
+    invoke,
+    cancel,
+    resolve(toolName, inputArguments) {
+      return new SafePromise((settle) => {
+        const definition = sideRegistry.get(toolName);
+        if (definition === undefined || definition.resolve === null) {
+          settle(harnessError("NotFoundError", `No tool named "${toolName}" with a resolve function.`));
+          return;
+        }
+        runResolve(definition.resolve, inputArguments, settle);
+      });
+    },
+    // The harness is about to run `toolName` through CDP: its next execute gets `meta`.
+    prepare(toolName, meta) {
+      if (meta === null) pendingMeta.delete(toolName);
+      else pendingMeta.set(toolName, meta);
+      return true;
+    },
+  });
+}
