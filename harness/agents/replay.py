@@ -1,0 +1,193 @@
+"""The ``replay`` agent: re-runs a recorded trace's steps and reports where results differ.
+
+It takes the recording's actions in order (calls, navigations, the finish)
+and compares what each step produces now with what the trace recorded: a
+call's agent-view result, field by field, or the error the agent saw. A
+navigation the recording made to an absolute URL on the old start page's
+origin is moved to the new start URL's origin, so a recording made against
+a site on one port replays against the same site on another.
+
+When the recording runs out, the agent finishes with the recorded answer if
+nothing differed, and otherwise stops the run with ``replay-diverged`` and
+one line per difference.
+"""
+
+from __future__ import annotations
+
+from pathlib import Path
+from typing import Any
+from urllib.parse import urlsplit, urlunsplit
+
+from pydantic import BaseModel, ConfigDict
+
+from harness.agents.base import (
+    AgentContext,
+    CallAction,
+    FinishAction,
+    NavigateAction,
+    StepRecord,
+)
+from harness.agents.matching import MISSING, Mismatch, differences, show
+from harness.errors import AgentStopped, ConfigError
+from harness.trace import (
+    AgentActed,
+    ErrorOccurred,
+    RunFinished,
+    RunStarted,
+    ToolResult,
+    read_trace,
+)
+
+
+class RecordedStep(BaseModel):
+    """One step of a recording: the action, and what the agent saw of it."""
+
+    model_config = ConfigDict(frozen=True)
+
+    index: int
+    action: CallAction | NavigateAction | FinishAction
+    result: dict[str, Any] | None = None
+    error: str | None = None
+
+
+class Difference(BaseModel):
+    """Where a replayed step differs from the recording."""
+
+    model_config = ConfigDict(frozen=True)
+
+    step: int  # the recording's step number
+    what: str  # e.g. "call list_todos"
+    mismatch: Mismatch
+
+    def describe(self) -> str:
+        """``step 3, call list_todos, at /isError: recorded false, replayed true``."""
+        return f"step {self.step}, {self.what}, " + self.mismatch.describe("recorded", "replayed")
+
+
+class Recording(BaseModel):
+    """What a trace directory recorded: the task, where it started, and its steps."""
+
+    model_config = ConfigDict(frozen=True)
+
+    task: str
+    start_url: str
+    steps: list[RecordedStep]
+    answer: str = ""
+
+
+def load_recording(run_dir: str | Path) -> Recording:
+    """The steps of the run recorded in ``run_dir`` (its ``trace.jsonl``)."""
+    events = read_trace(run_dir)
+    started = next((e for e in events if isinstance(e, RunStarted)), None)
+    if started is None:
+        raise ConfigError(f"{run_dir}: the trace has no run-started event; is it a run directory?")
+    actions: dict[int, CallAction | NavigateAction | FinishAction] = {}
+    results: dict[int, dict[str, Any]] = {}
+    errors: dict[int, str] = {}
+    answer = ""
+    for event in events:
+        if event.step is None:
+            continue
+        if isinstance(event, AgentActed):
+            actions[event.step] = event.action
+        elif isinstance(event, ToolResult):
+            results[event.step] = event.result
+        elif isinstance(event, ErrorOccurred) and event.where in ("call", "navigation"):
+            errors.setdefault(event.step, event.message)
+    for event in events:
+        if isinstance(event, RunFinished):
+            answer = event.answer
+    steps = [
+        RecordedStep(index=n, action=actions[n], result=results.get(n), error=errors.get(n))
+        for n in sorted(actions)
+    ]
+    return Recording(task=started.task, start_url=started.start_url, steps=steps, answer=answer)
+
+
+def rebase_url(url: str, recorded_start: str, start: str) -> str:
+    """``url`` moved from the recorded start URL's origin to the new one's."""
+    old, new, target = urlsplit(recorded_start), urlsplit(start), urlsplit(url)
+    if target.scheme and (target.scheme, target.netloc) == (old.scheme, old.netloc):
+        return urlunsplit((new.scheme, new.netloc, target.path, target.query, target.fragment))
+    return url
+
+
+class ReplayAgent:
+    """Replays a :class:`Recording` and collects :class:`Difference` values."""
+
+    name = "replay"
+
+    def __init__(self, recording: Recording, *, ignore: list[str] | None = None) -> None:
+        self.recording = recording
+        self.default_task = recording.task
+        # JSON pointers (prefixes) whose differences do not count, e.g. "/structuredContent/at".
+        self.ignore = list(ignore or [])
+        self.differences: list[Difference] = []
+        self._next = 0
+        self._current: RecordedStep | None = None
+
+    @classmethod
+    def from_dir(cls, run_dir: str | Path, *, ignore: list[str] | None = None) -> ReplayAgent:
+        """The agent for a recorded run directory."""
+        return cls(load_recording(run_dir), ignore=ignore)
+
+    async def next_action(
+        self, context: AgentContext
+    ) -> CallAction | NavigateAction | FinishAction:
+        steps = self.recording.steps
+        if self._next < len(steps) and not isinstance(steps[self._next].action, FinishAction):
+            self._current = steps[self._next]
+            self._next += 1
+            action = self._current.action
+            if isinstance(action, NavigateAction):
+                return NavigateAction(
+                    url=rebase_url(action.url, self.recording.start_url, context.start_url),
+                    note=f"replaying step {self._current.index}",
+                )
+            return action.model_copy(update={"note": f"replaying step {self._current.index}"})
+        if self.differences:
+            lines = [d.describe() for d in self.differences]
+            raise AgentStopped(
+                "replay-diverged",
+                f"{len(lines)} difference(s) from the recording:\n" + "\n".join(lines),
+            )
+        answer = self.recording.answer
+        if self._next < len(steps):
+            action = steps[self._next].action
+            answer = action.answer if isinstance(action, FinishAction) else answer
+        return FinishAction(answer=answer)
+
+    async def observe(self, step: StepRecord) -> None:
+        """Compare the step just replayed with the recording."""
+        recorded, self._current = self._current, None
+        if recorded is None:
+            return
+        what = _what(recorded.action)
+        found: list[Mismatch] = []
+        if (recorded.error is None) != (step.error is None):
+            found.append(
+                Mismatch(
+                    path="(error)",
+                    expected=show(recorded.error) if recorded.error else MISSING,
+                    actual=show(step.error) if step.error else MISSING,
+                )
+            )
+        if recorded.result is not None or step.result is not None:
+            found += differences(recorded.result, step.result)
+        self.differences += [
+            Difference(step=recorded.index, what=what, mismatch=m)
+            for m in found
+            if not any(_under(m.path, prefix) for prefix in self.ignore)
+        ]
+
+
+def _under(path: str, prefix: str) -> bool:
+    return path == prefix or path.startswith(prefix.rstrip("/") + "/")
+
+
+def _what(action: CallAction | NavigateAction | FinishAction) -> str:
+    if isinstance(action, CallAction):
+        return f"call {action.tool}"
+    if isinstance(action, NavigateAction):
+        return f"navigate {action.url}"
+    return "finish"
