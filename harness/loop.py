@@ -49,6 +49,7 @@ from harness.errors import (
     UnknownTool,
 )
 from harness.models import ToolChange
+from harness.navigation import navigation_refusal
 from harness.policy import AuditRecord
 from harness.session import Session
 from harness.trace import (
@@ -441,6 +442,10 @@ class AgentLoop:
             url = resolve_url(self.start_url, action.url)
         except ValueError as exc:
             return self._navigated(action, action.url, str(exc))
+        refusal = await navigation_refusal(self.session, self.start_url, url)
+        if refusal is not None:
+            self._record_trails()
+            return self._navigated(action, url, refusal)
         try:
             await self.session.navigate(url)
         except PageUnreachable as exc:

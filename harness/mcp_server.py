@@ -50,9 +50,8 @@ from mcp.shared.exceptions import MCPError
 from mcp.types.version import MODERN_PROTOCOL_VERSIONS
 
 from harness.agent_view import agent_tool, agent_tools, user_agent_text
-from harness.elicitation import ElicitationHandler, ElicitationRequest, RecordingHandler, ask
+from harness.elicitation import ElicitationHandler, RecordingHandler
 from harness.errors import ConfigError, HarnessError, PageUnreachable, UnknownTool
-from harness.frames import origin_of
 from harness.harness import Harness
 from harness.loop import resolve_url
 from harness.mcp_elicitation import (
@@ -72,6 +71,7 @@ from harness.mcp_tools import (
     output_schema,
 )
 from harness.models import error_result
+from harness.navigation import navigation_refusal
 from harness.session import Session
 
 log = logging.getLogger("harness.mcp_server")
@@ -337,25 +337,9 @@ class McpBridge:
             target = resolve_url(self.start_url, arguments["url"])
         except ValueError as exc:
             return error_result(str(exc))
-        home, there = origin_of(self.start_url), origin_of(target)
-        if there != home:
-            answer = await ask(
-                self.session.elicitation,
-                ElicitationRequest(
-                    source="policy",
-                    rule="navigate-cross-origin",
-                    message=f"The agent wants to leave {home} and open {target}. Allow it?",
-                    origin=home,
-                    tool=NAVIGATE,
-                    facts={"from": self.session.url, "to": target},
-                ),
-            )
-            if answer.action != "accept":
-                why = f" ({answer.reason})" if answer.reason else ""
-                return error_result(
-                    f"Not navigated: the user did not allow leaving {home} for {there} "
-                    f"(answer: {answer.action}{why})."
-                )
+        refusal = await navigation_refusal(self.session, self.start_url, target)
+        if refusal is not None:
+            return error_result(refusal)
         try:
             await self.session.navigate(target)
         except PageUnreachable as exc:

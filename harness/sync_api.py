@@ -15,11 +15,16 @@ from __future__ import annotations
 import asyncio
 import threading
 from collections.abc import Callable, Coroutine
-from typing import Any, TypeVar
+from typing import Any, Protocol, TypeVar
+
+from mcp.types import CallToolResult
 
 from harness import harness as _async
 from harness import session as _session
+from harness.elicitation import ElicitationRecord
 from harness.models import BackendName, CallOutcome, CatalogWarning, Tool, ToolChange
+from harness.redemption import RevealAttempt
+from harness.vault import Revealed
 
 T = TypeVar("T")
 
@@ -41,10 +46,22 @@ class _Loop:
         self.loop.close()
 
 
+class Runner(Protocol):
+    """Runs a coroutine of the async core to completion and returns its result.
+
+    :class:`_Loop` does it on a private thread; :mod:`harness.sync_page` on the
+    loop of Playwright's sync API, for a session on a sync Playwright page.
+    """
+
+    def run(self, coro: Coroutine[Any, Any, T]) -> T:
+        """Run ``coro`` and wait for it."""
+        ...
+
+
 class Session:
     """Synchronous :class:`harness.session.Session`."""
 
-    def __init__(self, inner: _session.Session, loop: _Loop) -> None:
+    def __init__(self, inner: _session.Session, loop: Runner) -> None:
         self._inner = inner
         self._loop = loop
 
@@ -67,6 +84,23 @@ class Session:
     def warnings(self) -> list[CatalogWarning]:
         """Catalog warnings."""
         return self._inner.warnings
+
+    @property
+    def elicitations(self) -> list[ElicitationRecord]:
+        """Every question put to the user, and the answer's action."""
+        return self._inner.elicitations
+
+    def reveal(self, handle: str) -> Revealed:
+        """For the user, never for an agent: the value behind a handle (see the async API)."""
+        return self._loop.run(self._inner.reveal(handle))
+
+    def reveal_all(self, outcome: CallOutcome) -> list[RevealAttempt]:
+        """Reveal everything an outcome lists as withheld; failures kept per attempt."""
+        return self._loop.run(self._inner.reveal_all(outcome))
+
+    def user_view(self, outcome: CallOutcome) -> CallToolResult | None:
+        """The result before redaction (held only in this session's memory)."""
+        return self._inner.user_view(outcome)
 
     def open(self, url: str) -> None:
         """Navigate to ``url`` and read its tools."""

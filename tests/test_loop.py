@@ -134,15 +134,22 @@ async def test_failed_navigations_are_errors_the_agent_sees(
     harness: Harness, page_server: PageServer
 ) -> None:
     agent = ListAgent(
-        NavigateAction(url="file:///etc/passwd"), NavigateAction(url="http://127.0.0.1:9/")
+        NavigateAction(url="file:///etc/passwd"),
+        NavigateAction(url="/no-such-page.html"),
+        NavigateAction(url="http://127.0.0.1:9/?data=secret"),
     )
     result = await run(harness, page_server.url("agent_loop.html"), agent)
     assert result.ok
-    first, second = result.steps
+    first, second, third = result.steps
     assert first.error and "Only http and https" in first.error
-    assert second.error and "Could not open http://127.0.0.1:9/" in second.error
+    assert second.error and "Could not open" in second.error and "HTTP 404" in second.error
     assert agent.contexts[2].history[1].error == second.error
+    # Leaving the start origin needs the user's yes; nobody answers here, so it is refused
+    # before any request (a URL's query can carry data anywhere).
+    assert third.error and "did not allow leaving" in third.error
+    assert "answer: cancel" in third.error
     assert [e.where for e in result.events if isinstance(e, ErrorOccurred)] == [
+        "navigation",
         "navigation",
         "navigation",
     ]
