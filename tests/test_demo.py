@@ -1,0 +1,24 @@
+"""`make demo` runs: every act reaches its end, and no secret reaches the terminal."""
+
+from __future__ import annotations
+
+from tests.console_script import run_script
+
+
+async def test_the_demo_runs_every_act() -> None:
+    code, out, err = await run_script("demo", timeout=240)
+    assert code == 0, err[-2000:]
+    for act in (
+        "1. The call pipeline",
+        "2. Secrets never reach the agent",
+        "3. A prompt injection meets the policy",
+        "4. An agent run and its trace",
+    ):
+        assert act in out
+    assert "Invalid arguments for tool 'add_todo'" in out
+    assert "No todo with id 999" in out
+    assert "wmh-secret-" in out  # the agent saw a handle …
+    assert "HXCANARY" not in out + err  # … and the secret itself never reached the terminal
+    assert "block-open-world-to-external" in out
+    assert "Emails the site was asked to send: 0" in out
+    assert "stop reason: finished" in out
