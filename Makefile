@@ -6,7 +6,7 @@ VENV   := .venv
 BIN    := $(VENV)/bin
 STAMP  := $(VENV)/.installed
 
-.PHONY: setup chromium demo test lint typecheck unit clean
+.PHONY: setup chromium demo test lint typecheck unit clean conformance conformance-deps
 
 setup: $(STAMP) chromium
 
@@ -21,6 +21,20 @@ $(STAMP): pyproject.toml
 chromium: $(STAMP)
 	$(BIN)/python -m harness.chromium --ensure
 
+# The official MCP conformance suite and a Node.js >= 22 to run it, pinned by
+# conformance/package-lock.json (npm ci: needs npm, and the npm registry on first use).
+CONFORMANCE := conformance/node_modules/.installed
+
+$(CONFORMANCE): conformance/package.json conformance/package-lock.json
+	cd conformance && npm ci --no-audit --no-fund
+	touch $(CONFORMANCE)
+
+conformance-deps: $(CONFORMANCE)
+
+# The suite against `webmcp-harness mcp --transport http` (tests/test_conformance.py runs it too).
+conformance: setup $(CONFORMANCE)
+	$(BIN)/python conformance/run.py
+
 demo: setup
 	$(BIN)/webmcp-harness demo
 
@@ -31,10 +45,10 @@ lint: $(STAMP)
 typecheck: $(STAMP)
 	$(BIN)/mypy harness
 
-unit: setup
+unit: setup $(CONFORMANCE)
 	$(BIN)/python -m pytest
 
 test: lint typecheck unit
 
 clean:
-	rm -rf $(VENV) .mypy_cache .ruff_cache .pytest_cache
+	rm -rf $(VENV) .mypy_cache .ruff_cache .pytest_cache conformance/node_modules

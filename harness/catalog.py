@@ -3,7 +3,10 @@
 Backends report each frame's whole registry whenever it changes
 (:meth:`Catalog.replace_frame`); the catalog merges frames into one list by name,
 refuses collisions (first definition wins, the refusal is a warning naming both),
-and tells subscribers what changed.
+and tells subscribers what changed. A frame reports in parts: ``registry`` (what the
+page's WebMCP registry holds: script tools, the spec's ``toolname`` forms) and
+``tool-name`` (seed 002's declarative elements); within a frame, the tool first seen
+wins a collision, whichever part it came from.
 """
 
 from __future__ import annotations
@@ -30,9 +33,15 @@ class FrameInfo:
 @dataclass
 class _FrameEntry:
     info: FrameInfo
-    tools: list[Tool] = field(default_factory=list)
-    warnings: list[CatalogWarning] = field(default_factory=list)
+    tools: dict[str, list[Tool]] = field(default_factory=dict)  # by part
+    warnings: dict[str, list[CatalogWarning]] = field(default_factory=dict)
     order: int = 0  # when the frame first reported tools: earlier frames win collisions
+    seen: dict[tuple[str, str], int] = field(default_factory=dict)  # (part, name) → first seen
+
+    def ordered(self) -> list[Tool]:
+        """The frame's tools, first seen first (the later of two with one name is refused)."""
+        tools = [(self.seen[(part, t.name)], t) for part, ts in self.tools.items() for t in ts]
+        return [t for _, t in sorted(tools, key=lambda pair: pair[0])]
 
 
 class Catalog:
@@ -71,17 +80,28 @@ class Catalog:
 
     # -- updating ----------------------------------------------------------
     def replace_frame(
-        self, info: FrameInfo, tools: list[Tool], warnings: list[CatalogWarning] | None = None
+        self,
+        info: FrameInfo,
+        tools: list[Tool],
+        warnings: list[CatalogWarning] | None = None,
+        *,
+        part: str = "registry",
     ) -> ToolChange:
-        """Replace one frame's tools (and its warnings) with its current registry."""
+        """Replace one part of one frame's tools (and its warnings) with its current state."""
         entry = self._frames.get(info.key)
         if entry is None:
             self._counter += 1
             entry = _FrameEntry(info=info, order=self._counter)
             self._frames[info.key] = entry
         entry.info = info
-        entry.tools = list(tools)
-        entry.warnings = list(warnings or [])
+        entry.tools[part] = list(tools)
+        entry.warnings[part] = list(warnings or [])
+        live = {(p, t.name) for p, ts in entry.tools.items() for t in ts}
+        entry.seen = {key: when for key, when in entry.seen.items() if key in live}
+        for tool in tools:
+            if (part, tool.name) not in entry.seen:
+                self._counter += 1
+                entry.seen[(part, tool.name)] = self._counter
         return self._recompute()
 
     def drop_frame(self, key: str) -> ToolChange:
@@ -99,10 +119,11 @@ class Catalog:
         merged: dict[str, Tool] = {}
         warnings: list[CatalogWarning] = []
         for entry in sorted(self._frames.values(), key=lambda e: (not e.info.is_main, e.order)):
-            warnings.extend(entry.warnings)
+            for part_warnings in entry.warnings.values():
+                warnings.extend(part_warnings)
             if not entry.info.exposed:
                 continue
-            for tool in entry.tools:
+            for tool in entry.ordered():
                 first = merged.get(tool.name)
                 if first is None:
                     merged[tool.name] = tool

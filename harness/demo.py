@@ -26,7 +26,7 @@ from harness.session import Session
 from harness.trace_view import show_trace
 
 # (tool, arguments, what the step shows)
-TODO_STEPS: list[tuple[str, dict[str, Any], str]] = [
+PIPELINE_STEPS: list[tuple[str, dict[str, Any], str]] = [
     ("list_todos", {}, "read the list"),
     ("add_todo", {"text": "Buy oat milk"}, "add a todo"),
     ("complete_todo", {"id": 1}, "complete one"),
@@ -107,7 +107,7 @@ async def act_todo(console: Console, url: str) -> None:
         tools = await session.tools()
         print_tools(console, url, tools, [w.message for w in session.warnings])
         await _calls(
-            console, session, "Calls through the user agent (polyfill backend)", TODO_STEPS
+            console, session, "Calls through the user agent (polyfill backend)", PIPELINE_STEPS
         )
     try:
         async with Harness(backend="native") as native:

@@ -40,3 +40,94 @@ class SessionClosed(HarnessError):
 
 class ConfigError(HarnessError):
     """A harness option or input file is invalid; the message says which and why."""
+
+
+class AgentStopped(HarnessError):
+    """An agent ended its run early; ``reason`` becomes the run's stop reason.
+
+    The scripted agent raises it for an unmet ``expect`` (``expect-failed``) or a
+    step the page refused (``step-failed``); the replay agent for results that
+    differ from the recording (``replay-diverged``).
+    """
+
+    def __init__(self, reason: str, detail: str) -> None:
+        self.reason = reason
+        self.detail = detail
+        super().__init__(detail)
+
+
+class ProviderError(AgentStopped):
+    """An LLM agent's provider failed: an HTTP error, no connection, or an unusable answer.
+
+    The run stops with reason ``provider-error``; the message names the endpoint
+    and what it said (API keys are never in it).
+    """
+
+    def __init__(self, detail: str) -> None:
+        super().__init__("provider-error", detail)
+
+
+class CassetteError(AgentStopped):
+    """A cassette is missing or unreadable, or the run's requests differ from the recorded ones.
+
+    The run stops with reason ``cassette-error``; record the cassette again.
+    """
+
+    def __init__(self, detail: str) -> None:
+        super().__init__("cassette-error", detail)
+
+
+class RevealError(HarnessError):
+    """A withheld value could not be revealed to the user; the message says why and what to do."""
+
+
+class UnknownHandle(RevealError):
+    """No withheld value has that handle in this session."""
+
+    def __init__(self, handle: str) -> None:
+        self.handle = handle
+        super().__init__(
+            f"No withheld value has the handle {handle!r} in this session. Handles belong to "
+            "the session whose call produced them and are forgotten when it closes: reveal "
+            "before closing it."
+        )
+
+
+class RedemptionRefused(RevealError):
+    """The harness refused to redeem a secret reference, and sent no request for it."""
+
+
+class ReferenceExpired(RedemptionRefused):
+    """The reference's ttl has passed; the harness refused it without asking the site."""
+
+
+class ReferenceGone(RevealError):
+    """The site answered 410 Gone: the reference was already redeemed, or has expired."""
+
+
+class RedemptionUnauthorized(RevealError):
+    """The site answered 401 or 403: this session is not logged in there, or not allowed."""
+
+
+class ReferenceNotFound(RevealError):
+    """The site answered 404: it does not know the reference."""
+
+
+class RedemptionRateLimited(RevealError):
+    """The site answered 429; ``retry_after`` is its ``Retry-After`` in seconds, if it sent one."""
+
+    def __init__(self, message: str, retry_after: float | None) -> None:
+        self.retry_after = retry_after
+        super().__init__(message)
+
+
+class RedemptionFailed(RevealError):
+    """Redemption failed otherwise: another status, a malformed answer, or no connection."""
+
+    def __init__(self, message: str, status: int | None = None) -> None:
+        self.status = status
+        super().__init__(message)
+
+
+class PolicyError(ConfigError):
+    """A policy file cannot be used; the one-line message names the file, the rule and why."""

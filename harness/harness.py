@@ -7,17 +7,19 @@ from collections.abc import Sequence
 from pathlib import Path
 from typing import get_args
 
-from playwright.async_api import Browser, Playwright, async_playwright
+from playwright.async_api import Browser, BrowserContext, Page, Playwright, async_playwright
 from playwright.async_api import Error as PlaywrightError
 
 from harness.backends.base import Backend
 from harness.backends.native import NativeBackend
 from harness.backends.polyfill import PolyfillBackend
 from harness.chromium import QUIET_FLAGS, find_chromium
-from harness.elicitation import ElicitationHandler
+from harness.elicitation import ElicitationHandler, close_handler
 from harness.errors import BrowserNotFound, ConfigError
+from harness.form_review import FORM_REVIEW_MODES, FormReviewMode
 from harness.injection import ChannelKeys
 from harness.models import BackendName
+from harness.policy import DEFAULT_POLICY, Policy, PolicyOption, policy_option
 from harness.session import Session
 
 DEFAULT_CALL_TIMEOUT_S = 30.0
@@ -42,7 +44,21 @@ class Harness:
         launch_args: Sequence[str] = (),
         call_timeout: float = DEFAULT_CALL_TIMEOUT_S,
         elicitation: ElicitationHandler | None = None,
+        policy: PolicyOption = DEFAULT_POLICY,
+        untrusted_framing: bool = True,
+        form_review: FormReviewMode = "ask",
     ) -> None:
+        """``policy``: the default pack unless given a :class:`~harness.policy.Policy`, a
+        policy file (loaded now: a bad file fails before anything runs) or None (no policy).
+        ``untrusted_framing``: mark page-provided text as untrusted data in the agent view.
+        ``form_review``: what becomes of a filled ``<form toolname>`` without
+        ``toolautosubmit`` — ``"submit"``, ``"cancel"``, or ``"ask"`` the elicitation
+        handler (whose default answer cancels); see :mod:`harness.form_review`.
+        """
+        if form_review not in FORM_REVIEW_MODES:
+            raise ConfigError(
+                f"form_review must be one of {', '.join(FORM_REVIEW_MODES)}, not {form_review!r}"
+            )
         if backend not in get_args(BackendName):
             raise ConfigError(f"Unknown backend {backend!r}; use 'polyfill' or 'native'.")
         if call_timeout <= 0:
@@ -53,6 +69,9 @@ class Harness:
         self.extra_args = list(launch_args)
         self.call_timeout = call_timeout
         self.elicitation = elicitation
+        self.policy: Policy | None = policy_option(policy)
+        self.untrusted_framing = untrusted_framing
+        self.form_review: FormReviewMode = form_review
         self.keys = ChannelKeys()
         self._playwright: Playwright | None = None
         self._browser: Browser | None = None
@@ -72,7 +91,7 @@ class Harness:
         path = Path(self.executable_path) if self.executable_path else find_chromium()
         if not path.is_file():
             raise BrowserNotFound(f"No Chromium at {path}.")
-        args = [*QUIET_FLAGS, *BACKENDS[self.backend].launch_args(), *self.extra_args]
+        args = self.launch_args()
         self._playwright = await async_playwright().start()
         try:
             self._browser = await self._playwright.chromium.launch(
@@ -89,15 +108,7 @@ class Harness:
         await self.start()
         context = await self.browser.new_context()
         page = await context.new_page()
-        backend = BACKENDS[self.backend](self.keys)
-        session = Session(
-            self,
-            context,
-            page,
-            backend,
-            call_timeout=self.call_timeout,
-            elicitation=self.elicitation,
-        )
+        session = self._session(context, page, owns_context=True)
         try:
             await session._attach()
         except BaseException:
@@ -105,6 +116,37 @@ class Harness:
             raise
         self.sessions.append(session)
         return session
+
+    async def attach(self, context: BrowserContext, page: Page) -> Session:
+        """A session on a page made elsewhere (e.g. pytest-playwright's ``page``).
+
+        Attach before the page loads the site: the backend's script runs from the
+        next navigation on. The harness launches nothing for it, so the browser must
+        already have the backend's flags (:meth:`launch_args`). The caller closes the
+        session (:meth:`close` leaves it alone); closing it leaves the page and the
+        context open, to their owner.
+        """
+        session = self._session(context, page, owns_context=False)
+        await session._attach()
+        return session
+
+    def launch_args(self) -> list[str]:
+        """The Chromium flags this harness launches with: quiet, and the backend's."""
+        return [*QUIET_FLAGS, *BACKENDS[self.backend].launch_args(), *self.extra_args]
+
+    def _session(self, context: BrowserContext, page: Page, *, owns_context: bool) -> Session:
+        return Session(
+            self,
+            context,
+            page,
+            BACKENDS[self.backend](self.keys),
+            call_timeout=self.call_timeout,
+            elicitation=self.elicitation,
+            owns_context=owns_context,
+            policy=self.policy,
+            untrusted_framing=self.untrusted_framing,
+            form_review=self.form_review,
+        )
 
     async def open(self, url: str) -> Session:
         """A new session on ``url``."""
@@ -121,6 +163,7 @@ class Harness:
         for session in self.sessions:
             await session.close()
         self.sessions.clear()
+        await close_handler(self.elicitation)  # e.g. the browser handler's server and tab context
         if self._browser is not None:
             with contextlib.suppress(PlaywrightError):  # already gone
                 await self._browser.close()

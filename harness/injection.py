@@ -27,9 +27,12 @@ FILES: tuple[str, ...] = (
     "primordials.js",
     "events.js",
     "model_context.js",
+    "declarative.js",
     "legacy.js",
     "native_layer.js",
+    "user_input.js",  # questions from inside execute; its functions run once channel.js started
     "channel.js",
+    "declarative_seed.js",  # after channel.js: it reports through sendToHarness
 )
 
 

@@ -120,6 +120,10 @@ class Session:
         """Call a tool through the pipeline."""
         return self._loop.run(self._inner.call(name, arguments, timeout=timeout))
 
+    def settled(self) -> None:
+        """Wait for what followed the last call's result (catalog recompute, navigation)."""
+        self._loop.run(self._inner.settled())
+
     def wait_for_tool(self, name: str, *, timeout: float = 5.0) -> Tool:
         """Wait until a tool with that name is offered."""
         return self._loop.run(self._inner.wait_for_tool(name, timeout=timeout))

@@ -9,16 +9,41 @@ each problem's JSON pointer, reason and schema path.
 from __future__ import annotations
 
 import json
+from collections.abc import Iterator
+from fractions import Fraction
 from functools import lru_cache
 from typing import Any
 
-from jsonschema import Draft202012Validator
-from jsonschema.exceptions import SchemaError
+from jsonschema import Draft202012Validator, validators
+from jsonschema.exceptions import SchemaError, ValidationError
 from pydantic import BaseModel, ConfigDict
 
 from harness.models import Tool
 
 _FORMATS = Draft202012Validator.FORMAT_CHECKER
+
+
+def _multiple_of(
+    validator: Any, step: Any, instance: Any, schema: dict[str, Any]
+) -> Iterator[ValidationError]:
+    """``multipleOf`` on the decimals people write: 0.07 is a multiple of 0.01.
+
+    jsonschema divides binary floats (0.07 / 0.01 == 7.000000000000001) and so refuses
+    values an HTML ``step="0.01"`` accepts; this compares the shortest decimal spellings.
+    """
+    if not validator.is_type(instance, "number") or isinstance(instance, bool):
+        return
+    try:
+        quotient = Fraction(repr(instance)) / Fraction(repr(step))
+    except (ValueError, ZeroDivisionError, OverflowError):
+        return  # not a finite number; `type` and the metaschema say what is wrong
+    if quotient.denominator != 1:
+        yield ValidationError(f"{instance!r} is not a multiple of {step}")
+
+
+_Validator: Any = validators.extend(  # type: ignore[no-untyped-call]
+    Draft202012Validator, {"multipleOf": _multiple_of}
+)
 
 
 class ArgumentProblem(BaseModel):
@@ -50,8 +75,8 @@ def schema_problem(schema: dict[str, Any]) -> str | None:
 
 
 @lru_cache(maxsize=512)
-def _validator(schema_json: str) -> Draft202012Validator:
-    return Draft202012Validator(json.loads(schema_json), format_checker=_FORMATS)
+def _validator(schema_json: str) -> Any:
+    return _Validator(json.loads(schema_json), format_checker=_FORMATS)
 
 
 def validate_arguments(tool: Tool, arguments: Any) -> list[ArgumentProblem]:

@@ -97,7 +97,15 @@ function scheduleToolSnapshot() {
   toolSnapshotQueued = true;
   queueMicrotaskFn(() => {
     toolSnapshotQueued = false;
-    sendToHarness('{"secret":' + SECRET_JSON + ',"type":"tools","tools":' + toolSnapshotsText() + "}");
+    sendToHarness(
+      '{"secret":' +
+        SECRET_JSON +
+        ',"type":"tools","tools":' +
+        toolSnapshotsText() +
+        ',"refused":' +
+        declarativeRefusedText() +
+        "}",
+    );
   });
 }
 
@@ -143,13 +151,24 @@ function runCommand(command) {
   const op = ownData(command, "op");
   if (op === "whoami") return answer({ __proto__: null, token: documentToken });
   if (op === "list") {
+    flushDeclarativeScan();
     return answer({
       __proto__: null,
       tools: JSONParse(toolSnapshotsText()),
       native: backend !== null && backend.native,
       origin: ownOrigin,
       url: ownLocation.href,
+      refused: JSONParse(declarativeRefusedText()),
+      declarations: JSONParse(seedDeclarationsText(false)),
     });
+  }
+  if (op === "elicit-answer") {
+    // The user's answer to a tool's question (user_input.js).
+    return answer(answerToolQuestion(command));
+  }
+  if (op === "declarations") {
+    // Seed 002's tool-name elements, read now, with their controls' current values.
+    return answer({ __proto__: null, declarations: JSONParse(seedDeclarationsText(true)) });
   }
   const name = ownData(command, "name");
   if (op === "cancel") {
@@ -158,6 +177,12 @@ function runCommand(command) {
     const cancelled =
       callId !== null && backend !== null && backend.cancel(callId, typeof reason === "string" ? reason : "cancelled");
     return answer({ __proto__: null, cancelled });
+  }
+  if (op === "review") {
+    // A person reviewed a filled <form toolname> (no toolautosubmit) and submits it.
+    if (typeof name !== "string") return commandError('review: "name" must be a string');
+    if (backend === null) return answer(harnessError("NotFoundError", "This document has no WebMCP."));
+    return answer(reviewDeclarativeTool(name, readCallId(command), readPlainObject(command, "values")));
   }
   if (op === "invoke" || op === "resolve" || op === "prepare") {
     if (typeof name !== "string") return commandError(`${op}: "name" must be a string`);
@@ -202,8 +227,10 @@ function startModelContext() {
 
 harnessHooks.toolsChanged = scheduleToolSnapshot;
 harnessHooks.toolEvent = sendToolEvent;
+declarativeHooks.send = (fieldsText) => sendToHarness('{"secret":' + SECRET_JSON + "," + fieldsText + "}");
 const backend = startModelContext();
 if (backend !== null) installLegacySurfaces(backend);
+if (backend !== null) installDeclarativeTools(backend);
 
 ObjectDefineProperty(ownWindow, HARNESS.entry, {
   __proto__: null,

@@ -715,7 +715,7 @@ function requestExecutionInOtherFrame(execution, toolName, inputArguments) {
       finishFrameRequest(id);
       const result = ownData(data, "result");
       const message = ownData(data, "message");
-      if (ownData(data, "success") === true && typeof result === "string") {
+      if (ownData(data, "success") === true && (typeof result === "string" || result === null)) {
         execution.completionSteps(result, true, null, undefined);
       } else {
         fail(typeof message === "string" ? message : MESSAGES.unknown);
@@ -801,7 +801,10 @@ function notifyDocumentsOfAToolChange(exposedOrigins) {
 // the spec rejects with; returns the promise otherwise.
 function registerToolSteps(tool, options, surface) {
   const toolName = tool.name;
-  if (modelContextToolMap.has(toolName)) throw domException(MESSAGES.duplicate, "InvalidStateError");
+  if (modelContextToolMap.has(toolName)) {
+    noteScriptToolRefused(toolName);
+    throw domException(MESSAGES.duplicate, "InvalidStateError");
+  }
   if (!isValidToolName(toolName)) throw domException(MESSAGES.invalidName, "InvalidStateError");
   if (tool.description === "") throw domException(MESSAGES.noDescription, "InvalidStateError");
   const stringifiedInputSchema = stringifyInputSchema(tool.inputSchema, "registerTool");
@@ -924,6 +927,7 @@ function getToolsSteps(fromOriginStrings) {
   const fromOrigins = parseOriginList(fromOriginStrings, MESSAGES.fromOrigins);
   return new PromiseCtor((resolve) => {
     queueGlobalTask(() => {
+      flushDeclarativeScan();
       const found = safeList();
       modelContextToolMap.forEach((definition) => {
         ArrayPrototypePush(found, {
@@ -1021,6 +1025,7 @@ function executeToolSteps(tool, inputObject, signal) {
       requestExecutionInOtherFrame(execution, toolName, inputArguments);
       return;
     }
+    flushDeclarativeScan();
     const definition = modelContextToolMap.get(toolName);
     if (ownOrigin !== expectedOrigin || definition === undefined) {
       execution.completionSteps(null, false, MESSAGES.unknown);
@@ -1081,8 +1086,16 @@ function toolExecuteSteps(toolName, inputArguments, uuid, callId, extraOptions, 
   }
   const controller = new AbortControllerCtor();
   localPendingToolExecutions.set(uuid, { __proto__: null, controller, toolName, callId });
+  if (definition.source === "declarative") {
+    // A <form toolname>: declarative.js fills it and submits it (or waits for the user).
+    const signal = AbortControllerPrototypeGetSignal(controller);
+    runDeclarativeTool(definition, inputObject, uuid, callId, signal, completionSteps);
+    return;
+  }
   const options = {};
   createDataProperty(options, "signal", AbortControllerPrototypeGetSignal(controller));
+  // Questions for the user (user_input.js): options.client, options.requestUserInteraction.
+  addUserInputMembers(options, toolName, callId, AbortControllerPrototypeGetSignal(controller));
   if (extraOptions !== null) {
     const keys = ObjectKeys(extraOptions);
     for (let i = 0; i < keys.length; i++) {
@@ -1160,18 +1173,18 @@ function invokeToolForHarness(callId, toolName, inputArguments, extraOptions) {
     }
     const uuid = newUUID();
     harnessCalls.set(callId, { __proto__: null, uuid, settle });
-    toolExecuteSteps(toolName, inputArguments, uuid, callId, extraOptions, (result, success, message, reason) => {
+    // `outcome` (declarative tools): "cancelled", or where a submission went.
+    toolExecuteSteps(toolName, inputArguments, uuid, callId, extraOptions, (result, success, message, reason, outcome) => {
       const call = harnessCalls.get(callId);
       if (call === undefined || call.uuid !== uuid) return;
       harnessCalls.delete(callId);
+      let answer;
+      if (outcome === "cancelled") answer = { __proto__: null, status: "cancelled", reason: message };
+      else if (!success) answer = harnessFailure(reason, message);
+      else if (outcome !== undefined) answer = { __proto__: null, status: "ok", json: result, submitted: outcome };
+      else answer = { __proto__: null, status: "ok", json: result };
       // A task later, like executeTool(): toolactivated is reported first.
-      queueGlobalTask(() =>
-        settle(
-          success
-            ? { __proto__: null, status: "ok", json: result }
-            : harnessFailure(reason, message),
-        ),
-      );
+      queueGlobalTask(() => settle(answer));
     });
   });
 }
@@ -1392,7 +1405,8 @@ function installModelContextPolyfill() {
       validateToolRegistration(tool, options, (name) => modelContextToolMap.has(name), replacing);
     },
     unregister(toolName) {
-      return unregisterATool(toolName, undefined);
+      const definition = modelContextToolMap.get(toolName);
+      return definition !== undefined && definition.source === "script" && unregisterATool(toolName, definition);
     },
     forEachTool(callback) {
       modelContextToolMap.forEach(callback);

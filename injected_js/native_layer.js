@@ -76,9 +76,15 @@ function installNativeLayer() {
         }
       }
       let call;
-      harnessCalls.forEach((candidate) => {
-        if (candidate.toolName === toolName && !candidate.started) call = candidate;
+      let callId = null;
+      harnessCalls.forEach((candidate, id) => {
+        if (candidate.toolName === toolName && !candidate.started) {
+          call = candidate;
+          callId = id;
+        }
       });
+      // Questions for the user (user_input.js); `callId` is null for calls made through CDP.
+      if (isObject(options)) addUserInputMembers(options, toolName, callId, ownData(options, "signal"));
       if (call === undefined) return ReflectApply(execute, this, [inputObject, options]);
       call.started = true;
       const remember = (reason) => {
@@ -103,7 +109,9 @@ function installNativeLayer() {
     // would mark its rejection handled).
     let accepted = isFullyActive() && nativeToolsAllowed();
     try {
-      validateToolRegistration(tool, options, (name) => sideRegistry.has(name), null);
+      // A <form toolname> holds its name in Chromium's map too (declarative.js).
+      const taken = (name) => sideRegistry.has(name) || declarativeNameInUse(name);
+      validateToolRegistration(tool, options, taken, null);
     } catch {
       accepted = false;
     }
@@ -313,8 +321,10 @@ function installNativeLayer() {
       removeIfCurrent(definition);
       return true;
     },
+    // The side registry, then what CDP does not say about the forms Chromium registered.
     forEachTool(callback) {
       sideRegistry.forEach(callback);
+      forEachDeclarativeExtra((name) => sideRegistry.has(name), callback);
     },
     invoke,
     cancel,

@@ -101,6 +101,111 @@ const HTMLIFrameElementPrototypeGetContentWindow = uncurryGetter(
 );
 const NodePrototypeGetNodeType = uncurryGetter(Node.prototype, "nodeType");
 const NodeListPrototypeGetLength = uncurryGetter(NodeList.prototype, "length");
+
+// For declarative_seed.js: reading `tool-name` elements, their controls and labels.
+const ElementPrototypeHasAttribute = uncurryThis(Element.prototype.hasAttribute);
+const ElementPrototypeMatches = uncurryThis(Element.prototype.matches);
+const ElementPrototypeGetLocalName = uncurryGetter(Element.prototype, "localName");
+const NodePrototypeGetParentNode = uncurryGetter(Node.prototype, "parentNode");
+const NodePrototypeGetFirstChild = uncurryGetter(Node.prototype, "firstChild");
+const NodePrototypeGetNextSibling = uncurryGetter(Node.prototype, "nextSibling");
+const NodePrototypeGetNodeValue = uncurryGetter(Node.prototype, "nodeValue");
+const NodePrototypeGetBaseURI = uncurryGetter(Node.prototype, "baseURI");
+const NodeListPrototypeItem = uncurryThis(NodeList.prototype.item);
+const HTMLCollectionPrototypeGetLength = uncurryGetter(HTMLCollection.prototype, "length");
+const HTMLCollectionPrototypeItem = uncurryThis(HTMLCollection.prototype.item);
+const HTMLFormElementPrototypeGetElements = uncurryGetter(HTMLFormElement.prototype, "elements");
+const HTMLFieldSetElementPrototypeGetForm = uncurryGetter(HTMLFieldSetElement.prototype, "form");
+const HTMLButtonElementPrototypeGetForm = uncurryGetter(HTMLButtonElement.prototype, "form");
+const HTMLButtonElementPrototypeGetType = uncurryGetter(HTMLButtonElement.prototype, "type");
+const HTMLInputElementPrototypeGetType = uncurryGetter(HTMLInputElement.prototype, "type");
+const HTMLInputElementPrototypeGetValue = uncurryGetter(HTMLInputElement.prototype, "value");
+const HTMLInputElementPrototypeGetChecked = uncurryGetter(HTMLInputElement.prototype, "checked");
+const HTMLInputElementPrototypeGetLabels = uncurryGetter(HTMLInputElement.prototype, "labels");
+const HTMLSelectElementPrototypeGetOptions = uncurryGetter(HTMLSelectElement.prototype, "options");
+const HTMLSelectElementPrototypeGetLabels = uncurryGetter(HTMLSelectElement.prototype, "labels");
+const HTMLTextAreaElementPrototypeGetValue = uncurryGetter(HTMLTextAreaElement.prototype, "value");
+const HTMLTextAreaElementPrototypeGetLabels = uncurryGetter(HTMLTextAreaElement.prototype, "labels");
+const HTMLOptionElementPrototypeGetValue = uncurryGetter(HTMLOptionElement.prototype, "value");
+const HTMLOptionElementPrototypeGetLabel = uncurryGetter(HTMLOptionElement.prototype, "label");
+const HTMLOptionElementPrototypeGetSelected = uncurryGetter(HTMLOptionElement.prototype, "selected");
+const MutationObserverCtor = MutationObserver;
+const MutationObserverPrototypeObserve = uncurryThis(MutationObserver.prototype.observe);
+const URLPrototypeGetHref = uncurryGetter(URL.prototype, "href");
+
+// For declarative.js: `<form toolname>` tools (their schema, filling, submission, review).
+const ReflectConstruct = Reflect.construct;
+const BigIntCtor = BigInt;
+const RegExpCtor = RegExp;
+const DateNow = Date.now;
+const NumberPrototypeToPrecision = uncurryThis(Number.prototype.toPrecision);
+const ElementPrototypeSetAttribute = uncurryThis(Element.prototype.setAttribute);
+const ElementPrototypeRemoveAttribute = uncurryThis(Element.prototype.removeAttribute);
+const NodePrototypeGetTextContent = uncurryGetter(Node.prototype, "textContent");
+const NodePrototypeGetIsConnected = uncurryGetter(Node.prototype, "isConnected");
+const DocumentPrototypeGetImplementation = uncurryGetter(Document.prototype, "implementation");
+const DocumentPrototypeCreateElement = uncurryThis(Document.prototype.createElement);
+const DOMImplementationPrototypeCreateHTMLDocument = uncurryThis(
+  DOMImplementation.prototype.createHTMLDocument,
+);
+const HTMLElementPrototypeFocus = uncurryThis(HTMLElement.prototype.focus);
+const HTMLFormElementPrototypeRequestSubmit = uncurryThis(HTMLFormElement.prototype.requestSubmit);
+const HTMLFormElementPrototypeSubmitMethod = HTMLFormElement.prototype.submit;
+const HTMLFormElementPrototypeGetAction = uncurryGetter(HTMLFormElement.prototype, "action");
+const HTMLFormElementPrototypeGetMethod = uncurryGetter(HTMLFormElement.prototype, "method");
+const HTMLInputElementPrototypeSetValue = uncurrySetter(HTMLInputElement.prototype, "value");
+const HTMLInputElementPrototypeSetChecked = uncurrySetter(HTMLInputElement.prototype, "checked");
+const HTMLInputElementPrototypeSetType = uncurrySetter(HTMLInputElement.prototype, "type");
+const HTMLInputElementPrototypeGetForm = uncurryGetter(HTMLInputElement.prototype, "form");
+const HTMLInputElementPrototypeGetFormAction = uncurryGetter(HTMLInputElement.prototype, "formAction");
+const HTMLInputElementPrototypeGetFormMethod = uncurryGetter(HTMLInputElement.prototype, "formMethod");
+const HTMLSelectElementPrototypeGetForm = uncurryGetter(HTMLSelectElement.prototype, "form");
+const HTMLSelectElementPrototypeGetValue = uncurryGetter(HTMLSelectElement.prototype, "value");
+const HTMLSelectElementPrototypeSetValue = uncurrySetter(HTMLSelectElement.prototype, "value");
+const HTMLTextAreaElementPrototypeSetValue = uncurrySetter(HTMLTextAreaElement.prototype, "value");
+const HTMLTextAreaElementPrototypeGetForm = uncurryGetter(HTMLTextAreaElement.prototype, "form");
+const HTMLButtonElementPrototypeGetFormAction = uncurryGetter(
+  HTMLButtonElement.prototype,
+  "formAction",
+);
+const HTMLButtonElementPrototypeGetFormMethod = uncurryGetter(
+  HTMLButtonElement.prototype,
+  "formMethod",
+);
+// validity, willValidate and validationMessage of a form control class.
+function uncurryValidation(proto) {
+  return ObjectFreeze({
+    __proto__: null,
+    validity: uncurryGetter(proto, "validity"),
+    willValidate: uncurryGetter(proto, "willValidate"),
+    validationMessage: uncurryGetter(proto, "validationMessage"),
+  });
+}
+const HTMLInputElementValidation = uncurryValidation(HTMLInputElement.prototype);
+const HTMLSelectElementValidation = uncurryValidation(HTMLSelectElement.prototype);
+const HTMLTextAreaElementValidation = uncurryValidation(HTMLTextAreaElement.prototype);
+const HTMLButtonElementValidation = uncurryValidation(HTMLButtonElement.prototype);
+const HTMLOutputElementPrototypeGetForm = uncurryGetter(HTMLOutputElement.prototype, "form");
+const HTMLOptionElementPrototypeSetSelected = uncurrySetter(HTMLOptionElement.prototype, "selected");
+const ValidityStatePrototypeGetValid = uncurryGetter(ValidityState.prototype, "valid");
+const EventPrototypeGetDefaultPrevented = uncurryGetter(Event.prototype, "defaultPrevented");
+const EventPrototypeGetEventPhase = uncurryGetter(Event.prototype, "eventPhase");
+const EventPrototypeGetTarget = uncurryGetter(Event.prototype, "target");
+const SubmitEventCtor = SubmitEvent;
+const SubmitEventPrototypeGetSubmitter = uncurryGetter(SubmitEvent.prototype, "submitter");
+// Chromium's own SubmitEvent.agentInvoked (native WebMCP only), or null.
+const nativeAgentInvokedDescriptor = ObjectGetOwnPropertyDescriptor(
+  SubmitEvent.prototype,
+  "agentInvoked",
+);
+const NativeSubmitEventPrototypeGetAgentInvoked =
+  nativeAgentInvokedDescriptor !== undefined ? uncurryThis(nativeAgentInvokedDescriptor.get) : null;
+const MutationObserverPrototypeTakeRecords = uncurryThis(MutationObserver.prototype.takeRecords);
+const MutationRecordPrototypeGetType = uncurryGetter(MutationRecord.prototype, "type");
+const MutationRecordPrototypeGetAttributeName = uncurryGetter(
+  MutationRecord.prototype,
+  "attributeName",
+);
 // Window attributes live on the window itself; these getters also work on other frames'
 // (even cross-origin) WindowProxies, and cannot be replaced by a page that overwrites
 // `window.parent` or `window.length` on its own global.

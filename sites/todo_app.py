@@ -15,6 +15,19 @@ JSON API (every error is `{"error": message}` with a 4xx status):
 | `DELETE /api/todos/{id}`       |                    | `{"todo": todo, "deleted": true}` |
 
 A todo is `{"id": int, "text": str, "done": bool}`; `status` is `all` (default), `open` or `done`.
+
+Seed 002's declarative dialect lives on `/declarative`: a page without script whose actions
+are HTML forms, links and buttons with `tool-name` attributes (a link tool, a form with a
+fieldset, one button tool per open todo, and a form that removes itself and redirects).
+Their targets answer JSON to `Accept: application/json` (an MCP `CallToolResult`) and
+redirect people (`303 See Other` back to the page) otherwise:
+
+| method and path                  | form fields                                       | JSON answer                                  |
+|----------------------------------|---------------------------------------------------|----------------------------------------------|
+| `GET /todos?status=…`            |                                                   | `{"todos": [todo, …]}`                       |
+| `POST /todos`                    | `text`, `priority`, `reminder.date`, `reminder.time`, `list` | 201, the todo and the details      |
+| `POST /todos/{id}/complete`      |                                                   | the todo; HTTP `Location: /declarative`      |
+| `POST /todos/clear-done`         |                                                   | the deleted todos; `_meta.uiRedirect`        |
 """
 
 from __future__ import annotations
@@ -131,6 +144,13 @@ class TodoStore:
             self._db.execute("DELETE FROM todos WHERE id = ?", (todo_id,))
         return todo
 
+    def clear_done(self) -> list[Todo]:
+        """Delete every done todo and return what they were."""
+        done = self.todos("done")
+        with self._db:
+            self._db.execute("DELETE FROM todos WHERE done = 1")
+        return done
+
 
 def _todo(row: sqlite3.Row) -> Todo:
     return Todo(id=int(row["id"]), text=str(row["text"]), done=bool(row["done"]))
@@ -192,6 +212,12 @@ class TodoSite:
             web.get("/api/todos/{id}", self.get_todo),
             web.post("/api/todos/{id}/complete", self.complete_todo),
             web.delete("/api/todos/{id}", self.delete_todo),
+            # Seed 002's declarative dialect: the page, and the targets of its tools.
+            web.get("/declarative", self.declarative_page),
+            web.get("/todos", self.form_list_todos),
+            web.post("/todos", self.form_add_todo),
+            web.post("/todos/clear-done", self.form_clear_done),
+            web.post("/todos/{id}/complete", self.form_complete_todo),
         ]
 
     async def reset(self) -> None:
@@ -268,3 +294,100 @@ class TodoSite:
             return operation(_todo_id(request))
         except TodoNotFound as exc:
             raise _error(web.HTTPNotFound, str(exc)) from None
+
+    # -- seed 002's declarative dialect (`/declarative`) -------------------------------
+
+    async def declarative_page(self, request: web.Request) -> web.StreamResponse:
+        """The forms page: the open todos, each with its button tool, and the form tools."""
+        todos = self.store.todos("open")
+        items = "\n".join(_declarative_item(todo) for todo in todos)
+        if not todos:
+            items = '<li class="empty">Nothing to do.</li>'
+        done = len(self.store.todos("done"))
+        clear = _CLEAR_DONE_FORM.format(done=done) if done else ""
+        template = (STATIC_DIR / "declarative.html").read_text(encoding="utf-8")
+        page = template.replace("<!-- open todos -->", items).replace("<!-- clear done -->", clear)
+        return _no_store(web.Response(text=page, content_type="text/html"))
+
+    async def form_list_todos(self, request: web.Request) -> web.StreamResponse:
+        """`GET /todos?status=…`, the link tool's target."""
+        status = request.query.get("status", "all")
+        if status not in STATUSES:
+            raise _error(
+                web.HTTPBadRequest, f"status must be one of {', '.join(STATUSES)}; got {status!r}"
+            )
+        if not _wants_json(request):
+            raise web.HTTPSeeOther("/declarative")
+        return _no_store(web.json_response({"todos": self.store.todos(cast(Status, status))}))
+
+    async def form_add_todo(self, request: web.Request) -> web.StreamResponse:
+        """`POST /todos` from the form with the `reminder` fieldset."""
+        form = await request.post()
+        text = _new_todo_text({"text": form.get("text")})
+        priority = form.get("priority", "medium")
+        if priority not in PRIORITIES:
+            raise _error(web.HTTPBadRequest, f"priority must be one of {', '.join(PRIORITIES)}")
+        reminder = {
+            key: str(form[f"reminder.{key}"])
+            for key in ("date", "time")
+            if form.get(f"reminder.{key}")
+        }
+        todo = self.store.add(text)
+        if not _wants_json(request):
+            raise web.HTTPSeeOther("/declarative")
+        when = " ".join(reminder.values())
+        summary = f"Added todo {todo['id']}: {text} (priority {priority}"
+        summary += f", reminder {when})" if when else ")"
+        details = {"todo": todo, "priority": priority, "reminder": reminder}
+        details["list"] = str(form.get("list", ""))
+        return _no_store(web.json_response(_tool_result(summary, details), status=201))
+
+    async def form_complete_todo(self, request: web.Request) -> web.StreamResponse:
+        """`POST /todos/{id}/complete`, a todo's button tool; the answer sends the page back."""
+        todo = self._call(self.store.complete, request)
+        if not _wants_json(request):
+            raise web.HTTPSeeOther("/declarative")
+        result = _tool_result(f"Completed todo {todo['id']}: {todo['text']}", {"todo": todo})
+        response = web.json_response(result, headers={"Location": "/declarative"})
+        return _no_store(response)
+
+    async def form_clear_done(self, request: web.Request) -> web.StreamResponse:
+        """`POST /todos/clear-done`: the form that removes itself (no done todos, no form)."""
+        deleted = self.store.clear_done()
+        if not _wants_json(request):
+            raise web.HTTPSeeOther("/declarative")
+        result = _tool_result(f"Deleted {len(deleted)} done todos.", {"deleted": deleted})
+        result["_meta"] = {"uiRedirect": "/declarative"}
+        return _no_store(web.json_response(result))
+
+
+PRIORITIES: Final = ("low", "medium", "high")
+
+_CLEAR_DONE_FORM: Final = """<form action="/todos/clear-done" method="post" class="clear"
+            tool-name="clear_done_todos" tool-title="Clear done todos"
+            tool-description="Delete every done todo for good. The form is gone until a todo is done again."
+            tool-destructive>
+        <span>{done} done.</span> <button>Clear done todos</button>
+      </form>"""
+
+
+def _wants_json(request: web.Request) -> bool:
+    """Seed 002 §8.2: JSON for `Accept: application/json` (agents), HTML for people."""
+    return "application/json" in request.headers.get("Accept", "")
+
+
+def _tool_result(text: str, structured: dict[str, Any]) -> dict[str, Any]:
+    """An MCP `CallToolResult` as JSON: a line for the agent and the data."""
+    return {"content": [{"type": "text", "text": text}], "structuredContent": structured}
+
+
+def _declarative_item(todo: Todo) -> str:
+    text = html.escape(todo["text"])
+    quoted = html.escape(f"“{todo['text']}”")
+    return (
+        f'<li data-id="{todo["id"]}"><span class="text">{text}</span>\n'
+        f'        <form method="post" action="/todos/{todo["id"]}/complete">'
+        f'<button tool-name="complete_todo_{todo["id"]}" tool-title="Complete {quoted}" '
+        f'tool-description="Mark todo {todo["id"]} ({quoted}) as done." tool-idempotent>'
+        "Done</button></form></li>"
+    )

@@ -8,6 +8,7 @@ from collections.abc import AsyncIterator
 import pytest
 
 from harness import Harness, Session, SessionClosed, ToolChange, UnknownTool
+from harness.agent_view import frame_untrusted
 from tests.conftest import PageServer
 
 BACKENDS = ["polyfill", "native"]
@@ -24,6 +25,10 @@ async def session(harness: Harness, page_server: PageServer) -> AsyncIterator[Se
     s = await harness.open(page_server.url("s_tools.html"))
     yield s
     await s.close()
+
+
+def origin(session: Session) -> str:
+    return session.url.rsplit("/", 1)[0]
 
 
 async def test_tools_are_listed_sorted_with_what_the_page_gave(session: Session) -> None:
@@ -45,7 +50,8 @@ async def test_tools_are_listed_sorted_with_what_the_page_gave(session: Session)
 async def test_a_call_returns_text_and_structured_content(session: Session) -> None:
     outcome = await session.call("echo", {"text": "hi"})
     assert outcome.agent_json() == {
-        "content": [{"type": "text", "text": '{"echo":"hi"}'}],
+        # Page text reaches the agent framed as untrusted data (untrusted_framing, on by default).
+        "content": [{"type": "text", "text": frame_untrusted('{"echo":"hi"}', origin(session))}],
         "structuredContent": {"echo": "hi"},
         "isError": False,
     }
@@ -56,7 +62,7 @@ async def test_a_call_returns_text_and_structured_content(session: Session) -> N
 async def test_an_mcp_result_passes_through(session: Session) -> None:
     outcome = await session.call("mcp_result")
     assert outcome.agent_json() == {
-        "content": [{"type": "text", "text": "from the page"}],
+        "content": [{"type": "text", "text": frame_untrusted("from the page", origin(session))}],
         "structuredContent": {"n": 1},
         "isError": False,
     }
@@ -72,7 +78,9 @@ async def test_invalid_arguments_never_reach_execute(session: Session) -> None:
 async def test_a_thrown_error_is_an_error_result_with_its_message(session: Session) -> None:
     outcome = await session.call("fails")
     assert outcome.is_error and outcome.error_kind == "thrown"
-    assert outcome.result.content[0].text == "Tool error: RangeError: the page said no"  # type: ignore[union-attr]
+    assert outcome.result.content[0].text == frame_untrusted(  # type: ignore[union-attr]
+        "Tool error: RangeError: the page said no", origin(session)
+    )
 
 
 async def test_a_timeout_aborts_the_tool_signal(session: Session) -> None:

@@ -9,12 +9,15 @@ normalization, redaction) happens in the pipeline, the same for every backend.
 from __future__ import annotations
 
 from abc import ABC, abstractmethod
+from collections.abc import Callable, Coroutine
 from typing import Any, Literal
 
 from playwright.async_api import BrowserContext, Page
 from pydantic import BaseModel
 
 from harness.catalog import Catalog
+from harness.elicitation import ElicitationHandler
+from harness.form_review import FormReviewer
 from harness.injection import ChannelKeys
 from harness.models import BackendName, Tool
 
@@ -41,6 +44,12 @@ class Backend(ABC):
     def __init__(self, keys: ChannelKeys) -> None:
         """``keys``: the Harness's channel keys (shared by its sessions)."""
         self.keys = keys
+        # Decides about filled <form toolname> waiting for the user (the session sets it;
+        # None: such forms are never submitted by the harness).
+        self.form_reviewer: FormReviewer | None = None
+        # Who answers the questions a tool asks from inside execute (the session sets it to
+        # return its elicitation handler; None: every question is answered ``cancel``).
+        self.question_handler: Callable[[], ElicitationHandler] | None = None
 
     @staticmethod
     @abstractmethod
@@ -67,3 +76,8 @@ class Backend(ABC):
 
     async def detach(self) -> None:  # noqa: B027 - optional hook
         """Stop following the page; default: nothing to release."""
+
+    def after_delivery(self, call_id: str) -> Coroutine[Any, Any, None] | None:
+        """What follows a call's delivered result (seed 002 §6.1: catalog recompute, then
+        navigation), for the session to run; default: nothing."""
+        return None

@@ -9,6 +9,7 @@ from __future__ import annotations
 
 import asyncio
 import contextlib
+import json
 import logging
 from collections.abc import Coroutine
 from typing import Any
@@ -17,13 +18,21 @@ from playwright.async_api import BrowserContext, Frame, Page
 from playwright.async_api import Error as PlaywrightError
 
 from harness.backends.base import Backend, RawResult
-from harness.backends.snapshots import tools_from_snapshots
+from harness.backends.snapshots import refused_warnings, tools_from_snapshots
 from harness.catalog import Catalog
+from harness.declarative_invoke import SeedTools
+from harness.elicitation import AutoHandler
+from harness.elicitation_questions import answer_tool_question
+from harness.form_review import FormReviewDecision, FormReviewRequest
 from harness.frames import FrameKeys, origin_of
 from harness.injection import ChannelKeys, FrameGone, Message, Mode, PageChannel
 from harness.models import Tool
 
 log = logging.getLogger("harness.backends")
+
+# How long a call whose form submission replaces its page waits for the new page, to say
+# where it went (and so that the request was sent before the caller moves on).
+SUBMISSION_NAVIGATION_WAIT_S = 10.0
 
 # Playwright's words for "the document (or the page) went away under us".
 _GONE = (
@@ -54,6 +63,10 @@ class ChannelBackend(Backend):
         self._page: Page | None = None
         self._catalog: Catalog | None = None
         self._tasks: set[asyncio.Task[None]] = set()
+        self._questions: dict[str, set[asyncio.Task[Any]]] = {}  # call id → questions asked
+        self._navigations: dict[Frame, int] = {}  # documents each frame had (framenavigated)
+        # Seed 002's tool-name elements: reported by the injected JS in both modes.
+        self.seed = SeedTools(self)
 
     def _spawn(self, work: Coroutine[Any, Any, None]) -> None:
         """Run event-driven work in the background, keeping a reference and logging failures."""
@@ -84,9 +97,27 @@ class ChannelBackend(Backend):
         page.on("close", self._on_close)
 
     async def _on_navigated(self, frame: Frame) -> None:
+        self._navigations[frame] = self._navigations.get(frame, 0) + 1
         # A new document (or a same-document navigation): re-read the frame's
         # registry, so the catalog changes once, by the real difference.
         await self._relist(frame)
+
+    async def _submission_result(
+        self, frame: Frame | None, details: dict[str, Any], navigations: int
+    ) -> RawResult:
+        """Where a ``<form toolname>`` submission went: for one that replaces the form's own
+        page, once that page navigated (``navigations``: the frame's count before the call).
+        """
+        url = None
+        same_frame = details.get("target") in ("", "_self", None)
+        if frame is not None and same_frame and details.get("method") != "dialog":
+            loop = asyncio.get_running_loop()
+            deadline = loop.time() + SUBMISSION_NAVIGATION_WAIT_S
+            while self._navigations.get(frame, 0) <= navigations and loop.time() < deadline:
+                await asyncio.sleep(0.05)
+            if self._navigations.get(frame, 0) > navigations and not frame.is_detached():
+                url = frame.url
+        return submitted_result(details, url)
 
     def _on_close(self, _page: Page) -> None:
         self.catalog.clear()
@@ -94,21 +125,108 @@ class ChannelBackend(Backend):
     def _on_detached(self, frame: Frame) -> None:
         key = self.frames.forget(frame)
         if key is not None:
+            self.seed.forget(key)
             self.catalog.drop_frame(key)
 
     async def _on_message(self, frame: Frame, message: Message) -> None:
         if message.get("type") == "tools":
-            await self._apply(frame, message.get("tools"))
+            await self._apply(frame, message.get("tools"), message.get("refused"))
+        elif message.get("type") == "review":
+            self._spawn(self._review(frame, message))
+        elif message.get("type") == "elicit":
+            self._spawn(self._question(frame, message))
         elif message.get("type") == "event":
             self.page_events.append({**message, "frame": self.frames.key(frame)})
+        elif message.get("type") == "declarations":
+            await self._apply_declarations(frame, message.get("declarations"))
 
-    async def _apply(self, frame: Frame, snapshots: Any) -> None:
+    async def _apply(self, frame: Frame, snapshots: Any, refused: Any = None) -> None:
         if frame.is_detached():
             return
         info = await self.frames.info(frame)
         top = origin_of(frame.page.main_frame.url)
         tools, warnings = tools_from_snapshots(snapshots, info, top)
-        self.catalog.replace_frame(info, tools, warnings)
+        self.catalog.replace_frame(info, tools, [*warnings, *refused_warnings(refused, info)])
+
+    # -- a filled <form toolname> waits for the user (harness/form_review.py) ----------
+    async def _review(self, frame: Frame, message: Message) -> None:
+        name = message.get("name")
+        call_id = await self._reviewed_call(message)
+        tool = self.catalog.get(name) if isinstance(name, str) else None
+        if call_id is None or tool is None:
+            return  # the page's own executeTool(), not a call of the harness's
+        values = message.get("values")
+        request = FormReviewRequest(
+            tool=tool, values=values if isinstance(values, dict) else {}, page_url=frame.url
+        )
+        decision = (
+            await self.form_reviewer.review(request)
+            if self.form_reviewer is not None
+            else FormReviewDecision(submit=False, reason="the form was not submitted")
+        )
+        if decision.submit:
+            command = {
+                "op": "review",
+                "name": name,
+                "callId": message.get("callId"),
+                "values": decision.values,
+            }
+            try:
+                answer = await self.channel.command(frame, command)
+            except (PlaywrightError, FrameGone):
+                return  # the page went away: the call ends as interrupted
+            if isinstance(answer, dict) and answer.get("submitted") is True:
+                return  # the submission's outcome is the call's result
+            error = answer.get("error") if isinstance(answer, dict) else None
+            reason = f"the reviewed form could not be submitted: {error or 'no answer'}"
+            decision = FormReviewDecision(submit=False, reason=reason)
+        await self.cancel(call_id, decision.reason)
+
+    async def _reviewed_call(self, message: Message) -> str | None:
+        """The harness's call the review belongs to (the polyfill names it)."""
+        call_id = message.get("callId")
+        return call_id if isinstance(call_id, str) else None
+
+    # -- a tool asks the user from inside execute (harness/elicitation_questions.py) ----
+    async def _question(self, frame: Frame, message: Message) -> None:
+        """Ask the session's handler, and answer the page with ``elicit-answer``."""
+        call = await self._questioning_call(frame, message)
+        task = asyncio.current_task()
+        if call is not None and task is not None:
+            # Dropped with its call (_end_questions): the page's signal rejects the question.
+            self._questions.setdefault(call[0], set()).add(task)
+        try:
+            asked = self.question_handler
+            handler = asked() if asked is not None else AutoHandler("cancel")
+            reply = await answer_tool_question(
+                message,
+                handler=handler,
+                origin=origin_of(frame.url),
+                tool=call[1] if call is not None else None,
+            )
+            with contextlib.suppress(PlaywrightError, FrameGone):  # the document went away
+                await self.channel.command(frame, reply)
+        finally:
+            if call is not None and task is not None:
+                self._questions.get(call[0], set()).discard(task)
+
+    async def _questioning_call(self, frame: Frame, message: Message) -> tuple[str, str] | None:
+        """The harness's running call (call id, tool name) that asks; None: not one of ours."""
+        return None
+
+    def _end_questions(self, call_id: str) -> None:
+        """The call ended: stop asking its open questions."""
+        for task in self._questions.pop(call_id, set()):
+            task.cancel()
+
+    async def _apply_declarations(self, frame: Frame, declarations: Any) -> None:
+        if frame.is_detached() or declarations is None:
+            return
+        info = await self.frames.info(frame)
+        self.seed.report(info, declarations, origin_of(frame.page.main_frame.url))
+
+    def after_delivery(self, call_id: str) -> Coroutine[Any, Any, None] | None:
+        return self.seed.after_delivery(call_id)
 
     async def refresh(self) -> None:
         for frame in list(self.page.frames):
@@ -120,7 +238,8 @@ class ChannelBackend(Backend):
         except (PlaywrightError, FrameGone):
             return  # the frame is going away (or has no WebMCP); its removal event follows
         if isinstance(listing, dict):
-            await self._apply(frame, listing.get("tools"))
+            await self._apply(frame, listing.get("tools"), listing.get("refused"))
+            await self._apply_declarations(frame, listing.get("declarations"))
 
     def _frame_for(self, tool: Tool) -> Frame | None:
         return self.frames.frame(tool.frame)
@@ -135,6 +254,7 @@ class PolyfillBackend(ChannelBackend):
     def __init__(self, keys: ChannelKeys) -> None:
         super().__init__(keys)
         self._running: dict[str, Frame] = {}
+        self._running_tools: dict[str, str] = {}  # call id → tool name
 
     @staticmethod
     def launch_args() -> list[str]:
@@ -143,6 +263,8 @@ class PolyfillBackend(ChannelBackend):
     async def execute(
         self, tool: Tool, arguments: dict[str, Any], call_id: str, meta: dict[str, Any]
     ) -> RawResult:
+        if self.seed.owns(tool):
+            return await self.seed.execute(tool, arguments, call_id, meta)
         frame = self._frame_for(tool)
         if frame is None:
             return RawResult(status="navigation")
@@ -154,6 +276,8 @@ class PolyfillBackend(ChannelBackend):
             "meta": meta,
         }
         self._running[call_id] = frame
+        self._running_tools[call_id] = tool.name
+        navigations = self._navigations.get(frame, 0)
         try:
             answer = await self.channel.command(frame, command)
         except FrameGone:
@@ -164,9 +288,23 @@ class PolyfillBackend(ChannelBackend):
             raise
         finally:
             self._running.pop(call_id, None)
+            self._running_tools.pop(call_id, None)
+            self._end_questions(call_id)
+        if isinstance(answer, dict) and isinstance(answer.get("submitted"), dict):
+            return await self._submission_result(frame, answer["submitted"], navigations)
         return raw_from_answer(answer)
 
+    async def _questioning_call(self, frame: Frame, message: Message) -> tuple[str, str] | None:
+        # The polyfill names the harness's call; it must run in the frame that asks.
+        call_id = message.get("callId")
+        if not isinstance(call_id, str) or self._running.get(call_id) != frame:
+            return None
+        tool = self._running_tools.get(call_id)
+        return None if tool is None else (call_id, tool)
+
     async def cancel(self, call_id: str, reason: str) -> None:
+        if self.seed.cancel(call_id, reason):
+            return
         frame = self._running.get(call_id)
         if frame is None:
             return
@@ -179,6 +317,8 @@ def raw_from_answer(answer: Any) -> RawResult:
     if not isinstance(answer, dict):
         return RawResult(status="error", error_name="HarnessError", error_message="no answer")
     status = answer.get("status")
+    if status == "ok" and isinstance(answer.get("submitted"), dict):
+        return submitted_result(answer["submitted"])
     if status == "ok":
         return RawResult(status="ok", json_text=executed_text(answer.get("json")))
     if status == "cancelled":
@@ -198,3 +338,24 @@ def executed_text(value: Any) -> str | None:
     if not isinstance(value, str) or value == "undefined":
         return None
     return value
+
+
+def submitted_result(details: dict[str, Any], url: str | None = None) -> RawResult:
+    """A ``<form toolname>`` submission that went ahead (the page's executeTool() gets null).
+
+    The agent is told where the form went (``url``: where its page navigated): the page is
+    replaced by the response (or a dialog closed, or another frame loads it), so its tools
+    are those of what comes next.
+    """
+    method = str(details.get("method") or "get").upper()
+    action = str(details.get("action") or "")
+    target = details.get("target")
+    if method == "DIALOG":
+        text = "The form was submitted (method dialog): its dialog closed."
+    elif isinstance(target, str) and target not in ("", "_self"):
+        text = f"The form was submitted ({method} {action}); the response loads in {target!r}."
+    elif url is not None:
+        text = f"The form was submitted ({method} {action}); the page navigated to {url}."
+    else:
+        text = f"The form was submitted ({method} {action}); the page navigates to the response."
+    return RawResult(status="ok", json_text=json.dumps(text))

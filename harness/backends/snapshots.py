@@ -64,3 +64,40 @@ def tool_from_snapshot(snap: dict[str, Any], info: FrameInfo) -> Tool:
         surface=str(snap.get("surface") or "document.modelContext"),
         hasResolve=bool(snap.get("hasResolve")),
     )
+
+
+def refused_warnings(refused: Any, info: FrameInfo) -> list[CatalogWarning]:
+    """Warnings for tools the page's registry refused over a name another tool holds.
+
+    ``refused`` is the channel's list of ``{name, source, holder, where}``: a
+    ``<form toolname>`` (``where``) whose name a script tool or an earlier form holds, or
+    a script tool refused over the name of the form ``where``. Never a silent overwrite:
+    the warning names both definitions.
+    """
+    warnings: list[CatalogWarning] = []
+    if not isinstance(refused, list):
+        return warnings
+    for entry in refused:
+        if not isinstance(entry, dict) or not isinstance(entry.get("name"), str):
+            continue
+        name = entry["name"]
+        where = entry.get("where") if isinstance(entry.get("where"), str) else "<form>"
+        if entry.get("source") == "script":
+            what = (
+                f"the form {where} holds the name, so registerTool() of a script tool was refused"
+            )
+        elif entry.get("holder") == "script":
+            what = f"a script tool holds the name, so the form {where} is refused"
+        else:
+            what = f"an earlier form holds the name, so the form {where} is refused"
+        warnings.append(
+            CatalogWarning(
+                code="duplicate-name",
+                tool=name,
+                message=(
+                    f"Tool {name!r} is defined twice in frame {info.key} ({info.url}): {what}. "
+                    "Give one of them another name."
+                ),
+            )
+        )
+    return warnings

@@ -1,0 +1,1668 @@
+// Declarative tools in the spec dialect: `<form toolname tooldescription [tooltitle]
+// [toolautosubmit]>` (webmachinelearning/webmcp, "Declarative API"), written to match Chromium
+// 156's native implementation, which is the reference. The names follow Chromium's
+// (FormMCPSchema, "fill form controls", "prepare for submission").
+//
+// What Chromium 156 does natively (--enable-experimental-web-platform-features), probed:
+// - A connected <form> with both `toolname` and `tooldescription` (empty allowed) is a tool, in
+//   the same map as script tools: an invalid or taken name registers nothing (silently); a
+//   later registerTool() of a form's name rejects "Duplicate tool name". getTools() gives it
+//   `title` (from `tooltitle`, "" by default) and no `annotations`; CDP reports
+//   `annotations: {autosubmit: true}` for `toolautosubmit` (a boolean attribute).
+// - Its inputSchema: {type: "object", properties, required} (always both). Parameters are the
+//   form's listed controls that are neither disabled nor readonly (readonly counts only where
+//   it applies: text fields, number, temporal types, textarea), grouped by `name` ("" too), in
+//   tree order of first appearance. One control per name for every kind but checkbox and radio
+//   groups; a name shared by different kinds (or by a button, fieldset, output) is left out.
+//   Kinds and shapes: text/email/search/tel/url/password/unknown types, textarea, and hidden
+//   inputs that carry a tool attribute → string (+ `pattern` when the input's pattern compiles
+//   with the v flag); number → number with minimum/maximum/multipleOf; range → number with
+//   minimum/maximum (0/100 by default, max clamped up to min) and multipleOf; date → format
+//   "date" and a note appended to the description; datetime-local/month/week/time/color → a
+//   regular expression in `format` (time and datetime-local depend on step); select → string
+//   with anyOf [{type, const, title}] and enum, select[multiple] → array of them with
+//   uniqueItems; one checkbox → boolean; checkboxes sharing a name → array of enum values with
+//   uniqueItems; radios → string enum. multipleOf only when the step base (min, else value,
+//   else 0) is an exact decimal multiple of the step. Descriptions: toolparamdescription, else
+//   the labels' text (without labelable descendants, trimmed, joined with "; "), else
+//   aria-description; radio and checkbox groups take theirs from the nearest fieldset around
+//   the whole group (within the form), their options' titles from each control's labels.
+//   File inputs are left out (a separate flag). `required` lists names whose control (any,
+//   for groups) has the attribute.
+// - Registration happens in a task after the DOM change; attribute changes on the form and its
+//   controls, and controls coming and going, re-register it (unregister + register: two
+//   `toolchange` events) when the schema or the tool attributes changed.
+// - executeTool(): input keys in order are validated first (unknown name → "Input contains a
+//   parameter …", bad value → `Invalid value "…" for parameter …`), nothing changes on an error;
+//   then every value is set, with `input` (composed) and `change` events where the value
+//   changed (checkboxes and the chosen radio get `change` even when unchanged). Numbers become
+//   text the way Blink prints a double (6 significant digits); booleans accept true/false,
+//   integers and "true"/"false"/"1"/"0". With `toolautosubmit` the form is then submitted from
+//   its first submit button: interactive validation ("Form validation failed: name: message. "),
+//   a trusted `submit` event with `agentInvoked` true; `respondWith(promise)` (after
+//   preventDefault) gives the result (objects as JSON, anything else as a string, "" stays "");
+//   preventDefault() alone is an error; a submission that goes ahead (navigation, dialog,
+//   form.submit()) resolves executeTool() to null. Without it, the submit button is focused and
+//   the call waits for the user's submission (any submit of that form is then agent-invoked).
+//   `toolactivated` fires once the form was filled (and submitted), before the result; a
+//   fill error still fires it. While running, the form matches :tool-form-active and its
+//   submit button :tool-submit-active. A form reset or a changed/removed definition ends the
+//   call ("Tool execution cancelled by a form reset" / "…, since tool definition was updated")
+//   without `toolcancel`; an aborted signal rejects with its reason and fires `toolcancel`. A
+//   second call while one waits leaves the first pending for good.
+//
+// Where the polyfill differs (README's table): its events and the submit event of a
+// user-initiated submission are the browser's, but `input`/`change` it dispatches are
+// untrusted; the pseudo-classes cannot be polyfilled, so the running form carries
+// `data-tool-form-active` and its submit button `data-tool-submit-active` instead; DOM changes
+// are coalesced (at most one re-scan per DECLARATIVE_SCAN_INTERVAL_MS, one `toolchange` per
+// re-scan that changed something), and every change that alters a schema is seen, not only
+// attribute changes; `toolparamtitle` (newer Chromium) becomes a parameter's `title`, which
+// Chromium 156 ignores.
+
+const DECLARATIVE_SCAN_INTERVAL_MS = 100;
+const DECLARATIVE_SURFACE = "form[toolname]";
+const FORM_ACTIVE_ATTRIBUTE = "data-tool-form-active";
+const SUBMIT_ACTIVE_ATTRIBUTE = "data-tool-submit-active";
+const LISTED_CONTROLS = "button,fieldset,input,output,select,textarea";
+
+const DECLARATIVE_MESSAGES = ObjectFreeze({
+  __proto__: null,
+  noSubmitButton:
+    "No submit button was found, but for a form without `toolautosubmit`, there must be a submit button",
+  validationFailed: "Form validation failed: ",
+  preventedWithoutResponse:
+    "The site has a programming error: it called preventDefault() on the 'submit' event, without also calling respondWith() with the tool result",
+  respondWithRejected: "respondWith promise was rejected",
+  respondWithUnserializable:
+    "respondWith promise resolved with an object that could not be serialized to JSON",
+  reset: "Tool execution cancelled by a form reset",
+  definitionUpdated: "Tool execution cancelled, since tool definition was updated",
+  dateNote: "Dates MUST be provided in 'YYYY-MM-DD' format.",
+});
+
+const FORMATS = ObjectFreeze({
+  __proto__: null,
+  color: "^#[0-9a-zA-Z]{6}$",
+  month: "^[0-9]{4}-(0[1-9]|1[0-2])$",
+  week: "^[0-9]{4}-W(0[1-9]|[1-4][0-9]|5[0-3])$",
+  timeFraction: "^([01][0-9]|2[0-3]):[0-5][0-9](:[0-5][0-9](\\.[0-9]{1,3})?)?$",
+  timeSeconds: "^([01][0-9]|2[0-3]):[0-5][0-9](:[0-5][0-9])?$",
+  timeMinutes: "^([01][0-9]|2[0-3]):[0-5][0-9]$",
+  dateTimeFraction:
+    "^[0-9]{4}-(0[1-9]|1[0-2])-[0-9]{2}T([01][0-9]|2[0-3]):[0-5][0-9](:[0-5][0-9](\\.[0-9]{1,3})?)?$",
+  dateTimeSeconds: "^[0-9]{4}-(0[1-9]|1[0-2])-[0-9]{2}T([01][0-9]|2[0-3]):[0-5][0-9](:[0-5][0-9])?$",
+  dateTimeMinutes: "^[0-9]{4}-(0[1-9]|1[0-2])-[0-9]{2}T([01][0-9]|2[0-3]):[0-5][0-9]$",
+});
+
+// channel.js fills this in: declarative.js reports, it never talks to the harness itself.
+const declarativeHooks = {
+  __proto__: null,
+  send(fieldsText) {},
+};
+
+// -------------------------------------------------------------------------------------------
+// Numbers, the way Blink parses and prints them
+// -------------------------------------------------------------------------------------------
+
+function isDigitCode(c) {
+  return c >= 0x30 && c <= 0x39;
+}
+
+// HTML's "valid floating-point number" (Chromium's ParseToDoubleForNumberType): an optional
+// "-", digits with an optional fraction (".5" yes, "5." no), an optional exponent; no "+",
+// no whitespace; finite. -0 is 0. Anything else is null.
+function parseHTMLNumber(text) {
+  if (text === null || text.length === 0) return null;
+  const n = text.length;
+  let i = StringPrototypeCharCodeAt(text, 0) === 0x2d ? 1 : 0;
+  let digits = 0;
+  while (i < n && isDigitCode(StringPrototypeCharCodeAt(text, i))) {
+    i++;
+    digits++;
+  }
+  if (i < n && StringPrototypeCharCodeAt(text, i) === 0x2e) {
+    i++;
+    let fraction = 0;
+    while (i < n && isDigitCode(StringPrototypeCharCodeAt(text, i))) {
+      i++;
+      fraction++;
+    }
+    if (fraction === 0) return null;
+    digits += fraction;
+  }
+  if (digits === 0) return null;
+  if (i < n && (StringPrototypeCharCodeAt(text, i) | 0x20) === 0x65) {
+    i++;
+    const sign = i < n ? StringPrototypeCharCodeAt(text, i) : 0;
+    if (sign === 0x2b || sign === 0x2d) i++;
+    let exponent = 0;
+    while (i < n && isDigitCode(StringPrototypeCharCodeAt(text, i))) {
+      i++;
+      exponent++;
+    }
+    if (exponent === 0) return null;
+  }
+  if (i !== n) return null;
+  const value = +text;
+  if (value !== value || value === 1 / 0 || value === -1 / 0) return null;
+  return value === 0 ? 0 : value;
+}
+
+// The exact decimal value of a double's shortest representation (what Chromium's Decimal
+// holds), as a BigInt mantissa and a power of ten.
+function decimalOf(number) {
+  const text = `${number}`;
+  let mantissa = text;
+  let exponent = 0;
+  const e = StringPrototypeIndexOf(text, "e");
+  if (e >= 0) {
+    mantissa = StringPrototypeSlice(text, 0, e);
+    exponent = +StringPrototypeSlice(text, e + 1);
+  }
+  const dot = StringPrototypeIndexOf(mantissa, ".");
+  if (dot >= 0) {
+    exponent -= mantissa.length - dot - 1;
+    mantissa = StringPrototypeSlice(mantissa, 0, dot) + StringPrototypeSlice(mantissa, dot + 1);
+  }
+  return { __proto__: null, mantissa: BigIntCtor(mantissa), exponent };
+}
+
+function scaledMantissa(decimal, exponent) {
+  return decimal.mantissa * 10n ** BigIntCtor(decimal.exponent - exponent);
+}
+
+// Whether `base` is an exact decimal multiple of `step` (Decimal::Remainder(...).IsZero()).
+function isDecimalMultiple(base, step) {
+  const a = decimalOf(base);
+  const b = decimalOf(step);
+  const exponent = a.exponent < b.exponent ? a.exponent : b.exponent;
+  const divisor = scaledMantissa(b, exponent);
+  return divisor !== 0n && scaledMantissa(a, exponent) % divisor === 0n;
+}
+
+// A time step in whole milliseconds: max(round(step × 1000), 1), computed exactly.
+function stepInMilliseconds(step) {
+  const d = decimalOf(step);
+  const shift = d.exponent + 3;
+  if (shift >= 0) return d.mantissa * 10n ** BigIntCtor(shift);
+  const unit = 10n ** BigIntCtor(-shift);
+  let ms = d.mantissa / unit;
+  if ((d.mantissa % unit) * 2n >= unit) ms += 1n;
+  return ms < 1n ? 1n : ms;
+}
+
+function isInt32(value) {
+  return typeof value === "number" && (value | 0) === value;
+}
+
+// Blink's String::Number(double): 6 significant digits, trailing zeros dropped unless the
+// text is in exponential form ("1.00000e+21").
+function blinkDoubleText(value) {
+  const text = NumberPrototypeToPrecision(value, 6);
+  if (StringPrototypeIndexOf(text, "e") >= 0 || StringPrototypeIndexOf(text, ".") < 0) return text;
+  let end = text.length;
+  while (StringPrototypeCharCodeAt(text, end - 1) === 0x30) end--;
+  if (StringPrototypeCharCodeAt(text, end - 1) === 0x2e) end--;
+  return StringPrototypeSlice(text, 0, end);
+}
+
+// A JSON value as the text Chromium fills in (its JSON parser keeps int32 integers as
+// integers), or null when it has none (null, arrays, objects).
+function valueText(value) {
+  if (typeof value === "string") return value;
+  if (typeof value === "boolean") return value ? "true" : "false";
+  if (typeof value === "number") return isInt32(value) ? `${value}` : blinkDoubleText(value);
+  return null;
+}
+
+// A JSON value as a checkbox state, or null.
+function valueBoolean(value) {
+  if (typeof value === "boolean") return value;
+  if (isInt32(value)) return value !== 0;
+  if (typeof value === "string") {
+    const lower = StringPrototypeToLowerCase(value);
+    if (lower === "true" || value === "1") return true;
+    if (lower === "false" || value === "0") return false;
+  }
+  return null;
+}
+
+// -------------------------------------------------------------------------------------------
+// The DOM, read through captured accessors only
+// -------------------------------------------------------------------------------------------
+
+function localNameOf(node) {
+  return NodePrototypeGetNodeType(node) === 1 ? ElementPrototypeGetLocalName(node) : "";
+}
+
+function attribute(element, name) {
+  return ElementPrototypeGetAttribute(element, name);
+}
+
+function nonEmptyAttribute(element, name) {
+  const value = ElementPrototypeGetAttribute(element, name);
+  return value === null || value === "" ? null : value;
+}
+
+function inputType(element) {
+  return HTMLInputElementPrototypeGetType(element);
+}
+
+function formOwnerOf(element) {
+  switch (localNameOf(element)) {
+    case "input":
+      return HTMLInputElementPrototypeGetForm(element);
+    case "select":
+      return HTMLSelectElementPrototypeGetForm(element);
+    case "textarea":
+      return HTMLTextAreaElementPrototypeGetForm(element);
+    case "button":
+      return HTMLButtonElementPrototypeGetForm(element);
+    case "fieldset":
+      return HTMLFieldSetElementPrototypeGetForm(element);
+    case "output":
+      return HTMLOutputElementPrototypeGetForm(element);
+    default:
+      return null;
+  }
+}
+
+function labelsOf(element) {
+  switch (localNameOf(element)) {
+    case "input":
+      return HTMLInputElementPrototypeGetLabels(element);
+    case "select":
+      return HTMLSelectElementPrototypeGetLabels(element);
+    case "textarea":
+      return HTMLTextAreaElementPrototypeGetLabels(element);
+    default:
+      return null;
+  }
+}
+
+const READONLY_INPUT_TYPES = new SafeSet();
+const TEXT_INPUT_TYPES = new SafeSet();
+const LABELABLE_ELEMENTS = new SafeSet();
+{
+  const readonly = ["text", "search", "url", "tel", "email", "password", "number", "date",
+    "datetime-local", "month", "week", "time"];
+  for (let i = 0; i < readonly.length; i++) READONLY_INPUT_TYPES.add(readonly[i]);
+  const text = ["text", "email", "search", "tel", "url", "password"];
+  for (let i = 0; i < text.length; i++) TEXT_INPUT_TYPES.add(text[i]);
+  const labelable = ["button", "input", "meter", "output", "progress", "select", "textarea"];
+  for (let i = 0; i < labelable.length; i++) LABELABLE_ELEMENTS.add(labelable[i]);
+}
+
+// Chromium's IsDisabledOrReadOnly().
+function isDisabledOrReadOnly(element) {
+  if (ElementPrototypeMatches(element, ":disabled")) return true;
+  if (!ElementPrototypeHasAttribute(element, "readonly")) return false;
+  const name = localNameOf(element);
+  if (name === "textarea") return true;
+  return name === "input" && READONLY_INPUT_TYPES.has(inputType(element));
+}
+
+// Blink's IsSpaceOrNewline: ASCII whitespace, and the Unicode characters of bidi class WS.
+function isStrippedSpace(c) {
+  if (c <= 0x7f) return c === 0x20 || (c >= 0x09 && c <= 0x0d);
+  return (
+    c === 0x1680 || (c >= 0x2000 && c <= 0x200a) || c === 0x2028 || c === 0x205f || c === 0x3000
+  );
+}
+
+function stripWhiteSpace(text) {
+  let start = 0;
+  let end = text.length;
+  while (start < end && isStrippedSpace(StringPrototypeCharCodeAt(text, start))) start++;
+  while (end > start && isStrippedSpace(StringPrototypeCharCodeAt(text, end - 1))) end--;
+  return StringPrototypeSlice(text, start, end);
+}
+
+// HTMLLabelElement::TextContentExcludingLabelable: the text of the label's subtree, leaving
+// out labelable elements (inputs, selects, buttons, …) and everything inside them.
+function textContentExcludingLabelable(label) {
+  const parts = safeList();
+  const visit = (node) => {
+    for (let child = NodePrototypeGetFirstChild(node); child !== null; child = NodePrototypeGetNextSibling(child)) {
+      const type = NodePrototypeGetNodeType(child);
+      if (type === 3 || type === 4) {
+        ArrayPrototypePush(parts, NodePrototypeGetNodeValue(child));
+      } else if (type === 1 && !LABELABLE_ELEMENTS.has(ElementPrototypeGetLocalName(child))) {
+        visit(child);
+      }
+    }
+  };
+  visit(label);
+  return ArrayPrototypeJoin(parts, "");
+}
+
+// The control's labels' text joined with "; ", or null when it has no labels.
+function labelText(control) {
+  const labels = labelsOf(control);
+  if (labels === null) return null;
+  const count = NodeListPrototypeGetLength(labels);
+  if (count === 0) return null;
+  const parts = safeList();
+  for (let i = 0; i < count; i++) {
+    ArrayPrototypePush(parts, stripWhiteSpace(textContentExcludingLabelable(labels[i])));
+  }
+  const text = ArrayPrototypeJoin(parts, "; ");
+  return text === "" ? null : text;
+}
+
+// ComputeDescription: toolparamdescription, else the labels' text, else aria-description.
+function computeDescription(control) {
+  return (
+    nonEmptyAttribute(control, "toolparamdescription") ??
+    labelText(control) ??
+    nonEmptyAttribute(control, "aria-description")
+  );
+}
+
+function isAncestorOf(ancestor, node) {
+  for (let n = node; n !== null; n = NodePrototypeGetParentNode(n)) if (n === ancestor) return true;
+  return false;
+}
+
+// A radio or checkbox group's description: the toolparamdescription of the nearest fieldset
+// around all of its controls (looking no further out than a form).
+function groupDescription(controls) {
+  let common = controls[0];
+  for (let i = 1; i < controls.length && common !== null; i++) {
+    while (common !== null && !isAncestorOf(common, controls[i])) common = NodePrototypeGetParentNode(common);
+  }
+  for (let n = common; n !== null && NodePrototypeGetNodeType(n) === 1; n = NodePrototypeGetParentNode(n)) {
+    const name = ElementPrototypeGetLocalName(n);
+    if (name === "fieldset") return nonEmptyAttribute(n, "toolparamdescription");
+    if (name === "form") return null;
+  }
+  return null;
+}
+
+// -------------------------------------------------------------------------------------------
+// FormMCPSchema: a form's parameters and its input schema
+// -------------------------------------------------------------------------------------------
+
+// The kind of parameter one control makes, or null (buttons, fieldsets, outputs, files,
+// hidden inputs without a tool attribute).
+function controlKind(control) {
+  const name = localNameOf(control);
+  if (name === "textarea") return "text";
+  if (name === "select") return "select";
+  if (name !== "input") return null;
+  const type = inputType(control);
+  if (TEXT_INPUT_TYPES.has(type)) return "text";
+  switch (type) {
+    case "hidden":
+      return nonEmptyAttribute(control, "toolparamtitle") !== null ||
+        nonEmptyAttribute(control, "toolparamdescription") !== null
+        ? "text"
+        : null;
+    case "date":
+    case "datetime-local":
+    case "month":
+    case "week":
+    case "time":
+    case "number":
+    case "range":
+    case "checkbox":
+    case "radio":
+    case "color":
+      return type;
+    default:
+      return null;
+  }
+}
+
+// The kind of a whole parameter (all controls sharing a name), or null when unsupported.
+function parameterKind(controls) {
+  const first = controlKind(controls[0]);
+  if (first === "checkbox" || first === "radio") {
+    for (let i = 1; i < controls.length; i++) if (controlKind(controls[i]) !== first) return null;
+    return first;
+  }
+  return controls.length === 1 ? first : null;
+}
+
+function isSubmitButton(control) {
+  const name = localNameOf(control);
+  if (name === "button") return HTMLButtonElementPrototypeGetType(control) === "submit";
+  if (name !== "input") return false;
+  const type = inputType(control);
+  return type === "submit" || type === "image";
+}
+
+// The form's listed controls in tree order (those associated with `form=` too).
+function listedControlsOf(form) {
+  const found = safeList();
+  const all = DocumentPrototypeQuerySelectorAll(ownDocument, LISTED_CONTROLS);
+  const count = NodeListPrototypeGetLength(all);
+  for (let i = 0; i < count; i++) {
+    if (formOwnerOf(all[i]) === form) ArrayPrototypePush(found, all[i]);
+  }
+  return found;
+}
+
+// What executeTool() and getTools() need from a form right now: its parameters by name (every
+// enabled control's name, supported or not, as Chromium's lookup map has them), the names in
+// order, and the submit button.
+function formModelOf(form) {
+  const controls = listedControlsOf(form);
+  const byName = new SafeMap();
+  const order = safeList();
+  let submitButton = null;
+  for (let i = 0; i < controls.length; i++) {
+    const control = controls[i];
+    if (isDisabledOrReadOnly(control)) continue;
+    const name = attribute(control, "name") ?? "";
+    let list = byName.get(name);
+    if (list === undefined) {
+      list = safeList();
+      byName.set(name, list);
+      ArrayPrototypePush(order, name);
+    }
+    ArrayPrototypePush(list, control);
+    if (submitButton === null && isSubmitButton(control)) submitButton = control;
+  }
+  return { __proto__: null, byName, order, submitButton };
+}
+
+function addTitleAndDescription(schema, control, extra) {
+  const title = nonEmptyAttribute(control, "toolparamtitle");
+  if (title !== null) schema.title = title;
+  let description = computeDescription(control);
+  if (extra !== null) description = description !== null ? `${description} (${extra})` : extra;
+  if (description !== null) schema.description = description;
+}
+
+function addPattern(schema, control) {
+  if (localNameOf(control) !== "input") return;
+  const pattern = ElementPrototypeGetAttribute(control, "pattern");
+  if (pattern === null) return;
+  try {
+    new RegExpCtor(pattern, "v"); // Blink's check of the attribute, as written
+  } catch {
+    return;
+  }
+  schema.pattern = pattern;
+}
+
+// StepRange for number and range inputs: {min, max, step (NaN: none), base}.
+function numberStepRange(control, isRange) {
+  const minText = ElementPrototypeGetAttribute(control, "min");
+  const maxText = ElementPrototypeGetAttribute(control, "max");
+  let min = parseHTMLNumber(minText);
+  let max = parseHTMLNumber(maxText);
+  if (isRange) {
+    if (min === null) min = 0;
+    if (max === null) max = 100;
+    if (max < min) max = min;
+  }
+  const stepText = ElementPrototypeGetAttribute(control, "step");
+  let step = 1;
+  if (stepText !== null && stepText !== "") {
+    if (StringPrototypeToLowerCase(stepText) === "any") {
+      step = isRange ? 1 : 0 / 0;
+    } else {
+      const parsed = parseHTMLNumber(stepText);
+      if (parsed !== null && parsed > 0) step = parsed;
+    }
+  }
+  let base = parseHTMLNumber(minText);
+  if (base === null) base = parseHTMLNumber(ElementPrototypeGetAttribute(control, "value"));
+  if (base === null) base = 0;
+  return { __proto__: null, min, max, step, base };
+}
+
+// The `format` pattern of a time or datetime-local input, by its step (60 s by default).
+function temporalFormat(control, fraction, seconds, minutes) {
+  const stepText = ElementPrototypeGetAttribute(control, "step");
+  let ms = 60000n;
+  if (stepText !== null && stepText !== "" && StringPrototypeToLowerCase(stepText) !== "any") {
+    const parsed = parseHTMLNumber(stepText);
+    if (parsed !== null && parsed > 0) ms = stepInMilliseconds(parsed);
+  }
+  if (ms < 1000n) return fraction;
+  return ms < 60000n ? seconds : minutes;
+}
+
+function optionsOf(select) {
+  const options = HTMLSelectElementPrototypeGetOptions(select);
+  const count = HTMLCollectionPrototypeGetLength(options);
+  const list = safeList();
+  for (let i = 0; i < count; i++) ArrayPrototypePush(list, HTMLCollectionPrototypeItem(options, i));
+  return list;
+}
+
+function selectChoices(select) {
+  const anyOf = safeList();
+  const values = safeList();
+  const options = optionsOf(select);
+  for (let i = 0; i < options.length; i++) {
+    const value = HTMLOptionElementPrototypeGetValue(options[i]);
+    ArrayPrototypePush(anyOf, {
+      __proto__: null,
+      type: "string",
+      const: value,
+      title: NodePrototypeGetTextContent(options[i]),
+    });
+    ArrayPrototypePush(values, value);
+  }
+  return { __proto__: null, anyOf, values };
+}
+
+// Radio and checkbox groups: one choice per control, titled with its labels' text.
+function groupChoices(controls) {
+  const anyOf = safeList();
+  const values = safeList();
+  for (let i = 0; i < controls.length; i++) {
+    const value = HTMLInputElementPrototypeGetValue(controls[i]);
+    const choice = { __proto__: null, type: "string", const: value };
+    const title = labelText(controls[i]);
+    if (title !== null) choice.title = title;
+    ArrayPrototypePush(anyOf, choice);
+    ArrayPrototypePush(values, value);
+  }
+  return { __proto__: null, anyOf, values };
+}
+
+function anyRequired(controls) {
+  for (let i = 0; i < controls.length; i++) {
+    if (ElementPrototypeHasAttribute(controls[i], "required")) return true;
+  }
+  return false;
+}
+
+// One parameter's schema, or null when the parameter is not supported.
+function parameterSchema(kind, controls) {
+  const control = controls[0];
+  const schema = { __proto__: null };
+  switch (kind) {
+    case "text":
+      schema.type = "string";
+      addPattern(schema, control);
+      addTitleAndDescription(schema, control, null);
+      return schema;
+    case "date":
+      schema.type = "string";
+      schema.format = "date";
+      addTitleAndDescription(schema, control, DECLARATIVE_MESSAGES.dateNote);
+      return schema;
+    case "datetime-local":
+      schema.type = "string";
+      schema.format = temporalFormat(
+        control,
+        FORMATS.dateTimeFraction,
+        FORMATS.dateTimeSeconds,
+        FORMATS.dateTimeMinutes,
+      );
+      addTitleAndDescription(schema, control, null);
+      return schema;
+    case "month":
+    case "week":
+    case "color":
+      schema.type = "string";
+      schema.format = FORMATS[kind];
+      addTitleAndDescription(schema, control, null);
+      return schema;
+    case "time":
+      schema.type = "string";
+      schema.format = temporalFormat(control, FORMATS.timeFraction, FORMATS.timeSeconds, FORMATS.timeMinutes);
+      addTitleAndDescription(schema, control, null);
+      return schema;
+    case "number":
+    case "range": {
+      const range = numberStepRange(control, kind === "range");
+      schema.type = "number";
+      if (range.min !== null) schema.minimum = range.min;
+      if (range.max !== null) schema.maximum = range.max;
+      if (range.step === range.step && isDecimalMultiple(range.base, range.step)) {
+        schema.multipleOf = range.step;
+      }
+      if (kind === "number") addPattern(schema, control);
+      addTitleAndDescription(schema, control, null);
+      return schema;
+    }
+    case "select": {
+      const choices = selectChoices(control);
+      if (ElementPrototypeHasAttribute(control, "multiple")) {
+        schema.type = "array";
+        schema.items = { __proto__: null, type: "string", anyOf: choices.anyOf, enum: choices.values };
+        schema.uniqueItems = true;
+      } else {
+        schema.type = "string";
+        schema.anyOf = choices.anyOf;
+        schema.enum = choices.values;
+      }
+      addTitleAndDescription(schema, control, null);
+      return schema;
+    }
+    case "checkbox":
+      if (controls.length === 1) {
+        schema.type = "boolean";
+        const description = computeDescription(control);
+        if (description !== null) schema.description = description;
+        return schema;
+      }
+    // falls through: a checkbox group is an array of the radio group's choices
+    case "radio": {
+      const choices = groupChoices(controls);
+      const title = nonEmptyAttribute(control, "toolparamtitle");
+      if (kind === "radio") {
+        schema.type = "string";
+        schema.anyOf = choices.anyOf;
+        schema.enum = choices.values;
+      } else {
+        schema.type = "array";
+        schema.items = { __proto__: null, type: "string", anyOf: choices.anyOf, enum: choices.values };
+        schema.uniqueItems = true;
+      }
+      if (title !== null) schema.title = title;
+      const description = groupDescription(controls);
+      if (description !== null) schema.description = description;
+      return schema;
+    }
+    default:
+      return null;
+  }
+}
+
+// ComputeJSON: the form's inputSchema as JSON text.
+function computeInputSchemaText(model) {
+  const properties = { __proto__: null };
+  const required = safeList();
+  for (let i = 0; i < model.order.length; i++) {
+    const name = model.order[i];
+    const controls = model.byName.get(name);
+    const kind = parameterKind(controls);
+    if (kind === null) continue;
+    const schema = parameterSchema(kind, controls);
+    if (schema === null) continue;
+    createDataProperty(properties, name, schema);
+    const isRequired =
+      kind === "checkbox" || kind === "radio" ? anyRequired(controls) : ElementPrototypeHasAttribute(controls[0], "required");
+    if (isRequired) ArrayPrototypePush(required, name);
+  }
+  return JSONStringify({ __proto__: null, type: "object", properties, required });
+}
+
+// -------------------------------------------------------------------------------------------
+// Filling the form (FillData): validate every entry, then set every value
+// -------------------------------------------------------------------------------------------
+
+let scratchDocument = null;
+
+// SanitizeValue() of an input of this type: set on a detached input of an inert document, so
+// neither the page nor its observers see it.
+function sanitizedValue(control, text) {
+  if (scratchDocument === null) {
+    scratchDocument = DOMImplementationPrototypeCreateHTMLDocument(
+      DocumentPrototypeGetImplementation(ownDocument),
+      "",
+    );
+  }
+  const scratch = DocumentPrototypeCreateElement(scratchDocument, "input");
+  HTMLInputElementPrototypeSetType(scratch, inputType(control));
+  if (ElementPrototypeHasAttribute(control, "multiple")) ElementPrototypeSetAttribute(scratch, "multiple", "");
+  HTMLInputElementPrototypeSetValue(scratch, text);
+  return HTMLInputElementPrototypeGetValue(scratch);
+}
+
+function isValidTextValue(control, value) {
+  const text = valueText(value);
+  if (text === null) return false;
+  if (text === "") return true;
+  if (localNameOf(control) === "textarea") return true;
+  return sanitizedValue(control, text) !== "";
+}
+
+function isValidNumberValue(control, value) {
+  const text = valueText(value);
+  return text !== null && text !== "" && sanitizedValue(control, text) !== "";
+}
+
+// Each of `items` (an array of JSON values) names one of `allowed`, at most once.
+function isValidChoiceList(items, allowed) {
+  if (!ArrayIsArray(items)) return false;
+  const left = new SafeSet();
+  for (let i = 0; i < allowed.length; i++) left.add(allowed[i]);
+  for (let i = 0; i < items.length; i++) {
+    const text = valueText(items[i]);
+    if (text === null || !left.has(text)) return false;
+    left.delete(text);
+  }
+  return true;
+}
+
+function controlValues(controls) {
+  const values = safeList();
+  for (let i = 0; i < controls.length; i++) {
+    ArrayPrototypePush(values, HTMLInputElementPrototypeGetValue(controls[i]));
+  }
+  return values;
+}
+
+function optionValues(select) {
+  const values = safeList();
+  const options = optionsOf(select);
+  for (let i = 0; i < options.length; i++) ArrayPrototypePush(values, HTMLOptionElementPrototypeGetValue(options[i]));
+  return values;
+}
+
+function isValidParameterValue(kind, controls, value) {
+  switch (kind) {
+    case "text":
+    case "date":
+    case "datetime-local":
+    case "month":
+    case "week":
+    case "time":
+    case "color":
+      return isValidTextValue(controls[0], value);
+    case "number":
+    case "range":
+      return isValidNumberValue(controls[0], value);
+    case "select": {
+      const allowed = optionValues(controls[0]);
+      if (ElementPrototypeHasAttribute(controls[0], "multiple")) return isValidChoiceList(value, allowed);
+      const text = valueText(value);
+      return text !== null && listIncludes(allowed, text);
+    }
+    case "checkbox":
+      if (controls.length === 1) return valueBoolean(value) !== null;
+      return isValidChoiceList(value, controlValues(controls));
+    case "radio": {
+      const text = valueText(value);
+      return text !== null && listIncludes(controlValues(controls), text);
+    }
+    default:
+      return false;
+  }
+}
+
+function dispatchFillEvent(control, type) {
+  // Chromium's input event is composed, its change event is not; both bubble.
+  fireEvent(control, new EventCtor(type, { __proto__: null, bubbles: true, composed: type === "input" }));
+}
+
+function setTextValue(control, text) {
+  if (localNameOf(control) === "textarea") {
+    if (HTMLTextAreaElementPrototypeGetValue(control) === text) return;
+    HTMLTextAreaElementPrototypeSetValue(control, text);
+  } else {
+    if (HTMLInputElementPrototypeGetValue(control) === text) return;
+    HTMLInputElementPrototypeSetValue(control, text);
+  }
+  dispatchFillEvent(control, "input");
+  dispatchFillEvent(control, "change");
+}
+
+// A checkbox (or the chosen radio) gets `change` even when its state does not change.
+function setChecked(control, checked) {
+  const changed = HTMLInputElementPrototypeGetChecked(control) !== checked;
+  if (changed) HTMLInputElementPrototypeSetChecked(control, checked);
+  if (changed) dispatchFillEvent(control, "input");
+  dispatchFillEvent(control, "change");
+}
+
+function selectedValues(select) {
+  const values = safeList();
+  const options = optionsOf(select);
+  for (let i = 0; i < options.length; i++) {
+    if (HTMLOptionElementPrototypeGetSelected(options[i])) {
+      ArrayPrototypePush(values, HTMLOptionElementPrototypeGetValue(options[i]));
+    }
+  }
+  return values;
+}
+
+function fillParameter(kind, controls, value) {
+  const control = controls[0];
+  switch (kind) {
+    case "select": {
+      if (!ElementPrototypeHasAttribute(control, "multiple")) {
+        const text = valueText(value);
+        if (HTMLSelectElementPrototypeGetValue(control) === text) return;
+        HTMLSelectElementPrototypeSetValue(control, text);
+        dispatchFillEvent(control, "input");
+        dispatchFillEvent(control, "change");
+        return;
+      }
+      const wanted = new SafeSet();
+      for (let i = 0; i < value.length; i++) wanted.add(valueText(value[i]));
+      const before = ArrayPrototypeJoin(selectedValues(control), "\u0000");
+      const options = optionsOf(control);
+      for (let i = 0; i < options.length; i++) {
+        HTMLOptionElementPrototypeSetSelected(options[i], wanted.has(HTMLOptionElementPrototypeGetValue(options[i])));
+      }
+      if (ArrayPrototypeJoin(selectedValues(control), "\u0000") !== before) {
+        dispatchFillEvent(control, "input");
+        dispatchFillEvent(control, "change");
+      }
+      return;
+    }
+    case "checkbox": {
+      if (controls.length === 1) {
+        setChecked(control, valueBoolean(value));
+        return;
+      }
+      const wanted = new SafeSet();
+      for (let i = 0; i < value.length; i++) wanted.add(valueText(value[i]));
+      for (let i = 0; i < controls.length; i++) {
+        setChecked(controls[i], wanted.has(HTMLInputElementPrototypeGetValue(controls[i])));
+      }
+      return;
+    }
+    case "radio": {
+      const text = valueText(value);
+      for (let i = 0; i < controls.length; i++) {
+        if (HTMLInputElementPrototypeGetValue(controls[i]) === text) setChecked(controls[i], true);
+      }
+      return;
+    }
+    default:
+      setTextValue(control, valueText(value));
+  }
+}
+
+// Fills the form from a JSON object: nothing changes unless every entry is valid. Returns the
+// error message, or null.
+function fillFormControls(model, input) {
+  const keys = ObjectKeys(input);
+  for (let i = 0; i < keys.length; i++) {
+    const name = keys[i];
+    const controls = model.byName.get(name);
+    if (controls === undefined) {
+      return `Input contains a parameter "${name}" but there is no such parameter for the tool`;
+    }
+    const value = input[name];
+    const kind = parameterKind(controls);
+    if (kind === null || !isValidParameterValue(kind, controls, value)) {
+      const text = valueText(value);
+      return text !== null
+        ? `Invalid value "${text}" for parameter ${name}`
+        : `Invalid value for parameter ${name}`;
+    }
+  }
+  for (let i = 0; i < keys.length; i++) {
+    const controls = model.byName.get(keys[i]);
+    fillParameter(parameterKind(controls), controls, input[keys[i]]);
+  }
+  return null;
+}
+
+// The form's current values in the schema's shape (what a person reviewing it sees).
+function currentValues(model) {
+  const values = { __proto__: null };
+  for (let i = 0; i < model.order.length; i++) {
+    const name = model.order[i];
+    const controls = model.byName.get(name);
+    const kind = parameterKind(controls);
+    if (kind === null) continue;
+    const control = controls[0];
+    if (kind === "select") {
+      if (ElementPrototypeHasAttribute(control, "multiple")) values[name] = selectedValues(control);
+      else if (optionsOf(control).length > 0) values[name] = HTMLSelectElementPrototypeGetValue(control);
+    } else if (kind === "checkbox" && controls.length === 1) {
+      values[name] = HTMLInputElementPrototypeGetChecked(control);
+    } else if (kind === "checkbox" || kind === "radio") {
+      const checked = safeList();
+      for (let j = 0; j < controls.length; j++) {
+        if (HTMLInputElementPrototypeGetChecked(controls[j])) {
+          ArrayPrototypePush(checked, HTMLInputElementPrototypeGetValue(controls[j]));
+        }
+      }
+      if (kind === "checkbox") values[name] = checked;
+      else if (checked.length > 0) values[name] = checked[0];
+    } else if (kind === "number" || kind === "range") {
+      const number = parseHTMLNumber(HTMLInputElementPrototypeGetValue(control));
+      if (number !== null) values[name] = number;
+    } else {
+      const text =
+        localNameOf(control) === "textarea"
+          ? HTMLTextAreaElementPrototypeGetValue(control)
+          : HTMLInputElementPrototypeGetValue(control);
+      if (text !== "") values[name] = text;
+    }
+  }
+  return values;
+}
+
+// "Form validation failed: name: message. " for every listed control that is invalid.
+function validationFailureMessage(form) {
+  let message = DECLARATIVE_MESSAGES.validationFailed;
+  const controls = listedControlsOf(form);
+  for (let i = 0; i < controls.length; i++) {
+    const control = controls[i];
+    let getters;
+    switch (localNameOf(control)) {
+      case "input":
+        getters = HTMLInputElementValidation;
+        break;
+      case "select":
+        getters = HTMLSelectElementValidation;
+        break;
+      case "textarea":
+        getters = HTMLTextAreaElementValidation;
+        break;
+      case "button":
+        getters = HTMLButtonElementValidation;
+        break;
+      default:
+        continue; // fieldsets and outputs are never candidates for validation
+    }
+    if (getters.willValidate(control) && !ValidityStatePrototypeGetValid(getters.validity(control))) {
+      message += `${attribute(control, "name") ?? ""}: ${getters.validationMessage(control)}. `;
+    }
+  }
+  return message;
+}
+
+// Where a submission goes: the submitter's formmethod/formaction/formtarget, else the form's.
+function submissionDetails(form, submitter) {
+  let method = HTMLFormElementPrototypeGetMethod(form);
+  let action = HTMLFormElementPrototypeGetAction(form);
+  let target = attribute(form, "target") ?? "";
+  if (submitter !== null) {
+    const isButton = localNameOf(submitter) === "button";
+    if (ElementPrototypeHasAttribute(submitter, "formmethod")) {
+      method = isButton
+        ? HTMLButtonElementPrototypeGetFormMethod(submitter)
+        : HTMLInputElementPrototypeGetFormMethod(submitter);
+    }
+    if (ElementPrototypeHasAttribute(submitter, "formaction")) {
+      action = isButton
+        ? HTMLButtonElementPrototypeGetFormAction(submitter)
+        : HTMLInputElementPrototypeGetFormAction(submitter);
+    }
+    target = attribute(submitter, "formtarget") ?? target;
+  }
+  return { __proto__: null, method, action, target };
+}
+
+function toolNameOfForm(form) {
+  return attribute(form, "toolname") ?? "";
+}
+
+// The first candidate form (connected, with toolname and tooldescription) named `name`, in
+// tree order, matching `selector` when one is given.
+function candidateFormNamed(name, selector) {
+  const forms = DocumentPrototypeQuerySelectorAll(ownDocument, "form[toolname][tooldescription]");
+  const count = NodeListPrototypeGetLength(forms);
+  for (let i = 0; i < count; i++) {
+    if (attribute(forms[i], "toolname") !== name) continue;
+    if (selector === null || ElementPrototypeMatches(forms[i], selector)) return forms[i];
+  }
+  return null;
+}
+
+// How a warning names a form: its tag with toolname (and id), and its place in the document.
+function formDescription(form) {
+  const id = attribute(form, "id");
+  const forms = DocumentPrototypeQuerySelectorAll(ownDocument, "form");
+  const count = NodeListPrototypeGetLength(forms);
+  let index = 0;
+  while (index < count && forms[index] !== form) index++;
+  const tag = `<form toolname=${JSONStringify(toolNameOfForm(form))}${id !== null ? ` id=${JSONStringify(id)}` : ""}>`;
+  return `${tag} (form ${index + 1} of ${count} in the document)`;
+}
+
+// -------------------------------------------------------------------------------------------
+// The polyfill: registration of forms in the model context's tool map
+// -------------------------------------------------------------------------------------------
+
+const declarativeDefinitions = new SafeMap(); // form → its registered tool definition
+const runningDeclarativeTools = new SafeMap(); // form → the execution waiting on it
+const agentInvokedEvents = new SafeWeakMap(); // SubmitEvent → true (agent-invoked)
+const respondWithPromises = new SafeWeakMap(); // SubmitEvent → the promise given to respondWith
+let declarativeRefusals = safeList(); // {name, source, holder, where} of the last scan
+const scriptRefusals = new SafeMap(); // name → where, for script tools refused over a form
+let declarativeObserver = null;
+let declarativeScanDirty = false;
+let declarativeScanScheduled = false;
+let declarativeLastScan = -1 / 0;
+
+function createDeclarativeDefinition(form, record) {
+  return ObjectFreeze({
+    __proto__: null,
+    name: record.name,
+    title: record.title,
+    description: record.description,
+    inputSchema: record.schemaText,
+    execute: null,
+    annotations: null,
+    exposedOrigins: safeList(),
+    exposedTo: null,
+    rawAnnotationsJSON: record.autosubmit ? '{"autosubmit":true}' : "{}",
+    outputSchemaJSON: "null",
+    resolve: null,
+    origin: ownOrigin,
+    surface: DECLARATIVE_SURFACE,
+    source: "declarative",
+    form,
+    autosubmit: record.autosubmit,
+  });
+}
+
+function declarativeRecordOf(form) {
+  const name = attribute(form, "toolname");
+  const description = attribute(form, "tooldescription");
+  if (name === null || description === null || !NodePrototypeGetIsConnected(form)) return null;
+  return {
+    __proto__: null,
+    name,
+    description,
+    title: attribute(form, "tooltitle"),
+    autosubmit: ElementPrototypeHasAttribute(form, "toolautosubmit"),
+    schemaText: computeInputSchemaText(formModelOf(form)),
+  };
+}
+
+function sameRecord(definition, record) {
+  return (
+    definition.name === record.name &&
+    definition.description === record.description &&
+    definition.title === record.title &&
+    definition.autosubmit === record.autosubmit &&
+    definition.inputSchema === record.schemaText
+  );
+}
+
+// Brings the tool map in line with the document's forms; one `toolchange` if anything changed.
+function scanDeclarativeForms() {
+  declarativeScanDirty = false;
+  declarativeLastScan = DateNow();
+  const forms = DocumentPrototypeQuerySelectorAll(ownDocument, "form");
+  const count = NodeListPrototypeGetLength(forms);
+  const records = new SafeMap();
+  const ordered = safeList();
+  for (let i = 0; i < count; i++) {
+    const record = declarativeRecordOf(forms[i]);
+    if (record === null) continue;
+    records.set(forms[i], record);
+    ArrayPrototypePush(ordered, forms[i]);
+  }
+  let changed = false;
+  const stale = safeList();
+  declarativeDefinitions.forEach((definition, form) => {
+    const record = records.get(form);
+    if (record === undefined || !sameRecord(definition, record)) ArrayPrototypePush(stale, form);
+  });
+  for (let i = 0; i < stale.length; i++) {
+    const definition = declarativeDefinitions.get(stale[i]);
+    declarativeDefinitions.delete(stale[i]);
+    if (modelContextToolMap.get(definition.name) === definition) modelContextToolMap.delete(definition.name);
+    scriptRefusals.delete(definition.name);
+    const run = runningDeclarativeTools.get(stale[i]);
+    if (run !== undefined && !run.handlingSubmit) {
+      finishDeclarativeRun(run, null, false, DECLARATIVE_MESSAGES.definitionUpdated, "cancelled");
+    }
+    changed = true;
+  }
+  const refusals = safeList();
+  for (let i = 0; i < ordered.length; i++) {
+    const form = ordered[i];
+    if (declarativeDefinitions.has(form)) continue;
+    const record = records.get(form);
+    if (!isValidToolName(record.name)) continue;
+    const holder = modelContextToolMap.get(record.name);
+    if (holder !== undefined) {
+      ArrayPrototypePush(refusals, {
+        __proto__: null,
+        name: record.name,
+        source: "declarative",
+        holder: holder.source,
+        where: formDescription(form),
+      });
+      continue;
+    }
+    const definition = createDeclarativeDefinition(form, record);
+    declarativeDefinitions.set(form, definition);
+    modelContextToolMap.set(record.name, definition);
+    changed = true;
+  }
+  declarativeRefusals = refusals;
+  if (changed) {
+    notifyDocumentsOfAToolChange(safeList());
+    harnessHooks.toolsChanged();
+  }
+}
+
+// A DOM change: re-scan in a later task, at most once per DECLARATIVE_SCAN_INTERVAL_MS.
+function scheduleDeclarativeScan() {
+  declarativeScanDirty = true;
+  if (declarativeScanScheduled) return;
+  declarativeScanScheduled = true;
+  const run = () => {
+    declarativeScanScheduled = false;
+    if (declarativeScanDirty) scanDeclarativeForms();
+  };
+  const wait = declarativeLastScan + DECLARATIVE_SCAN_INTERVAL_MS - DateNow();
+  if (wait > 0) setTimeoutFn(run, wait);
+  else queueGlobalTask(run);
+}
+
+function onDeclarativeMutations(records) {
+  const count = records.length;
+  for (let i = 0; i < count; i++) {
+    const record = records[i];
+    if (MutationRecordPrototypeGetType(record) === "attributes") {
+      // Our own marks, and attributes no schema depends on (animations touch them often).
+      const name = MutationRecordPrototypeGetAttributeName(record);
+      if (name === FORM_ACTIVE_ATTRIBUTE || name === SUBMIT_ACTIVE_ATTRIBUTE) continue;
+      if (name === "style" || name === "class") continue;
+    }
+    scheduleDeclarativeScan();
+    return;
+  }
+}
+
+// Before the tool map is read (getTools, executeTool, the harness's `list`): apply DOM changes
+// not scanned yet, the way Chromium's registration task runs before a later task.
+function flushDeclarativeScan() {
+  if (declarativeObserver === null) return;
+  onDeclarativeMutations(MutationObserverPrototypeTakeRecords(declarativeObserver));
+  if (declarativeScanDirty) scanDeclarativeForms();
+}
+
+// registerTool() was refused because a form holds the name: the harness hears of it.
+function noteScriptToolRefused(toolName) {
+  const holder = modelContextToolMap.get(toolName);
+  if (holder !== undefined && holder.source === "declarative") {
+    scriptRefusals.set(toolName, formDescription(holder.form));
+    harnessHooks.toolsChanged();
+  }
+}
+
+// -------------------------------------------------------------------------------------------
+// The polyfill: executing a declarative tool
+// -------------------------------------------------------------------------------------------
+
+function setRunMarkers(run, on) {
+  const mark = (element, name) => {
+    if (element === null) return;
+    if (on) ElementPrototypeSetAttribute(element, name, "");
+    else ElementPrototypeRemoveAttribute(element, name);
+  };
+  mark(run.form, FORM_ACTIVE_ATTRIBUTE);
+  mark(run.submitButton, SUBMIT_ACTIVE_ATTRIBUTE);
+}
+
+// CallDoneCallback: the run's one result. `outcome` is "cancelled" or the submission details.
+function finishDeclarativeRun(run, result, success, message, outcome) {
+  if (run.finished) return;
+  run.finished = true;
+  if (runningDeclarativeTools.get(run.form) === run) {
+    runningDeclarativeTools.delete(run.form);
+    setRunMarkers(run, false); // a later call on the same form keeps them
+  }
+  if (!localPendingToolExecutions.has(run.uuid)) return; // cancelled through its signal
+  localPendingToolExecutions.delete(run.uuid);
+  run.completionSteps(result, success, message, undefined, outcome);
+}
+
+function fireDeclarativeToolActivated(toolName, callId) {
+  if (modelContextObject !== null) {
+    fireEvent(modelContextObject, createToolEvent(ToolActivatedEvent, "toolactivated", toolName));
+  }
+  harnessHooks.toolEvent("toolactivated", toolName, callId);
+}
+
+// The tool execute steps of a declarative tool (the imperative ones are in model_context.js).
+function runDeclarativeTool(definition, inputObject, uuid, callId, signal, completionSteps) {
+  const form = definition.form;
+  const model = formModelOf(form);
+  // `toolactivated` comes once this task (fill, submit) is over and its microtasks ran, as
+  // Chromium's does where the harness listens to it; before any result, which is a task later.
+  let waitsForReview = false;
+  queueGlobalTask(() => {
+    fireDeclarativeToolActivated(definition.name, callId);
+    if (waitsForReview && runningDeclarativeTools.has(form)) sendReview(definition.name, callId, model);
+  });
+  let error = null;
+  if (!definition.autosubmit && model.submitButton === null) error = DECLARATIVE_MESSAGES.noSubmitButton;
+  else error = fillFormControls(model, inputObject);
+  if (error !== null) {
+    localPendingToolExecutions.delete(uuid);
+    completionSteps(null, false, error, undefined, undefined);
+    return;
+  }
+  const run = {
+    __proto__: null,
+    form,
+    name: definition.name,
+    uuid,
+    callId,
+    submitButton: model.submitButton,
+    completionSteps,
+    finished: false,
+    handlingSubmit: false,
+    submitEvent: null,
+  };
+  runningDeclarativeTools.set(form, run);
+  setRunMarkers(run, true);
+  EventTargetPrototypeAddEventListener(signal, "abort", () => finishDeclarativeRun(run, null, false, null, undefined), {
+    __proto__: null,
+    once: true,
+  });
+  if (!definition.autosubmit) {
+    // Wait for the user: focus the submit button; the harness is asked for the review.
+    HTMLElementPrototypeFocus(model.submitButton);
+    waitsForReview = true;
+    return;
+  }
+  submitDeclarativeRun(run, model.submitButton);
+}
+
+// Submits the running form as Chromium's PrepareForSubmission does: interactive validation,
+// then the (trusted) submit event, which the capture listener marks as agent-invoked.
+function submitDeclarativeRun(run, submitter) {
+  run.handlingSubmit = true;
+  run.submitEvent = null;
+  try {
+    if (submitter !== null) HTMLFormElementPrototypeRequestSubmit(run.form, submitter);
+    else HTMLFormElementPrototypeRequestSubmit(run.form);
+  } catch (error) {
+    // The submit button went away (or stopped being one) since the form was filled.
+    finishDeclarativeRun(run, null, false, errorMessageOf(error), undefined);
+    return;
+  } finally {
+    run.handlingSubmit = false;
+  }
+  if (run.finished) return;
+  if (run.submitEvent === null) {
+    finishDeclarativeRun(run, null, false, validationFailureMessage(run.form), undefined);
+    return;
+  }
+  afterSubmitDispatch(run);
+}
+
+// After the submit event was dispatched: the submission goes ahead (null), respondWith()
+// gives the result, or preventDefault() alone is the page's error.
+function afterSubmitDispatch(run) {
+  const event = run.submitEvent;
+  run.submitEvent = null;
+  if (run.finished || event === null) return;
+  if (!EventPrototypeGetDefaultPrevented(event)) {
+    finishDeclarativeRun(run, null, true, null, submissionDetails(run.form, SubmitEventPrototypeGetSubmitter(event)));
+    return;
+  }
+  const promise = respondWithPromises.get(event);
+  if (promise === undefined) {
+    finishDeclarativeRun(run, null, false, DECLARATIVE_MESSAGES.preventedWithoutResponse, undefined);
+    return;
+  }
+  safeThen(
+    promise,
+    (value) => {
+      let text = null;
+      if (isObject(value)) {
+        try {
+          text = JSONStringify(value);
+        } catch {
+          finishDeclarativeRun(run, null, false, DECLARATIVE_MESSAGES.respondWithUnserializable, undefined);
+          return;
+        }
+        if (text === undefined) text = "undefined";
+      } else {
+        try {
+          text = `${value}`;
+        } catch {
+          text = null;
+        }
+      }
+      finishDeclarativeRun(run, text, true, null, undefined);
+    },
+    (reason) => {
+      ConsoleWarn(`Uncaught (in promise) ${describeForConsole(reason)}`);
+      finishDeclarativeRun(run, null, false, DECLARATIVE_MESSAGES.respondWithRejected, undefined);
+    },
+  );
+}
+
+// Window, capture phase, registered before any page script: every submit and reset of a form
+// whose tool is running passes here first.
+function onSubmitCapture(event) {
+  const form = EventPrototypeGetTarget(event);
+  const run = runningDeclarativeTools.get(form);
+  if (run === undefined) return;
+  agentInvokedEvents.set(event, true);
+  run.submitEvent = event;
+  // A submission the user (or the page) started: look at the outcome once it was dispatched.
+  if (!run.handlingSubmit) queueGlobalTask(() => afterSubmitDispatch(run));
+}
+
+function onResetCapture(event) {
+  const run = runningDeclarativeTools.get(EventPrototypeGetTarget(event));
+  if (run === undefined) return;
+  queueGlobalTask(() => {
+    if (!EventPrototypeGetDefaultPrevented(event)) {
+      finishDeclarativeRun(run, null, false, DECLARATIVE_MESSAGES.reset, "cancelled");
+    }
+  });
+}
+
+// form.submit() from the page while the tool runs: the submission goes ahead, the result is null.
+const polyfilledFormSubmit = {
+  submit() {
+    const result = ReflectApply(HTMLFormElementPrototypeSubmitMethod, this, []);
+    const run = runningDeclarativeTools.get(this);
+    if (run !== undefined) finishDeclarativeRun(run, null, true, null, submissionDetails(this, null));
+    return result;
+  },
+}.submit;
+
+// SubmitEvent.agentInvoked and respondWith(), for Chromium without its own.
+const polyfilledSubmitEventMembers = {
+  get agentInvoked() {
+    SubmitEventPrototypeGetSubmitter(this); // "Illegal invocation" for anything else
+    return agentInvokedEvents.get(this) === true;
+  },
+  respondWith(promise) {
+    SubmitEventPrototypeGetSubmitter(this);
+    const fail = (detail) =>
+      new DOMExceptionCtor(`Failed to execute 'respondWith' on 'SubmitEvent': ${detail}`, "InvalidStateError");
+    if (arguments.length < 1) {
+      throw new TypeErrorCtor(
+        "Failed to execute 'respondWith' on 'SubmitEvent': 1 argument required, but only 0 present.",
+      );
+    }
+    if (agentInvokedEvents.get(this) !== true) {
+      throw fail("You can only call respondWith on an submit event that has agentInvoked == true.");
+    }
+    if (!EventPrototypeGetDefaultPrevented(this)) {
+      throw fail("To call respondWith, you must first call preventDefault.");
+    }
+    if (EventPrototypeGetEventPhase(this) === 0) {
+      throw fail("To call respondWith, the event must be currently being dispatched.");
+    }
+    // Web IDL's promise conversion, kept in a SafePromise (the page's promise is not touched).
+    respondWithPromises.set(this, new SafePromise((resolve) => resolve(promise)));
+  },
+};
+
+// `new SubmitEvent(type, {agentInvoked: true})`: the same constructor otherwise.
+const PolyfilledSubmitEvent = function SubmitEvent(type, eventInitDict = undefined) {
+  if (new.target === undefined) {
+    throw new TypeErrorCtor(
+      "Failed to construct 'SubmitEvent': Please use the 'new' operator, this DOM object constructor cannot be called as a function.",
+    );
+  }
+  const target = new.target === PolyfilledSubmitEvent ? SubmitEventCtor : new.target;
+  const event = ReflectConstruct(SubmitEventCtor, arguments, target);
+  if (isObject(eventInitDict) && eventInitDict.agentInvoked) agentInvokedEvents.set(event, true);
+  return event;
+};
+
+function installSubmitEventMembers() {
+  const proto = SubmitEventCtor.prototype;
+  const getter = ObjectGetOwnPropertyDescriptor(polyfilledSubmitEventMembers, "agentInvoked").get;
+  ObjectDefineProperty(proto, "agentInvoked", {
+    __proto__: null,
+    get: getter,
+    enumerable: true,
+    configurable: true,
+  });
+  defineMethod(proto, "respondWith", polyfilledSubmitEventMembers.respondWith);
+  ObjectDefineProperty(PolyfilledSubmitEvent, "prototype", {
+    __proto__: null,
+    value: proto,
+    writable: false,
+    enumerable: false,
+    configurable: false,
+  });
+  ObjectSetPrototypeOf(PolyfilledSubmitEvent, EventCtor);
+  ObjectDefineProperty(proto, "constructor", {
+    __proto__: null,
+    value: PolyfilledSubmitEvent,
+    writable: true,
+    enumerable: false,
+    configurable: true,
+  });
+  exposeInterface("SubmitEvent", PolyfilledSubmitEvent);
+  defineMethod(HTMLFormElement.prototype, "submit", polyfilledFormSubmit);
+}
+
+// -------------------------------------------------------------------------------------------
+// The harness's side: review of forms without toolautosubmit, and refusals
+// -------------------------------------------------------------------------------------------
+
+function sendReview(toolName, callId, model) {
+  declarativeHooks.send(
+    '"type":"review","name":' +
+      JSONStringify(toolName) +
+      ',"callId":' +
+      (callId === null ? "null" : JSONStringify(callId)) +
+      ',"values":' +
+      JSONStringify(currentValues(model)),
+  );
+}
+
+function refusedText(list) {
+  const texts = safeList();
+  for (let i = 0; i < list.length; i++) ArrayPrototypePush(texts, JSONStringify(list[i]));
+  return "[" + ArrayPrototypeJoin(texts, ",") + "]";
+}
+
+// Declarations refused over a name another tool of this document holds (the catalog warns).
+let declarativeRefusedText = () => "[]";
+
+// The `review` op: the person reviewing the form submits it (after changing `values`, if
+// given). The polyfill looks the run up by callId (the harness's) or tool name; in native
+// mode, the form that matches :tool-form-active.
+let reviewDeclarativeTool = () => harnessError("NotFoundError", "No form is waiting for a review.");
+
+function reviewAnswer(submitted, error) {
+  return { __proto__: null, submitted, error };
+}
+
+function fillReviewedValues(form, values) {
+  if (values === null) return null;
+  return fillFormControls(formModelOf(form), values);
+}
+
+function installDeclarativePolyfill() {
+  installSubmitEventMembers();
+  const capture = { __proto__: null, capture: true };
+  EventTargetPrototypeAddEventListener(ownWindow, "submit", onSubmitCapture, capture);
+  EventTargetPrototypeAddEventListener(ownWindow, "reset", onResetCapture, capture);
+  declarativeObserver = new MutationObserverCtor(onDeclarativeMutations);
+  MutationObserverPrototypeObserve(declarativeObserver, ownDocument, {
+    __proto__: null,
+    subtree: true,
+    childList: true,
+    attributes: true,
+    characterData: true,
+  });
+  declarativeRefusedText = () => {
+    const all = safeList();
+    for (let i = 0; i < declarativeRefusals.length; i++) ArrayPrototypePush(all, declarativeRefusals[i]);
+    scriptRefusals.forEach((where, name) =>
+      ArrayPrototypePush(all, { __proto__: null, name, source: "script", holder: "declarative", where }),
+    );
+    return refusedText(all);
+  };
+  reviewDeclarativeTool = (toolName, callId, values) => {
+    flushDeclarativeScan();
+    let run;
+    runningDeclarativeTools.forEach((candidate) => {
+      if (candidate.name === toolName && (callId === null || candidate.callId === callId)) run = candidate;
+    });
+    if (run === undefined) return harnessError("NotFoundError", `No form of tool "${toolName}" is waiting for a review.`);
+    const error = fillReviewedValues(run.form, values);
+    if (error !== null) return reviewAnswer(false, error);
+    submitDeclarativeRun(run, run.submitButton);
+    return reviewAnswer(true, null);
+  };
+}
+
+// -------------------------------------------------------------------------------------------
+// Native mode: Chromium registers and runs the forms; this reports to the harness what CDP
+// does not say (a review is due, a submission navigates, names refused) and submits a form
+// the harness's reviewer accepted.
+// -------------------------------------------------------------------------------------------
+
+// The names Chromium's forms hold: Chromium registers a form in a task after the DOM change,
+// so a script that registers a tool of the same name while the page parses gets it first.
+// Followed with the same timing: a mutation, then a task.
+const nativeDeclarativeNames = new SafeSet();
+const nativeScriptRefusals = new SafeMap(); // name → the form, for registerTool() refused over it
+let nativeNamesQueued = false;
+
+function updateNativeDeclarativeNames() {
+  nativeNamesQueued = false;
+  nativeDeclarativeNames.clear();
+  const forms = DocumentPrototypeQuerySelectorAll(ownDocument, "form[toolname][tooldescription]");
+  const count = NodeListPrototypeGetLength(forms);
+  for (let i = 0; i < count; i++) nativeDeclarativeNames.add(toolNameOfForm(forms[i]));
+  nativeScriptRefusals.forEach((form, name) => {
+    if (!nativeDeclarativeNames.has(name)) nativeScriptRefusals.delete(name);
+  });
+}
+
+// Whether a form holds `name` in Chromium's map (the native layer refuses script tools over
+// it, as Chromium does); the refusal is remembered for the catalog's warning.
+function declarativeNameInUse(name) {
+  if (!nativeDeclarativeNames.has(name)) return false;
+  const form = candidateFormNamed(name, null);
+  if (form !== null) nativeScriptRefusals.set(name, form);
+  return true;
+}
+
+function nativeRefusals(backend) {
+  const refusals = safeList();
+  nativeScriptRefusals.forEach((form, name) =>
+    ArrayPrototypePush(refusals, {
+      __proto__: null,
+      name,
+      source: "script",
+      holder: "declarative",
+      where: formDescription(form),
+    }),
+  );
+  const scriptNames = new SafeSet();
+  backend.forEachTool((definition) => {
+    if (definition.source === "script") scriptNames.add(definition.name);
+  });
+  const seen = new SafeSet();
+  const forms = DocumentPrototypeQuerySelectorAll(ownDocument, "form[toolname][tooldescription]");
+  const count = NodeListPrototypeGetLength(forms);
+  for (let i = 0; i < count; i++) {
+    const name = toolNameOfForm(forms[i]);
+    if (!isValidToolName(name)) continue;
+    const holder = scriptNames.has(name) ? "script" : seen.has(name) ? "declarative" : null;
+    seen.add(name);
+    if (holder !== null) {
+      ArrayPrototypePush(refusals, {
+        __proto__: null,
+        name,
+        source: "declarative",
+        holder,
+        where: formDescription(forms[i]),
+      });
+    }
+  }
+  return refusals;
+}
+
+// Snapshot extras for the forms Chromium registers (CDP gives no title): one per name.
+function forEachDeclarativeExtra(skip, callback) {
+  const forms = DocumentPrototypeQuerySelectorAll(ownDocument, "form[toolname][tooldescription]");
+  const count = NodeListPrototypeGetLength(forms);
+  const seen = new SafeSet();
+  for (let i = 0; i < count; i++) {
+    const record = declarativeRecordOf(forms[i]);
+    if (record === null || seen.has(record.name) || skip(record.name) || !isValidToolName(record.name)) continue;
+    seen.add(record.name);
+    callback(createDeclarativeDefinition(forms[i], record));
+  }
+}
+
+function installDeclarativeNativeHelpers(backend) {
+  const observer = new MutationObserverCtor(() => {
+    if (nativeNamesQueued) return;
+    nativeNamesQueued = true;
+    queueGlobalTask(updateNativeDeclarativeNames);
+  });
+  MutationObserverPrototypeObserve(observer, ownDocument, {
+    __proto__: null,
+    subtree: true,
+    childList: true,
+    attributes: true,
+    attributeFilter: ["toolname", "tooldescription"],
+  });
+  const agentInvoked = (event) =>
+    NativeSubmitEventPrototypeGetAgentInvoked !== null && NativeSubmitEventPrototypeGetAgentInvoked(event) === true;
+  EventTargetPrototypeAddEventListener(
+    ownWindow,
+    "submit",
+    (event) => {
+      if (!agentInvoked(event)) return;
+      const form = EventPrototypeGetTarget(event);
+      const submitter = SubmitEventPrototypeGetSubmitter(event);
+      queueGlobalTask(() => {
+        if (EventPrototypeGetDefaultPrevented(event)) return;
+        const details = submissionDetails(form, submitter);
+        declarativeHooks.send(
+          '"type":"submitted","name":' + JSONStringify(toolNameOfForm(form)) + ',"submitted":' + JSONStringify(details),
+        );
+      });
+    },
+    { __proto__: null, capture: true },
+  );
+  // form.submit() from a submit handler ends a running call with null, and sends no submit event.
+  defineMethod(
+    HTMLFormElement.prototype,
+    "submit",
+    {
+      submit() {
+        const running = NodePrototypeGetNodeType(this) === 1 && ElementPrototypeMatches(this, "form:tool-form-active");
+        const result = ReflectApply(HTMLFormElementPrototypeSubmitMethod, this, []);
+        if (running) {
+          declarativeHooks.send(
+            '"type":"submitted","name":' +
+              JSONStringify(toolNameOfForm(this)) +
+              ',"submitted":' +
+              JSONStringify(submissionDetails(this, null)),
+          );
+        }
+        return result;
+      },
+    }.submit,
+  );
+  if (nativeToolEventGetToolName !== null) {
+    EventTargetPrototypeAddEventListener(backend.modelContext, "toolactivated", (event) => {
+      const toolName = nativeToolEventGetToolName(event);
+      const form = candidateFormNamed(toolName, ":tool-form-active");
+      if (form === null || ElementPrototypeHasAttribute(form, "toolautosubmit")) return;
+      sendReview(toolName, null, formModelOf(form));
+    });
+  }
+  declarativeRefusedText = () => refusedText(nativeRefusals(backend));
+  reviewDeclarativeTool = (toolName, callId, values) => {
+    const form = candidateFormNamed(toolName, ":tool-form-active");
+    if (form === null) return harnessError("NotFoundError", `No form of tool "${toolName}" is waiting for a review.`);
+    const error = fillReviewedValues(form, values);
+    if (error !== null) return reviewAnswer(false, error);
+    let submitter = null;
+    const controls = listedControlsOf(form);
+    for (let i = 0; i < controls.length && submitter === null; i++) {
+      if (ElementPrototypeMatches(controls[i], ":tool-submit-active")) submitter = controls[i];
+    }
+    try {
+      if (submitter !== null) HTMLFormElementPrototypeRequestSubmit(form, submitter);
+      else HTMLFormElementPrototypeRequestSubmit(form);
+    } catch (error) {
+      return reviewAnswer(false, errorMessageOf(error));
+    }
+    return reviewAnswer(true, null);
+  };
+}
+
+// Start-up (channel.js): the polyfill registers forms itself; on Chromium's own WebMCP the
+// helpers above report what the harness needs.
+function installDeclarativeTools(backend) {
+  if (backend.native) installDeclarativeNativeHelpers(backend);
+  else installDeclarativePolyfill();
+}
