@@ -19,7 +19,7 @@ $(STAMP): pyproject.toml
 # Finds a Chromium ($$WEBMCP_CHROMIUM, /usr/bin/chromium, a Playwright-managed one);
 # installs Debian's `chromium` when none is found and we are root with apt-get.
 chromium: $(STAMP)
-	$(BIN)/python -m harness.chromium --ensure
+	$(BIN)/python -m harness.browser.chromium --ensure
 
 # The official MCP conformance suite and a Node.js >= 22 to run it, pinned by
 # conformance/package-lock.json (npm ci: needs npm, and the npm registry on first use).

@@ -9,7 +9,7 @@ from __future__ import annotations
 from playwright.sync_api import Page
 
 from harness.expect import expect_no_leak, expect_result
-from harness.sync_page import PageSession
+from harness.testing.page import PageSession
 
 
 def test_a_new_api_key_is_withheld_from_the_agent(

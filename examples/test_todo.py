@@ -16,7 +16,7 @@ import pytest
 from playwright.sync_api import Page, expect
 
 from harness.expect import expect_result, expect_tool
-from harness.sync_page import PageSession
+from harness.testing.page import PageSession
 
 
 def test_the_page_offers_its_tools(page: Page, webmcp: PageSession, todo_url: str) -> None:

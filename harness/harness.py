@@ -10,17 +10,17 @@ from typing import get_args
 from playwright.async_api import Browser, BrowserContext, Page, Playwright, async_playwright
 from playwright.async_api import Error as PlaywrightError
 
-from harness.backends.base import Backend
-from harness.backends.native import NativeBackend
-from harness.backends.polyfill import PolyfillBackend
-from harness.chromium import QUIET_FLAGS, find_chromium
-from harness.elicitation import ElicitationHandler, close_handler
+from harness.browser.backends.base import Backend
+from harness.browser.backends.native import NativeBackend
+from harness.browser.backends.polyfill import PolyfillBackend
+from harness.browser.chromium import QUIET_FLAGS, find_chromium
+from harness.browser.injection import ChannelKeys
+from harness.declarative.review import FORM_REVIEW_MODES, FormReviewMode
+from harness.elicitation.base import ElicitationHandler, close_handler
 from harness.errors import BrowserNotFound, ConfigError
-from harness.form_review import FORM_REVIEW_MODES, FormReviewMode
-from harness.injection import ChannelKeys
 from harness.models import BackendName
-from harness.policy import DEFAULT_POLICY, Policy, PolicyOption, policy_option
 from harness.session import Session
+from harness.stages.policy import DEFAULT_POLICY, Policy, PolicyOption, policy_option
 
 DEFAULT_CALL_TIMEOUT_S = 30.0
 
@@ -48,12 +48,12 @@ class Harness:
         untrusted_framing: bool = True,
         form_review: FormReviewMode = "ask",
     ) -> None:
-        """``policy``: the default pack unless given a :class:`~harness.policy.Policy`, a
+        """``policy``: the default pack unless given a :class:`~harness.stages.policy.Policy`, a
         policy file (loaded now: a bad file fails before anything runs) or None (no policy).
         ``untrusted_framing``: mark page-provided text as untrusted data in the agent view.
         ``form_review``: what becomes of a filled ``<form toolname>`` without
         ``toolautosubmit`` — ``"submit"``, ``"cancel"``, or ``"ask"`` the elicitation
-        handler (whose default answer cancels); see :mod:`harness.form_review`.
+        handler (whose default answer cancels); see :mod:`harness.declarative.review`.
         """
         if form_review not in FORM_REVIEW_MODES:
             raise ConfigError(

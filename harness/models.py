@@ -1,13 +1,18 @@
 """The typed values that cross a boundary, each defined once.
 
-A :class:`Tool` is what the catalog knows about one tool; a :class:`CallOutcome`
-is what one call produced. The *agent view* of a result is an MCP
+A :class:`Tool` is what the catalog knows about one tool; a :class:`CallRequest`
+is one call on its way through the pipeline's stages, a :class:`CallOutcome` what it
+produced; the agent's actions (:data:`AgentAction`) are what agents decide and traces record. The *agent view* of a result is an MCP
 ``CallToolResult`` (the official SDK's model); front ends convert at their edge.
 """
 
 from __future__ import annotations
 
-from typing import Any, Literal
+import json
+import uuid
+from collections.abc import Awaitable, Callable
+from dataclasses import dataclass, field
+from typing import Annotated, Any, Literal, Protocol
 
 from mcp.types import CallToolResult, TextContent
 from pydantic import BaseModel, ConfigDict, Field
@@ -123,3 +128,77 @@ def error_result(message: str, meta: dict[str, Any] | None = None) -> CallToolRe
     return CallToolResult(
         content=[TextContent(type="text", text=message)], is_error=True, meta=meta or None
     )
+
+
+@dataclass
+class CallRequest:
+    """One call on its way through the pipeline: the value every stage receives."""
+
+    tool: Tool
+    arguments: dict[str, Any]
+    timeout: float
+    call_id: str = field(default_factory=lambda: uuid.uuid4().hex[:12])
+    meta: dict[str, Any] = field(default_factory=dict)  # extra `execute` options for the page
+    notes: list[str] = field(default_factory=list)
+
+
+BeforeCall = Callable[[CallRequest], Awaitable[CallToolResult | None]]
+"""A stage before ``execute``: returns a result to stop the call, or None to go on."""
+
+AfterCall = Callable[[CallRequest, CallToolResult], Awaitable[CallToolResult]]
+"""A stage after ``execute``: returns the (possibly rewritten) result."""
+
+
+class StageSlots(Protocol):
+    """Where stages are installed (a :class:`~harness.pipeline.Pipeline` has both lists)."""
+
+    before: list[BeforeCall]
+    after: list[AfterCall]
+
+
+# -- what agents decide ---------------------------------------------------------------------
+
+
+class CallAction(BaseModel):
+    """Call a tool with arguments."""
+
+    model_config = ConfigDict(frozen=True)
+
+    kind: Literal["call"] = "call"
+    tool: str
+    arguments: dict[str, Any] = Field(default_factory=dict)
+    # Opaque id the agent uses to match the result (LLM tool-call ids).
+    call_ref: str | None = None
+    # Why the agent chose this step, for the trace (e.g. the instruction it obeyed).
+    note: str | None = None
+
+
+class NavigateAction(BaseModel):
+    """Navigate the page (a URL, or a path relative to the start URL)."""
+
+    model_config = ConfigDict(frozen=True)
+
+    kind: Literal["navigate"] = "navigate"
+    url: str
+    note: str | None = None  # why, for the trace
+
+
+class FinishAction(BaseModel):
+    """Stop with an answer."""
+
+    model_config = ConfigDict(frozen=True)
+
+    kind: Literal["finish"] = "finish"
+    answer: str = ""
+
+
+AgentAction = Annotated[CallAction | NavigateAction | FinishAction, Field(discriminator="kind")]
+
+
+def describe_action(action: CallAction | NavigateAction | FinishAction) -> str:
+    """One line for people: ``call add_todo {"text": "x"}``, ``navigate /archive``, ``finish "ok"``."""
+    if isinstance(action, CallAction):
+        return f"call {action.tool} {json.dumps(action.arguments, ensure_ascii=False)}"
+    if isinstance(action, NavigateAction):
+        return f"navigate {action.url}"
+    return f"finish {json.dumps(action.answer, ensure_ascii=False)}"

@@ -13,38 +13,28 @@ from __future__ import annotations
 
 import asyncio
 import time
-import uuid
-from collections.abc import Awaitable, Callable
-from dataclasses import dataclass, field
-from typing import Any
 
 from mcp.types import CallToolResult
 
-from harness.backends.base import Backend, RawResult
+from harness.browser.backends.base import Backend, RawResult
 from harness.catalog import Catalog
 from harness.errors import UnknownTool
-from harness.models import META_PREFIX, CallOutcome, ErrorKind, Tool, error_result
-from harness.normalization import normalize
-from harness.validation import describe_problems, schema_problem, validate_arguments
+from harness.models import (
+    AfterCall,
+    BeforeCall,
+    CallOutcome,
+    CallRequest,
+    ErrorKind,
+    Tool,
+    error_result,
+)
+from harness.stages.normalization import normalize
+from harness.stages.validation import check_arguments
+
+__all__ = ["AfterCall", "BeforeCall", "CallRequest", "Pipeline", "check_arguments"]
 
 # How long a cancelled tool gets to settle before the harness stops waiting.
 CANCEL_GRACE_S = 2.0
-
-
-@dataclass
-class CallRequest:
-    """One call on its way through the pipeline."""
-
-    tool: Tool
-    arguments: dict[str, Any]
-    timeout: float
-    call_id: str = field(default_factory=lambda: uuid.uuid4().hex[:12])
-    meta: dict[str, Any] = field(default_factory=dict)  # extra `execute` options for the page
-    notes: list[str] = field(default_factory=list)
-
-
-BeforeCall = Callable[[CallRequest], Awaitable[CallToolResult | None]]
-AfterCall = Callable[[CallRequest, CallToolResult], Awaitable[CallToolResult]]
 
 
 class Pipeline:
@@ -125,20 +115,3 @@ class Pipeline:
         if not done:
             task.cancel()
         return None
-
-
-def check_arguments(tool: Tool, arguments: Any) -> CallToolResult | None:
-    """The validation stage: an ``isError`` result when the arguments do not fit."""
-    problem = schema_problem(tool.input_schema)
-    if problem is not None:
-        return error_result(
-            f"Tool {tool.name!r} has an invalid inputSchema, so its arguments cannot be "
-            f"checked; the tool was not run. Schema problem: {problem}"
-        )
-    problems = validate_arguments(tool, arguments)
-    if problems:
-        return error_result(
-            describe_problems(tool, problems),
-            {META_PREFIX + "validation": [p.model_dump() for p in problems]},
-        )
-    return None

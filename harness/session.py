@@ -6,35 +6,33 @@ import asyncio
 import contextlib
 import copy
 from collections.abc import Callable
-from typing import TYPE_CHECKING, Any
+from typing import Any
 
 from mcp.types import CallToolResult
 from playwright.async_api import BrowserContext, Page
 from playwright.async_api import Error as PlaywrightError
 
-from harness.agent_view import PAGE_RESULT_KINDS, AgentTool, agent_tools, frame_result
-from harness.backends.base import Backend
+from harness.agent_view import AgentTool, agent_tools
+from harness.browser.backends.base import Backend
+from harness.browser.backends.polyfill import ChannelBackend
 from harness.catalog import Catalog
-from harness.declarative_invoke import install_seed_stage, seed_tools_of
-from harness.elicitation import (
+from harness.declarative.invocation import SeedTools, install_seed_stage, seed_tools_of
+from harness.declarative.review import FormReviewer, FormReviewMode
+from harness.elicitation.base import (
     AutoHandler,
     ElicitationHandler,
     ElicitationRecord,
     RecordingHandler,
 )
 from harness.errors import ConfigError, PageUnreachable, SessionClosed
-from harness.form_review import FormReviewer, FormReviewMode
-from harness.models import CallOutcome, CatalogWarning, Tool, ToolChange
-from harness.pipeline import CallRequest, Pipeline
-from harness.policy import DEFAULT_POLICY, AuditTrail, Policy, install_stages
-from harness.redaction import Redactor, sensitivity_warnings
-from harness.redemption import RevealAttempt, reveal, reveal_all
-from harness.trust import TrustState, annotation_warnings, page_resolver
-from harness.vault import Revealed, Vault
-
-if TYPE_CHECKING:
-    from harness.harness import Harness
-
+from harness.models import CallOutcome, CallRequest, CatalogWarning, Tool, ToolChange
+from harness.pipeline import Pipeline
+from harness.stages.framing import PAGE_RESULT_KINDS, frame_result
+from harness.stages.policy import DEFAULT_POLICY, AuditTrail, Policy, install_stages
+from harness.stages.redaction import Redactor, sensitivity_warnings
+from harness.stages.redemption import RevealAttempt, reveal, reveal_all
+from harness.stages.trust import TrustState, annotation_warnings, page_resolver
+from harness.stages.vault import Revealed, Vault
 
 CallListener = Callable[[dict[str, Any], CallOutcome], None]
 """``listener(arguments, outcome)``: see :meth:`Session.on_call`."""
@@ -50,7 +48,7 @@ class Session:
 
     def __init__(
         self,
-        harness: Harness,
+        harness: object,
         context: BrowserContext,
         page: Page,
         backend: Backend,
@@ -62,6 +60,7 @@ class Session:
         untrusted_framing: bool = True,
         form_review: FormReviewMode = "ask",
     ) -> None:
+        # The Harness that made it (kept for its owner; the session never calls back into it).
         self.harness = harness
         self.context = context
         # False for a page made elsewhere (Harness.attach): closing leaves it open.
@@ -77,16 +76,16 @@ class Session:
         self.elicitation = elicitation or AutoHandler("cancel")
         self.history: list[CallOutcome] = []
         # A filled <form toolname> without toolautosubmit waits for the user: submit,
-        # cancel, or ask `elicitation` (harness/form_review.py). `form_review.mode` may change.
+        # cancel, or ask `elicitation` (harness/declarative/review.py). `form_review.mode` may change.
         self.form_review = FormReviewer(form_review, lambda: self.elicitation)
         backend.form_reviewer = self.form_review
-        # Questions a tool asks from inside execute (harness/elicitation_questions.py).
+        # Questions a tool asks from inside execute (harness/elicitation/questions.py).
         backend.question_handler = lambda: self.elicitation
         self._call_listeners: list[CallListener] = []
         self._closed = False
         # Seed 002 §6.1: what follows a delivered result (catalog recompute, navigation).
         self._after_delivery: asyncio.Task[None] | None = None
-        # Trust (harness/trust.py) and policy (harness/policy.py): the SEP's annotations
+        # Trust (harness/stages/trust.py) and policy (harness/stages/policy.py): the SEP's annotations
         # accumulate in `trust` for the whole session; every decision lands in `audit`.
         # `policy` (None: no policy) may be replaced between calls.
         self.policy = policy
@@ -102,11 +101,14 @@ class Session:
             page_url=lambda: self.page.url,
             resolve=page_resolver(backend),
         )
-        # Seed 002's tool-name tools: date/time bounds and files checked, tool-elicit asked.
+        # Seed 002's tool-name tools: run by the harness (fetch-first), lent to the backend;
+        # date/time bounds and files checked, tool-elicit asked, before they run.
+        if isinstance(backend, ChannelBackend):  # both bundled backends: the page channel
+            backend.seed = SeedTools(backend)
         install_seed_stage(
             self.pipeline, lambda: seed_tools_of(self.backend), lambda: self.elicitation
         )
-        # Redaction (harness/redaction.py) is the last stage both ways: it notes that the
+        # Redaction (harness/stages/redaction.py) is the last stage both ways: it notes that the
         # tool runs, and what it returns is the agent view. What it withholds, and each
         # call's user view, stay in `vault` (memory only) until the session closes.
         self.vault = Vault()
@@ -245,7 +247,7 @@ class Session:
     async def reveal_all(self, outcome: CallOutcome) -> list[RevealAttempt]:
         """For the user: :meth:`reveal` every item the outcome's agent view lists as withheld.
 
-        A failure is kept in its :class:`~harness.redemption.RevealAttempt`, not raised.
+        A failure is kept in its :class:`~harness.stages.redemption.RevealAttempt`, not raised.
         """
         self._check_open()
         return await reveal_all(self.vault, outcome.result, self.context.request)

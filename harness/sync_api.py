@@ -21,10 +21,10 @@ from mcp.types import CallToolResult
 
 from harness import harness as _async
 from harness import session as _session
-from harness.elicitation import ElicitationRecord
+from harness.elicitation.base import ElicitationRecord
 from harness.models import BackendName, CallOutcome, CatalogWarning, Tool, ToolChange
-from harness.redemption import RevealAttempt
-from harness.vault import Revealed
+from harness.stages.redemption import RevealAttempt
+from harness.stages.vault import Revealed
 
 T = TypeVar("T")
 
@@ -49,7 +49,7 @@ class _Loop:
 class Runner(Protocol):
     """Runs a coroutine of the async core to completion and returns its result.
 
-    :class:`_Loop` does it on a private thread; :mod:`harness.sync_page` on the
+    :class:`_Loop` does it on a private thread; :mod:`harness.testing.page` on the
     loop of Playwright's sync API, for a session on a sync Playwright page.
     """
 

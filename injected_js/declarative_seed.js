@@ -6,7 +6,7 @@
 // formaction/formmethod/formenctype) and, for a form (or a button's form owner), its
 // controls with their type, name, constraint attributes, options, fieldset nesting and
 // label text. The schema synthesis, the submission and the ordering guarantees are the
-// harness's (harness/declarative.py): all policy stays in Python.
+// harness's (harness/declarative/synthesis.py): all policy stays in Python.
 //
 // Reports go out as `declarations` messages, re-sent from a MutationObserver, coalesced
 // (quiet for SEED_QUIET_MS, or at most every SEED_MAX_WAIT_MS while the page keeps

@@ -47,7 +47,7 @@ LOGGED_HEADERS: Final = (
     "sec-fetch-site",
     "sec-fetch-mode",
     "sec-fetch-dest",
-    "webmcp-request-annotations",  # harness/trust.py: on seed-dialect (tool-name) submissions
+    "webmcp-request-annotations",  # harness/stages/trust.py: on seed-dialect (tool-name) submissions
 )
 
 # Enough to see what a tool sent, without keeping an upload in memory.

@@ -82,6 +82,6 @@ async def page_server() -> AsyncIterator[PageServer]:
 
 @pytest.fixture(scope="session")
 def chromium_path() -> Iterator[str]:
-    from harness.chromium import find_chromium
+    from harness.browser.chromium import find_chromium
 
     yield str(find_chromium())

@@ -4,7 +4,7 @@ from __future__ import annotations
 
 from typing import Any
 
-from harness.elicitation import ElicitationRequest
+from harness.elicitation.base import ElicitationRequest
 
 TODO_SCHEMA: dict[str, Any] = {
     "type": "object",

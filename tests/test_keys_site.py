@@ -27,7 +27,7 @@ from mcp.types import CallToolResult
 
 from harness import Harness
 from harness.models import dump_result
-from harness.redaction import withheld_items
+from harness.stages.redaction import withheld_items
 
 CANARY = keys_app.CANARY
 SCRIPT = shutil.which("webmcp-harness") or str(Path(sys.executable).parent / "webmcp-harness")

@@ -30,8 +30,8 @@ from harness.sites.mail_app import (
 from harness.sites.server import RunningSites, serve_sites
 
 from harness import Harness, Session
-from harness.policy import Policy
-from tests.test_trust import Scripted, text_of
+from harness.stages.policy import Policy
+from tests.stages.test_trust import Scripted, text_of
 
 ESCALATE_OPEN_WORLD = """
 [[rules]]

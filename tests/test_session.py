@@ -8,7 +8,7 @@ from collections.abc import AsyncIterator
 import pytest
 
 from harness import Harness, Session, SessionClosed, ToolChange, UnknownTool
-from harness.agent_view import frame_untrusted
+from harness.stages.framing import frame_untrusted
 from tests.conftest import PageServer
 
 BACKENDS = ["polyfill", "native"]

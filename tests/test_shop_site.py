@@ -17,7 +17,7 @@ import pytest
 from harness.sites.server import RunningSites, serve_sites
 
 from harness import Harness, Session
-from harness.elicitation import ScriptedAnswer, ScriptedHandler
+from harness.elicitation.answers import ScriptedAnswer, ScriptedHandler
 from tests.console_script import run_script
 
 BACKENDS = ("polyfill", "native")

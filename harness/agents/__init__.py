@@ -8,7 +8,10 @@ it, ``KIND`` or ``KIND:ARGUMENT`` (``scripted:plan.yaml``, ``replay:runs/a``,
 ``obedient``, ``obedient:plan.yaml``, ``openai:MODEL``, ``anthropic:MODEL``).
 :data:`AGENT_FACTORIES` maps each kind to a factory ``(argument, **options) ->
 Agent``; a factory imports its module when called, so an agent's optional
-dependencies load only when it is used.
+dependencies load only when it is used. ``loop`` runs an agent against a session.
+
+Below the front ends (the CLI, the pytest plugin and experiments all run agents):
+may import the core, ``harness.trace`` and everything below them; never a front end.
 """
 
 from __future__ import annotations
@@ -45,13 +48,13 @@ def _obedient(argument: str, **options: Any) -> Agent:
 
 
 def _openai(argument: str, **options: Any) -> Agent:
-    from harness.agents.llm import llm_agent
+    from harness.agents.providers import llm_agent
 
     return llm_agent("openai", argument, **options)
 
 
 def _anthropic(argument: str, **options: Any) -> Agent:
-    from harness.agents.llm import llm_agent
+    from harness.agents.providers import llm_agent
 
     return llm_agent("anthropic", argument, **options)
 

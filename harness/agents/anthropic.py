@@ -29,14 +29,7 @@ from anthropic.types import (
 
 from harness.agents.base import AgentContext
 from harness.agents.cassette import CassetteTransport
-from harness.agents.llm import (
-    Failure,
-    LLMAgent,
-    ModelCall,
-    ModelReply,
-    ProviderTool,
-    ToolReply,
-)
+from harness.agents.llm import Failure, LLMAgent, ModelCall, ModelReply, ProviderTool, ToolReply
 from harness.agents.usage import request_usage
 
 # Messages API requests must say how long an answer may be; this is the default.

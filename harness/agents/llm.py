@@ -33,17 +33,11 @@ from pathlib import Path
 from typing import Any, Final
 
 from harness.agent_view import AgentTool
-from harness.agents.base import (
-    AgentContext,
-    CallAction,
-    FinishAction,
-    NavigateAction,
-    StepRecord,
-    TokenUsage,
-)
+from harness.agents.base import AgentContext, StepRecord, TokenUsage
 from harness.agents.cassette import Cassette, CassetteMode, CassetteTransport
 from harness.agents.usage import Price, PriceTable, total_usage
 from harness.errors import CassetteError, ConfigError, ProviderError
+from harness.models import CallAction, FinishAction, NavigateAction
 
 # Both providers accept tool names matching this (OpenAI and Anthropic alike).
 PROVIDER_TOOL_NAME: Final = re.compile(r"^[a-zA-Z0-9_-]{1,64}$")
@@ -562,30 +556,3 @@ LLM_OPTIONS: Final = frozenset(
         "timeout",
     }
 )
-
-
-def llm_agent(provider: str, model: str, **options: Any) -> LLMAgent:
-    """The ``openai`` or ``anthropic`` agent for ``model`` (empty: from the environment).
-
-    Options the LLM agents do not take, and options set to ``None``, are left out.
-    A missing client library is a :class:`~harness.errors.ConfigError` that says
-    which extra to install.
-    """
-    chosen = {k: v for k, v in options.items() if k in LLM_OPTIONS and v is not None}
-    try:
-        if provider == "openai":
-            from harness.agents.openai import OpenAIAgent
-
-            return OpenAIAgent(model or None, **chosen)
-        if provider == "anthropic":
-            from harness.agents.anthropic import AnthropicAgent
-
-            return AnthropicAgent(model or None, **chosen)
-    except ModuleNotFoundError as err:
-        if err.name not in ("openai", "anthropic"):
-            raise
-        raise ConfigError(
-            f"The {provider} agent needs the {err.name} client library: "
-            f"pip install 'webmcp-harness[{err.name}]'."
-        ) from None
-    raise ConfigError(f"No LLM agent for provider {provider!r}; there are openai and anthropic.")

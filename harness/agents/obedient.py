@@ -52,8 +52,9 @@ from urllib.parse import urlencode, urlsplit
 from pydantic import BaseModel, ConfigDict, Field
 
 from harness.agent_view import AgentTool
-from harness.agents.base import AgentContext, CallAction, FinishAction, NavigateAction
+from harness.agents.base import AgentContext
 from harness.agents.scripted import Plan, load_plan
+from harness.models import CallAction, FinishAction, NavigateAction
 
 _NAME = r"[A-Za-z0-9_.-]{1,128}"
 _URL = r"(?:https?://[^\s\"'<>`]+|/[^\s\"'<>`]*)"

@@ -20,16 +20,11 @@ from urllib.parse import urlsplit, urlunsplit
 
 from pydantic import BaseModel, ConfigDict
 
-from harness.agents.base import (
-    AgentContext,
-    CallAction,
-    FinishAction,
-    NavigateAction,
-    StepRecord,
-)
+from harness.agents.base import AgentContext, StepRecord
 from harness.agents.matching import MISSING, Mismatch, differences, show
 from harness.errors import AgentStopped, ConfigError
-from harness.trace import (
+from harness.models import CallAction, FinishAction, NavigateAction
+from harness.trace.events import (
     AgentActed,
     ErrorOccurred,
     RunFinished,

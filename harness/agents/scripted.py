@@ -30,16 +30,10 @@ from typing import Any
 import yaml
 from pydantic import BaseModel, ConfigDict, Field, ValidationError
 
-from harness.agents.base import (
-    AgentContext,
-    CallAction,
-    FinishAction,
-    NavigateAction,
-    StepRecord,
-    describe_action,
-)
+from harness.agents.base import AgentContext, StepRecord
 from harness.agents.matching import subset_mismatches, unified_diff
 from harness.errors import AgentStopped, ConfigError
+from harness.models import CallAction, FinishAction, NavigateAction, describe_action
 
 
 class CallStep(BaseModel):

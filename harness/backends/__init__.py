@@ -1,1 +1,0 @@
-"""Backends: how tools are found and run in the page."""

@@ -1,0 +1,13 @@
+"""The browser: finding and launching Chromium, the injected script, frames, backends.
+
+- ``chromium``: where Chromium is, and the flags it runs with;
+- ``injection``: the injected JS (``injected_js/``) and its authenticated channel;
+- ``frames``: which frames may offer tools, and their origins;
+- ``backends/``: how tools are found and run in a page (``polyfill``, ``native``),
+  behind one interface (``backends.base``).
+
+May import: ``harness.models``, ``harness.errors``, ``harness.catalog``,
+``harness.elicitation`` — nothing above (stages, the core, front ends). What the
+layers above lend a backend (the form reviewer, the seed dialect's tools) it takes
+through the protocols in ``backends.base``.
+"""

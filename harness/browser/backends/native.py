@@ -1,0 +1,421 @@
+"""The ``native`` backend: Chromium's own WebMCP, driven through CDP.
+
+The registry is Chromium's: tools arrive with CDP ``WebMCP.toolsAdded`` /
+``toolsRemoved`` and run with ``WebMCP.invokeTool``, answered by
+``WebMCP.toolResponded``. The injected JS runs in ``native`` mode: it does not
+replace ``document.modelContext`` but layers on it what Chromium lacks (the
+legacy surfaces, and a side registry of the fields Chromium drops, such as
+``outputSchema`` and annotations beyond the spec's), which is merged in here.
+
+Two native quirks handled here: Chromium sends no ``toolsRemoved`` when a frame
+navigates to a new document, and it answers a call interrupted by navigation
+with ``Completed`` and an empty array; ``Page.frameNavigated`` (which arrives
+first) settles both.
+"""
+
+from __future__ import annotations
+
+import asyncio
+import contextlib
+import json
+from typing import Any
+
+from playwright.async_api import BrowserContext, CDPSession, Frame, Page
+from playwright.async_api import Error as PlaywrightError
+
+from harness.browser.backends.base import RawResult
+from harness.browser.backends.polyfill import ChannelBackend, executed_text, is_gone
+from harness.browser.backends.snapshots import refused_warnings, tools_from_snapshots
+from harness.browser.chromium import NATIVE_WEBMCP_FLAGS
+from harness.browser.frames import origin_of
+from harness.browser.injection import ChannelKeys, FrameGone, Message, Mode
+from harness.catalog import Catalog
+from harness.errors import NativeWebMCPUnavailable
+from harness.models import Tool
+
+# CDP names annotations without the spec's "Hint" suffix.
+_CDP_ANNOTATIONS = {
+    "readOnly": "readOnlyHint",
+    "untrustedContent": "untrustedContentHint",
+    "consequential": "consequentialHint",
+    "debugging": "debugging",
+    "autosubmit": "autosubmit",
+}
+
+
+# CDP's toolsAdded/toolsRemoved of one frame are published at most this often.
+PUBLISH_INTERVAL_S = 0.1
+
+
+class NativeBackend(ChannelBackend):
+    """Chromium's native WebMCP registry, plus the harness's layer on top."""
+
+    name = "native"
+    mode: Mode = "native"
+
+    def __init__(self, keys: ChannelKeys) -> None:
+        super().__init__(keys)
+        self._cdp: CDPSession | None = None
+        self._native: dict[str, dict[str, dict[str, Any]]] = {}  # cdp frame id → name → tool
+        self._cdp_frames: dict[str, dict[str, Any]] = {}  # cdp frame id → {parentId, url, name}
+        self._pending: dict[str, asyncio.Future[RawResult]] = {}  # invocation id → answer
+        self._early: dict[str, dict[str, Any]] = {}  # toolResponded that beat invokeTool's reply
+        self._invocation_frame: dict[str, str] = {}  # invocation id → cdp frame id
+        self._running: dict[str, str] = {}  # harness call id → invocation id
+        # <form toolname> calls: which tool each call runs (the page names forms by tool),
+        # when it started, and why the harness cancelled an invocation.
+        self._call_tools: dict[str, tuple[str, float]] = {}  # call id → (tool name, start)
+        self._call_frames: dict[str, tuple[Frame, int]] = {}  # call id → (frame, navigations)
+        self._submitting: set[str] = set()  # invocations whose form submission went ahead
+        self._cancel_reasons: dict[str, str] = {}  # invocation id → the harness's reason
+        self._published: dict[str, float] = {}  # cdp frame id → when its tools were published
+        self._publish_due: set[str] = set()  # frames with a publication scheduled
+
+    @staticmethod
+    def launch_args() -> list[str]:
+        return list(NATIVE_WEBMCP_FLAGS)
+
+    async def attach(self, context: BrowserContext, page: Page, catalog: Catalog) -> None:
+        await super().attach(context, page, catalog)
+        cdp = await context.new_cdp_session(page)
+        self._cdp = cdp
+        cdp.on("WebMCP.toolsAdded", self._on_tools_added)
+        cdp.on("WebMCP.toolsRemoved", self._on_tools_removed)
+        cdp.on("WebMCP.toolResponded", self._on_responded)
+        cdp.on("Page.frameNavigated", self._on_cdp_navigated)
+        cdp.on("Page.frameDetached", self._on_cdp_detached)
+        page.on("close", lambda _page: self._fail_all())
+        try:
+            await cdp.send("WebMCP.enable")
+        except PlaywrightError as exc:
+            raise NativeWebMCPUnavailable(
+                "This Chromium has no native WebMCP (CDP domain `WebMCP` is missing). "
+                "Use --backend polyfill, or a Chromium ≥ 146 with "
+                "--enable-experimental-web-platform-features."
+            ) from exc
+        await cdp.send("Page.enable")
+        self._read_tree((await cdp.send("Page.getFrameTree"))["frameTree"], None)
+
+    # -- frames ------------------------------------------------------------
+    def _read_tree(self, node: dict[str, Any], parent: str | None) -> None:
+        frame = node["frame"]
+        self._cdp_frames[frame["id"]] = {
+            "parentId": parent,
+            "url": frame.get("url", ""),
+            "name": frame.get("name", ""),
+        }
+        for child in node.get("childFrames", []):
+            self._read_tree(child, frame["id"])
+
+    def _playwright_frame(self, cdp_id: str) -> Frame | None:
+        """The Playwright frame for a CDP frame id: by position in the frame tree."""
+        record = self._cdp_frames.get(cdp_id)
+        if record is None:
+            return None
+        parent_id = record["parentId"]
+        if parent_id is None:
+            return self.page.main_frame
+        parent = self._playwright_frame(parent_id)
+        if parent is None:
+            return None
+        siblings = [i for i, r in self._cdp_frames.items() if r["parentId"] == parent_id]
+        candidates = [f for f in parent.child_frames if not f.is_detached()]
+        for frame in candidates:
+            if frame.url == record["url"] and frame.name == record["name"]:
+                return frame
+        index = siblings.index(cdp_id)
+        return candidates[index] if index < len(candidates) else None
+
+    def _cdp_id(self, frame: Frame) -> str | None:
+        for cdp_id in self._cdp_frames:
+            if self._playwright_frame(cdp_id) is frame:
+                return cdp_id
+        return None
+
+    def _on_cdp_navigated(self, params: dict[str, Any]) -> None:
+        frame = params["frame"]
+        cdp_id = frame["id"]
+        self._cdp_frames[cdp_id] = {
+            "parentId": frame.get("parentId"),
+            "url": frame.get("url", ""),
+            "name": frame.get("name", ""),
+        }
+        # A new document: its predecessor's tools and calls are gone.
+        self._native.pop(cdp_id, None)
+        self._fail_frame(cdp_id)
+        self._spawn(self._publish(cdp_id))
+
+    def _on_cdp_detached(self, params: dict[str, Any]) -> None:
+        cdp_id = params["frameId"]
+        self._native.pop(cdp_id, None)
+        self._fail_frame(cdp_id)
+        self._cdp_frames.pop(cdp_id, None)
+
+    # -- the registry ------------------------------------------------------
+    def _on_tools_added(self, params: dict[str, Any]) -> None:
+        touched = set()
+        for tool in params.get("tools", []):
+            self._native.setdefault(tool["frameId"], {})[tool["name"]] = tool
+            touched.add(tool["frameId"])
+        for cdp_id in touched:
+            self._schedule_publish(cdp_id)
+
+    def _on_tools_removed(self, params: dict[str, Any]) -> None:
+        touched = set()
+        for tool in params.get("tools", []):
+            self._native.get(tool["frameId"], {}).pop(tool["name"], None)
+            touched.add(tool["frameId"])
+        for cdp_id in touched:
+            self._schedule_publish(cdp_id)
+
+    def _schedule_publish(self, cdp_id: str) -> None:
+        """Publish a frame's registry, at most once per PUBLISH_INTERVAL_S: Chromium adds
+        and removes a flapping form's tool at every flap, and the catalog (and the agent's
+        `tools/list_changed`) must not follow each one, as with the polyfill."""
+        if cdp_id in self._publish_due:
+            return
+        loop = asyncio.get_running_loop()
+        due = max(
+            loop.time(), self._published.get(cdp_id, -PUBLISH_INTERVAL_S) + PUBLISH_INTERVAL_S
+        )
+        self._publish_due.add(cdp_id)
+
+        async def publish() -> None:
+            await asyncio.sleep(due - loop.time())
+            self._publish_due.discard(cdp_id)
+            self._published[cdp_id] = loop.time()
+            await self._publish(cdp_id)
+
+        self._spawn(publish())
+
+    async def _on_message(self, frame: Frame, message: Message) -> None:
+        if message.get("type") == "tools":
+            # The layer's side registry changed: re-merge (Chromium stays the authority).
+            cdp_id = self._cdp_id(frame)
+            if cdp_id is not None:
+                await self._publish(cdp_id)
+        elif message.get("type") == "submitted":
+            self._spawn(self._on_submitted(message, self._mark_submitting(message.get("name"))))
+        else:
+            await super()._on_message(frame, message)
+
+    # -- <form toolname>: CDP says nothing when a submission goes ahead -------------
+    async def _call_running(self, tool_name: Any, since: float) -> str | None:
+        """The harness's call of that tool started before `since` (waiting briefly for
+        invokeTool's reply, which may come after what the page reports)."""
+        loop = asyncio.get_running_loop()
+        deadline = loop.time() + 1.0
+        while True:
+            for call_id, (name, started) in self._call_tools.items():
+                if name == tool_name and started <= since and call_id in self._running:
+                    return call_id
+            if loop.time() >= deadline:
+                return None
+            await asyncio.sleep(0.02)
+
+    def _mark_submitting(self, tool_name: Any) -> str | None:
+        """At once, before CDP's answer to the navigation can land: the running call of that
+        tool ends with its submission, not with what Chromium says once the page navigated."""
+        for call_id, (name, _) in self._call_tools.items():
+            invocation = self._running.get(call_id)
+            if name == tool_name and invocation is not None:
+                self._submitting.add(invocation)
+                return call_id
+        return None
+
+    async def _on_submitted(self, message: Message, call_id: str | None) -> None:
+        # Chromium resolves such a call to null and sends no toolResponded (or, when the
+        # page itself navigates, "Completed" with [] after the navigation).
+        details = message.get("submitted")
+        if call_id is None:
+            now = asyncio.get_running_loop().time()
+            call_id = await self._call_running(message.get("name"), now)
+        if call_id is None or not isinstance(details, dict):
+            return
+        invocation = self._running.get(call_id, "")
+        future = self._pending.get(invocation)
+        if future is None or future.done():
+            return
+        # Its frame's navigation is the outcome, not an interruption (see _fail_frame).
+        self._submitting.add(invocation)
+        frame, navigations = self._call_frames.get(call_id, (None, 0))
+        raw = await self._submission_result(frame, details, navigations)
+        if not future.done():
+            future.set_result(raw)
+
+    async def _reviewed_call(self, message: Message) -> str | None:
+        return await self._call_running(message.get("name"), asyncio.get_running_loop().time())
+
+    async def _questioning_call(self, frame: Frame, message: Message) -> tuple[str, str] | None:
+        # Calls go through CDP, so the page cannot name them: the harness's running call of
+        # the tool the page names, in the frame that asks (its name is the harness's record).
+        now = asyncio.get_running_loop().time()
+        call_id = await self._call_running(message.get("name"), now)
+        if call_id is None or self._call_frames.get(call_id, (None, 0))[0] != frame:
+            return None
+        return call_id, self._call_tools[call_id][0]
+
+    async def _publish(self, cdp_id: str) -> None:
+        frame = self._playwright_frame(cdp_id)
+        if frame is None or frame.is_detached():
+            return
+        extras: dict[str, dict[str, Any]] = {}
+        declarations: Any = None
+        refused: Any = None
+        try:
+            listing = await self.channel.command(frame, {"op": "list"})
+            if isinstance(listing, dict):
+                declarations = listing.get("declarations")
+                refused = listing.get("refused")
+            for snap in listing.get("tools", []) if isinstance(listing, dict) else []:
+                if isinstance(snap, dict) and isinstance(snap.get("name"), str):
+                    extras[snap["name"]] = snap
+        except (PlaywrightError, FrameGone):
+            pass  # no layer in this document (yet): Chromium's fields alone
+        snapshots = [
+            _merge(native, extras.get(name))
+            for name, native in self._native.get(cdp_id, {}).items()
+        ]
+        info = await self.frames.info(frame)
+        tools, warnings = tools_from_snapshots(snapshots, info, origin_of(self.page.main_frame.url))
+        self.catalog.replace_frame(info, tools, [*warnings, *refused_warnings(refused, info)])
+        if declarations is not None:
+            self.seed.report(info, declarations, origin_of(self.page.main_frame.url))
+
+    async def refresh(self) -> None:
+        for cdp_id in list(self._cdp_frames):
+            await self._publish(cdp_id)
+
+    # -- calls -------------------------------------------------------------
+    async def execute(
+        self, tool: Tool, arguments: dict[str, Any], call_id: str, meta: dict[str, Any]
+    ) -> RawResult:
+        if self.seed.owns(tool):
+            return await self.seed.execute(tool, arguments, call_id, meta)
+        frame = self._frame_for(tool)
+        cdp_id = self._cdp_id(frame) if frame is not None else None
+        if frame is None or cdp_id is None or self._cdp is None:
+            return RawResult(status="navigation")
+        started = asyncio.get_running_loop().time()
+        self._call_frames[call_id] = (frame, self._navigations.get(frame, 0))
+        try:
+            if meta:
+                await self.channel.command(
+                    frame, {"op": "prepare", "name": tool.name, "meta": meta}
+                )
+            reply = await self._cdp.send(
+                "WebMCP.invokeTool", {"frameId": cdp_id, "toolName": tool.name, "input": arguments}
+            )
+        except FrameGone:
+            return RawResult(status="navigation")
+        except PlaywrightError as exc:
+            if is_gone(exc):
+                return RawResult(status="navigation")
+            return RawResult(status="error", error_name="NotFoundError", error_message=str(exc))
+        invocation = reply["invocationId"]
+        future: asyncio.Future[RawResult] = asyncio.get_running_loop().create_future()
+        self._pending[invocation] = future
+        self._invocation_frame[invocation] = cdp_id
+        self._running[call_id] = invocation
+        self._call_tools[call_id] = (tool.name, started)
+        early = self._early.pop(invocation, None)
+        if early is not None:
+            self._on_responded(early)
+        try:
+            return await future
+        finally:
+            self._pending.pop(invocation, None)
+            self._invocation_frame.pop(invocation, None)
+            self._running.pop(call_id, None)
+            self._call_tools.pop(call_id, None)
+            self._call_frames.pop(call_id, None)
+            self._end_questions(call_id)
+            self._submitting.discard(invocation)
+            self._cancel_reasons.pop(invocation, None)
+
+    def _on_responded(self, params: dict[str, Any]) -> None:
+        invocation = params.get("invocationId", "")
+        future = self._pending.get(invocation)
+        if future is None:
+            if len(self._early) < 64:  # calls made by others (the page itself) are not ours
+                self._early[invocation] = params
+            return
+        if invocation in self._submitting:
+            return  # a form submission that went ahead: _on_submitted answers
+        if not future.done():
+            raw = _raw_from_response(params)
+            reason = self._cancel_reasons.get(invocation)
+            if raw.status == "cancelled" and reason is not None:
+                raw = RawResult(status="cancelled", error_message=reason)
+            future.set_result(raw)
+
+    def _fail_frame(self, cdp_id: str) -> None:
+        for invocation, frame_id in list(self._invocation_frame.items()):
+            future = self._pending.get(invocation)
+            if invocation in self._submitting:
+                continue
+            if frame_id == cdp_id and future is not None and not future.done():
+                future.set_result(RawResult(status="navigation"))
+
+    def _fail_all(self) -> None:
+        for future in self._pending.values():
+            if not future.done():
+                future.set_result(RawResult(status="navigation"))
+
+    async def cancel(self, call_id: str, reason: str) -> None:
+        if self.seed.cancel(call_id, reason):
+            return
+        invocation = self._running.get(call_id)
+        if invocation is None or self._cdp is None:
+            return
+        self._cancel_reasons[invocation] = reason
+        with contextlib.suppress(PlaywrightError):  # already finished, or the page is gone
+            await self._cdp.send("WebMCP.cancelInvocation", {"invocationId": invocation})
+
+
+def _merge(native: dict[str, Any], extra: dict[str, Any] | None) -> dict[str, Any]:
+    """Chromium's view of a tool, completed by the layer's record of what the page gave."""
+    annotations = {
+        _CDP_ANNOTATIONS.get(k, k): v
+        for k, v in (native.get("annotations") or {}).items()
+        if v is not False
+    }
+    snap: dict[str, Any] = {
+        "name": native["name"],
+        "description": native.get("description", ""),
+        # CDP leaves out some schemas (a non-ASCII parameter name): the layer has a copy.
+        "inputSchema": native.get("inputSchema")
+        or (extra or {}).get("inputSchema")
+        or {"type": "object"},
+        "annotations": annotations,
+        "source": "declarative" if "backendNodeId" in native else "script",
+    }
+    if extra is not None and extra.get("source", snap["source"]) == snap["source"]:
+        for key in ("title", "outputSchema", "annotations", "surface", "hasResolve", "exposedTo"):
+            if key in extra:
+                snap[key] = extra[key]
+    return snap
+
+
+def _raw_from_response(params: dict[str, Any]) -> RawResult:
+    status = params.get("status")
+    if status == "Completed":
+        output = params.get("output")
+        text = output if isinstance(output, str) else json.dumps(output, separators=(",", ":"))
+        return RawResult(status="ok", json_text=executed_text(text))
+    if status == "Canceled":
+        return RawResult(status="cancelled", error_message=params.get("errorText") or "cancelled")
+    exception = params.get("exception")
+    if exception is None:
+        # No exception (a <form toolname>'s own errors): the page's executeTool() rejects
+        # with an UnknownError carrying this text, as the polyfill reports it too.
+        text = str(params.get("errorText") or "")
+        return RawResult(status="error", error_name="UnknownError", error_message=text)
+    if exception.get("type") != "object":  # the page threw a non-Error value
+        value = exception.get("value", exception.get("description", ""))
+        return RawResult(status="error", error_name="Error", error_message=str(value))
+    name = str(exception.get("className") or "Error")
+    description = str(exception.get("description") or params.get("errorText") or "")
+    first_line = description.split("\n", 1)[0]
+    message = first_line[len(name) + 2 :] if first_line.startswith(name + ": ") else first_line
+    return RawResult(status="error", error_name=name, error_message=message)

@@ -1,0 +1,357 @@
+"""The ``polyfill`` backend: the injected JS provides WebMCP in any Chromium.
+
+Chromium's native WebMCP stays off. Each frame's polyfill keeps its registry
+private and reports it through the authenticated channel
+(`injected_js/CHANNEL.md`); calls go to the frame's private entry point.
+"""
+
+from __future__ import annotations
+
+import asyncio
+import contextlib
+import json
+import logging
+from collections.abc import Coroutine
+from typing import Any
+
+from playwright.async_api import BrowserContext, Frame, Page
+from playwright.async_api import Error as PlaywrightError
+
+from harness.browser.backends.base import Backend, FormReviewDecision, FormReviewRequest, RawResult
+from harness.browser.backends.snapshots import refused_warnings, tools_from_snapshots
+from harness.browser.frames import FrameKeys, origin_of
+from harness.browser.injection import ChannelKeys, FrameGone, Message, Mode, PageChannel
+from harness.catalog import Catalog
+from harness.elicitation.base import AutoHandler
+from harness.elicitation.questions import answer_tool_question
+from harness.models import Tool
+
+log = logging.getLogger("harness.browser.backends")
+
+# How long a call whose form submission replaces its page waits for the new page, to say
+# where it went (and so that the request was sent before the caller moves on).
+SUBMISSION_NAVIGATION_WAIT_S = 10.0
+
+# Playwright's words for "the document (or the page) went away under us".
+_GONE = (
+    "Execution context was destroyed",
+    "Target closed",
+    "Target page, context or browser has been closed",
+    "Frame was detached",
+    "navigat",
+)
+
+
+def is_gone(error: BaseException) -> bool:
+    """Whether a Playwright error means the frame's document is gone."""
+    text = str(error)
+    return any(marker in text for marker in _GONE)
+
+
+class ChannelBackend(Backend):
+    """What both backends share: the injected JS, its channel, and frame keys."""
+
+    mode: Mode
+
+    def __init__(self, keys: ChannelKeys) -> None:
+        super().__init__(keys)
+        self.channel = PageChannel(keys, self.mode)
+        self.frames = FrameKeys()
+        self.page_events: list[Message] = []
+        self._page: Page | None = None
+        self._catalog: Catalog | None = None
+        self._tasks: set[asyncio.Task[None]] = set()
+        self._questions: dict[str, set[asyncio.Task[Any]]] = {}  # call id → questions asked
+        self._navigations: dict[Frame, int] = {}  # documents each frame had (framenavigated)
+
+    def _spawn(self, work: Coroutine[Any, Any, None]) -> None:
+        """Run event-driven work in the background, keeping a reference and logging failures."""
+        task = asyncio.ensure_future(work)
+        self._tasks.add(task)
+        task.add_done_callback(self._reap)
+
+    def _reap(self, task: asyncio.Task[None]) -> None:
+        self._tasks.discard(task)
+        if not task.cancelled() and task.exception() is not None:
+            log.warning("catalog update failed: %s", task.exception())
+
+    @property
+    def page(self) -> Page:
+        assert self._page is not None, "attach() first"
+        return self._page
+
+    @property
+    def catalog(self) -> Catalog:
+        assert self._catalog is not None, "attach() first"
+        return self._catalog
+
+    async def attach(self, context: BrowserContext, page: Page, catalog: Catalog) -> None:
+        self._page, self._catalog = page, catalog
+        await self.channel.install(context, page, self._on_message)
+        page.on("framenavigated", self._on_navigated)
+        page.on("framedetached", self._on_detached)
+        page.on("close", self._on_close)
+
+    async def _on_navigated(self, frame: Frame) -> None:
+        self._navigations[frame] = self._navigations.get(frame, 0) + 1
+        # A new document (or a same-document navigation): re-read the frame's
+        # registry, so the catalog changes once, by the real difference.
+        await self._relist(frame)
+
+    async def _submission_result(
+        self, frame: Frame | None, details: dict[str, Any], navigations: int
+    ) -> RawResult:
+        """Where a ``<form toolname>`` submission went: for one that replaces the form's own
+        page, once that page navigated (``navigations``: the frame's count before the call).
+        """
+        url = None
+        same_frame = details.get("target") in ("", "_self", None)
+        if frame is not None and same_frame and details.get("method") != "dialog":
+            loop = asyncio.get_running_loop()
+            deadline = loop.time() + SUBMISSION_NAVIGATION_WAIT_S
+            while self._navigations.get(frame, 0) <= navigations and loop.time() < deadline:
+                await asyncio.sleep(0.05)
+            if self._navigations.get(frame, 0) > navigations and not frame.is_detached():
+                url = frame.url
+        return submitted_result(details, url)
+
+    def _on_close(self, _page: Page) -> None:
+        self.catalog.clear()
+
+    def _on_detached(self, frame: Frame) -> None:
+        key = self.frames.forget(frame)
+        if key is not None:
+            self.seed.forget(key)
+            self.catalog.drop_frame(key)
+
+    async def _on_message(self, frame: Frame, message: Message) -> None:
+        if message.get("type") == "tools":
+            await self._apply(frame, message.get("tools"), message.get("refused"))
+        elif message.get("type") == "review":
+            self._spawn(self._review(frame, message))
+        elif message.get("type") == "elicit":
+            self._spawn(self._question(frame, message))
+        elif message.get("type") == "event":
+            self.page_events.append({**message, "frame": self.frames.key(frame)})
+        elif message.get("type") == "declarations":
+            await self._apply_declarations(frame, message.get("declarations"))
+
+    async def _apply(self, frame: Frame, snapshots: Any, refused: Any = None) -> None:
+        if frame.is_detached():
+            return
+        info = await self.frames.info(frame)
+        top = origin_of(frame.page.main_frame.url)
+        tools, warnings = tools_from_snapshots(snapshots, info, top)
+        self.catalog.replace_frame(info, tools, [*warnings, *refused_warnings(refused, info)])
+
+    # -- a filled <form toolname> waits for the user (harness/declarative/review.py) ----------
+    async def _review(self, frame: Frame, message: Message) -> None:
+        name = message.get("name")
+        call_id = await self._reviewed_call(message)
+        tool = self.catalog.get(name) if isinstance(name, str) else None
+        if call_id is None or tool is None:
+            return  # the page's own executeTool(), not a call of the harness's
+        values = message.get("values")
+        request = FormReviewRequest(
+            tool=tool, values=values if isinstance(values, dict) else {}, page_url=frame.url
+        )
+        decision = (
+            await self.form_reviewer.review(request)
+            if self.form_reviewer is not None
+            else FormReviewDecision(submit=False, reason="the form was not submitted")
+        )
+        if decision.submit:
+            command = {
+                "op": "review",
+                "name": name,
+                "callId": message.get("callId"),
+                "values": decision.values,
+            }
+            try:
+                answer = await self.channel.command(frame, command)
+            except (PlaywrightError, FrameGone):
+                return  # the page went away: the call ends as interrupted
+            if isinstance(answer, dict) and answer.get("submitted") is True:
+                return  # the submission's outcome is the call's result
+            error = answer.get("error") if isinstance(answer, dict) else None
+            reason = f"the reviewed form could not be submitted: {error or 'no answer'}"
+            decision = FormReviewDecision(submit=False, reason=reason)
+        await self.cancel(call_id, decision.reason)
+
+    async def _reviewed_call(self, message: Message) -> str | None:
+        """The harness's call the review belongs to (the polyfill names it)."""
+        call_id = message.get("callId")
+        return call_id if isinstance(call_id, str) else None
+
+    # -- a tool asks the user from inside execute (harness/elicitation/questions.py) ----
+    async def _question(self, frame: Frame, message: Message) -> None:
+        """Ask the session's handler, and answer the page with ``elicit-answer``."""
+        call = await self._questioning_call(frame, message)
+        task = asyncio.current_task()
+        if call is not None and task is not None:
+            # Dropped with its call (_end_questions): the page's signal rejects the question.
+            self._questions.setdefault(call[0], set()).add(task)
+        try:
+            asked = self.question_handler
+            handler = asked() if asked is not None else AutoHandler("cancel")
+            reply = await answer_tool_question(
+                message,
+                handler=handler,
+                origin=origin_of(frame.url),
+                tool=call[1] if call is not None else None,
+            )
+            with contextlib.suppress(PlaywrightError, FrameGone):  # the document went away
+                await self.channel.command(frame, reply)
+        finally:
+            if call is not None and task is not None:
+                self._questions.get(call[0], set()).discard(task)
+
+    async def _questioning_call(self, frame: Frame, message: Message) -> tuple[str, str] | None:
+        """The harness's running call (call id, tool name) that asks; None: not one of ours."""
+        return None
+
+    def _end_questions(self, call_id: str) -> None:
+        """The call ended: stop asking its open questions."""
+        for task in self._questions.pop(call_id, set()):
+            task.cancel()
+
+    async def _apply_declarations(self, frame: Frame, declarations: Any) -> None:
+        if frame.is_detached() or declarations is None:
+            return
+        info = await self.frames.info(frame)
+        self.seed.report(info, declarations, origin_of(frame.page.main_frame.url))
+
+    def after_delivery(self, call_id: str) -> Coroutine[Any, Any, None] | None:
+        return self.seed.after_delivery(call_id)
+
+    async def refresh(self) -> None:
+        for frame in list(self.page.frames):
+            await self._relist(frame)
+
+    async def _relist(self, frame: Frame) -> None:
+        try:
+            listing = await self.channel.command(frame, {"op": "list"})
+        except (PlaywrightError, FrameGone):
+            return  # the frame is going away (or has no WebMCP); its removal event follows
+        if isinstance(listing, dict):
+            await self._apply(frame, listing.get("tools"), listing.get("refused"))
+            await self._apply_declarations(frame, listing.get("declarations"))
+
+    def _frame_for(self, tool: Tool) -> Frame | None:
+        return self.frames.frame(tool.frame)
+
+
+class PolyfillBackend(ChannelBackend):
+    """WebMCP provided by the injected polyfill."""
+
+    name = "polyfill"
+    mode: Mode = "polyfill"
+
+    def __init__(self, keys: ChannelKeys) -> None:
+        super().__init__(keys)
+        self._running: dict[str, Frame] = {}
+        self._running_tools: dict[str, str] = {}  # call id → tool name
+
+    @staticmethod
+    def launch_args() -> list[str]:
+        return []
+
+    async def execute(
+        self, tool: Tool, arguments: dict[str, Any], call_id: str, meta: dict[str, Any]
+    ) -> RawResult:
+        if self.seed.owns(tool):
+            return await self.seed.execute(tool, arguments, call_id, meta)
+        frame = self._frame_for(tool)
+        if frame is None:
+            return RawResult(status="navigation")
+        command = {
+            "op": "invoke",
+            "callId": call_id,
+            "name": tool.name,
+            "input": arguments,
+            "meta": meta,
+        }
+        self._running[call_id] = frame
+        self._running_tools[call_id] = tool.name
+        navigations = self._navigations.get(frame, 0)
+        try:
+            answer = await self.channel.command(frame, command)
+        except FrameGone:
+            return RawResult(status="navigation")
+        except PlaywrightError as exc:
+            if is_gone(exc):
+                return RawResult(status="navigation")
+            raise
+        finally:
+            self._running.pop(call_id, None)
+            self._running_tools.pop(call_id, None)
+            self._end_questions(call_id)
+        if isinstance(answer, dict) and isinstance(answer.get("submitted"), dict):
+            return await self._submission_result(frame, answer["submitted"], navigations)
+        return raw_from_answer(answer)
+
+    async def _questioning_call(self, frame: Frame, message: Message) -> tuple[str, str] | None:
+        # The polyfill names the harness's call; it must run in the frame that asks.
+        call_id = message.get("callId")
+        if not isinstance(call_id, str) or self._running.get(call_id) != frame:
+            return None
+        tool = self._running_tools.get(call_id)
+        return None if tool is None else (call_id, tool)
+
+    async def cancel(self, call_id: str, reason: str) -> None:
+        if self.seed.cancel(call_id, reason):
+            return
+        frame = self._running.get(call_id)
+        if frame is None:
+            return
+        with contextlib.suppress(PlaywrightError, FrameGone):  # the frame is gone, and the call too
+            await self.channel.command(frame, {"op": "cancel", "callId": call_id, "reason": reason})
+
+
+def raw_from_answer(answer: Any) -> RawResult:
+    """The entry point's answer to ``invoke`` as a :class:`RawResult`."""
+    if not isinstance(answer, dict):
+        return RawResult(status="error", error_name="HarnessError", error_message="no answer")
+    status = answer.get("status")
+    if status == "ok" and isinstance(answer.get("submitted"), dict):
+        return submitted_result(answer["submitted"])
+    if status == "ok":
+        return RawResult(status="ok", json_text=executed_text(answer.get("json")))
+    if status == "cancelled":
+        return RawResult(status="cancelled", error_message=str(answer.get("reason") or ""))
+    error = answer.get("error")
+    if not isinstance(error, dict):
+        error = {}
+    return RawResult(
+        status="error",
+        error_name=str(error.get("name") or "Error"),
+        error_message=str(error.get("message") or ""),
+    )
+
+
+def executed_text(value: Any) -> str | None:
+    """``executeTool``'s string, with "undefined" (a tool that returned nothing) as None."""
+    if not isinstance(value, str) or value == "undefined":
+        return None
+    return value
+
+
+def submitted_result(details: dict[str, Any], url: str | None = None) -> RawResult:
+    """A ``<form toolname>`` submission that went ahead (the page's executeTool() gets null).
+
+    The agent is told where the form went (``url``: where its page navigated): the page is
+    replaced by the response (or a dialog closed, or another frame loads it), so its tools
+    are those of what comes next.
+    """
+    method = str(details.get("method") or "get").upper()
+    action = str(details.get("action") or "")
+    target = details.get("target")
+    if method == "DIALOG":
+        text = "The form was submitted (method dialog): its dialog closed."
+    elif isinstance(target, str) and target not in ("", "_self"):
+        text = f"The form was submitted ({method} {action}); the response loads in {target!r}."
+    elif url is not None:
+        text = f"The form was submitted ({method} {action}); the page navigated to {url}."
+    else:
+        text = f"The form was submitted ({method} {action}); the page navigates to the response."
+    return RawResult(status="ok", json_text=json.dumps(text))

@@ -1,0 +1,103 @@
+"""Turning the page's tool snapshots (plain JSON, page-provided) into :class:`Tool`.
+
+Snapshots arrive through the private channel, so the page cannot forge *who*
+sent them, but their content (names, descriptions, schemas) is the page's own
+and untrusted: anything malformed is dropped with a warning, never guessed at.
+"""
+
+from __future__ import annotations
+
+from typing import Any
+
+from pydantic import ValidationError
+
+from harness.browser.frames import exposed_to
+from harness.catalog import FrameInfo
+from harness.models import CatalogWarning, Tool
+
+
+def tools_from_snapshots(
+    snapshots: Any, info: FrameInfo, top_origin: str
+) -> tuple[list[Tool], list[CatalogWarning]]:
+    """The tools of one frame that may be offered, and warnings for the rest."""
+    tools: list[Tool] = []
+    warnings: list[CatalogWarning] = []
+    if not isinstance(snapshots, list):
+        return tools, warnings
+    cross_origin = not info.is_main and info.origin != top_origin
+    for snap in snapshots:
+        if not isinstance(snap, dict):
+            continue
+        if cross_origin and not exposed_to(snap, top_origin):
+            continue
+        try:
+            tools.append(tool_from_snapshot(snap, info))
+        except (ValidationError, TypeError, ValueError) as exc:
+            name = snap.get("name") if isinstance(snap.get("name"), str) else None
+            warnings.append(
+                CatalogWarning(
+                    code="malformed-tool",
+                    tool=name,
+                    message=f"Ignored a malformed tool from frame {info.key}: {exc}",
+                )
+            )
+    return tools, warnings
+
+
+def tool_from_snapshot(snap: dict[str, Any], info: FrameInfo) -> Tool:
+    """One snapshot as a :class:`Tool` (raises on malformed data)."""
+    schema = snap.get("inputSchema")
+    output = snap.get("outputSchema")
+    annotations = snap.get("annotations")
+    title = snap.get("title")
+    return Tool(
+        name=snap["name"],
+        title=title if isinstance(title, str) and title else None,
+        description=snap["description"],
+        inputSchema=schema if isinstance(schema, dict) else {"type": "object"},
+        outputSchema=output if isinstance(output, dict) else None,
+        annotations=annotations if isinstance(annotations, dict) else {},
+        source=snap.get("source", "script"),
+        origin=info.origin,
+        frame=info.key,
+        frameUrl=info.url,
+        surface=str(snap.get("surface") or "document.modelContext"),
+        hasResolve=bool(snap.get("hasResolve")),
+    )
+
+
+def refused_warnings(refused: Any, info: FrameInfo) -> list[CatalogWarning]:
+    """Warnings for tools the page's registry refused over a name another tool holds.
+
+    ``refused`` is the channel's list of ``{name, source, holder, where}``: a
+    ``<form toolname>`` (``where``) whose name a script tool or an earlier form holds, or
+    a script tool refused over the name of the form ``where``. Never a silent overwrite:
+    the warning names both definitions.
+    """
+    warnings: list[CatalogWarning] = []
+    if not isinstance(refused, list):
+        return warnings
+    for entry in refused:
+        if not isinstance(entry, dict) or not isinstance(entry.get("name"), str):
+            continue
+        name = entry["name"]
+        where = entry.get("where") if isinstance(entry.get("where"), str) else "<form>"
+        if entry.get("source") == "script":
+            what = (
+                f"the form {where} holds the name, so registerTool() of a script tool was refused"
+            )
+        elif entry.get("holder") == "script":
+            what = f"a script tool holds the name, so the form {where} is refused"
+        else:
+            what = f"an earlier form holds the name, so the form {where} is refused"
+        warnings.append(
+            CatalogWarning(
+                code="duplicate-name",
+                tool=name,
+                message=(
+                    f"Tool {name!r} is defined twice in frame {info.key} ({info.url}): {what}. "
+                    "Give one of them another name."
+                ),
+            )
+        )
+    return warnings

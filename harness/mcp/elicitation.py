@@ -1,0 +1,200 @@
+"""Elicitation over MCP: the calling client answers the user agent's questions when it can.
+
+:class:`McpElicitationHandler` is the ``mcp`` elicitation handler. While the MCP
+server serves a ``tools/call``, it sets :data:`client_channel` to a way back to
+that client:
+
+- :class:`RequestChannel` (handshake era, 2025-11-25 and before): an
+  ``elicitation/create`` request on the stream of the running call;
+- :class:`ParkedCall` (2026-07-28, stateless: the server may not send requests):
+  the call runs on in a task of its own, and each question is parked until the
+  server returns it in an ``InputRequiredResult`` and the client retries the call
+  with the answers and the opaque ``requestState``.
+
+Questions the client cannot answer (no call running, no elicitation capability,
+a URL question for a form-only client, an ``interactive`` one) go to the local
+handler the user configured.
+"""
+
+from __future__ import annotations
+
+import asyncio
+import contextvars
+import itertools
+import secrets
+from collections.abc import Mapping
+from typing import Protocol
+
+import mcp.types as types
+from mcp.server.session import ServerSession
+from mcp.shared.exceptions import MCPError
+
+from harness.elicitation.base import ElicitationHandler, ElicitationRequest, ElicitationResult, ask
+
+
+class ClientChannel(Protocol):
+    """A way to put one question to the MCP client whose call is running."""
+
+    def can_answer(self, request: ElicitationRequest) -> bool:
+        """Whether the client declared that it can answer a question like this."""
+        ...
+
+    async def ask(self, request: ElicitationRequest) -> ElicitationResult:
+        """The client's answer."""
+        ...
+
+
+client_channel: contextvars.ContextVar[ClientChannel | None] = contextvars.ContextVar(
+    "webmcp_harness_mcpclient_channel", default=None
+)
+
+
+class McpElicitationHandler:
+    """The ``mcp`` elicitation handler: the calling MCP client answers when it can.
+
+    During a ``tools/call`` from a client that declared the elicitation capability
+    (form mode, or URL mode for URL questions), a question goes to that client: as
+    ``elicitation/create`` on handshake-era connections, as an
+    ``InputRequiredResult`` on 2026-07-28 requests. Otherwise — no client call
+    running, a client without the capability, a mode MCP has no form for
+    (``interactive``) — ``fallback``, the configured local handler, answers.
+    Ask it through :func:`harness.elicitation.ask` like any handler: the time limit
+    and the form's rules apply to the client's answers too.
+    """
+
+    def __init__(self, fallback: ElicitationHandler) -> None:
+        self.fallback = fallback
+
+    async def elicit(self, request: ElicitationRequest) -> ElicitationResult:
+        """Forward ``request`` to the calling client, or ask the local handler."""
+        channel = client_channel.get()
+        if channel is None or not channel.can_answer(request):
+            return await ask(self.fallback, request)
+        return await channel.ask(request)
+
+    async def aclose(self) -> None:
+        """Release what the local handler holds."""
+        closer = getattr(self.fallback, "aclose", None)
+        if closer is not None and asyncio.iscoroutinefunction(closer):
+            await closer()
+
+
+def elicit_params(request: ElicitationRequest) -> types.ElicitRequestParams:
+    """The MCP form (or URL) parameters for a question; the agent's values become defaults."""
+    message = request.message
+    if request.tool:
+        message = f"[{request.origin or 'webmcp-harness'} · {request.tool}] {message}"
+    if request.mode == "url" and request.url is not None:
+        return types.ElicitRequestURLParams(
+            message=message, url=request.url, elicitation_id=secrets.token_hex(8)
+        )
+    schema = dict(request.requested_schema)
+    properties = {name: dict(prop) for name, prop in request.fields.items()}
+    for name, value in request.starting_values().items():
+        properties[name]["default"] = value
+    schema["type"] = "object"
+    schema["properties"] = properties
+    return types.ElicitRequestFormParams(message=message, requested_schema=schema)
+
+
+def _answer(result: types.ElicitResult) -> ElicitationResult:
+    content = dict(result.content) if result.content is not None else None
+    return ElicitationResult(action=result.action, content=content)
+
+
+def _can_answer(capabilities: types.ClientCapabilities | None, request: ElicitationRequest) -> bool:
+    """Whether a client with these capabilities can answer this question.
+
+    MCP has forms and URLs; a page that asks to interact with the user itself
+    (``interactive``) needs the local handler.
+    """
+    if capabilities is None or capabilities.elicitation is None:
+        return False
+    modes = capabilities.elicitation
+    if request.mode == "url":
+        return modes.url is not None
+    if request.mode != "form":
+        return False
+    # An empty elicitation capability means form mode (the spec's backward-compatible reading).
+    return modes.form is not None or modes.url is None
+
+
+class RequestChannel:
+    """Handshake era: ``elicitation/create`` on the stream of the running ``tools/call``."""
+
+    def __init__(self, session: ServerSession, request_id: types.RequestId | None) -> None:
+        self.session = session
+        self.request_id = request_id
+
+    def can_answer(self, request: ElicitationRequest) -> bool:
+        return self.session.can_send_request and _can_answer(
+            self.session.client_capabilities, request
+        )
+
+    async def ask(self, request: ElicitationRequest) -> ElicitationResult:
+        params = elicit_params(request)
+        try:
+            if isinstance(params, types.ElicitRequestURLParams):
+                result = await self.session.elicit_url(
+                    params.message, params.url, params.elicitation_id or "", self.request_id
+                )
+            else:
+                result = await self.session.elicit_form(
+                    params.message, params.requested_schema, self.request_id
+                )
+        except MCPError as exc:
+            return ElicitationResult(action="cancel", reason=f"the MCP client did not ask: {exc}")
+        return _answer(result)
+
+
+class ParkedCall:
+    """A 2026-07-28 ``tools/call`` that waits, between rounds, for the client's answers.
+
+    The call runs in a task of its own; each question it asks is parked here
+    under a key until the client retries the call with the answers and the
+    opaque ``requestState`` (a random token that names this call).
+    """
+
+    def __init__(self, tool: str, capabilities: types.ClientCapabilities | None) -> None:
+        self.token = secrets.token_urlsafe(24)
+        self.tool = tool
+        self.capabilities = capabilities
+        self.questions: dict[str, tuple[ElicitationRequest, asyncio.Future[ElicitationResult]]] = {}
+        self.asked = asyncio.Event()
+        self.task: asyncio.Task[types.CallToolResult] | None = None
+        self._keys = itertools.count(1)
+
+    def can_answer(self, request: ElicitationRequest) -> bool:
+        return _can_answer(self.capabilities, request)
+
+    async def ask(self, request: ElicitationRequest) -> ElicitationResult:
+        key = f"elicitation-{next(self._keys)}"
+        answer: asyncio.Future[ElicitationResult] = asyncio.get_running_loop().create_future()
+        self.questions[key] = (request, answer)
+        self.asked.set()
+        try:
+            return await answer
+        finally:
+            self.questions.pop(key, None)
+
+    def open_requests(self) -> dict[str, types.InputRequest]:
+        """The questions still waiting for an answer, as MCP input requests."""
+        return {
+            key: types.ElicitRequest(params=elicit_params(request))
+            for key, (request, answer) in self.questions.items()
+            if not answer.done()
+        }
+
+    def take_answers(self, responses: Mapping[str, types.InputResponse]) -> None:
+        """Settle the questions the client answered; unrelated keys are ignored."""
+        for key, response in responses.items():
+            question = self.questions.get(key)
+            if (
+                question is None
+                or question[1].done()
+                or not isinstance(response, types.ElicitResult)
+            ):
+                continue
+            question[1].set_result(_answer(response))
+        if self.open_requests():  # asked and not answered: ask again in this round
+            self.asked.set()

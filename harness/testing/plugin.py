@@ -1,0 +1,688 @@
+"""The pytest plugin: test a site's WebMCP tools from pytest, beside pytest-playwright.
+
+Registered on install (entry point ``pytest11``, name ``webmcp``); a test suite
+needs no ``conftest.py`` line to use it.
+
+Fixtures:
+
+- ``webmcp`` — a sync harness session (:class:`~harness.testing.page.PageSession`) on
+  pytest-playwright's ``page``: the test drives the page with Playwright and calls
+  its tools with ``webmcp.call(…)``. It attaches before the test runs, so navigate
+  after requesting it (``page.goto(…)`` or ``webmcp.open(…)``).
+- ``webmcp_harness`` — the harness as the options configure it (session-scoped):
+  ``webmcp_harness.attach(other_page)`` gives a session on another page.
+- ``webmcp_async`` — for pytest-asyncio tests: an async :class:`~harness.session.Session`
+  on a page of its own Chromium (Playwright's sync and async APIs cannot share one).
+
+pytest-playwright launches Chromium through ``browser_type_launch_args``, which this
+plugin extends: this machine's Chromium (:func:`harness.chromium.find_chromium`,
+unless ``--browser-channel`` names one), quiet flags, and the backend's flags.
+``playwright install`` is never needed.
+
+Options (group ``webmcp``): ``--webmcp-backend polyfill|native``, ``--webmcp-elicit
+accept|decline|cancel|terminal|browser|FILE`` (default ``cancel``), ``--webmcp-policy
+default|none|FILE``, ``--webmcp-trace on|off|retain-on-failure`` (default
+``retain-on-failure``). ``@pytest.mark.webmcp(backend=…, policy=…, elicit=…)``
+overrides them for one test (or a module, or a class); a test whose backend is not the
+run's gets a browser launched for that backend.
+
+Artifacts: the harness trace (``trace.jsonl``: the agent view of every tool list and
+result, see :mod:`harness.trace`) goes to ``test-results/<test id>/``, beside
+Playwright's own ``trace.zip``, video and screenshots (``--output``, ``--tracing``,
+``--video``, ``--screenshot``). A failing test's report also lists its calls.
+"""
+
+from __future__ import annotations
+
+import importlib.util
+import json
+import os
+import shutil
+import types
+from collections.abc import AsyncIterator, Callable, Generator, Iterator
+from dataclasses import dataclass, replace
+from pathlib import Path
+from typing import Any, Literal, TypeVar, cast, get_args
+
+import pytest
+from playwright.async_api import Browser as AsyncBrowser
+from playwright.async_api import BrowserContext as AsyncBrowserContext
+from playwright.async_api import Frame as AsyncFrame
+from playwright.async_api import Page as AsyncPageType
+from playwright.async_api import Playwright as AsyncPlaywright
+from playwright.async_api import async_playwright
+from playwright.sync_api import Page as SyncPage
+
+from harness import session as _session
+from harness.agent_view import agent_tool
+from harness.browser.chromium import ENV_VAR, QUIET_FLAGS, find_chromium
+from harness.elicitation.answers import load_answers
+from harness.elicitation.base import ElicitationHandler, close_handler
+from harness.elicitation.choice import ELICIT_CHOICES, handler_from_option
+from harness.errors import BrowserNotFound, ConfigError
+from harness.harness import BACKENDS, Harness
+from harness.models import BackendName, CallAction, CallOutcome, ToolChange
+from harness.stages.policy import Policy, PolicyOption, policy_from_argument, policy_option
+from harness.testing.page import PageSession, attach, to_async
+from harness.trace.events import (
+    TRACE_FILE,
+    Navigated,
+    RunFinished,
+    ToolsChanged,
+    call_events,
+    elicitation_event,
+    policy_event,
+)
+from harness.trace.recorder import TraceRecorder
+from harness.trace.view import result_summary
+
+T = TypeVar("T")
+TraceMode = Literal["on", "off", "retain-on-failure"]
+TRACE_MODES: tuple[str, ...] = get_args(TraceMode)
+MARKER_ARGS = ("backend", "policy", "elicit")
+
+_REPORTS = pytest.StashKey[dict[str, pytest.TestReport]]()
+_SESSIONS = pytest.StashKey[list[_session.Session]]()
+_KEPT = pytest.StashKey[list[Path]]()
+
+
+# -- settings ----------------------------------------------------------------------------
+
+
+@dataclass(frozen=True)
+class WebMCPSettings:
+    """How the harness runs for one test: the options, overridden by the marker."""
+
+    backend: BackendName = "polyfill"
+    elicit: str | ElicitationHandler = "cancel"
+    """``accept``, ``decline``, ``cancel``, ``terminal``, ``browser``, an answers file, or a
+    handler object (from the marker)."""
+    policy: PolicyOption = "default"
+    """``default`` (the default pack), ``none``, a policy file, a Policy, or None."""
+    trace: TraceMode = "retain-on-failure"
+
+    @classmethod
+    def from_config(cls, config: pytest.Config) -> WebMCPSettings:
+        """The settings the command line asks for."""
+        return cls(
+            backend=config.getoption("webmcp_backend"),
+            elicit=config.getoption("webmcp_elicit"),
+            policy=config.getoption("webmcp_policy"),
+            trace=config.getoption("webmcp_trace"),
+        )
+
+    def load_policy(self) -> Policy | None:
+        """The policy these settings name (a file is read now)."""
+        if isinstance(self.policy, str):
+            return policy_from_argument(self.policy)
+        return policy_option(self.policy)
+
+    def for_node(self, node: pytest.Item | pytest.Function) -> WebMCPSettings:
+        """These settings with the closest ``@pytest.mark.webmcp`` applied."""
+        return replace(self, **marker_overrides(node))
+
+
+def marker_overrides(node: Any) -> dict[str, Any]:
+    """The keyword arguments of the closest ``webmcp`` marker, checked."""
+    marker = node.get_closest_marker("webmcp")
+    if marker is None:
+        return {}
+    if marker.args:
+        raise ConfigError(
+            "@pytest.mark.webmcp takes keyword arguments only: backend=, policy=, elicit=."
+        )
+    unknown = sorted(set(marker.kwargs) - set(MARKER_ARGS))
+    if unknown:
+        raise ConfigError(
+            f"@pytest.mark.webmcp: unknown argument(s) {', '.join(unknown)}; "
+            f"use {', '.join(a + '=' for a in MARKER_ARGS)}."
+        )
+    backend = marker.kwargs.get("backend")
+    if backend is not None and backend not in BACKENDS:
+        raise ConfigError(f"@pytest.mark.webmcp: backend={backend!r}; use 'polyfill' or 'native'.")
+    return {key: value for key, value in marker.kwargs.items() if key != "backend" or value}
+
+
+def check_elicit(text: str) -> None:
+    """``--webmcp-elicit``: a choice, or an answers file that loads."""
+    if text in ELICIT_CHOICES:
+        return
+    if not Path(text).is_file():
+        raise ConfigError(
+            f"--webmcp-elicit {text!r}: not one of {', '.join(ELICIT_CHOICES)}, and no "
+            "answers file by that name."
+        )
+    load_answers(text)
+
+
+# -- the harness the fixtures use -------------------------------------------------------------
+
+
+class WebMCPHarness:
+    """The harness as configured for this run: attach it to pytest-playwright pages.
+
+    >>> session = webmcp_harness.attach(context.new_page())
+    """
+
+    def __init__(self, settings: WebMCPSettings) -> None:
+        self.settings = settings
+        self.harness = Harness(backend=settings.backend, policy=settings.load_policy())
+        """The async core's :class:`~harness.harness.Harness` (backend, policy, channel keys)."""
+
+    @property
+    def backend(self) -> BackendName:
+        """``polyfill`` or ``native``."""
+        return self.harness.backend
+
+    def configured(self, settings: WebMCPSettings) -> WebMCPHarness:
+        """This harness, or a new one when ``settings`` change its backend or policy."""
+        same = (settings.backend, settings.policy) == (self.settings.backend, self.settings.policy)
+        return self if same else WebMCPHarness(settings)
+
+    def attach(
+        self, page: SyncPage, *, elicit: str | ElicitationHandler | None = None
+    ) -> PageSession:
+        """A sync session on ``page`` (before it loads the site); close it when done.
+
+        One session per browser context. ``elicit``: who answers the user's questions in
+        this session (default: the settings'); a handler made from a choice or a file is
+        closed with the session. Closing the session leaves the page open.
+        """
+        choice = self.settings.elicit if elicit is None else elicit
+        handler = elicitation_handler(choice, page)
+        return attach(
+            self.harness, page, elicitation=handler, close_elicitation=isinstance(choice, str)
+        )
+
+
+def elicitation_handler(choice: str | ElicitationHandler, page: SyncPage) -> ElicitationHandler:
+    """The handler ``choice`` names; ``browser`` opens its tabs in ``page``'s browser."""
+    if not isinstance(choice, str):
+        if not isinstance(choice, ElicitationHandler):
+            raise ConfigError(
+                f"elicit={choice!r} is neither a choice ({', '.join(ELICIT_CHOICES)}), an "
+                "answers file, nor an elicitation handler (an object with `async elicit()`)."
+            )
+        return choice
+
+    def browser() -> Any:
+        owner = page.context.browser
+        return to_async(owner if owner is not None else page.context)
+
+    return handler_from_option(choice, browser=browser)
+
+
+# -- the trace of one test's session -------------------------------------------------------
+
+
+class SessionTrace:
+    """Records one session as trace events, from the agent view only, as they happen.
+
+    Events: ``navigation`` (the top-level page moved), ``tools-changed``,
+    ``validation-error``, ``policy-decision``, ``elicitation``, ``redaction`` and
+    ``tool-result``; ``step`` is the number of the call an event belongs to.
+    """
+
+    def __init__(self, session: _session.Session, run_dir: Path | None) -> None:
+        self.recorder = TraceRecorder(run_dir)
+        self._session = session
+        self._audit_seen = 0
+        self._elicitations_seen = 0
+        self._unsubscribe = [
+            session.on_tools_changed(self._changed),
+            session.on_call(self._called),
+        ]
+        session.page.on("framenavigated", self._navigated)
+
+    def _changed(self, change: ToolChange) -> None:
+        catalog = self._session.catalog
+        shown = [catalog.get(n) for n in [*change.added, *change.changed]]
+        framing = self._session.untrusted_framing
+        self.recorder.record(
+            ToolsChanged(
+                step=len(self._session.history) or None,
+                added=list(change.added),
+                removed=list(change.removed),
+                changed=list(change.changed),
+                tools=[agent_tool(t, framing=framing).as_json() for t in shown if t is not None],
+                names=catalog.names(),
+            )
+        )
+
+    def _navigated(self, frame: AsyncFrame) -> None:
+        if frame.parent_frame is None:
+            step = len(self._session.history) or None
+            self.recorder.record(
+                Navigated(
+                    step=step, requested=frame.url, url=frame.url, final_url=frame.url, ok=True
+                )
+            )
+
+    def _called(self, arguments: dict[str, Any], outcome: CallOutcome) -> None:
+        step = len(self._session.history)
+        audit = self._session.audit.records
+        for decision in audit[self._audit_seen :]:
+            decided = policy_event(decision, step)
+            if decided is not None:
+                self.recorder.record(decided)
+        self._audit_seen = len(audit)
+        for question in self._session.elicitations[self._elicitations_seen :]:
+            asked = elicitation_event(question, step)
+            if asked is not None:
+                self.recorder.record(asked)
+        self._elicitations_seen = len(self._session.elicitations)
+        # The test plays the agent: its call is the action, with the arguments it sent.
+        for event in call_events(step, CallAction(tool=outcome.tool, arguments=arguments), outcome):
+            self.recorder.record(event)
+
+    def finish(self, nodeid: str, failed: bool) -> None:
+        """Record how the test ended (``run-finished``: ``finished``, or ``expect-failed``)."""
+        self.recorder.record(
+            RunFinished(
+                stop_reason="expect-failed" if failed else "finished",
+                detail=f"{nodeid} {'failed' if failed else 'passed'}",
+                steps=len(self._session.history),
+                duration_ms=round(self.recorder.elapsed_ms(), 1),
+            )
+        )
+
+    def close(self) -> None:
+        """Stop recording and close ``trace.jsonl``."""
+        for unsubscribe in self._unsubscribe:
+            unsubscribe()
+        self._session.page.remove_listener("framenavigated", self._navigated)
+        self.recorder.close()
+
+
+def _start_trace(
+    session: _session.Session, mode: TraceMode, factory: pytest.TempPathFactory
+) -> tuple[SessionTrace, Path | None]:
+    # Written to a scratch folder, and moved beside Playwright's artifacts only when it is
+    # kept, so passing tests leave no empty folders behind.
+    scratch = factory.mktemp("webmcp-trace") if mode != "off" else None
+    return SessionTrace(session, scratch), scratch
+
+
+def _finish_trace(
+    item: pytest.Item, trace: SessionTrace, scratch: Path | None, mode: TraceMode, output: Path
+) -> None:
+    failed = _failed(item)
+    trace.finish(item.nodeid, failed)
+    trace.close()
+    if scratch is None:
+        return
+    try:
+        if mode == "on" or (mode == "retain-on-failure" and failed):
+            output.mkdir(parents=True, exist_ok=True)
+            shutil.move(scratch / TRACE_FILE, output / TRACE_FILE)
+            item.stash.setdefault(_KEPT, []).append(output / TRACE_FILE)
+    finally:
+        shutil.rmtree(scratch, ignore_errors=True)
+
+
+def _failed(item: pytest.Item) -> bool:
+    reports = item.stash.get(_REPORTS, {})
+    return any(report.failed for report in reports.values())
+
+
+def describe_session(session: _session.Session) -> str:
+    """A failed test's calls, for its report: what the page offered and what came back."""
+    lines = [f"backend {session.backend_name}, page {session.url}"]
+    lines.append("tools: " + (", ".join(session.catalog.names()) or "none"))
+    for index, outcome in enumerate(session.history, 1):
+        result = outcome.agent_json()
+        status = f"isError ({outcome.error_kind})" if outcome.is_error else "ok"
+        arguments = json.dumps(outcome.arguments, ensure_ascii=False)
+        lines.append(f"{index}. {outcome.tool} {arguments} → {status}: {result_summary(result)}")
+    if not session.history:
+        lines.append("no calls")
+    return "\n".join(lines)
+
+
+# -- launching Chromium ----------------------------------------------------------------
+
+
+def chromium_launch_options(base: dict[str, Any], backend: BackendName) -> dict[str, Any]:
+    """pytest-playwright's launch options, plus this machine's Chromium and the flags.
+
+    The executable is left alone when ``--browser-channel`` (``channel``) or an
+    ``executable_path`` was given; with no Chromium found here, Playwright's own
+    lookup is left to report it.
+    """
+    options = dict(base)
+    if "channel" not in options and "executable_path" not in options:
+        try:
+            options["executable_path"] = str(find_chromium())
+        except BrowserNotFound:
+            if os.environ.get(ENV_VAR):  # an explicit choice that does not work
+                raise
+    options["args"] = [*QUIET_FLAGS, *BACKENDS[backend].launch_args(), *options.get("args", ())]
+    return options
+
+
+def playwright_overrides() -> types.ModuleType:
+    """The fixture this plugin layers over pytest-playwright's, as a plugin of its own.
+
+    Registered when pytest configures, after every plugin loaded from an entry point,
+    so it sits above pytest-playwright's fixture (which it extends) and below a
+    ``conftest.py``'s.
+    """
+
+    @pytest.fixture(scope="session", name="browser_type_launch_args")
+    def launch_args(
+        browser_type_launch_args: dict[str, Any],
+        browser_name: str,
+        webmcp_browser_backend: BackendName,
+    ) -> dict[str, Any]:
+        """pytest-playwright's launch options, with Chromium found and WebMCP's flags."""
+        if browser_name != "chromium":
+            return browser_type_launch_args
+        return chromium_launch_options(browser_type_launch_args, webmcp_browser_backend)
+
+    plugin = types.ModuleType(f"{__name__}.playwright_overrides", playwright_overrides.__doc__)
+    setattr(plugin, "browser_type_launch_args", launch_args)  # noqa: B010
+    return plugin
+
+
+# -- hooks -------------------------------------------------------------------------------
+
+
+def pytest_addoption(parser: pytest.Parser) -> None:
+    """The ``webmcp`` option group."""
+    group = parser.getgroup("webmcp", "WebMCP (webmcp-harness)")
+    group.addoption(
+        "--webmcp-backend",
+        choices=list(BACKENDS),
+        default="polyfill",
+        help="what provides WebMCP in the page: the harness's polyfill, or Chromium's own "
+        "(default: polyfill)",
+    )
+    group.addoption(
+        "--webmcp-elicit",
+        default="cancel",
+        metavar="accept|decline|cancel|terminal|browser|FILE",
+        help="who answers the user's questions: the same answer every time, a person at the "
+        "terminal (with -s), a person in a browser tab (with --headed), or an answers file "
+        "(default: cancel)",
+    )
+    group.addoption(
+        "--webmcp-policy",
+        default="default",
+        metavar="default|none|FILE",
+        help="the user agent's policy: the default pack, none, or a policy file (default: default)",
+    )
+    group.addoption(
+        "--webmcp-trace",
+        choices=list(TRACE_MODES),
+        default="retain-on-failure",
+        help="keep the harness trace (trace.jsonl) in test-results/<test id>/ "
+        "(default: retain-on-failure)",
+    )
+
+
+def pytest_configure(config: pytest.Config) -> None:
+    """Register the marker and the fixture overrides; check the options."""
+    config.addinivalue_line(
+        "markers",
+        "webmcp(backend=None, policy=None, elicit=None): run this test's webmcp session with "
+        "another backend, policy or elicitation answer than the command line's",
+    )
+    config.pluginmanager.register(playwright_overrides(), "webmcp-playwright-overrides")
+    try:
+        check_elicit(config.getoption("webmcp_elicit"))
+        WebMCPSettings.from_config(config).load_policy()
+    except ConfigError as exc:
+        raise pytest.UsageError(str(exc)) from exc
+
+
+def pytest_generate_tests(metafunc: pytest.Metafunc) -> None:
+    """A test whose marker names another backend gets a browser launched for it."""
+    if "webmcp" not in metafunc.fixturenames:
+        return
+    try:
+        backend = marker_overrides(metafunc.definition).get("backend")
+    except ConfigError:
+        return  # the webmcp fixture reports it
+    if backend and backend != metafunc.config.getoption("webmcp_backend"):
+        metafunc.parametrize(
+            "webmcp_browser_backend", [backend], indirect=True, ids=[backend], scope="session"
+        )
+
+
+def pytest_collection_modifyitems(items: list[pytest.Item]) -> None:
+    """Run the tests that use ``webmcp_async`` first.
+
+    Once Playwright's sync API has run (pytest-playwright's ``page``, ``webmcp``), its
+    loop counts as running in the test thread, so pytest-asyncio cannot run a test there.
+    """
+    uses = ["webmcp_async" in getattr(item, "fixturenames", ()) for item in items]
+    if any(uses):
+        items[:] = [i for i, u in zip(items, uses, strict=True) if u] + [
+            i for i, u in zip(items, uses, strict=True) if not u
+        ]
+
+
+@pytest.hookimpl(wrapper=True)
+def pytest_runtest_makereport(
+    item: pytest.Item, call: pytest.CallInfo[None]
+) -> Generator[None, pytest.TestReport, pytest.TestReport]:
+    """Keep each phase's report; list the calls of a failing test; name the kept traces."""
+    report = yield
+    item.stash.setdefault(_REPORTS, {})[report.when] = report
+    sessions = item.stash.get(_SESSIONS, [])
+    if report.failed and report.when == "call":
+        for session in sessions:
+            report.sections.append(("webmcp session", describe_session(session)))
+    if report.when == "teardown":
+        for path in item.stash.get(_KEPT, []):
+            report.user_properties.append(("webmcp_trace", _for_report(item.config, path)))
+    return report
+
+
+def _for_report(config: pytest.Config, path: Path) -> str:
+    try:
+        return str(path.relative_to(config.invocation_params.dir))
+    except ValueError:
+        return str(path)
+
+
+# -- fixtures ----------------------------------------------------------------------------
+
+
+@pytest.fixture(scope="session")
+def webmcp_browser_backend(request: pytest.FixtureRequest) -> BackendName:
+    """The backend whose flags pytest-playwright's browser is launched with."""
+    param = getattr(request, "param", None)
+    return cast(BackendName, param or request.config.getoption("webmcp_backend"))
+
+
+@pytest.fixture(scope="session")
+def webmcp_harness(pytestconfig: pytest.Config) -> WebMCPHarness:
+    """The harness as the command line configures it (backend, policy, elicitation)."""
+    return WebMCPHarness(WebMCPSettings.from_config(pytestconfig))
+
+
+def _or_fail(make: Callable[[], T]) -> T:
+    """``make()``, or the test fails with the :class:`ConfigError`'s message alone."""
+    try:
+        return make()
+    except ConfigError as exc:
+        problem = str(exc)
+    pytest.fail(problem, pytrace=False)
+
+
+def _settings(request: pytest.FixtureRequest) -> WebMCPSettings:
+    return _or_fail(lambda: WebMCPSettings.from_config(request.config).for_node(request.node))
+
+
+@pytest.fixture
+def webmcp(
+    request: pytest.FixtureRequest,
+    page: SyncPage,
+    browser_name: str,
+    webmcp_harness: WebMCPHarness,
+    webmcp_browser_backend: BackendName,
+    output_path: str,
+    tmp_path_factory: pytest.TempPathFactory,
+) -> Iterator[PageSession]:
+    """A sync harness session on pytest-playwright's ``page``, attached before the test."""
+    if browser_name != "chromium":
+        pytest.skip(f"WebMCP runs in Chromium; this test runs in {browser_name}")
+    settings = _settings(request)
+    if settings.backend != webmcp_browser_backend:
+        pytest.fail(
+            f"This test's webmcp backend is {settings.backend!r}, but the browser was launched "
+            f"for {webmcp_browser_backend!r} (is browser_type_launch_args parametrized too?).",
+            pytrace=False,
+        )
+    if page.url != "about:blank":
+        request.node.warn(
+            pytest.PytestWarning(
+                f"webmcp attached to a page already at {page.url}; the harness follows it "
+                "from the next navigation. Request `webmcp` before fixtures that navigate."
+            )
+        )
+    session = _or_fail(
+        lambda: webmcp_harness.configured(settings).attach(page, elicit=settings.elicit)
+    )
+    trace, scratch = _start_trace(session.inner, settings.trace, tmp_path_factory)
+    session.trace = trace.recorder
+    request.node.stash.setdefault(_SESSIONS, []).append(session.inner)
+    try:
+        yield session
+    finally:
+        try:
+            session.close()
+        finally:
+            _finish_trace(request.node, trace, scratch, settings.trace, Path(output_path))
+
+
+class OwnedPage:
+    """A Chromium, a context and a page of Playwright's async API, for one test.
+
+    Launched the way pytest-playwright launches its browser (``--headed``,
+    ``--browser-channel``, ``--slowmo``, ``--device``, ``--base-url``), with this
+    machine's Chromium and the backend's flags; ``--tracing``, ``--video`` and
+    ``--screenshot`` are kept in ``output`` under pytest-playwright's file names.
+    Set :attr:`failed` before leaving the ``async with``.
+    """
+
+    def __init__(
+        self,
+        config: pytest.Config,
+        backend: BackendName,
+        output: Path,
+        scratch: Path,
+        base_url: str | None,
+    ) -> None:
+        self._config = config
+        self._backend = backend
+        self._output = output
+        self._scratch = scratch
+        self._base_url = base_url
+        self.failed = False
+        self._playwright: AsyncPlaywright | None = None
+        self.browser: AsyncBrowser
+        self.context: AsyncBrowserContext
+        self.page: AsyncPageType
+
+    def _keep(self, option: str, on_failure: str) -> bool:
+        value = self._config.getoption(option)
+        return bool(value == "on" or (value == on_failure and self.failed))
+
+    async def __aenter__(self) -> OwnedPage:
+        config = self._config
+        launch: dict[str, Any] = {"headless": not config.getoption("--headed")}
+        if config.getoption("--browser-channel"):
+            launch["channel"] = config.getoption("--browser-channel")
+        if config.getoption("--slowmo"):
+            launch["slow_mo"] = config.getoption("--slowmo")
+        self._playwright = await async_playwright().start()
+        self.browser = await self._playwright.chromium.launch(
+            **chromium_launch_options(launch, self._backend)
+        )
+        context_args: dict[str, Any] = {}
+        device = config.getoption("--device")
+        if device:
+            context_args.update(self._playwright.devices[device])
+        if self._base_url:
+            context_args["base_url"] = self._base_url
+        if config.getoption("--video") != "off":
+            context_args["record_video_dir"] = self._scratch
+        self.context = await self.browser.new_context(**context_args)
+        if config.getoption("--tracing") != "off":
+            await self.context.tracing.start(screenshots=True, snapshots=True, sources=True)
+        self.page = await self.context.new_page()
+        return self
+
+    async def __aexit__(self, *exc: object) -> None:
+        assert self._playwright is not None
+        try:
+            await self._save_artifacts()
+        finally:
+            await self.browser.close()
+            await self._playwright.stop()
+
+    async def _save_artifacts(self) -> None:
+        if self._keep("--screenshot", "only-on-failure") and not self.page.is_closed():
+            name = f"test-{'failed' if self.failed else 'finished'}-1.png"
+            await self.page.screenshot(path=self._output / name, timeout=5000)
+        if self._config.getoption("--tracing") != "off":
+            keep = self._keep("--tracing", "retain-on-failure")
+            await self.context.tracing.stop(path=self._output / "trace.zip" if keep else None)
+        video = self.page.video
+        await self.context.close()
+        if video is not None:
+            if self._keep("--video", "retain-on-failure"):
+                await video.save_as(self._output / "video.webm")
+            await video.delete()
+
+
+if importlib.util.find_spec("pytest_asyncio") is not None:
+    import pytest_asyncio
+
+    @pytest_asyncio.fixture(name="webmcp_async")
+    async def _webmcp_async(
+        request: pytest.FixtureRequest,
+        output_path: str,
+        tmp_path_factory: pytest.TempPathFactory,
+        base_url: str | None,
+    ) -> AsyncIterator[_session.Session]:
+        """An async harness session on a page of its own Chromium (for pytest-asyncio tests).
+
+        See :class:`OwnedPage` for how the browser is launched and what it keeps. Tests
+        that use it run before the others (see :func:`pytest_collection_modifyitems`).
+        """
+        settings = _settings(request)
+        harness = _or_fail(lambda: Harness(backend=settings.backend, policy=settings.load_policy()))
+        output = Path(output_path)
+        scratch = tmp_path_factory.mktemp("webmcp-playwright")
+        owned = OwnedPage(request.config, settings.backend, output, scratch, base_url)
+        async with owned:
+            handler = (
+                handler_from_option(settings.elicit, browser=owned.browser)
+                if isinstance(settings.elicit, str)
+                else settings.elicit
+            )
+            session = await harness.attach(owned.context, owned.page)
+            session.elicitation = handler
+            trace, trace_scratch = _start_trace(session, settings.trace, tmp_path_factory)
+            request.node.stash.setdefault(_SESSIONS, []).append(session)
+            try:
+                yield session
+            finally:
+                owned.failed = _failed(request.node)
+                try:
+                    await session.close()
+                    if isinstance(settings.elicit, str):  # made here, so closed here
+                        await close_handler(handler)
+                finally:
+                    _finish_trace(request.node, trace, trace_scratch, settings.trace, output)
+        shutil.rmtree(scratch, ignore_errors=True)
+
+else:
+
+    @pytest.fixture(name="webmcp_async")
+    def _webmcp_async_unavailable() -> None:
+        """Needs pytest-asyncio."""
+        pytest.fail("webmcp_async needs pytest-asyncio: pip install pytest-asyncio", pytrace=False)

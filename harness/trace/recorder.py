@@ -1,0 +1,160 @@
+"""The trace writer: a run directory, ``trace.jsonl`` written as events happen, and artifacts.
+
+``trace.jsonl`` holds only events (:mod:`harness.trace.events`), built from the agent view.
+The artifacts (a Playwright ``trace.zip``, screenshots, a HAR) record the page as the
+*user* sees it, so they are off by default.
+"""
+
+from __future__ import annotations
+
+import time
+from collections.abc import Callable
+from pathlib import Path
+from typing import IO, Literal
+
+from playwright.async_api import BrowserContext, Page
+from playwright.async_api import Error as PlaywrightError
+from pydantic import BaseModel, ConfigDict
+
+from harness.errors import ConfigError
+from harness.trace.events import (
+    HAR_FILE,
+    PLAYWRIGHT_TRACE_FILE,
+    SCREENSHOT_DIR,
+    TRACE_FILE,
+    E,
+    ErrorOccurred,
+    ScreenshotTaken,
+    TraceEvent,
+)
+
+
+def check_run_dir(run_dir: Path) -> None:
+    """A :class:`ConfigError` unless ``run_dir`` is new or empty (a run never overwrites one)."""
+    if run_dir.exists() and (not run_dir.is_dir() or any(run_dir.iterdir())):
+        raise ConfigError(
+            f"The trace directory {run_dir} exists and is not empty; give each run a new directory."
+        )
+
+
+ArtifactMode = Literal["off", "on", "retain-on-failure"]
+
+
+class TraceOptions(BaseModel):
+    """Which user-view artifacts a run keeps besides ``trace.jsonl`` (all off by default)."""
+
+    model_config = ConfigDict(frozen=True)
+
+    playwright: ArtifactMode = "off"
+    screenshots: bool = False
+    har: bool = False
+
+    def requested(self) -> list[str]:
+        """The artifacts asked for, as ``run-started`` lists them."""
+        wanted = [f"playwright:{self.playwright}"] if self.playwright != "off" else []
+        return wanted + ["screenshots"] * self.screenshots + ["har"] * self.har
+
+
+class TraceRecorder:
+    """Numbers, timestamps, keeps and (with a run directory) writes trace events.
+
+    ``listener`` sees every event as it is recorded (the CLI's live display).
+    """
+
+    def __init__(
+        self,
+        run_dir: str | Path | None = None,
+        options: TraceOptions | None = None,
+        *,
+        listener: Callable[[TraceEvent], None] | None = None,
+    ) -> None:
+        self.run_dir = Path(run_dir) if run_dir is not None else None
+        self.options = options or TraceOptions()
+        self.events: list[TraceEvent] = []
+        self.listener = listener
+        self._started = time.perf_counter()
+        self._file: IO[str] | None = None
+        self._tracing = False
+        if self.run_dir is not None:
+            check_run_dir(self.run_dir)
+            self.run_dir.mkdir(parents=True, exist_ok=True)
+            self._file = (self.run_dir / TRACE_FILE).open("w", encoding="utf-8")
+        elif self.options != TraceOptions():
+            raise ConfigError(
+                "Artifacts (Playwright trace, screenshots, HAR) need a trace directory."
+            )
+
+    def elapsed_ms(self) -> float:
+        """Milliseconds since the recorder was made (the run's clock)."""
+        return (time.perf_counter() - self._started) * 1000
+
+    def record(self, event: E) -> E:
+        """Number and timestamp ``event``, keep it, write it, and show it to the listener."""
+        stamped = event.model_copy(
+            update={"seq": len(self.events) + 1, "at_ms": round(self.elapsed_ms(), 1)}
+        )
+        self.events.append(stamped)  # type: ignore[arg-type]
+        if self._file is not None:
+            self._file.write(stamped.model_dump_json(exclude_none=True) + "\n")
+            self._file.flush()
+        if self.listener is not None:
+            self.listener(stamped)  # type: ignore[arg-type]
+        return stamped
+
+    # -- user-view artifacts ----------------------------------------------------
+    async def start_artifacts(self, context: BrowserContext) -> None:
+        """Start the Playwright trace and the HAR, as the options ask."""
+        if self.run_dir is None:
+            return
+        if self.options.playwright != "off":
+            await context.tracing.start(screenshots=True, snapshots=True)
+            self._tracing = True
+        if self.options.har:
+            # Records every request into the HAR; Playwright writes it when the context closes.
+            await context.route_from_har(
+                self.run_dir / HAR_FILE, update=True, update_content="embed", update_mode="full"
+            )
+
+    async def screenshot(self, page: Page, step: int) -> None:
+        """A screenshot after a call, when the options ask for it."""
+        if self.run_dir is None or not self.options.screenshots:
+            return
+        relative = f"{SCREENSHOT_DIR}/step-{step:03d}.png"
+        try:
+            await page.screenshot(path=self.run_dir / relative)
+        except PlaywrightError as exc:
+            self.record(
+                ErrorOccurred(step=step, where="harness", message=f"no screenshot: {exc.message}")
+            )
+            return
+        self.record(ScreenshotTaken(step=step, path=relative))
+
+    async def finish_artifacts(self, context: BrowserContext, *, ok: bool) -> list[str]:
+        """Stop the Playwright trace (kept per the options); the artifacts kept, by file name."""
+        kept: list[str] = []
+        if self.run_dir is None:
+            return kept
+        if self._tracing:
+            self._tracing = False
+            keep = self.options.playwright == "on" or not ok
+            try:
+                if keep:
+                    await context.tracing.stop(path=self.run_dir / PLAYWRIGHT_TRACE_FILE)
+                    kept.append(PLAYWRIGHT_TRACE_FILE)
+                else:
+                    await context.tracing.stop()
+            except PlaywrightError as exc:
+                self.record(
+                    ErrorOccurred(where="harness", message=f"no Playwright trace: {exc.message}")
+                )
+        if self.options.har:
+            kept.append(HAR_FILE)  # written when the browser context closes
+        if self.options.screenshots and (self.run_dir / SCREENSHOT_DIR).is_dir():
+            kept.append(SCREENSHOT_DIR + "/")
+        return kept
+
+    def close(self) -> None:
+        """Close ``trace.jsonl``."""
+        if self._file is not None:
+            self._file.close()
+            self._file = None

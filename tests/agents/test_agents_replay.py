@@ -1,0 +1,175 @@
+"""The replay agent: re-running a recorded trace, and reporting where results differ."""
+
+from __future__ import annotations
+
+import json
+from collections.abc import AsyncIterator
+from pathlib import Path
+from typing import Any
+
+import aiohttp
+import pytest
+from harness.sites.server import RunningSites, serve_sites
+
+from harness import ConfigError, Harness
+from harness.agents import make_agent
+from harness.agents.loop import RunResult, run_agent
+from harness.agents.replay import ReplayAgent, load_recording, rebase_url
+from harness.agents.scripted import ScriptedAgent, parse_plan
+from tests.console_script import run_script
+
+EXAMPLE_PLAN = Path(__file__).parent.parent.parent / "examples" / "plans" / "todo.yaml"
+
+
+@pytest.fixture(scope="module")
+async def harness() -> AsyncIterator[Harness]:
+    async with Harness(backend="polyfill", call_timeout=10) as h:
+        yield h
+
+
+@pytest.fixture(scope="module")
+async def sites() -> AsyncIterator[RunningSites]:
+    async with serve_sites(["todo"]) as running:
+        yield running
+
+
+@pytest.fixture(scope="module")
+async def recorded(
+    harness: Harness, sites: RunningSites, tmp_path_factory: pytest.TempPathFactory
+) -> Path:
+    """The example plan's run, recorded once."""
+    await sites.reset("todo")
+    run_dir = tmp_path_factory.mktemp("recorded") / "run"
+    result = await run(harness, sites.url("todo"), ScriptedAgent.from_file(EXAMPLE_PLAN), run_dir)
+    assert result.ok, result.detail
+    return run_dir
+
+
+async def run(harness: Harness, url: str, agent: Any, run_dir: Path | None = None) -> RunResult:
+    session = await harness.new_session()
+    try:
+        return await run_agent(session, agent, url, trace_dir=run_dir)
+    finally:
+        await session.close()
+
+
+def test_a_recording_reads_back_as_its_steps(recorded: Path) -> None:
+    recording = load_recording(recorded)
+    assert recording.task == "Add a todo, complete it, and find it in the archive"
+    assert [s.action.kind for s in recording.steps] == [
+        "call",
+        "call",
+        "call",
+        "navigate",
+        "call",
+        "finish",
+    ]
+    assert recording.steps[0].result is not None
+    assert recording.steps[0].result["structuredContent"]["todo"]["text"] == "buy milk"
+    assert recording.answer == 'added, completed and archived "buy milk"'
+
+
+async def test_a_replay_of_an_unchanged_site_finishes_with_no_differences(
+    harness: Harness, sites: RunningSites, recorded: Path
+) -> None:
+    await sites.reset("todo")
+    agent = ReplayAgent.from_dir(recorded)
+    result = await run(harness, sites.url("todo"), agent)
+    assert result.ok, result.detail
+    assert agent.differences == []
+    assert result.answer == 'added, completed and archived "buy milk"'
+    assert result.task == "Add a todo, complete it, and find it in the archive"
+    assert [c.tool for c in result.calls()] == [
+        "add_todo",
+        "list_todos",
+        "complete_todo",
+        "list_archived",
+    ]
+
+
+async def test_a_replay_reports_where_the_site_s_data_changed(
+    harness: Harness, sites: RunningSites, recorded: Path
+) -> None:
+    await sites.reset("todo")
+    async with (
+        aiohttp.ClientSession() as client,
+        client.post(sites.url("todo", "/api/todos/1/complete")) as response,
+    ):
+        assert response.status == 200  # someone completed "Buy oat milk" meanwhile
+    agent = ReplayAgent.from_dir(recorded)
+    result = await run(harness, sites.url("todo"), agent)
+    assert result.stop_reason == "replay-diverged" and not result.ok
+    lines = result.detail.splitlines()
+    assert lines[0] == f"{len(agent.differences)} difference(s) from the recording:"
+    assert (
+        "step 2, call list_todos, at /structuredContent/todos/0/id: recorded 1, replayed 2" in lines
+    )
+    assert (
+        "step 5, call list_archived, at /structuredContent/todos/2: "
+        'recorded (missing), replayed {"done": true, "id": 4, "text": "buy milk"}' in lines
+    )
+    # Steps whose results did not change are not reported.
+    assert not any(line.startswith(("step 1,", "step 3,")) for line in lines)
+    # Ignoring the parts that changed makes the replay pass.
+    ignoring = ReplayAgent.from_dir(recorded, ignore=["/structuredContent/todos", "/content"])
+    await sites.reset("todo")
+    async with aiohttp.ClientSession() as client:
+        await client.post(sites.url("todo", "/api/todos/1/complete"))
+    assert (await run(harness, sites.url("todo"), ignoring)).ok
+
+
+async def test_a_replay_reports_a_call_that_fails_now(
+    harness: Harness, sites: RunningSites, tmp_path: Path
+) -> None:
+    """Recorded against the todo page, replayed against the archive: list_todos is gone."""
+    await sites.reset("todo")
+    plan = ScriptedAgent(parse_plan({"steps": [{"call": "list_todos"}, {"finish": "x"}]}))
+    result = await run(harness, sites.url("todo"), plan, tmp_path / "run")
+    assert result.ok
+    replayed = await run(
+        harness, sites.url("todo", "/archive"), ReplayAgent.from_dir(tmp_path / "run")
+    )
+    assert replayed.stop_reason == "replay-diverged"
+    assert "step 1, call list_todos, at (error): recorded (missing), replayed" in replayed.detail
+
+
+def test_navigations_move_to_the_new_origin() -> None:
+    old, new = "http://127.0.0.1:1111/", "http://127.0.0.1:2222/app"
+    assert (
+        rebase_url("http://127.0.0.1:1111/archive?x=1", old, new)
+        == "http://127.0.0.1:2222/archive?x=1"
+    )
+    assert rebase_url("/archive", old, new) == "/archive"
+    assert rebase_url("https://elsewhere.example/", old, new) == "https://elsewhere.example/"
+
+
+def test_a_directory_that_is_not_a_run_is_a_clear_error(tmp_path: Path) -> None:
+    with pytest.raises(ConfigError, match="Cannot read the trace"):
+        make_agent(f"replay:{tmp_path}")
+    (tmp_path / "trace.jsonl").write_text("")
+    with pytest.raises(ConfigError, match="no run-started event"):
+        make_agent(f"replay:{tmp_path}")
+    with pytest.raises(ConfigError, match="replay needs a recorded run directory"):
+        make_agent("replay")
+
+
+async def test_cli_replay(sites: RunningSites, recorded: Path, tmp_path: Path) -> None:
+    await sites.reset("todo")
+    code, out, err = await run_script(
+        "agent",
+        sites.url("todo"),
+        "--agent",
+        f"replay:{recorded}",
+        "--trace-dir",
+        str(tmp_path / "replayed"),
+        "--json",
+    )
+    assert code == 0, err
+    summary = json.loads(out)
+    assert summary["stopReason"] == "finished" and summary["agent"] == "replay"
+    assert [c["tool"] for c in summary["calls"]] == [
+        "add_todo",
+        "list_todos",
+        "complete_todo",
+        "list_archived",
+    ]

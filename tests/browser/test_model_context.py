@@ -1,0 +1,904 @@
+"""`document.modelContext`: the polyfill, and the native layer on Chromium's own WebMCP.
+
+Every behavioural test runs twice with the same assertions: once against the polyfill
+(Chromium launched without WebMCP) and once against Chromium's native implementation with
+`native_layer.js` on top. Chromium is the reference: where the two differ on purpose, the
+test asserts each side's behaviour explicitly. The channel tests check that the private
+channel to the harness stays private on a page that patches built-ins after load.
+"""
+
+from __future__ import annotations
+
+import asyncio
+import json
+from collections.abc import AsyncIterator, Callable
+from dataclasses import dataclass, field
+from typing import Any
+
+import pytest
+from playwright.async_api import Browser, BrowserContext, Frame, Page, async_playwright
+
+from harness.browser.chromium import NATIVE_WEBMCP_FLAGS, QUIET_FLAGS
+from harness.browser.injection import ChannelKeys, Mode, PageChannel
+from tests.conftest import PageServer
+
+MODES: tuple[Mode, ...] = ("polyfill", "native")
+
+
+@dataclass
+class Harnessed:
+    """A page in a context with the injected JS and its channel, and what the page sent."""
+
+    mode: Mode
+    server: PageServer
+    context: BrowserContext
+    page: Page
+    channel: PageChannel
+    messages: list[tuple[Frame, dict[str, Any]]] = field(default_factory=list)
+
+    def on_message(self, frame: Frame, message: dict[str, Any]) -> None:
+        self.messages.append((frame, message))
+
+    async def goto(self, name: str) -> None:
+        """Load a test page; what earlier documents sent is forgotten."""
+        self.messages.clear()
+        await self.page.goto(self.server.url(name))
+
+    async def command(self, command: dict[str, Any], frame: Frame | None = None) -> Any:
+        return await self.channel.command(frame or self.page.main_frame, command)
+
+    async def listed(self, frame: Frame | None = None) -> dict[str, dict[str, Any]]:
+        """The frame's tool snapshots from the `list` op, by name."""
+        answer = await self.command({"op": "list"}, frame)
+        return {tool["name"]: tool for tool in answer["tools"]}
+
+    def events(self) -> list[tuple[str, str, Any]]:
+        return [
+            (m["event"], m["name"], m["callId"]) for _, m in self.messages if m["type"] == "event"
+        ]
+
+    def last_snapshot(self, frame: Frame) -> list[dict[str, Any]] | None:
+        for sender, message in reversed(self.messages):
+            if sender == frame and message["type"] == "tools":
+                return list(message["tools"])
+        return None
+
+
+async def eventually(check: Callable[[], Any], timeout: float = 5.0) -> Any:
+    """Poll `check` (sync or async) until it returns something truthy."""
+    deadline = asyncio.get_running_loop().time() + timeout
+    while True:
+        result = check()
+        if asyncio.iscoroutine(result):
+            result = await result
+        if result:
+            return result
+        if asyncio.get_running_loop().time() > deadline:
+            raise AssertionError("condition not met in time")
+        await asyncio.sleep(0.02)
+
+
+@pytest.fixture(scope="module")
+async def browsers(chromium_path: str) -> AsyncIterator[dict[Mode, Browser]]:
+    """One Chromium without WebMCP (polyfill) and one with Chromium's own (native)."""
+    playwright = await async_playwright().start()
+    launched: dict[Mode, Browser] = {}
+    try:
+        launched["polyfill"] = await playwright.chromium.launch(
+            executable_path=chromium_path, args=list(QUIET_FLAGS)
+        )
+        launched["native"] = await playwright.chromium.launch(
+            executable_path=chromium_path, args=[*QUIET_FLAGS, *NATIVE_WEBMCP_FLAGS]
+        )
+        yield launched
+    finally:
+        for browser in launched.values():
+            await browser.close()
+        await playwright.stop()
+
+
+async def _harnessed(mode: Mode, browser: Browser, server: PageServer) -> Harnessed:
+    context = await browser.new_context()
+    channel = PageChannel(ChannelKeys(), mode)
+    harnessed = Harnessed(mode, server, context, await context.new_page(), channel)
+    await channel.install(context, harnessed.page, harnessed.on_message)
+    return harnessed
+
+
+@pytest.fixture(scope="module")
+async def harnessed_pages(
+    browsers: dict[Mode, Browser], page_server: PageServer
+) -> AsyncIterator[dict[Mode, Harnessed]]:
+    """One harnessed page per mode for the module; each test navigates it afresh."""
+    pages = {mode: await _harnessed(mode, browsers[mode], page_server) for mode in MODES}
+    yield pages
+    for harnessed in pages.values():
+        await harnessed.context.close()
+
+
+@pytest.fixture(params=MODES)
+def mc(request: pytest.FixtureRequest, harnessed_pages: dict[Mode, Harnessed]) -> Harnessed:
+    """The harnessed page of one mode (every test using it runs once per mode)."""
+    return harnessed_pages[request.param]
+
+
+@pytest.fixture
+def native_mc(harnessed_pages: dict[Mode, Harnessed]) -> Harnessed:
+    """The harnessed page on Chromium's native WebMCP."""
+    return harnessed_pages["native"]
+
+
+async def test_the_mode_decides_which_implementation_serves_the_page(mc: Harnessed) -> None:
+    await mc.goto("mc_blank.html")
+    shape = await mc.page.evaluate(
+        """() => ({
+            tag: String(document.modelContext),
+            same: document.modelContext === document.modelContext,
+            alias: navigator.modelContext === document.modelContext,
+            proto: Object.getOwnPropertyNames(ModelContext.prototype).sort(),
+            parent: Object.getPrototypeOf(ModelContext.prototype) === EventTarget.prototype,
+            lengths: ['registerTool', 'getTools', 'executeTool']
+                .map((n) => document.modelContext[n].length),
+            illegal: (() => { try { new ModelContext(); } catch (e) { return e.name; } })(),
+        })"""
+    )
+    assert shape == {
+        "tag": "[object ModelContext]",
+        "same": True,
+        "alias": True,
+        "proto": sorted(
+            [
+                "constructor",
+                "registerTool",
+                "getTools",
+                "executeTool",
+                "ontoolchange",
+                "ontoolactivated",
+                "ontoolcancel",
+                "unregisterTool",
+                "provideContext",
+                "clearContext",
+            ]
+        ),
+        "parent": True,
+        "lengths": [1, 0, 1],
+        "illegal": "TypeError",
+    }
+    assert (await mc.command({"op": "list"}))["native"] is (mc.mode == "native")
+
+
+REGISTRATION_ERRORS_JS = """async () => {
+  const mc = document.modelContext;
+  const ex = async () => 1;
+  const cyclic = {}; cyclic.self = cyclic;
+  const reason = new Error('the reason');
+  const aborted = () => AbortSignal.abort(reason);
+  const cases = {
+    ok: [{name: 'a', description: 'd', execute: ex}],
+    duplicate: [{name: 'a', description: 'd', execute: ex}],
+    nameWithSpace: [{name: 'a b', description: 'd', execute: ex}],
+    nameEmpty: [{name: '', description: 'd', execute: ex}],
+    name129: [{name: 'x'.repeat(129), description: 'd', execute: ex}],
+    name128: [{name: 'y'.repeat(128), description: 'd', execute: ex}],
+    nameNonAscii: [{name: 'caf\\u00e9', description: 'd', execute: ex}],
+    descriptionEmpty: [{name: 'b', description: '', execute: ex}],
+    descriptionMissing: [{name: 'b', execute: ex}],
+    executeNotCallable: [{name: 'b', description: 'd', execute: 5}],
+    executeMissing: [{name: 'b', description: 'd'}],
+    schemaCyclic: [{name: 'c', description: 'd', execute: ex, inputSchema: cyclic}],
+    schemaBigInt: [{name: 'c', description: 'd', execute: ex, inputSchema: {a: 1n}}],
+    schemaToJSONUndefined: [{name: 'c', description: 'd', execute: ex, inputSchema: {toJSON() {}}}],
+    schemaNotObject: [{name: 'c', description: 'd', execute: ex, inputSchema: 'x'}],
+    signalAborted: [{name: 'e', description: 'd', execute: ex}, {signal: aborted()}],
+    exposedToInsecure: [{name: 'f', description: 'd', execute: ex}, {exposedTo: ['http://example.com']}],
+    exposedToNotAUrl: [{name: 'f', description: 'd', execute: ex}, {exposedTo: ['not a url']}],
+    exposedToSecure: [{name: 'g', description: 'd', execute: ex}, {exposedTo: ['https://example.com/x']}],
+    notADictionary: [5],
+    // Which error wins when several apply:
+    duplicateAndNotCallable: [{name: 'a', description: 'd', execute: 5}],
+    duplicateAndEmptyDescription: [{name: 'a', description: '', execute: ex}],
+    badNameAndCyclicSchema: [{name: 'c c', description: 'd', execute: ex, inputSchema: cyclic}],
+    emptyDescriptionAndCyclicSchema: [{name: 'c', description: '', execute: ex, inputSchema: cyclic}],
+    abortedAndCyclicSchema: [{name: 'h', description: 'd', execute: ex, inputSchema: cyclic}, {signal: aborted()}],
+    abortedAndDuplicate: [{name: 'a', description: 'd', execute: ex}, {signal: aborted()}],
+    abortedAndInsecureExposedTo: [{name: 'h', description: 'd', execute: ex}, {signal: aborted(), exposedTo: ['nope']}],
+  };
+  const results = {};
+  for (const [label, args] of Object.entries(cases)) {
+    let promise;
+    try { promise = mc.registerTool(...args); } catch (e) { results[label] = ['threw', e.name]; continue; }
+    try { await promise; results[label] = ['ok']; }
+    catch (e) {
+      results[label] = e === reason ? ['reason'] : ['rejected', e.constructor.name, e.name, e.message];
+    }
+  }
+  return results;
+}"""
+
+DUPLICATE = ["rejected", "DOMException", "InvalidStateError", "Duplicate tool name"]
+INVALID_NAME = ["rejected", "DOMException", "InvalidStateError", "Invalid tool name"]
+NO_DESCRIPTION = ["rejected", "DOMException", "InvalidStateError", "Description is required"]
+INSECURE = [
+    "rejected",
+    "DOMException",
+    "SecurityError",
+    "Only secure origins are allowed in the exposedTo list.",
+]
+
+
+def _type_error(detail: str) -> list[str]:
+    prefix = "Failed to execute 'registerTool' on 'ModelContext': "
+    return ["rejected", "TypeError", "TypeError", prefix + detail]
+
+
+async def test_registration_errors_and_which_one_wins(mc: Harnessed) -> None:
+    await mc.goto("mc_blank.html")
+    results = await mc.page.evaluate(REGISTRATION_ERRORS_JS)
+    cyclic = results.pop("schemaCyclic")
+    assert cyclic[:3] == ["rejected", "TypeError", "TypeError"]
+    assert "circular structure" in cyclic[3]
+    assert results.pop("abortedAndCyclicSchema")[:3] == ["rejected", "TypeError", "TypeError"]
+    assert results == {
+        "ok": ["ok"],
+        "duplicate": DUPLICATE,
+        "nameWithSpace": INVALID_NAME,
+        "nameEmpty": INVALID_NAME,
+        "name129": INVALID_NAME,
+        "name128": ["ok"],
+        "nameNonAscii": INVALID_NAME,
+        "descriptionEmpty": NO_DESCRIPTION,
+        "descriptionMissing": _type_error(
+            "Failed to read the 'description' property from 'ModelContextTool': "
+            "Required member is undefined."
+        ),
+        "executeNotCallable": _type_error(
+            "Failed to read the 'execute' property from 'ModelContextTool': "
+            "The given value is not a function."
+        ),
+        "executeMissing": _type_error(
+            "Failed to read the 'execute' property from 'ModelContextTool': "
+            "Required member is undefined."
+        ),
+        "schemaBigInt": _type_error("Do not know how to serialize a BigInt"),
+        "schemaToJSONUndefined": _type_error("invalid input schema: toJSON() returns undefined"),
+        "schemaNotObject": _type_error(
+            "Failed to read the 'inputSchema' property from 'ModelContextTool': "
+            "Failed to convert value to 'object'."
+        ),
+        "signalAborted": ["reason"],
+        "exposedToInsecure": INSECURE,
+        "exposedToNotAUrl": INSECURE,
+        "exposedToSecure": ["ok"],
+        "notADictionary": _type_error("The provided value is not of type 'ModelContextTool'."),
+        "duplicateAndNotCallable": _type_error(
+            "Failed to read the 'execute' property from 'ModelContextTool': "
+            "The given value is not a function."
+        ),
+        "duplicateAndEmptyDescription": DUPLICATE,
+        "badNameAndCyclicSchema": INVALID_NAME,
+        "emptyDescriptionAndCyclicSchema": NO_DESCRIPTION,
+        "abortedAndDuplicate": DUPLICATE,
+        "abortedAndInsecureExposedTo": ["reason"],
+    }
+    listed = await mc.listed()
+    assert sorted(listed) == ["a", "g", "y" * 128]
+
+
+async def test_aborting_the_signal_unregisters_the_tool(mc: Harnessed) -> None:
+    await mc.goto("mc_blank.html")
+    await mc.page.evaluate(
+        """async () => {
+            window.changes = 0;
+            document.modelContext.ontoolchange = () => window.changes++;
+            window.controller = new AbortController();
+            await document.modelContext.registerTool(
+                {name: 'short_lived', description: 'd', execute: () => 1},
+                {signal: controller.signal});
+        }"""
+    )
+    assert "short_lived" in await mc.listed()
+    await eventually(lambda: mc.last_snapshot(mc.page.main_frame))
+    await mc.page.evaluate("controller.abort()")
+    assert await eventually(lambda: mc.page.evaluate("changes === 2"))
+    names = await mc.page.evaluate(
+        "async () => (await document.modelContext.getTools()).map((t) => t.name)"
+    )
+    assert names == []
+    assert await mc.listed() == {}
+    assert await eventually(lambda: mc.last_snapshot(mc.page.main_frame) == [])
+
+
+EVENT_ORDER_JS = """async () => {
+  const mc = document.modelContext;
+  const log = [];
+  const sleep = (ms) => new Promise((r) => setTimeout(r, ms));
+  mc.addEventListener('toolchange', () => log.push('toolchange'));
+  mc.addEventListener('toolactivated', (e) => log.push('toolactivated ' + e.toolName));
+  mc.addEventListener('toolcancel', (e) => log.push('toolcancel ' + e.toolName));
+  const registered = mc.registerTool({name: 'a', description: 'd',
+    execute: async (input) => { log.push('execute ' + JSON.stringify(input)); return {x: 1}; }});
+  log.push('registerTool returned');
+  registered.then(() => log.push('registered'));
+  await registered; await sleep(20);
+
+  const controller = new AbortController();
+  mc.registerTool({name: 'b', description: 'd', execute: () => 1}, {signal: controller.signal})
+    .catch((reason) => log.push('rejected with ' + reason));
+  controller.abort('gone');
+  await sleep(20);
+
+  const [tool] = await mc.getTools();
+  const executed = mc.executeTool(tool, {q: 1});
+  log.push('executeTool returned');
+  log.push('resolved ' + await executed);
+  return log;
+}"""
+
+
+async def test_events_fire_in_chromiums_order(mc: Harnessed) -> None:
+    await mc.goto("mc_blank.html")
+    assert await mc.page.evaluate(EVENT_ORDER_JS) == [
+        "registerTool returned",
+        "toolchange",
+        "registered",
+        "rejected with gone",
+        "toolchange",  # b's registration
+        "toolchange",  # b's unregistration
+        "executeTool returned",
+        'execute {"q":1}',
+        "toolactivated a",
+        'resolved {"x":1}',
+    ]
+
+
+RESULTS_JS = """async () => {
+  const mc = document.modelContext;
+  const returns = {
+    undefined: () => undefined, string: () => 'hello', emptyString: () => '', number: () => 42,
+    nan: () => NaN, null: () => null, bigint: () => 10n, boolean: () => true,
+    object: () => ({content: [{type: 'text', text: 'hi'}]}), asyncObject: async () => ({a: [1, 2]}),
+    array: () => [1, undefined], date: () => new Date(0), function: () => (() => 1),
+    toJSON: () => ({toJSON() { return 'TJ'; }}), stringObject: () => new String('x'),
+    thrown: () => { throw new Error('boom'); }, rejected: async () => { throw new TypeError('no'); },
+    rejectedString: () => Promise.reject('s'), cyclic: () => { const c = {}; c.c = c; return c; },
+  };
+  for (const [name, execute] of Object.entries(returns)) {
+    await mc.registerTool({name: 'r_' + name, description: 'd', execute});
+  }
+  const results = {};
+  for (const tool of await mc.getTools()) {
+    try { results[tool.name.slice(2)] = await mc.executeTool(tool, {}); }
+    catch (e) { results[tool.name.slice(2)] = e.name + ': ' + e.message; }
+  }
+  return results;
+}"""
+
+TOOL_FAILED = (
+    "UnknownError: Tool was executed but the invocation failed. "
+    "For example, the script function threw an error"
+)
+
+
+async def test_execute_tool_resolves_to_chromiums_result_string(mc: Harnessed) -> None:
+    await mc.goto("mc_blank.html")
+    assert await mc.page.evaluate(RESULTS_JS) == {
+        "undefined": "undefined",
+        "string": "hello",
+        "emptyString": "Operation succeeded",
+        "number": "42",
+        "nan": "NaN",
+        "null": "null",
+        "bigint": "10",
+        "boolean": "true",
+        "object": '{"content":[{"type":"text","text":"hi"}]}',
+        "asyncObject": '{"a":[1,2]}',
+        "array": "[1,null]",
+        "date": '"1970-01-01T00:00:00.000Z"',
+        "function": "undefined",
+        "toJSON": '"TJ"',
+        "stringObject": '"x"',
+        "thrown": TOOL_FAILED,
+        "rejected": TOOL_FAILED,
+        "rejectedString": TOOL_FAILED,
+        "cyclic": TOOL_FAILED,
+    }
+
+
+EXECUTE_ERRORS_JS = """async () => {
+  const mc = document.modelContext;
+  await mc.registerTool({name: 's', description: 'd', execute: (input) => JSON.stringify(input)});
+  const [tool] = await mc.getTools();
+  const plain = {description: 'any', name: 's', origin: location.origin, window};
+  const cases = {
+    registeredTool: () => mc.executeTool(tool, {a: 1}),
+    plainDictionary: () => mc.executeTool(plain, {b: 2}),
+    noInput: () => mc.executeTool(tool),
+    arrayInput: () => mc.executeTool(tool, [1]),
+    nullInput: () => mc.executeTool(tool, null),
+    dateInput: () => mc.executeTool(tool, new Date(0)),
+    string: () => mc.executeTool('s', {}),
+    noWindow: () => mc.executeTool({description: 'x', name: 's', origin: location.origin}, {}),
+    garbageOrigin: () => mc.executeTool({...plain, origin: 'garbage'}, {}),
+    opaqueOrigin: () => mc.executeTool({...plain, origin: 'data:text/plain,x'}, {}),
+    otherOrigin: () => mc.executeTool({...plain, origin: 'https://example.com'}, {}),
+    missingTool: () => mc.executeTool({...plain, name: 'nope'}, {}),
+    preAborted: () => mc.executeTool(tool, {}, {signal: AbortSignal.abort('early')}),
+  };
+  const results = {};
+  for (const [label, run] of Object.entries(cases)) {
+    try { results[label] = 'ok ' + await run(); }
+    catch (e) { results[label] = typeof e === 'string' ? 'reason ' + e : e.name + ': ' + e.message; }
+  }
+  return results;
+}"""
+
+
+async def test_execute_tool_accepts_dictionaries_and_rejects_like_chromium(mc: Harnessed) -> None:
+    await mc.goto("mc_blank.html")
+    prefix = "TypeError: Failed to execute 'executeTool' on 'ModelContext': "
+    unknown = (
+        "UnknownError: The operation failed for an unknown transient reason (e.g. out of memory)."
+    )
+    assert await mc.page.evaluate(EXECUTE_ERRORS_JS) == {
+        "registeredTool": 'ok {"a":1}',
+        "plainDictionary": 'ok {"b":2}',
+        "noInput": "ok {}",
+        "arrayInput": "ok [1]",
+        "nullInput": prefix + "invalid input object: value is not an object",
+        "dateInput": "UnknownError: Failed to parse input arguments",
+        "string": prefix + "The provided value is not of type 'RegisteredTool'.",
+        "noWindow": prefix
+        + "Failed to read the 'window' property from 'RegisteredTool': Required member is undefined.",
+        "garbageOrigin": "NotSupportedError: The provided origin is invalid.",
+        "opaqueOrigin": "NotSupportedError: "
+        "Cannot execute tools that live in a document with an opaque origin.",
+        "otherOrigin": unknown,
+        "missingTool": unknown,
+        "preAborted": "reason early",
+    }
+
+
+CANCEL_JS = """async () => {
+  const mc = document.modelContext;
+  const log = [];
+  const sleep = (ms) => new Promise((r) => setTimeout(r, ms));
+  mc.addEventListener('toolactivated', (e) => log.push('toolactivated ' + e.toolName));
+  mc.addEventListener('toolcancel', (e) => log.push('toolcancel ' + e.toolName));
+  await mc.registerTool({name: 'slow', description: 'd', execute: (input, {signal}) => {
+    log.push('execute');
+    signal.addEventListener('abort', () => log.push('execute signal: ' + signal.reason.name));
+    return new Promise((r) => setTimeout(() => { log.push('execute settles'); r('late'); }, 150));
+  }});
+  const [tool] = await mc.getTools();
+  for (const when of ['while running', 'before it started']) {
+    log.push('-- ' + when);
+    const controller = new AbortController();
+    const executed = mc.executeTool(tool, {}, {signal: controller.signal});
+    executed.then((v) => log.push('resolved ' + v), (e) => log.push('rejected ' + e));
+    if (when === 'while running') await sleep(40);
+    controller.abort('stop');
+    log.push('aborted');
+    await sleep(250);
+  }
+  return log;
+}"""
+
+
+async def test_aborting_execute_tool_cancels_the_execution(mc: Harnessed) -> None:
+    await mc.goto("mc_blank.html")
+    assert await mc.page.evaluate(CANCEL_JS) == [
+        "-- while running",
+        "execute",
+        "toolactivated slow",
+        "aborted",
+        "rejected stop",
+        "execute signal: AbortError",
+        "toolcancel slow",
+        "execute settles",
+        # Chromium starts the execution even when the caller aborted in the same turn.
+        "-- before it started",
+        "aborted",
+        "rejected stop",
+        "execute",
+        "toolactivated slow",
+        "execute signal: AbortError",
+        "toolcancel slow",
+        "execute settles",
+    ]
+
+
+async def test_get_tools_sorts_by_name_and_copies_the_schema(mc: Harnessed) -> None:
+    await mc.goto("mc_blank.html")
+    tools = await mc.page.evaluate(
+        """async () => {
+            const mc = document.modelContext;
+            window.schema = {type: 'object', properties: {q: {type: 'string'}}};
+            for (const name of ['b', 'B', 'a', '_', '-', '.', '0', 'aa', 'a.b']) {
+                await mc.registerTool({name, description: 'tool ' + name, execute: () => 1});
+            }
+            await mc.registerTool({name: 'full', title: 'Full', description: 'd', execute: () => 1,
+                inputSchema: schema, annotations: {readOnlyHint: 1, destructiveHint: true}});
+            const tools = await mc.getTools();
+            const full = tools.find((t) => t.name === 'full');
+            return {
+                names: tools.map((t) => t.name),
+                keys: Object.keys(tools[0]),
+                full: {...full, window: full.window === window},
+                copied: full.inputSchema !== schema,
+                fresh: (await mc.getTools())[0] !== tools[0],
+            };
+        }"""
+    )
+    assert tools["names"] == ["-", ".", "0", "B", "_", "a", "a.b", "aa", "b", "full"]
+    assert tools["keys"] == ["description", "name", "origin", "title", "window"]
+    assert tools["full"] == {
+        "annotations": {
+            "consequentialHint": False,
+            "debugging": False,
+            "readOnlyHint": True,
+            "untrustedContentHint": False,
+        },
+        "description": "d",
+        "inputSchema": {"type": "object", "properties": {"q": {"type": "string"}}},
+        "name": "full",
+        "origin": mc.server.origin,
+        "title": "Full",
+        "window": True,
+    }
+    assert tools["copied"] and tools["fresh"]
+
+
+async def test_the_seeds_fields_pass_through_to_the_harness(mc: Harnessed) -> None:
+    await mc.goto("mc_seeds.html")
+    snapshot = (await mc.listed())["get_balance"]
+    assert snapshot == {
+        "name": "get_balance",
+        "title": "Get balance",
+        "description": "The balance of an account",
+        "inputSchema": {"type": "object", "properties": {"account": {"type": "string"}}},
+        "outputSchema": {
+            "type": "object",
+            "properties": {"balance": {"type": "number", "x-sensitive": True}},
+        },
+        "annotations": {
+            "readOnlyHint": True,
+            "destructiveHint": False,
+            "idempotentHint": True,
+            "openWorldHint": False,
+            "sensitiveHint": True,
+            "untrustedContentHint": False,
+            "consequentialHint": False,
+            "maliciousActivityHint": False,
+            "attribution": ["bank.example"],
+            "inputMetadata": {"destination": ["internal"]},
+            "returnMetadata": {"source": "internal", "sensitivity": ["financial"]},
+        },
+        "hasResolve": True,
+        "source": "script",
+        "origin": mc.server.origin,
+        "exposedTo": None,
+        "surface": "document.modelContext",
+    }
+    assert await eventually(lambda: mc.last_snapshot(mc.page.main_frame)) == [snapshot]
+    resolved = await mc.command({"op": "resolve", "name": "get_balance", "input": {"account": "x"}})
+    assert resolved == {
+        "status": "ok",
+        "value": {
+            "annotations": {"returnMetadata": {"source": "internal", "sensitivity": "financial"}},
+            "account": "x",
+        },
+    }
+    missing = await mc.command({"op": "resolve", "name": "nope", "input": {}})
+    assert missing["status"] == "error" and missing["error"]["name"] == "NotFoundError"
+
+
+async def test_invoke_runs_the_private_registrys_tool_with_meta_events_and_cancel(
+    mc: Harnessed,
+) -> None:
+    await mc.goto("mc_seeds.html")
+    await mc.page.evaluate(
+        """() => {
+            document.modelContext.registerTool({name: 'fails', description: 'd',
+                execute: () => { throw new RangeError('out of range'); }});
+            document.modelContext.registerTool({name: 'waits', description: 'd',
+                execute: (input, {signal}) => new Promise((resolve) => {
+                    signal.onabort = () => { window.aborted = signal.reason.name; };
+                })});
+        }"""
+    )
+    ok = await mc.command(
+        {
+            "op": "invoke",
+            "callId": "call-1",
+            "name": "get_balance",
+            "input": {"account": "main"},
+            "meta": {"_meta": {"progressToken": 7}, "signal": "ignored"},
+        }
+    )
+    assert ok["status"] == "ok"
+    assert json.loads(ok["json"]) == {
+        "account": "main",
+        "balance": 42,
+        "meta": {"progressToken": 7},
+        "optionKeys": ["signal", "_meta"],
+    }
+    failed = await mc.command(
+        {"op": "invoke", "callId": "call-2", "name": "fails", "input": {}, "meta": None}
+    )
+    assert failed == {"status": "error", "error": {"name": "RangeError", "message": "out of range"}}
+    missing = await mc.command(
+        {"op": "invoke", "callId": "call-3", "name": "nope", "input": {}, "meta": None}
+    )
+    assert missing["status"] == "error" and missing["error"]["name"] == "NotFoundError"
+
+    waiting = asyncio.ensure_future(
+        mc.command({"op": "invoke", "callId": "call-4", "name": "waits", "input": {}, "meta": None})
+    )
+    await eventually(lambda: ("toolactivated", "waits", "call-4") in mc.events())
+    assert await mc.command({"op": "cancel", "callId": "call-4", "reason": "timeout"}) == {
+        "cancelled": True
+    }
+    assert await waiting == {"status": "cancelled", "reason": "timeout"}
+    assert await eventually(lambda: mc.page.evaluate("window.aborted")) == "AbortError"
+    await eventually(lambda: ("toolcancel", "waits", "call-4") in mc.events())
+    assert await mc.command({"op": "cancel", "callId": "call-4", "reason": "again"}) == {
+        "cancelled": False
+    }
+    assert ("toolactivated", "get_balance", "call-1") in mc.events()
+
+
+async def test_legacy_surfaces_register_into_the_same_registry(mc: Harnessed) -> None:
+    await mc.goto("mc_legacy.html")
+    listed = await mc.listed()
+    assert {name: tool["surface"] for name, tool in listed.items()} == {
+        "add": "createAutomationDelegate",
+        "add_todo": "window.mcp",
+        "current": "document.modelContext",
+        "provided": "provideContext",
+        "via_navigator": "navigator.modelContext",
+    }
+    assert listed["add"]["annotations"] == {"readOnlyHint": "true"}  # untouched
+    assert listed["add_todo"]["title"] == "Add Todo"
+    outcome = await mc.page.evaluate(
+        """async () => {
+            const mc = navigator.modelContext;
+            const names = async () => (await mc.getTools()).map((t) => t.name);
+            const out = {alias: mc === document.modelContext};
+            const add = (await mc.getTools()).find((t) => t.name === 'add');
+            out.add = await mc.executeTool(add, {a: 2, b: 3});
+            out.annotations = add.annotations;
+            mc.provideContext({tools: [{name: 'provided2', description: 'd', execute: () => 1}]});
+            await new Promise((r) => setTimeout(r, 50));
+            out.afterProvide = await names();
+            try {
+                mc.provideContext({tools: [{name: 'bad name', description: 'd', execute: () => 1}]});
+            } catch (e) { out.provideError = e.name; }
+            try { window.createAutomationDelegate().registerTool({name: 'x', description: ''}); }
+            catch (e) { out.delegateError = e.name; }
+            mc.unregisterTool('via_navigator');
+            window.mcp.unregisterTool('add_todo');
+            await new Promise((r) => setTimeout(r, 50));
+            out.afterUnregister = await names();
+            mc.clearContext();
+            await new Promise((r) => setTimeout(r, 50));
+            out.afterClear = await names();
+            return out;
+        }"""
+    )
+    assert outcome == {
+        "alias": True,
+        "add": "5",
+        "annotations": {
+            "consequentialHint": False,
+            "debugging": False,
+            "readOnlyHint": True,
+            "untrustedContentHint": False,
+        },
+        "afterProvide": ["add", "add_todo", "current", "provided2", "via_navigator"],
+        "provideError": "InvalidStateError",
+        "delegateError": "TypeError",
+        "afterUnregister": ["add", "current", "provided2"],
+        "afterClear": [],
+    }
+    assert await mc.listed() == {}
+
+
+FRAME_TOOLS_JS = """async (fromOrigins) => {
+  try {
+    return (await document.modelContext.getTools({fromOrigins})).map(
+      (t) => t.name + (t.window === window ? ' (own)' : ''));
+  } catch (e) { return e.name; }
+}"""
+
+REGISTER_JS = """async ([name, options]) => {
+  try {
+    await document.modelContext.registerTool({name, description: 'd',
+      execute: (input) => name + ' ran in ' + location.search + ' with ' + JSON.stringify(input)},
+      options);
+    return 'ok';
+  } catch (e) { return e.name; }
+}"""
+
+
+async def test_frames_share_tools_by_origin_exposure_and_permission(mc: Harnessed) -> None:
+    await mc.goto("mc_frames.html")
+    page = mc.page
+    top = page.main_frame
+    frames = {}
+    for frame in page.frames[1:]:
+        await frame.wait_for_load_state()
+        frames[frame.url.rsplit("?", 1)[1]] = frame
+    same, cross, denied = frames["same"], frames["cross"], frames["denied"]
+    other = mc.server.other_origin
+
+    assert await top.evaluate(REGISTER_JS, ["t_top", {}]) == "ok"
+    assert await same.evaluate(REGISTER_JS, ["t_same", {}]) == "ok"
+    assert await cross.evaluate(REGISTER_JS, ["t_cross", {}]) == "ok"
+    assert (
+        await cross.evaluate(REGISTER_JS, ["t_exposed", {"exposedTo": [mc.server.origin]}]) == "ok"
+    )
+    # The "tools" permissions policy: a cross-origin frame needs allow="tools".
+    assert await denied.evaluate(REGISTER_JS, ["t_denied", {}]) == "NotAllowedError"
+    assert await denied.evaluate(FRAME_TOOLS_JS, []) == "NotAllowedError"
+
+    assert await eventually(lambda: top.evaluate("toolchanges === 3"))  # own, same, exposed
+    assert await eventually(lambda: same.evaluate("toolchanges === 3"))
+    assert await eventually(lambda: cross.evaluate("toolchanges === 2"))  # its own two
+    assert await denied.evaluate("toolchanges") == 0
+
+    assert await top.evaluate(FRAME_TOOLS_JS, []) == ["t_same", "t_top (own)"]
+    assert await top.evaluate(FRAME_TOOLS_JS, [other]) == ["t_exposed", "t_same", "t_top (own)"]
+    assert await same.evaluate(FRAME_TOOLS_JS, [other]) == [
+        "t_exposed",
+        "t_same (own)",
+        "t_top",
+    ]
+    # The top's tools were not exposed to the cross-origin frame.
+    assert await cross.evaluate(FRAME_TOOLS_JS, [mc.server.origin]) == [
+        "t_cross (own)",
+        "t_exposed (own)",
+    ]
+    ran = await top.evaluate(
+        """async (other) => {
+            const out = [];
+            for (const tool of await document.modelContext.getTools({fromOrigins: [other]})) {
+                out.push(await document.modelContext.executeTool(tool, {n: 1}));
+            }
+            return out;
+        }""",
+        other,
+    )
+    assert ran == [
+        't_exposed ran in ?cross with {"n":1}',
+        't_same ran in ?same with {"n":1}',
+        't_top ran in  with {"n":1}',
+    ]
+    # Each frame's registry is its own; the harness asks each frame.
+    assert sorted(await mc.listed(top)) == ["t_top"]
+    assert sorted(await mc.listed(same)) == ["t_same"]
+    cross_listed = await mc.listed(cross)
+    assert sorted(cross_listed) == ["t_cross", "t_exposed"]
+    assert cross_listed["t_exposed"]["exposedTo"] == [mc.server.origin]
+    assert cross_listed["t_exposed"]["origin"] == other
+    assert await mc.listed(denied) == {}
+
+
+async def test_events_are_trusted_only_when_chromium_fires_them(mc: Harnessed) -> None:
+    await mc.goto("mc_blank.html")
+    trusted = await mc.page.evaluate(
+        """async () => {
+            const mc = document.modelContext;
+            const seen = {};
+            for (const type of ['toolchange', 'toolactivated']) {
+                mc.addEventListener(type, (e) => { seen[type] = [e.isTrusted, e.bubbles]; });
+            }
+            await mc.registerTool({name: 't', description: 'd', execute: () => 1});
+            await mc.executeTool((await mc.getTools())[0], {});
+            return seen;
+        }"""
+    )
+    # A difference: page script cannot create trusted events, so the polyfill's are not.
+    native = mc.mode == "native"
+    assert trusted == {"toolchange": [native, False], "toolactivated": [native, False]}
+
+
+async def test_a_symbol_result_is_a_failed_execution(
+    harnessed_pages: dict[Mode, Harnessed],
+) -> None:
+    # A difference: Chromium 156's renderer crashes on a Symbol result; the polyfill
+    # reports a failed execution. (Not run natively, for that reason.)
+    polyfill = harnessed_pages["polyfill"]
+    await polyfill.goto("mc_blank.html")
+    outcome = await polyfill.page.evaluate(
+        """async () => {
+            const mc = document.modelContext;
+            await mc.registerTool({name: 'sym', description: 'd', execute: () => Symbol('s')});
+            try { return await mc.executeTool((await mc.getTools())[0], {}); }
+            catch (e) { return e.name; }
+        }"""
+    )
+    assert outcome == "UnknownError"
+
+
+async def test_prepare_adds_meta_to_a_cdp_invocation(native_mc: Harnessed) -> None:
+    await native_mc.goto("mc_seeds.html")
+    cdp = await native_mc.context.new_cdp_session(native_mc.page)
+    responses: list[dict[str, Any]] = []
+    cdp.on("WebMCP.toolResponded", lambda params: responses.append(params))
+    try:
+        await cdp.send("WebMCP.enable")
+        frame_id = (await cdp.send("Page.getFrameTree"))["frameTree"]["frame"]["id"]
+        prepared = await native_mc.command(
+            {"op": "prepare", "name": "get_balance", "meta": {"_meta": {"progressToken": "p"}}}
+        )
+        assert prepared == {"prepared": True}
+        await cdp.send(
+            "WebMCP.invokeTool",
+            {"frameId": frame_id, "toolName": "get_balance", "input": {"account": "a"}},
+        )
+        await eventually(lambda: responses)
+    finally:
+        await cdp.detach()
+    assert responses[0]["status"] == "Completed"
+    assert responses[0]["output"]["meta"] == {"progressToken": "p"}
+    assert responses[0]["output"]["optionKeys"] == ["signal", "_meta"]
+
+
+# -- the channel -------------------------------------------------------------------------
+
+
+async def test_the_entry_point_refuses_a_caller_without_the_secret(mc: Harnessed) -> None:
+    await mc.goto("mc_blank.html")
+    keys = mc.channel.keys
+    shape = await mc.page.evaluate(
+        """([entry, binding]) => {
+            const d = Object.getOwnPropertyDescriptor(window, entry);
+            let refused;
+            try { window[entry]('not the secret', {op: 'list'}); }
+            catch (e) { refused = e.name + ': ' + e.message; }
+            return {
+                writable: d.writable, enumerable: d.enumerable, configurable: d.configurable,
+                listed: Object.keys(window).includes(entry),
+                refused,
+                binding: typeof window[binding],
+            };
+        }""",
+        [keys.entry, keys.binding],
+    )
+    assert shape == {
+        "writable": False,
+        "enumerable": False,
+        "configurable": False,
+        "listed": False,
+        "refused": "TypeError: denied",
+        "binding": "undefined",
+    }
+
+
+async def test_a_hostile_page_can_neither_forge_nor_watch_the_channel(mc: Harnessed) -> None:
+    rejected_before = mc.channel.rejected
+    await mc.goto("mc_hostile.html")
+    await eventually(lambda: mc.page.evaluate("window.patched === true"))
+    assert await mc.page.evaluate("window.forgeryTargets") >= 1
+    # Forged messages reach Python, which drops them uncounted by the handler.
+    await eventually(lambda: mc.channel.rejected >= rejected_before + 2)
+    assert all(m["type"] in ("tools", "event") for _, m in mc.messages)
+    assert all("forged" not in json.dumps(m) for _, m in mc.messages), (
+        "a forged message reached the handler"
+    )
+
+    # The page replaced document.modelContext and ModelContext.prototype.getTools and broke
+    # JSON, Promise.prototype.then, Map and Set: the harness still sees the real tool.
+    listed = await mc.listed()
+    assert list(listed) == ["echo"]
+    assert listed["echo"]["description"] == "Echoes its input"
+    answer = await mc.command(
+        {"op": "invoke", "callId": "c", "name": "echo", "input": {"x": [1, 2]}, "meta": None}
+    )
+    assert answer == {"status": "ok", "json": '{"echoed":{"x":[1,2]}}'}
+    assert await mc.page.evaluate("document.modelContext.executeTool()") == "forged"
+
+    # Nothing the page patched saw a message of the channel, or the secret.
+    spied = await mc.page.evaluate("window.spied")
+    assert not [s for s in spied if mc.channel.keys.secret in s]
+    assert not [s for s in spied if '"type":' in s or '"status":' in s]
