@@ -15,6 +15,7 @@ from harness.browser.backends.native import NativeBackend
 from harness.browser.backends.polyfill import PolyfillBackend
 from harness.browser.chromium import QUIET_FLAGS, find_chromium
 from harness.browser.injection import ChannelKeys
+from harness.catalog import Settle
 from harness.declarative.review import FORM_REVIEW_MODES, FormReviewMode
 from harness.elicitation.base import ElicitationHandler, close_handler
 from harness.errors import BrowserNotFound, ConfigError
@@ -47,6 +48,7 @@ class Harness:
         policy: PolicyOption = DEFAULT_POLICY,
         untrusted_framing: bool = True,
         form_review: FormReviewMode = "ask",
+        settle: Settle | None = None,
     ) -> None:
         """``policy``: the default pack unless given a :class:`~harness.stages.policy.Policy`, a
         policy file (loaded now: a bad file fails before anything runs) or None (no policy).
@@ -54,6 +56,8 @@ class Harness:
         ``form_review``: what becomes of a filled ``<form toolname>`` without
         ``toolautosubmit`` — ``"submit"``, ``"cancel"``, or ``"ask"`` the elicitation
         handler (whose default answer cancels); see :mod:`harness.declarative.review`.
+        ``settle``: when a page's catalog counts as ready (default: quiet for 500 ms, at
+        most 5 s; see :class:`~harness.catalog.Settle`); sessions wait for it after each load.
         """
         if form_review not in FORM_REVIEW_MODES:
             raise ConfigError(
@@ -72,6 +76,7 @@ class Harness:
         self.policy: Policy | None = policy_option(policy)
         self.untrusted_framing = untrusted_framing
         self.form_review: FormReviewMode = form_review
+        self.settle = settle or Settle()
         self.keys = ChannelKeys()
         self._playwright: Playwright | None = None
         self._browser: Browser | None = None
@@ -146,13 +151,15 @@ class Harness:
             policy=self.policy,
             untrusted_framing=self.untrusted_framing,
             form_review=self.form_review,
+            settle=self.settle,
         )
 
-    async def open(self, url: str) -> Session:
-        """A new session on ``url``."""
+    async def open(self, url: str, *, settle: bool | Settle = True) -> Session:
+        """A new session on ``url``, once its catalog settled (``settle``: see
+        :meth:`Session.open`)."""
         session = await self.new_session()
         try:
-            await session.open(url)
+            await session.open(url, settle=settle)
         except BaseException:
             await session.close()
             raise

@@ -15,7 +15,7 @@ from playwright.async_api import Error as PlaywrightError
 from harness.agent_view import AgentTool, agent_tools
 from harness.browser.backends.base import Backend
 from harness.browser.backends.polyfill import ChannelBackend
-from harness.catalog import Catalog
+from harness.catalog import Catalog, Settle, SettleReport
 from harness.declarative.invocation import SeedTools, install_seed_stage, seed_tools_of
 from harness.declarative.review import FormReviewer, FormReviewMode
 from harness.elicitation.base import (
@@ -59,6 +59,7 @@ class Session:
         policy: Policy | None = DEFAULT_POLICY,
         untrusted_framing: bool = True,
         form_review: FormReviewMode = "ask",
+        settle: Settle | None = None,
     ) -> None:
         # The Harness that made it (kept for its owner; the session never calls back into it).
         self.harness = harness
@@ -69,6 +70,11 @@ class Session:
         self.backend = backend
         self.catalog = Catalog()
         self.pipeline = Pipeline(self.catalog, backend)
+        # Readiness (harness/catalog.py): after each document's load, listings and calls
+        # wait once for the catalog to settle. `settle` may change between calls.
+        self.settle = settle or Settle()
+        self._documents = 0  # top-level navigations seen (each a document to settle)
+        self._settled_document = -1  # the last document whose catalog was waited for
         self.call_timeout = call_timeout
         # Every elicitation, answered by whoever is configured (nobody means "cancel",
         # the safe side), is recorded here, without password or x-sensitive values.
@@ -146,9 +152,47 @@ class Session:
 
     async def _attach(self) -> None:
         await self.backend.attach(self.context, self.page, self.catalog)
+        readiness = self.catalog.readiness
+        self.page.on("request", readiness.request_started)
+        self.page.on("requestfinished", readiness.request_ended)
+        self.page.on("requestfailed", readiness.request_ended)
+        self.page.on("load", lambda _page: readiness.loaded())
+        self.page.on("framenavigated", self._on_navigated)
 
-    async def open(self, url: str, *, wait_until: str = "load") -> None:
-        """Navigate the page to ``url`` and read its tools."""
+    def _on_navigated(self, frame: Any) -> None:
+        if frame.parent_frame is None:  # a new top-level document: its catalog settles anew
+            self._documents += 1
+
+    async def ready(self, settle: Settle | None = None) -> SettleReport:
+        """Wait until the current document's catalog is settled (see :class:`Settle`).
+
+        Settled: the document has loaded, and for ``settle.quiet`` seconds (default: the
+        session's :attr:`settle`) no tool was registered, unregistered or changed and the
+        page's network was idle — or ``settle.timeout`` passed. Each document is waited
+        for once; :meth:`open`, :meth:`tools` and :meth:`call` call this themselves.
+        """
+        self._check_open()
+        settle = settle or self.settle
+        if self._settled_document == self._documents or not settle.enabled:
+            return SettleReport(settled=True, waited=0.0)
+        document = self._documents
+        loop = asyncio.get_running_loop()
+        started = loop.time()
+        with contextlib.suppress(PlaywrightError):  # no load within the cap: settle anyway
+            await self.page.wait_for_load_state("load", timeout=settle.timeout * 1000)
+        report = await self.catalog.readiness.wait(settle)
+        if self._documents == document:
+            self._settled_document = document
+        return report.model_copy(update={"waited": loop.time() - started})
+
+    async def open(
+        self, url: str, *, wait_until: str = "load", settle: bool | Settle = True
+    ) -> None:
+        """Navigate the page to ``url`` and read its tools once its catalog settled.
+
+        ``settle``: False to return right after ``load`` (later listings still wait), or
+        a :class:`Settle` for this call.
+        """
         self._check_open()
         await self.settled()
         try:
@@ -157,6 +201,8 @@ class Session:
             raise PageUnreachable(f"Could not open {url}: {_first_line(exc)}") from exc
         if response is not None and response.status >= 400:
             raise PageUnreachable(f"Could not open {url}: HTTP {response.status}")
+        if settle is not False:
+            await self.ready(settle if isinstance(settle, Settle) else None)
         await self.backend.refresh()
 
     async def navigate(self, url: str) -> None:
@@ -174,10 +220,13 @@ class Session:
             raise PageUnreachable(f"Could not reload {self.url}: HTTP {response.status}")
         await self.backend.refresh()
 
-    async def tools(self) -> list[Tool]:
-        """The tools the page offers now (re-read from every frame first)."""
+    async def tools(self, *, settle: bool = True) -> list[Tool]:
+        """The tools the page offers now (re-read from every frame first), once the
+        document's catalog settled (:meth:`ready`; ``settle=False``: at once)."""
         self._check_open()
         await self.settled()
+        if settle:
+            await self.ready()
         await self.backend.refresh()
         return self.catalog.tools()
 
@@ -195,14 +244,16 @@ class Session:
     ) -> CallOutcome:
         """Call a tool through the pipeline; tool failures come back as ``isError``.
 
-        Raises :class:`~harness.errors.UnknownTool` when no tool has that name.
+        Raises :class:`~harness.errors.UnknownTool` when no tool has that name once the
+        document's catalog has settled (:meth:`ready`).
         """
         self._check_open()
         if timeout is not None and timeout <= 0:
             raise ConfigError(f"timeout must be positive, not {timeout}")
         await self.settled()
         tool = self.catalog.get(name)
-        if tool is None:
+        if tool is None:  # not (yet) there: fail only once the catalog has settled
+            await self.ready()
             await self.backend.refresh()
         request = CallRequest(
             tool=self.pipeline.lookup(name),

@@ -162,6 +162,11 @@ function runCommand(command) {
       declarations: JSONParse(seedDeclarationsText(false)),
     });
   }
+  if (op === "registry") {
+    // Native mode only: Chromium's own registry of this document, read now.
+    if (backend === null || !backend.native) return answer({ __proto__: null, registry: null });
+    return backend.registry();
+  }
   if (op === "elicit-answer") {
     // The user's answer to a tool's question (user_input.js).
     return answer(answerToolQuestion(command));

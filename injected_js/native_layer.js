@@ -294,6 +294,38 @@ function installNativeLayer() {
     });
   }
 
+  // Chromium's registry for this document, read now (getTools), as JSON text of
+  // [{name, title, description, inputSchema, annotations}]: the harness reconciles the
+  // batched CDP events with it whenever a listing is asked for.
+  function registry() {
+    return new SafePromise((settle) => {
+      observePromise(
+        nativeGetTools(nativeObject),
+        (tools) => {
+          const parts = safeList();
+          const count = ArrayIsArray(tools) ? tools.length : 0;
+          for (let i = 0; i < count; i++) {
+            const tool = tools[i];
+            if (ownData(tool, "window") !== ownWindow) continue;
+            ArrayPrototypePush(
+              parts,
+              plainJSONText({
+                __proto__: null,
+                name: ownData(tool, "name"),
+                title: ownData(tool, "title"),
+                description: ownData(tool, "description"),
+                inputSchema: ownData(tool, "inputSchema"),
+                annotations: ownData(tool, "annotations"),
+              }),
+            );
+          }
+          settle({ __proto__: null, registry: JSONParse("[" + ArrayPrototypeJoin(parts, ",") + "]") });
+        },
+        (error) => settle(harnessFailure(error, MESSAGES.unknown)),
+      );
+    });
+  }
+
   function cancel(callId, reason) {
     const call = harnessCalls.get(callId);
     if (call === undefined) return false;
@@ -327,6 +359,7 @@ function installNativeLayer() {
       forEachDeclarativeExtra((name) => sideRegistry.has(name), callback);
     },
     invoke,
+    registry,
     cancel,
     resolve(toolName, inputArguments) {
       return new SafePromise((settle) => {

@@ -60,11 +60,9 @@ from harness.trace.events import (
 from harness.trace.recorder import TraceOptions, TraceRecorder
 
 DEFAULT_MAX_STEPS = 20
-# Pages register tools from script after `load`: wait this long for a first tool…
+# Pages register tools from script after `load`: wait at most this long for the catalog
+# to settle (the session's readiness; harness/catalog.py).
 DEFAULT_SETTLE_TIMEOUT_S = 5.0
-# …and until the catalog has been quiet this long.
-SETTLE_QUIET_S = 0.2
-_SETTLE_POLL_S = 0.05
 
 
 class CallSummary(BaseModel):
@@ -172,7 +170,6 @@ class AgentLoop:
         self.step = 0
         self.history: list[StepRecord] = []
         self._tools_changed = False
-        self._last_change = 0.0
         self._changed_during_step = False
         self._changed = asyncio.Event()
         self._audit_seen = 0  # entries of session.audit already in the trace
@@ -183,7 +180,6 @@ class AgentLoop:
         self._tools_changed = True
         self._changed_during_step = True
         self._changed.set()
-        self._last_change = time.monotonic()
         catalog = self.session.catalog
         shown = [catalog.get(n) for n in [*change.added, *change.changed]]
         self.recorder.record(
@@ -202,13 +198,12 @@ class AgentLoop:
         )
 
     async def _settle(self) -> None:
-        """Wait for the page's tools: a first one, then a quiet spell (bounded)."""
-        deadline = time.monotonic() + self.settle_timeout
-        while time.monotonic() < deadline:
-            tools = await self.session.tools()
-            if tools and time.monotonic() - self._last_change >= SETTLE_QUIET_S:
-                return
-            await asyncio.sleep(_SETTLE_POLL_S)
+        """Wait for the page's catalog to settle: the session's readiness (harness/catalog.py),
+        for this document and after the changes of the last step, at most ``settle_timeout``."""
+        settle = self.session.settle.model_copy(update={"timeout": self.settle_timeout})
+        await self.session.ready(settle)
+        if settle.enabled:
+            await self.session.catalog.readiness.wait(settle)
 
     async def _catalog(self) -> list[AgentTool]:
         return await self.session.agent_tools()

@@ -43,6 +43,9 @@ _CDP_ANNOTATIONS = {
 }
 
 
+# A tool read from getTools() rather than CDP carries its source under this key.
+_SOURCE_KEY = "webmcp-harness/source"
+
 # CDP's toolsAdded/toolsRemoved of one frame are published at most this often.
 PUBLISH_INTERVAL_S = 0.1
 
@@ -153,6 +156,7 @@ class NativeBackend(ChannelBackend):
 
     # -- the registry ------------------------------------------------------
     def _on_tools_added(self, params: dict[str, Any]) -> None:
+        self.catalog.readiness.touch()
         touched = set()
         for tool in params.get("tools", []):
             self._native.setdefault(tool["frameId"], {})[tool["name"]] = tool
@@ -161,6 +165,7 @@ class NativeBackend(ChannelBackend):
             self._schedule_publish(cdp_id)
 
     def _on_tools_removed(self, params: dict[str, Any]) -> None:
+        self.catalog.readiness.touch()
         touched = set()
         for tool in params.get("tools", []):
             self._native.get(tool["frameId"], {}).pop(tool["name"], None)
@@ -190,6 +195,7 @@ class NativeBackend(ChannelBackend):
 
     async def _on_message(self, frame: Frame, message: Message) -> None:
         if message.get("type") == "tools":
+            self.catalog.readiness.touch()
             # The layer's side registry changed: re-merge (Chromium stays the authority).
             cdp_id = self._cdp_id(frame)
             if cdp_id is not None:
@@ -255,7 +261,9 @@ class NativeBackend(ChannelBackend):
             return None
         return call_id, self._call_tools[call_id][0]
 
-    async def _publish(self, cdp_id: str) -> None:
+    async def _publish(self, cdp_id: str, *, direct: bool = False) -> None:
+        """Publish a frame's tools: Chromium's registry as CDP reported it, merged with the
+        layer's records; ``direct``: read Chromium's registry itself first (a listing)."""
         frame = self._playwright_frame(cdp_id)
         if frame is None or frame.is_detached():
             return
@@ -270,6 +278,10 @@ class NativeBackend(ChannelBackend):
             for snap in listing.get("tools", []) if isinstance(listing, dict) else []:
                 if isinstance(snap, dict) and isinstance(snap.get("name"), str):
                     extras[snap["name"]] = snap
+            if direct:
+                answer = await self.channel.command(frame, {"op": "registry"})
+                if isinstance(answer, dict) and isinstance(answer.get("registry"), list):
+                    self._reconcile(cdp_id, answer["registry"], extras)
         except (PlaywrightError, FrameGone):
             pass  # no layer in this document (yet): Chromium's fields alone
         snapshots = [
@@ -282,9 +294,45 @@ class NativeBackend(ChannelBackend):
         if declarations is not None:
             self.seed.report(info, declarations, origin_of(self.page.main_frame.url))
 
+    def _reconcile(
+        self, cdp_id: str, registry: list[Any], extras: dict[str, dict[str, Any]]
+    ) -> None:
+        """Make the CDP-fed copy of a frame's registry what Chromium's ``getTools()`` says now.
+
+        CDP's ``toolsAdded``/``toolsRemoved`` arrive batched and late: a listing asked for
+        right after a registration could miss the tool (or keep a removed one).
+        """
+        known = self._native.setdefault(cdp_id, {})
+        listed: set[str] = set()
+        for entry in registry:
+            if not isinstance(entry, dict) or not isinstance(entry.get("name"), str):
+                continue
+            name = entry["name"]
+            listed.add(name)
+            if name in known:
+                continue
+            extra = extras.get(name) or {}
+            record = {
+                "name": name,
+                "description": entry.get("description") or "",
+                "inputSchema": entry.get("inputSchema")
+                if isinstance(entry.get("inputSchema"), dict)
+                else None,
+                "annotations": entry.get("annotations")
+                if isinstance(entry.get("annotations"), dict)
+                else {},
+                "frameId": cdp_id,
+                # getTools() does not say which tools are forms; the layer's record does.
+                _SOURCE_KEY: extra.get("source")
+                or ("script" if "annotations" in entry else "declarative"),
+            }
+            known[name] = record
+        for name in [n for n in known if n not in listed]:
+            known.pop(name, None)
+
     async def refresh(self) -> None:
         for cdp_id in list(self._cdp_frames):
-            await self._publish(cdp_id)
+            await self._publish(cdp_id, direct=True)
 
     # -- calls -------------------------------------------------------------
     async def execute(
@@ -388,7 +436,8 @@ def _merge(native: dict[str, Any], extra: dict[str, Any] | None) -> dict[str, An
         or (extra or {}).get("inputSchema")
         or {"type": "object"},
         "annotations": annotations,
-        "source": "declarative" if "backendNodeId" in native else "script",
+        "source": native.get(_SOURCE_KEY)
+        or ("declarative" if "backendNodeId" in native else "script"),
     }
     if extra is not None and extra.get("source", snap["source"]) == snap["source"]:
         for key in ("title", "outputSchema", "annotations", "surface", "hasResolve", "exposedTo"):

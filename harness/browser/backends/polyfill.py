@@ -94,6 +94,7 @@ class ChannelBackend(Backend):
 
     async def _on_navigated(self, frame: Frame) -> None:
         self._navigations[frame] = self._navigations.get(frame, 0) + 1
+        self.catalog.readiness.touch()
         # A new document (or a same-document navigation): re-read the frame's
         # registry, so the catalog changes once, by the real difference.
         await self._relist(frame)
@@ -125,6 +126,9 @@ class ChannelBackend(Backend):
             self.catalog.drop_frame(key)
 
     async def _on_message(self, frame: Frame, message: Message) -> None:
+        if message.get("type") in ("tools", "declarations"):
+            # The page's registry or its declarations changed: the catalog is not quiet yet.
+            self.catalog.readiness.touch()
         if message.get("type") == "tools":
             await self._apply(frame, message.get("tools"), message.get("refused"))
         elif message.get("type") == "review":
