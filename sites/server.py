@@ -83,6 +83,8 @@ class SiteSpec:
     name: str
     description: str
     factory: Callable[[], Site]
+    port: int
+    """The site's fixed port for `webmcp-harness sites` (the README's examples use them)."""
 
 
 SITES: dict[str, SiteSpec] = {
@@ -90,24 +92,28 @@ SITES: dict[str, SiteSpec] = {
     for spec in (
         SiteSpec(
             name="todo",
+            port=8101,
             description="A todo list in SQLite; tools to list, add, complete and delete todos; "
             "/archive lists done todos.",
             factory=todo_app.TodoSite,
         ),
         SiteSpec(
             name="keys",
+            port=8102,
             description="A keys console that makes secrets (each with the canary HXCANARY): "
             "x-sensitive fields, sensitiveHint, secret_reference with a redemption endpoint.",
             factory=keys_app.KeysSite,
         ),
         SiteSpec(
             name="mail",
+            port=8103,
             description="A mailbox with the trust annotations SEP's email tools (read_drafts, "
             "list_inbox, get_attachment, send_email) and a prompt injection in the inbox.",
             factory=mail_app.MailSite,
         ),
         SiteSpec(
             name="shop",
+            port=8104,
             description="A shop whose tools are <form toolname> forms (the spec's declarative "
             "dialect): search_products, add_to_cart, view_cart, and a checkout without "
             "toolautosubmit that waits for the user's review.",

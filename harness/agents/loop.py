@@ -21,7 +21,7 @@ from __future__ import annotations
 import asyncio
 import contextlib
 import time
-from collections.abc import Callable
+from collections.abc import Callable, Sequence
 from pathlib import Path
 from typing import Any
 
@@ -153,6 +153,7 @@ class AgentLoop:
         max_steps: int = DEFAULT_MAX_STEPS,
         recorder: TraceRecorder | None = None,
         settle_timeout: float = DEFAULT_SETTLE_TIMEOUT_S,
+        wait_for_tools: Sequence[str] = (),
     ) -> None:
         if max_steps < 1:
             raise ConfigError(f"max_steps must be at least 1, not {max_steps}")
@@ -167,6 +168,8 @@ class AgentLoop:
         self.max_steps = max_steps
         self.recorder = recorder or TraceRecorder()
         self.settle_timeout = settle_timeout
+        # Tools the page registers late, waited for after the start page settled.
+        self.wait_for_tools = list(wait_for_tools)
         self.step = 0
         self.history: list[StepRecord] = []
         self._tools_changed = False
@@ -280,6 +283,12 @@ class AgentLoop:
             self.recorder.record(ErrorOccurred(where="page", message=str(exc)))
             raise _Stop("page-error", str(exc)) from exc
         await self._settle()
+        try:
+            for name in self.wait_for_tools:
+                await self.session.wait_for_tool(name, timeout=self.settle_timeout)
+        except UnknownTool as exc:
+            self.recorder.record(ErrorOccurred(where="page", message=str(exc)))
+            raise _Stop("page-error", str(exc)) from exc
         self._tools_changed = False  # the first look is not a change
         self.recorder.record(
             PageOpened(url=self.session.url, tools=[t.as_json() for t in await self._catalog()])
@@ -465,6 +474,7 @@ async def run_agent(
     trace_options: TraceOptions | None = None,
     on_event: Callable[[TraceEvent], None] | None = None,
     settle_timeout: float = DEFAULT_SETTLE_TIMEOUT_S,
+    wait_for_tools: Sequence[str] = (),
 ) -> RunResult:
     """Run ``agent`` on ``session`` from ``start_url``; with ``trace_dir``, write the trace there.
 
@@ -485,6 +495,7 @@ async def run_agent(
             max_steps=max_steps,
             recorder=recorder,
             settle_timeout=settle_timeout,
+            wait_for_tools=wait_for_tools,
         )
         return await loop.run()
     finally:

@@ -105,7 +105,7 @@ async def act_todo(console: Console, url: str) -> None:
     async with Harness(backend="polyfill") as harness:
         session = await harness.open(url)
         tools = await session.tools()
-        print_tools(console, url, tools, [w.message for w in session.warnings])
+        print_tools(console, url, tools, session.warnings)
         await _calls(
             console, session, "Calls through the user agent (polyfill backend)", PIPELINE_STEPS
         )

@@ -10,21 +10,32 @@ from rich.console import Console
 from rich.table import Table
 
 from harness.elicitation.base import ElicitationRecord
-from harness.models import CallOutcome, Tool
+from harness.models import CallOutcome, CatalogWarning, Tool
 from harness.stages.redemption import RevealAttempt
 
 
-def print_tools(console: Console, url: str, tools: list[Tool], warnings: list[str]) -> None:
-    """A table of tools, for people."""
+def print_tools(
+    console: Console, url: str, tools: list[Tool], warnings: Sequence[CatalogWarning]
+) -> None:
+    """A table of tools (or a line saying there are none), for people."""
+    if not tools:
+        console.print(
+            f"No WebMCP tools at {url}: the page registered none by the time its catalog "
+            "settled (--settle MS waits longer; --wait-for-tool NAME waits for one).",
+            markup=False,
+            highlight=False,
+        )
     table = Table(title=f"WebMCP tools at {url}", show_lines=False)
     for column in ("name", "source", "annotations", "description"):
         table.add_column(column, overflow="fold")
     for tool in tools:
         hints = ", ".join(f"{k}={v}" for k, v in tool.annotations.items() if v not in (None, False))
         table.add_row(tool.name, tool.source, hints, tool.description)
-    console.print(table)
+    if tools:
+        console.print(table)
     for warning in warnings:
-        console.print(f"[yellow]warning:[/] {warning}", markup=True, highlight=False)
+        console.print("[yellow]warning:[/] ", end="", highlight=False)
+        console.print(f"{warning.message} ({warning.code})", markup=False, highlight=False)
 
 
 def print_outcome(

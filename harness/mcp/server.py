@@ -31,7 +31,7 @@ import contextvars
 import ipaddress
 import logging
 import socket
-from collections.abc import Callable, Coroutine, Mapping
+from collections.abc import Callable, Coroutine, Mapping, Sequence
 from functools import partial
 from importlib.metadata import PackageNotFoundError, version
 from typing import Any, Literal
@@ -445,8 +445,12 @@ async def serve(
     port: int = DEFAULT_PORT,
     framing: bool = True,
     on_ready: Callable[[str], None] | None = None,
+    wait_for: Sequence[str] = (),
 ) -> None:
     """Open ``url`` in ``harness`` and serve its tools until the client (or Ctrl-C) stops.
+
+    The page is served once its catalog settled and the tools named in ``wait_for`` are
+    offered (each within the settle cap, or :class:`~harness.errors.UnknownTool`).
 
     The harness's elicitation handler answers the questions clients cannot (the
     default answers ``cancel``). ``on_ready`` gets the server's address (``stdio``,
@@ -455,24 +459,37 @@ async def serve(
     """
     if transport == "stdio":
         try:
-            await _serve_stdio(harness, url, framing=framing, on_ready=on_ready)
+            await _serve_stdio(harness, url, framing=framing, on_ready=on_ready, wait_for=wait_for)
         except BaseExceptionGroup as group:  # the stdio transport's task group wraps errors
             raise _the_harness_error(group) or group from None
         return
     sock = bind_loopback(host, port)  # before the browser starts: a taken port fails fast
     with sock:
         async with harness:
-            session = await harness.open(url)
+            session = await _open_ready(harness, url, wait_for)
             async with McpBridge(session, start_url=url, framing=framing) as bridge:
                 await bridge.serve_http(sock, on_ready=on_ready)
 
 
+async def _open_ready(harness: Harness, url: str, wait_for: Sequence[str]) -> Session:
+    """The session on ``url``, settled, with the ``wait_for`` tools offered."""
+    session = await harness.open(url)
+    for name in wait_for:
+        await session.wait_for_tool(name, timeout=session.settle.timeout)
+    return session
+
+
 async def _serve_stdio(
-    harness: Harness, url: str, *, framing: bool, on_ready: Callable[[str], None] | None
+    harness: Harness,
+    url: str,
+    *,
+    framing: bool,
+    on_ready: Callable[[str], None] | None,
+    wait_for: Sequence[str],
 ) -> None:
     # Claim stdin and stdout before the browser starts, so stray output goes to stderr.
     async with stdio_server() as (read_stream, write_stream), harness:
-        session = await harness.open(url)
+        session = await _open_ready(harness, url, wait_for)
         async with McpBridge(session, start_url=url, framing=framing) as bridge:
             if on_ready is not None:
                 on_ready("stdio")

@@ -663,7 +663,7 @@ async def test_the_cli_rejects_a_bad_policy_before_starting_the_browser(tmp_path
     )
     out, err = await asyncio.wait_for(proc.communicate(), timeout=60)
     lines = err.decode().strip().splitlines()
-    assert proc.returncode == 1 and out == b""
+    assert proc.returncode == 2 and out == b""  # a usage error: the command line names it
     assert lines == [
         f"webmcp-harness: {path}: rule #1 'x': unknown fact 'tool.nam'; did you mean 'tool.name'?"
     ]
