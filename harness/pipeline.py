@@ -52,6 +52,7 @@ class Pipeline:
         self.backend = backend
         self.before: list[BeforeCall] = list(before or [])
         self.after: list[AfterCall] = list(after or [])
+        self._abandoned: set[asyncio.Future[None]] = set()  # aborts of calls given up on
 
     def lookup(self, name: str) -> Tool:
         """The tool to call, or :class:`UnknownTool`."""
@@ -107,7 +108,15 @@ class Pipeline:
         task = asyncio.ensure_future(
             self.backend.execute(request.tool, request.arguments, request.call_id, request.meta)
         )
-        done, _ = await asyncio.wait({task}, timeout=request.timeout)
+        try:
+            done, _ = await asyncio.wait({task}, timeout=request.timeout)
+        except asyncio.CancelledError:
+            # The caller gave up (e.g. an MCP client's notifications/cancelled): the page's
+            # tool must see its signal abort, even though nobody waits for its answer now.
+            abandon = asyncio.ensure_future(self._abandon(task, request.call_id))
+            self._abandoned.add(abandon)
+            abandon.add_done_callback(self._abandoned.discard)
+            raise
         if done:
             return task.result()
         await self.backend.cancel(request.call_id, f"timed out after {request.timeout:g} s")
@@ -115,3 +124,10 @@ class Pipeline:
         if not done:
             task.cancel()
         return None
+
+    async def _abandon(self, task: asyncio.Future[RawResult], call_id: str) -> None:
+        """Abort a call nobody waits for any more, and let its execution end."""
+        await self.backend.cancel(call_id, "cancelled by the caller")
+        done, _ = await asyncio.wait({task}, timeout=CANCEL_GRACE_S)
+        if not done:
+            task.cancel()

@@ -31,6 +31,7 @@ import contextvars
 import ipaddress
 import logging
 import socket
+import weakref
 from collections.abc import Callable, Coroutine, Mapping, Sequence
 from functools import partial
 from importlib.metadata import PackageNotFoundError, version
@@ -40,10 +41,10 @@ import mcp.types as types
 import uvicorn
 from jsonschema import Draft202012Validator
 from jsonschema.exceptions import best_match
+from mcp.server.connection import Connection
 from mcp.server.context import CallNext, HandlerResult, ServerRequestContext
 from mcp.server.lowlevel.server import NotificationOptions, Server
 from mcp.server.models import InitializationOptions
-from mcp.server.session import ServerSession
 from mcp.server.stdio import stdio_server
 from mcp.server.subscriptions import InMemorySubscriptionBus, ListenHandler, ToolsListChanged
 from mcp.shared.exceptions import MCPError
@@ -80,6 +81,9 @@ Transport = Literal["stdio", "http"]
 DEFAULT_PORT = 8765
 MCP_PATH = "/mcp"
 LOOPBACK_NAMES = ("localhost",)
+
+HTTP_SESSION_IDLE_TIMEOUT_S = 600.0
+"""An HTTP session with no request in flight for this long is closed and released."""
 
 PARKED_RESULT_TTL_S = 60.0
 """How long the result of a 2026-07-28 call that finished between rounds waits to be fetched."""
@@ -132,7 +136,10 @@ class McpBridge:
         self.framing = framing
         self._bus = InMemorySubscriptionBus()
         self._listen = ListenHandler(self._bus)
-        self._legacy: list[ServerSession] = []  # handshake-era connections, for list_changed
+        # Handshake-era connections, for list_changed. Weak: a connection the client closed
+        # (or the SDK reaped, idle) is released, not kept alive here. (A request's
+        # ServerSession is a per-request proxy; its connection is what lasts.)
+        self._legacy: weakref.WeakSet[Connection] = weakref.WeakSet()
         self._parked: dict[str, ParkedCall] = {}
         self._changed = asyncio.Event()
         self._broadcaster: asyncio.Task[None] | None = None
@@ -192,7 +199,11 @@ class McpBridge:
     ) -> None:
         """Serve streamable HTTP at ``/mcp`` on ``sock`` (see :func:`bind_loopback`) until stopped."""
         host, port = sock.getsockname()[:2]
-        app = self.server.streamable_http_app(streamable_http_path=MCP_PATH, host="127.0.0.1")
+        app = self.server.streamable_http_app(
+            streamable_http_path=MCP_PATH,
+            host="127.0.0.1",
+            session_idle_timeout=HTTP_SESSION_IDLE_TIMEOUT_S,
+        )
         config = uvicorn.Config(
             app, log_level="warning", lifespan="on", timeout_graceful_shutdown=2
         )
@@ -375,7 +386,9 @@ class McpBridge:
             ctx.method == "notifications/initialized"
             and ctx.protocol_version not in MODERN_PROTOCOL_VERSIONS
         ):
-            self._legacy.append(ctx.session)
+            connection = getattr(ctx.session, "_connection", None)
+            if isinstance(connection, Connection):
+                self._legacy.add(connection)
         return result
 
     async def _broadcast_changes(self) -> None:
@@ -384,12 +397,9 @@ class McpBridge:
             await self._changed.wait()
             self._changed.clear()
             await self._bus.publish(ToolsListChanged())
-            for session in list(self._legacy):
-                try:
-                    await session.send_tool_list_changed()
-                except Exception as exc:  # a connection that went away: forget it
-                    log.debug("dropping a connection that did not take list_changed: %s", exc)
-                    self._legacy.remove(session)
+            for connection in list(self._legacy):
+                # Best effort: a connection whose stream broke drops the notification.
+                await connection.notify("notifications/tools/list_changed", None)
 
 
 def _argument_problem(schema: dict[str, Any], arguments: dict[str, Any]) -> str | None:
