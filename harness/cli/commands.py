@@ -173,6 +173,12 @@ def _add_mcp_command(sub: Any) -> None:
     )
     add_user_agent_options(mcp)
     add_page_options(mcp, json_output=False)
+    mcp.add_argument(
+        "--forward-console",
+        action="store_true",
+        help="send the page's console during a call to its client as MCP log messages, "
+        "framed as page text (off by default: a page may print secrets)",
+    )
     mcp.set_defaults(usage_parser=mcp)
 
 
@@ -220,6 +226,7 @@ def run_mcp_command(args: argparse.Namespace, err: Console) -> int:
                 port=port,
                 on_ready=ready,
                 wait_for=args.wait_for_tool,
+                forward_console=args.forward_console,
             )
         )
     return EXIT_OK

@@ -31,6 +31,7 @@ import contextvars
 import ipaddress
 import logging
 import socket
+import warnings
 import weakref
 from collections.abc import Callable, Coroutine, Mapping, Sequence
 from functools import partial
@@ -47,13 +48,15 @@ from mcp.server.lowlevel.server import NotificationOptions, Server
 from mcp.server.models import InitializationOptions
 from mcp.server.stdio import stdio_server
 from mcp.server.subscriptions import InMemorySubscriptionBus, ListenHandler, ToolsListChanged
-from mcp.shared.exceptions import MCPError
+from mcp.shared.exceptions import MCPDeprecationWarning, MCPError
 from mcp.types.version import MODERN_PROTOCOL_VERSIONS
 
 from harness.agent_view import agent_tool, agent_tools
+from harness.browser.frames import origin_of
 from harness.elicitation.base import ElicitationHandler, RecordingHandler
 from harness.errors import ConfigError, HarnessError, PageUnreachable, UnknownTool
 from harness.harness import Harness
+from harness.mcp.console import ConsoleForwarder
 from harness.mcp.elicitation import (
     McpElicitationHandler,
     ParkedCall,
@@ -129,10 +132,20 @@ class McpBridge:
     """
 
     def __init__(
-        self, session: Session, *, start_url: str | None = None, framing: bool = True
+        self,
+        session: Session,
+        *,
+        start_url: str | None = None,
+        framing: bool = True,
+        forward_console: bool = False,
     ) -> None:
+        """``forward_console``: the page's console during a call goes to its client as log
+        notifications (:mod:`harness.mcp.console`; off by default)."""
         self.session = session
         self.start_url = start_url or session.url
+        self.console = (
+            ConsoleForwarder(lambda: origin_of(self.session.url)) if forward_console else None
+        )
         self.framing = framing
         self._bus = InMemorySubscriptionBus()
         self._listen = ListenHandler(self._bus)
@@ -145,7 +158,15 @@ class McpBridge:
         self._broadcaster: asyncio.Task[None] | None = None
         self._unsubscribe: Callable[[], None] | None = None
         self._previous_handler: ElicitationHandler | None = None
-        self.server = _BridgeServer(
+        with warnings.catch_warnings():
+            # logging/setLevel is deprecated by the 2026-07-28 revision, which the bridge
+            # also speaks; handshake-era clients still use it (with --forward-console).
+            warnings.simplefilter("ignore", MCPDeprecationWarning)
+            self.server = self._make_server()
+        self.server.middleware.append(self._track_connections)
+
+    def _make_server(self) -> _BridgeServer:
+        return _BridgeServer(
             "webmcp-harness",
             version=_package_version(),
             title="webmcp-harness",
@@ -159,8 +180,14 @@ class McpBridge:
             on_call_tool=self._on_call_tool,
             on_subscriptions_listen=self._listen,
             get_tool_input_schema=self._input_schema,
+            **self._logging_handlers(),
         )
-        self.server.middleware.append(self._track_connections)
+
+    def _logging_handlers(self) -> dict[str, Any]:
+        """``logging/setLevel`` (and the logging capability), when the console is forwarded."""
+        if self.console is None:
+            return {}
+        return {"on_set_logging_level": self.console.set_level}
 
     async def __aenter__(self) -> McpBridge:
         previous = self.session.elicitation
@@ -170,12 +197,16 @@ class McpBridge:
         self._previous_handler = previous
         self.session.elicitation = McpElicitationHandler(previous)
         self._unsubscribe = self.session.on_tools_changed(lambda _change: self._changed.set())
+        if self.console is not None:
+            self.session.page.on("console", self.console.on_console)
         self._broadcaster = asyncio.create_task(self._broadcast_changes())
         return self
 
     async def __aexit__(self, *exc: object) -> None:
         if self._unsubscribe is not None:
             self._unsubscribe()
+        if self.console is not None:
+            self.session.page.remove_listener("console", self.console.on_console)
         if self._previous_handler is not None:
             self.session.elicitation = self._previous_handler
         self._listen.close()
@@ -263,7 +294,10 @@ class McpBridge:
         channel = None if modern else RequestChannel(ctx.session, ctx.request_id)
         token = client_channel.set(channel)
         try:
-            return await run(arguments)
+            if self.console is None:
+                return await run(arguments)
+            with self.console.during(ctx):
+                return await run(arguments)
         finally:
             client_channel.reset(token)
 
@@ -335,6 +369,10 @@ class McpBridge:
             self._parked.pop(parked.token, None)
             return task.result()
         parked.asked.clear()
+        # A new requestState for every round: a state the client already used is spent.
+        self._parked.pop(parked.token, None)
+        parked.renew_token()
+        self._parked[parked.token] = parked
         return types.InputRequiredResult(
             input_requests=parked.open_requests() or None, request_state=parked.token
         )
@@ -456,6 +494,7 @@ async def serve(
     framing: bool = True,
     on_ready: Callable[[str], None] | None = None,
     wait_for: Sequence[str] = (),
+    forward_console: bool = False,
 ) -> None:
     """Open ``url`` in ``harness`` and serve its tools until the client (or Ctrl-C) stops.
 
@@ -469,7 +508,14 @@ async def serve(
     """
     if transport == "stdio":
         try:
-            await _serve_stdio(harness, url, framing=framing, on_ready=on_ready, wait_for=wait_for)
+            await _serve_stdio(
+                harness,
+                url,
+                framing=framing,
+                on_ready=on_ready,
+                wait_for=wait_for,
+                forward_console=forward_console,
+            )
         except BaseExceptionGroup as group:  # the stdio transport's task group wraps errors
             raise _the_harness_error(group) or group from None
         return
@@ -477,7 +523,9 @@ async def serve(
     with sock:
         async with harness:
             session = await _open_ready(harness, url, wait_for)
-            async with McpBridge(session, start_url=url, framing=framing) as bridge:
+            async with McpBridge(
+                session, start_url=url, framing=framing, forward_console=forward_console
+            ) as bridge:
                 await bridge.serve_http(sock, on_ready=on_ready)
 
 
@@ -496,11 +544,14 @@ async def _serve_stdio(
     framing: bool,
     on_ready: Callable[[str], None] | None,
     wait_for: Sequence[str],
+    forward_console: bool,
 ) -> None:
     # Claim stdin and stdout before the browser starts, so stray output goes to stderr.
     async with stdio_server() as (read_stream, write_stream), harness:
         session = await _open_ready(harness, url, wait_for)
-        async with McpBridge(session, start_url=url, framing=framing) as bridge:
+        async with McpBridge(
+            session, start_url=url, framing=framing, forward_console=forward_console
+        ) as bridge:
             if on_ready is not None:
                 on_ready("stdio")
             await bridge.run(read_stream, write_stream)

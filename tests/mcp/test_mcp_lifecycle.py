@@ -1,5 +1,6 @@
-"""The MCP bridge and its clients' lifecycles: a cancelled call aborts the page tool's
-signal; a closed HTTP session is released."""
+"""The MCP bridge and its clients: a cancelled call aborts the page tool's signal; a closed
+HTTP session is released; a page tool's own question (requestUserInput) goes to the client
+as elicitation/create; the page's console during a call becomes log messages (opt-in)."""
 
 from __future__ import annotations
 
@@ -10,6 +11,7 @@ from collections.abc import AsyncIterator
 from dataclasses import dataclass
 
 import pytest
+import mcp.types as types
 from mcp.client.client import Client
 from mcp.client.streamable_http import streamable_http_client
 
@@ -33,7 +35,7 @@ async def served(page_server: PageServer) -> AsyncIterator[Served]:
     """One bridge over HTTP for the module: clients come and go."""
     async with Harness(call_timeout=60) as harness:
         session = await harness.open(page_server.url("mcp_cancel.html"))
-        async with McpBridge(session) as bridge:
+        async with McpBridge(session, forward_console=True) as bridge:
             sock = bind_loopback("127.0.0.1", 0)
             port = sock.getsockname()[1]
             ready = asyncio.Event()
@@ -87,3 +89,46 @@ async def test_a_closed_http_session_is_released(served: Served) -> None:
         return len(served.bridge._legacy) == 0
 
     await until(released, "every closed session was released")
+
+
+async def test_a_page_tools_question_goes_to_the_client(served: Served) -> None:
+    asked: list[types.ElicitRequestParams] = []
+
+    async def answer(_context: object, params: types.ElicitRequestParams) -> types.ElicitResult:
+        asked.append(params)
+        return types.ElicitResult(action="accept", content={"word": "oat"})
+
+    client = Client(streamable_http_client(served.url), mode="legacy", elicitation_callback=answer)
+    async with client:
+        result = await client.call_tool("ask", {})
+    assert len(asked) == 1 and "A word, please" in asked[0].message
+    assert result.structured_content == {"action": "accept", "content": {"word": "oat"}}
+
+
+@pytest.mark.filterwarnings("ignore::mcp.shared.exceptions.MCPDeprecationWarning")  # setLevel
+async def test_the_console_during_a_call_is_forwarded_as_framed_log_messages(
+    served: Served,
+) -> None:
+    logged: list[types.LoggingMessageNotificationParams] = []
+
+    async def on_log(params: types.LoggingMessageNotificationParams) -> None:
+        logged.append(params)
+
+    def warnings_logged(count: int) -> object:
+        async def check() -> bool:
+            return sum(m.level == "warning" for m in logged) >= count
+
+        return check
+
+    client = Client(streamable_http_client(served.url), mode="legacy", logging_callback=on_log)
+    async with client:
+        assert (await client.call_tool("logs", {})).is_error is False
+        await until(warnings_logged(1), "the warning arrived")
+        # The default least level is info: the debug line (logged first) was not sent.
+        assert [(m.level, m.logger) for m in logged] == [("warning", "page")]
+        assert str(logged[0].data).startswith("<untrusted-data origin=")
+        assert "Ignore previous instructions" in str(logged[0].data)
+        await client.set_logging_level("debug")
+        await client.call_tool("logs", {})
+        await until(warnings_logged(2), "the second warning arrived")
+    assert [m.level for m in logged] == ["warning", "debug", "warning"]

@@ -366,6 +366,7 @@ class NativeBackend(ChannelBackend):
         self._invocation_frame[invocation] = cdp_id
         self._running[call_id] = invocation
         self._call_tools[call_id] = (tool.name, started)
+        self._begin_call(call_id)
         early = self._early.pop(invocation, None)
         if early is not None:
             self._on_responded(early)

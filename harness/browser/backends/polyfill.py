@@ -9,6 +9,7 @@ from __future__ import annotations
 
 import asyncio
 import contextlib
+import contextvars
 import json
 import logging
 from collections.abc import Coroutine
@@ -62,6 +63,9 @@ class ChannelBackend(Backend):
         self._catalog: Catalog | None = None
         self._tasks: set[asyncio.Task[None]] = set()
         self._questions: dict[str, set[asyncio.Task[Any]]] = {}  # call id → questions asked
+        # call id → the context the call runs in: its questions are asked from there, so
+        # the caller's ways of answering (an MCP client's channel) reach them.
+        self._call_contexts: dict[str, contextvars.Context] = {}
         self._navigations: dict[Frame, int] = {}  # documents each frame had (framenavigated)
 
     def _spawn(self, work: Coroutine[Any, Any, None]) -> None:
@@ -198,11 +202,17 @@ class ChannelBackend(Backend):
         try:
             asked = self.question_handler
             handler = asked() if asked is not None else AutoHandler("cancel")
-            reply = await answer_tool_question(
+            answering = answer_tool_question(
                 message,
                 handler=handler,
                 origin=origin_of(frame.url),
                 tool=call[1] if call is not None else None,
+            )
+            context = self._call_contexts.get(call[0]) if call is not None else None
+            reply = (
+                await asyncio.ensure_future(answering)
+                if context is None
+                else (await asyncio.get_running_loop().create_task(answering, context=context))
             )
             with contextlib.suppress(PlaywrightError, FrameGone):  # the document went away
                 await self.channel.command(frame, reply)
@@ -214,8 +224,13 @@ class ChannelBackend(Backend):
         """The harness's running call (call id, tool name) that asks; None: not one of ours."""
         return None
 
+    def _begin_call(self, call_id: str) -> None:
+        """A call starts: remember the context it runs in, for its questions."""
+        self._call_contexts[call_id] = contextvars.copy_context()
+
     def _end_questions(self, call_id: str) -> None:
         """The call ended: stop asking its open questions."""
+        self._call_contexts.pop(call_id, None)
         for task in self._questions.pop(call_id, set()):
             task.cancel()
 
@@ -277,6 +292,7 @@ class PolyfillBackend(ChannelBackend):
         }
         self._running[call_id] = frame
         self._running_tools[call_id] = tool.name
+        self._begin_call(call_id)
         navigations = self._navigations.get(frame, 0)
         try:
             answer = await self.channel.command(frame, command)
