@@ -10,8 +10,8 @@ import gc
 from collections.abc import AsyncIterator
 from dataclasses import dataclass
 
-import pytest
 import mcp.types as types
+import pytest
 from mcp.client.client import Client
 from mcp.client.streamable_http import streamable_http_client
 
