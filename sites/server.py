@@ -83,8 +83,9 @@ class SiteSpec:
     name: str
     description: str
     factory: Callable[[], Site]
-    port: int
-    """The site's fixed port for `webmcp-harness sites` (the README's examples use them)."""
+    port: int = 0
+    """The site's fixed port for `webmcp-harness sites` (the README's examples use them);
+    0: a free port."""
 
 
 SITES: dict[str, SiteSpec] = {
