@@ -5,17 +5,19 @@ as elicitation/create; the page's console during a call becomes log messages (op
 from __future__ import annotations
 
 import asyncio
+import concurrent.futures
 import contextlib
 import gc
+import threading
 from collections.abc import AsyncIterator
-from dataclasses import dataclass
+from typing import Any
 
 import mcp.types as types
 import pytest
 from mcp.client.client import Client
 from mcp.client.streamable_http import streamable_http_client
 
-from harness import Harness, Session
+from harness import Harness
 from harness.mcp.server import McpBridge, bind_loopback
 from tests.conftest import PageServer
 
@@ -23,30 +25,61 @@ pytestmark = pytest.mark.timeout(180)
 WAIT_S = 30.0
 
 
-@dataclass
 class Served:
-    bridge: McpBridge
-    session: Session
-    url: str
+    """A harness and its MCP bridge over HTTP, on an event loop of their own (a thread):
+    the server's shutdown cannot disturb the test's loop."""
+
+    def __init__(self) -> None:
+        self.loop = asyncio.new_event_loop()
+        self.thread = threading.Thread(target=self.loop.run_forever, daemon=True)
+        self.thread.start()
+        self.url = ""
+
+    async def start(self, page_url: str) -> None:
+        """Start the harness and the bridge (the test's loop keeps serving the page)."""
+        self.url = await asyncio.wrap_future(self._run(self._start(page_url)))
+
+    def _run(self, coro: Any) -> concurrent.futures.Future[Any]:
+        return asyncio.run_coroutine_threadsafe(coro, self.loop)
+
+    async def _start(self, page_url: str) -> str:
+        self.harness = await Harness(call_timeout=60).start()
+        self.session = await self.harness.open(page_url)
+        self.bridge = await McpBridge(self.session, forward_console=True).__aenter__()
+        sock = bind_loopback("127.0.0.1", 0)
+        port = sock.getsockname()[1]
+        ready = asyncio.Event()
+        self.server = asyncio.create_task(
+            self.bridge.serve_http(sock, on_ready=lambda _: ready.set())
+        )
+        await asyncio.wait_for(ready.wait(), WAIT_S)
+        return f"http://127.0.0.1:{port}/mcp"
+
+    async def evaluate(self, expression: str) -> Any:
+        """Evaluate in the served page (on the server's loop)."""
+        return await asyncio.wrap_future(self._run(self.session.page.evaluate(expression)))
+
+    async def _stop(self) -> None:
+        self.server.cancel()
+        with contextlib.suppress(asyncio.CancelledError, Exception):
+            await self.server
+        await self.bridge.__aexit__(None, None, None)
+        await self.harness.close()
+
+    async def stop(self) -> None:
+        with contextlib.suppress(Exception):
+            await asyncio.wait_for(asyncio.wrap_future(self._run(self._stop())), 60)
+        self.loop.call_soon_threadsafe(self.loop.stop)
+        self.thread.join(timeout=10)
 
 
 @pytest.fixture(scope="module")
 async def served(page_server: PageServer) -> AsyncIterator[Served]:
     """One bridge over HTTP for the module: clients come and go."""
-    async with Harness(call_timeout=60) as harness:
-        session = await harness.open(page_server.url("mcp_cancel.html"))
-        async with McpBridge(session, forward_console=True) as bridge:
-            sock = bind_loopback("127.0.0.1", 0)
-            port = sock.getsockname()[1]
-            ready = asyncio.Event()
-            server = asyncio.create_task(bridge.serve_http(sock, on_ready=lambda _: ready.set()))
-            await asyncio.wait_for(ready.wait(), WAIT_S)
-            try:
-                yield Served(bridge, session, f"http://127.0.0.1:{port}/mcp")
-            finally:
-                server.cancel()
-                with contextlib.suppress(asyncio.CancelledError, Exception):
-                    await server
+    running = Served()
+    await running.start(page_server.url("mcp_cancel.html"))
+    yield running
+    await running.stop()
 
 
 async def until(check: object, what: str) -> None:
@@ -57,12 +90,11 @@ async def until(check: object, what: str) -> None:
 
 
 async def test_a_cancelled_call_aborts_the_page_tools_signal(served: Served) -> None:
-    page = served.session.page
     async with Client(streamable_http_client(served.url), mode="legacy") as client:
         call = asyncio.create_task(client.call_tool("wait_for_abort", {}))
 
         async def started() -> bool:
-            return bool(await page.evaluate("window.started"))
+            return bool(await served.evaluate("window.started"))
 
         await until(started, "the tool started")
         call.cancel()  # the SDK client sends notifications/cancelled for it
@@ -70,10 +102,10 @@ async def test_a_cancelled_call_aborts_the_page_tools_signal(served: Served) -> 
             await call
 
         async def aborted() -> bool:
-            return await page.evaluate("window.abortedWith") is not None
+            return await served.evaluate("window.abortedWith") is not None
 
         await until(aborted, "the tool's signal aborted")
-        assert "AbortError" in await page.evaluate("window.abortedWith")
+        assert "AbortError" in await served.evaluate("window.abortedWith")
         # The connection still serves.
         assert "wait_for_abort" in [t.name for t in (await client.list_tools()).tools]
 
