@@ -470,13 +470,24 @@ async def test_block_on_the_response_withholds_without_asking() -> None:
             rule(
                 "no-secrets",
                 "block",
-                {"fact": "response.annotations.sensitivity", "contains": "credentials"},
+                {
+                    "fact": "response.annotations.returnMetadata.sensitivity",
+                    "contains": "credentials",
+                },
             )
         ),
         handler=handler,
     )
     rig.backend.returns(
-        "vault", {"content": [], "_meta": {"annotations": {"sensitivity": "credentials"}}}
+        "vault",
+        {
+            "content": [],
+            "_meta": {
+                "annotations": {
+                    "returnMetadata": {"source": "system", "sensitivity": "credentials"}
+                }
+            },
+        },
     )
     outcome = await rig.call(tool("vault"))
     assert outcome.is_error and handler.asked == []
