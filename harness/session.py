@@ -31,7 +31,14 @@ from harness.errors import ConfigError, PageUnreachable, SessionClosed
 from harness.models import CallOutcome, CallRequest, CatalogWarning, Tool, ToolChange
 from harness.pipeline import Pipeline
 from harness.stages.framing import PAGE_RESULT_KINDS, frame_result
-from harness.stages.policy import DEFAULT_POLICY, AuditTrail, Policy, install_stages
+from harness.stages.policy import (
+    DEFAULT_POLICY,
+    AuditTrail,
+    Policy,
+    PolicyOption,
+    install_stages,
+    policy_option,
+)
 from harness.stages.redaction import Redactor, sensitivity_warnings
 from harness.stages.redemption import RevealAttempt, reveal, reveal_all
 from harness.stages.trust import TrustState, annotation_warnings, page_resolver
@@ -76,7 +83,7 @@ class Session:
         call_timeout: float,
         elicitation: ElicitationHandler | None = None,
         owns_context: bool = True,
-        policy: Policy | None = DEFAULT_POLICY,
+        policy: PolicyOption = DEFAULT_POLICY,
         untrusted_framing: bool = True,
         form_review: FormReviewMode = "ask",
     ) -> None:
@@ -140,6 +147,16 @@ class Session:
         self.redaction = Redactor(lambda: self.vault)
         self.pipeline.before.append(self.redaction.before_execute)
         self.pipeline.after.append(self.redaction)
+
+    @property
+    def policy(self) -> Policy | None:
+        """The policy the calls run under (None: none); set a :class:`Policy`, a pack name
+        (``"default"``, ``"strict"``), a policy file, or None — between calls."""
+        return self._policy
+
+    @policy.setter
+    def policy(self, value: PolicyOption) -> None:
+        self._policy = policy_option(value)
 
     # -- agent sessions ----------------------------------------------------------------
     @property
