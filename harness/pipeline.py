@@ -111,7 +111,14 @@ class Pipeline:
         return normalize(raw), kinds[raw.status]
 
     async def _changed(self, checked: Tool) -> CallToolResult | None:
-        """An ``isError`` result when the page no longer offers ``checked`` as it was."""
+        """An ``isError`` result when the page no longer offers ``checked`` as it was.
+
+        A script tool carries its registration number, and the page itself refuses to run
+        any other registration (atomically, at ``invoke``): nothing to re-read here. A
+        declarative tool is re-read from the page and compared.
+        """
+        if checked.registration is not None:
+            return None
         await self.backend.refresh()
         if self.catalog.get(checked.name) == checked:
             return None
