@@ -11,11 +11,7 @@ from __future__ import annotations
 
 import asyncio
 import json
-import os
-import shutil
-import sys
-import tempfile
-from collections.abc import AsyncIterator, Iterator
+from collections.abc import AsyncIterator
 from pathlib import Path
 from typing import Any
 
@@ -30,9 +26,9 @@ from harness.models import CallOutcome, dump_result
 from harness.stages.navigation import navigate_as_agent, resolve_url
 from harness.stages.redaction import withheld_items
 from tests.conftest import free_port
+from tests.test_keys_site import cli, files_with
 
 CANARY = "HXCANARY"
-SCRIPT = shutil.which("webmcp-harness") or str(Path(sys.executable).parent / "webmcp-harness")
 
 pytestmark = pytest.mark.timeout(180)
 
@@ -765,36 +761,13 @@ async def test_15_seed_004_spellings_are_read_as_the_seed_means_them(
 # -- 10. the terminal (the command line; the backend does not matter) -------------------------
 
 
-async def cli(tmp: Path, *args: str) -> tuple[int, str, str]:
-    """Run ``webmcp-harness`` with HOME, TMPDIR and the working directory under ``tmp``."""
-    (tmp / "home").mkdir(parents=True, exist_ok=True)
-    env = {**os.environ, "HOME": str(tmp / "home"), "TMPDIR": str(tmp), "COLUMNS": "200"}
-    proc = await asyncio.create_subprocess_exec(
-        SCRIPT,
-        *args,
-        cwd=tmp,
-        env=env,
-        stdout=asyncio.subprocess.PIPE,
-        stderr=asyncio.subprocess.PIPE,
-    )
-    out, err = await asyncio.wait_for(proc.communicate(), timeout=120)
-    assert proc.returncode is not None
-    return proc.returncode, out.decode(), err.decode()
-
-
-@pytest.fixture
-def short_tmp() -> Iterator[Path]:
-    # Chromium puts a socket in TMPDIR; pytest's tmp_path is too long a path for one.
-    with tempfile.TemporaryDirectory(prefix="wmh-") as folder:
-        yield Path(folder)
-
-
 HIDDEN = ("\x1b", "\x07", "\u202e")
 
 
 async def test_10_page_text_reaches_the_terminal_as_plain_visible_text(
-    origins: Origins, short_tmp: Path
+    origins: Origins, short_tmp: Path, monkeypatch: pytest.MonkeyPatch
 ) -> None:
+    monkeypatch.setenv("COLUMNS", "200")  # the tools table keeps a description on one line
     url = origins.url("terminal")
     plan = short_tmp / "plan.yaml"
     plan.write_text("task: t\nsteps:\n  - call: styled\n  - finish: done\n", encoding="utf-8")
@@ -872,10 +845,6 @@ async def test_canary_never_reaches_an_agent_view_history_note_or_log(
     for text in [*seen, caplog.text]:
         assert CANARY not in text
     assert all(CANARY in view for view in user_views)  # the canary is real: the user has it
-
-
-def files_with(folder: Path, marker: str) -> list[Path]:
-    return [p for p in folder.rglob("*") if p.is_file() and marker.encode() in p.read_bytes()]
 
 
 async def test_canary_never_reaches_json_output_mcp_messages_or_traces(
