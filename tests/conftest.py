@@ -4,6 +4,7 @@ from __future__ import annotations
 
 import asyncio
 import socket
+import tempfile
 from collections.abc import AsyncIterator, Iterator
 from pathlib import Path
 
@@ -94,3 +95,11 @@ def chromium_path() -> Iterator[str]:
     from harness.browser.chromium import find_chromium
 
     yield str(find_chromium())
+
+
+@pytest.fixture
+def short_tmp() -> Iterator[Path]:
+    """A temporary folder with a short path: Chromium puts a socket in TMPDIR, and
+    pytest's ``tmp_path`` is too long a path for one."""
+    with tempfile.TemporaryDirectory(prefix="wmh-") as folder:
+        yield Path(folder)

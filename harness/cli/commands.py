@@ -19,7 +19,6 @@ from pathlib import Path
 from typing import Any
 
 from rich.console import Console
-from rich.markup import escape
 
 from harness.agents import make_agent
 from harness.agents.loop import DEFAULT_MAX_STEPS, RunResult, run_agent
@@ -40,7 +39,7 @@ from harness.cli.options import (
     report_error,
     settle_option,
 )
-from harness.cli.render import print_outcome, print_revealed, print_tools
+from harness.cli.render import page_text, print_outcome, print_revealed, print_tools
 from harness.elicitation.base import ElicitationRecord
 from harness.elicitation.choice import handler_from_option
 from harness.errors import ConfigError, HarnessError
@@ -427,7 +426,7 @@ def _dispatch(args: argparse.Namespace, out: Console) -> int:
         )
         warn = Console(stderr=True, soft_wrap=True)
         for warning in trust_warnings(outcome.result):
-            warn.print(f"[yellow]warning:[/] {escape(warning)}", highlight=False)
+            warn.print(page_text("warning: ", "yellow") + page_text(warning), highlight=False)
         if args.json:
             payload = {
                 "tool": outcome.tool,
@@ -455,8 +454,8 @@ def _dispatch(args: argparse.Namespace, out: Console) -> int:
             style = "green" if result.ok else "red"
             out.print(f"[{style}]{result.stop_reason}[/] after {len(result.steps)} steps")
             if result.detail:
-                out.print(result.detail, markup=False, highlight=False)
-            out.print(f"trace: {result.trace_dir}", markup=False, highlight=False)
+                out.print(page_text(result.detail), highlight=False)
+            out.print(page_text(f"trace: {result.trace_dir}"), highlight=False)
         return EXIT_OK if result.ok else EXIT_FAILED
     if args.command == "trace":
         show_trace(args.dir, out, full=args.full, timing=args.timing)

@@ -114,11 +114,12 @@ async def test_a_closed_http_session_is_released(served: Served) -> None:
     for _ in range(3):
         async with Client(streamable_http_client(served.url), mode="legacy") as client:
             await client.list_tools()
-            assert len(served.bridge._legacy) >= 1
+            await client.call_tool("logs", {})  # the client's own agent session
+            assert len(served.bridge._legacy) >= 1 and len(served.bridge._agents) >= 1
 
     async def released() -> bool:
         gc.collect()
-        return len(served.bridge._legacy) == 0
+        return len(served.bridge._legacy) == 0 and len(served.bridge._agents) == 0
 
     await until(released, "every closed session was released")
 
