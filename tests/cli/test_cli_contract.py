@@ -187,9 +187,9 @@ async def test_a_tool_waited_for_that_never_comes_is_an_error(url: str) -> None:
 # -- --policy and --elicit, the same on call, agent and mcp ---------------------------------
 
 
-async def test_call_takes_policy_files_default_and_none(url: str, block_echo: Path) -> None:
+async def test_call_takes_policy_files_default_none_and_strict(url: str, block_echo: Path) -> None:
     results = {}
-    for policy in (str(block_echo), "none", "default"):
+    for policy in (str(block_echo), "none", "default", "strict"):
         code, out, err = await run_script(
             "call", url, "echo", "--args", '{"text": "hi"}', "--policy", policy, "--json"
         )
@@ -199,6 +199,9 @@ async def test_call_takes_policy_files_default_and_none(url: str, block_echo: Pa
     assert "no-echo" in results[str(block_echo)]["content"][0]["text"]
     assert results["none"]["structuredContent"] == {"echo": "hi"}
     assert results["default"]["structuredContent"] == {"echo": "hi"}
+    # The strict pack reads the undeclared tool as unknown: the user is asked (nobody: no).
+    assert results["strict"]["isError"] is True
+    assert results["strict"]["_meta"]["webmcp-harness/policy"]["effect"] == "escalate"
 
 
 async def test_agent_takes_policy_and_elicit(url: str, block_echo: Path, tmp_path: Path) -> None:
