@@ -23,6 +23,7 @@ from rich.markup import escape
 
 from harness.agents import make_agent
 from harness.agents.loop import DEFAULT_MAX_STEPS, RunResult, run_agent
+from harness.cli import conformance
 from harness.cli.render import print_outcome, print_revealed, print_tools
 from harness.elicitation.answers import load_answers
 from harness.elicitation.base import ElicitationRecord
@@ -104,6 +105,7 @@ def build_parser() -> argparse.ArgumentParser:
     sub.add_parser("demo", help="serve the todo site and show the harness at work")
     _add_agent_commands(sub)
     _add_mcp_command(sub)
+    conformance.add_parser(sub)
     return parser
 
 
@@ -446,6 +448,8 @@ def _dispatch(args: argparse.Namespace, out: Console) -> int:
         from harness.sites.server import main as serve_main
 
         return int(serve_main(args.names))
+    if args.command == "conformance":
+        return conformance.run(args, out)
     if args.command == "demo":
         from harness.cli.demo import run_demo
 
