@@ -51,8 +51,7 @@ from harness.conformance.results import (
     RunInfo,
     Subtest,
     TestResult,
-    git_revision,
-    harness_version,
+    run_info,
 )
 from harness.elicitation.base import AutoHandler
 from harness.harness import Harness
@@ -140,15 +139,7 @@ async def audit_sites(
         call_timeout=PROBE_TIMEOUT_S,
     )
     async with harness:
-        info = RunInfo(
-            suite="site",
-            backend=backend,
-            browser_version=harness.browser.version,
-            flags=harness.launch_args(),
-            harness_version=harness_version(),
-            revision=git_revision(),
-            allow_writes=allow_writes,
-        )
+        info = run_info(harness, "site", allow_writes=allow_writes)
         audits = []
         for url, test in urls:
             audits.append(await audit_page(harness, url, test, allow_writes=allow_writes))
@@ -380,6 +371,9 @@ class Prober:
     def _add(self, code: str, tool: str, message: str, evidence: str = "") -> None:
         self.findings.append(finding(code, message, tool=tool, evidence=evidence))
 
+    def _failed(self, tool: Tool, message: str, exc: BaseException) -> None:
+        self._add("probe-failed", tool.name, message, str(exc).splitlines()[0][:200])
+
     async def run(self) -> None:
         """Every probe on every tool it may touch."""
         async with aiohttp.ClientSession(
@@ -525,12 +519,7 @@ class Prober:
                 )
             await posted.dispose()
         except PlaywrightError as exc:
-            self._add(
-                "probe-failed",
-                tool.name,
-                f"Redeeming {tool.name}'s reference failed.",
-                str(exc).splitlines()[0][:200],
-            )
+            self._failed(tool, f"Redeeming {tool.name}'s reference failed.", exc)
 
     async def _probe_json(self, tool: Tool, form: DeclaredForm) -> None:
         parts = urlsplit(form.action)
@@ -542,30 +531,19 @@ class Prober:
             for k, v in example_arguments(tool.input_schema).items()
             if not isinstance(v, (dict, list))
         }
-        http = self.session.context.request
-        headers = {"Accept": "application/json"}
+        values: dict[str, str | float | bool] = {k: str(v) for k, v in arguments.items()}
+        post = form.method == "post"
         try:
-            if form.method == "post":
-                response = await http.post(
-                    form.action,
-                    form={k: str(v) for k, v in arguments.items()},
-                    headers=headers,
-                    timeout=HTTP_TIMEOUT_S * 1000,
-                )
-            else:
-                response = await http.get(
-                    form.action,
-                    params={k: str(v) for k, v in arguments.items()},
-                    headers=headers,
-                    timeout=HTTP_TIMEOUT_S * 1000,
-                )
-        except PlaywrightError as exc:
-            self._add(
-                "probe-failed",
-                tool.name,
-                f"Submitting {tool.name} failed.",
-                str(exc).splitlines()[0][:200],
+            response = await self.session.context.request.fetch(
+                form.action,
+                method="POST" if post else "GET",
+                form=values if post else None,
+                params=None if post else values,
+                headers={"Accept": "application/json"},
+                timeout=HTTP_TIMEOUT_S * 1000,
             )
+        except PlaywrightError as exc:
+            self._failed(tool, f"Submitting {tool.name} failed.", exc)
             return
         kind = response.headers.get("content-type", "").split(";")[0].strip()
         try:

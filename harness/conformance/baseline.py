@@ -9,6 +9,7 @@ A baseline is a YAML file of the results that are *not* the default (``PASS`` fo
           ":tool-form-active matches the form while a call runs":
             status: FAIL
             reason: "pseudo-classes cannot be polyfilled (the polyfill sets data-tool-form-active)"
+            intermittent: [PASS]    # optional: other statuses a known race may give
 
 A result that differs from its expectation is *unexpected* — a failure where a pass was
 expected, and just as much a pass where a failure was expected (the baseline is stale: a fix
@@ -42,12 +43,18 @@ HEADER = """\
 
 
 class Expected(BaseModel):
-    """One expected result and why."""
+    """One expected result and why; ``intermittent`` lists other statuses a known race may
+    give (wptrunner's ``known_intermittent``): they are expected too."""
 
     model_config = ConfigDict(extra="forbid")
 
     status: str
     reason: str = ""
+    intermittent: list[str] = Field(default_factory=list)
+
+    def allows(self, status: str) -> bool:
+        """Whether ``status`` is what this entry expects."""
+        return status == self.status or status in self.intermittent
 
 
 class TestExpectation(BaseModel):
@@ -147,7 +154,7 @@ class Baseline:
                     entry = {"status": expectation.status, "reason": expectation.reason}
                 if expectation.subtests:
                     entry["subtests"] = {
-                        name: expectation.subtests[name].model_dump()
+                        name: _entry(expectation.subtests[name])
                         for name in sorted(expectation.subtests)
                     }
                 if entry:
@@ -197,9 +204,16 @@ class Baseline:
                     expectation.status = result.status
                     expectation.reason = _reason(before.reason, result.message)
                 for subtest in result.subtests:
+                    previous = before.subtests.get(subtest.name)
+                    if (
+                        previous is not None
+                        and previous.intermittent
+                        and previous.allows(subtest.status)
+                    ):
+                        expectation.subtests[subtest.name] = previous  # a known race: keep it
+                        continue
                     if subtest.status == DEFAULT_SUBTEST:
                         continue
-                    previous = before.subtests.get(subtest.name)
                     expectation.subtests[subtest.name] = Expected(
                         status=subtest.status,
                         reason=_reason(previous.reason if previous else "", subtest.message),
@@ -208,6 +222,13 @@ class Baseline:
                     tests[result.test] = expectation
             entries[backend] = tests
         return Baseline(entries)
+
+
+def _entry(expected: Expected) -> dict[str, Any]:
+    entry: dict[str, Any] = {"status": expected.status, "reason": expected.reason}
+    if expected.intermittent:
+        entry["intermittent"] = list(expected.intermittent)
+    return entry
 
 
 def _reason(kept: str, message: str | None) -> str:
@@ -238,7 +259,7 @@ def _compare_test(
         entry = expectation.subtests.get(subtest.name)
         wanted = entry.status if entry else DEFAULT_SUBTEST
         subtest.expected = None
-        if subtest.status != wanted:
+        if not (entry.allows(subtest.status) if entry else subtest.status == wanted):
             subtest.expected = wanted
             comparison.unexpected.append(
                 Unexpected(
@@ -298,7 +319,7 @@ def diff(previous: list[Report], current: list[Report]) -> Diff:
     result = Diff()
     for report in current:
         backend = report.run_info.backend
-        if backend not in earlier and len(previous) == 1:
+        if backend not in earlier and len(previous) == 1 and len(current) == 1:
             before_all = next(iter(earlier.values()))  # one report each: compare them
         else:
             before_all = earlier.get(backend, {})

@@ -24,6 +24,7 @@ from typing import Any, Literal
 from pydantic import BaseModel, ConfigDict, Field, ValidationError
 
 from harness.errors import ConfigError
+from harness.harness import Harness
 
 SubtestStatus = Literal["PASS", "FAIL", "TIMEOUT", "NOTRUN", "PRECONDITION_FAILED"]
 TestStatus = Literal["OK", "ERROR", "TIMEOUT", "CRASH", "PRECONDITION_FAILED", "PASS", "FAIL"]
@@ -56,6 +57,7 @@ class Subtest(BaseModel):
 class TestResult(BaseModel):
     """One test (a page, or an audited URL) and its subtests."""
 
+    __test__ = False  # not a pytest test class, whatever its name says
     model_config = ConfigDict(extra="ignore")
 
     test: str
@@ -137,6 +139,19 @@ def git_revision() -> str | None:
         return None
     revision = done.stdout.strip()
     return revision if done.returncode == 0 and len(revision) == 40 else None
+
+
+def run_info(harness: Harness, suite: Suite, **extra: Any) -> RunInfo:
+    """What ran, read from a started harness: its backend, browser, flags, version, commit."""
+    return RunInfo(
+        suite=suite,
+        backend=harness.backend,
+        browser_version=harness.browser.version,
+        flags=harness.launch_args(),
+        harness_version=harness_version(),
+        revision=git_revision(),
+        **extra,
+    )
 
 
 def load_reports(path: str | Path) -> list[Report]:

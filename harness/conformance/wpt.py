@@ -30,11 +30,9 @@ from playwright.async_api import Error as PlaywrightError
 
 from harness.conformance.results import (
     Report,
-    RunInfo,
     Subtest,
     TestResult,
-    git_revision,
-    harness_version,
+    run_info,
 )
 from harness.errors import ConfigError
 from harness.harness import Harness
@@ -247,15 +245,7 @@ async def run_wpt(
         async with Harness(
             backend=backend, executable_path=executable_path, launch_args=launch_args
         ) as harness:
-            info = RunInfo(
-                suite="wpt",
-                backend=backend,
-                browser_version=harness.browser.version,
-                flags=harness.launch_args(),
-                harness_version=harness_version(),
-                revision=git_revision(),
-                wpt_root=str(root),
-            )
+            info = run_info(harness, "wpt", wpt_root=str(root))
             results = []
             for test in tests:
                 result = await _run_one(harness, server, test, timeout or test.timeout)

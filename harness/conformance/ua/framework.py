@@ -107,6 +107,8 @@ class Subtest:
 class TestFile:
     """One fixture page and its subtests, at a WPT-like path."""
 
+    __test__ = False  # not a pytest test class, whatever its name says
+
     path: str
     page: str
     """The fixture page's file name in ``ua/pages/`` (served at ``path``)."""
@@ -162,6 +164,8 @@ class Fixtures:
 
 class TestContext:
     """What a subtest works with: the session on the fixture page, and the fixtures."""
+
+    __test__ = False
 
     def __init__(self, session: Session, file: TestFile, fixtures: Fixtures) -> None:
         self.session = session
@@ -295,12 +299,13 @@ ProgressCallback = Callable[[str, str], None]
 """``progress(test, status)`` after each subtest."""
 
 
-# Pages whose renderer crashed (Playwright's "crash" event), by identity.
-_CRASHED: set[int] = set()
+# Set when a page's renderer crashes (Playwright's "crash" event); by the page's identity.
+_CRASHES: dict[int, asyncio.Event] = {}
 
 
 def _crashed(session: Session) -> bool:
-    return id(session.page) in _CRASHED or session.page.is_closed()
+    event = _CRASHES.get(id(session.page))
+    return (event is not None and event.is_set()) or session.page.is_closed()
 
 
 async def run_file(
@@ -352,13 +357,14 @@ async def run_file(
 
 
 async def _close(session: Session) -> None:
-    _CRASHED.discard(id(session.page))
+    _CRASHES.pop(id(session.page), None)
     with contextlib.suppress(HarnessError, PlaywrightError):
         await session.close()
 
 
 def _watch_crash(session: Session) -> None:
-    session.page.on("crash", lambda page: _CRASHED.add(id(page)))
+    event = _CRASHES[id(session.page)] = asyncio.Event()
+    session.page.on("crash", lambda _page: event.set())
 
 
 async def _run_subtest(
@@ -366,8 +372,21 @@ async def _run_subtest(
 ) -> SubtestResult:
     context = TestContext(session, file, fixtures)
     cites = [c.text() for c in subtest.cites]
+    body = asyncio.ensure_future(asyncio.wait_for(subtest.body(context), subtest.timeout))
+    crash = _CRASHES.get(id(session.page)) or asyncio.Event()
+    crashed = asyncio.ensure_future(crash.wait())
     try:
-        await asyncio.wait_for(subtest.body(context), subtest.timeout)
+        await asyncio.wait({body, crashed}, return_when=asyncio.FIRST_COMPLETED)
+    finally:
+        crashed.cancel()
+    if crash.is_set():
+        body.cancel()
+        with contextlib.suppress(BaseException):
+            await body
+        message = "the renderer crashed during this subtest"
+        return SubtestResult(name=subtest.name, status="FAIL", message=message, cites=cites)
+    try:
+        body.result()
     except AssertionError as exc:
         return SubtestResult(name=subtest.name, status="FAIL", message=str(exc), cites=cites)
     except TimeoutError:

@@ -46,7 +46,7 @@ _ALL = (
         "000-hint-provide",
         "000",
         "§1",
-        "The user agent MUST provide either: a redacted structured result, or a "
+        "The user agent MUST provide either: … a redacted structured result, or … a "
         "secret_reference content item.",
     ),
     Requirement(

@@ -13,7 +13,7 @@ from collections.abc import Sequence
 from importlib import resources
 from pathlib import Path
 
-from harness.conformance.results import Report, RunInfo, git_revision, harness_version
+from harness.conformance.results import Report, run_info
 from harness.conformance.ua import (
     declarative,
     declarative_draft,
@@ -69,14 +69,7 @@ async def run_suite(
     """
     started = int(time.time() * 1000)
     async with Harness(backend=backend, executable_path=executable_path) as harness:
-        info = RunInfo(
-            suite="ua",
-            backend=backend,
-            browser_version=harness.browser.version,
-            flags=harness.launch_args(),
-            harness_version=harness_version(),
-            revision=git_revision(),
-        )
+        info = run_info(harness, "ua")
         results = [await run_file(harness, file, fixtures, progress) for file in files]
     return Report(
         run_info=info, time_start=started, time_end=int(time.time() * 1000), results=results
