@@ -44,7 +44,8 @@ demo: setup
 REPORTS := reports/conformance
 reports: setup
 	rm -rf $(REPORTS)/ua $(REPORTS)/sites $(REPORTS)/evil
-	$(BIN)/webmcp-harness conformance ua --backend both --output $(REPORTS)/ua --no-progress
+	$(BIN)/webmcp-harness conformance ua --backend both --output $(REPORTS)/ua --traces off \
+	  --no-progress
 	$(BIN)/webmcp-harness conformance site bundled:todo bundled:shop bundled:keys bundled:mail \
 	  --output $(REPORTS)/sites --no-progress
 	$(BIN)/webmcp-harness conformance site bundled:evil --output $(REPORTS)/evil --no-progress; \

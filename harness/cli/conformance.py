@@ -18,6 +18,7 @@ from pathlib import Path
 from typing import Any
 
 from rich.console import Console
+from rich.markup import escape
 from rich.progress import BarColumn, MofNCompleteColumn, Progress, TextColumn, TimeElapsedColumn
 
 from harness.conformance.baseline import Baseline, Comparison, Diff, diff
@@ -47,6 +48,13 @@ def add_parser(sub: Any) -> None:
 
     ua = suites.add_parser(
         "ua", help="does this user agent meet the WebMCP spec's and the seeds' MUSTs?"
+    )
+    ua.add_argument(
+        "--traces",
+        choices=["off", "on", "retain-on-failure"],
+        default="retain-on-failure",
+        help="harness traces of each test file's calls in DIR/traces/ (agent view only; "
+        "default: kept for files with a failure), linked from the HTML report",
     )
     ua.add_argument(
         "--tests",
@@ -171,7 +179,7 @@ async def _run(args: argparse.Namespace, out: Console, err: Console) -> int:
     extra: dict[str, Any] = {}
     with _progress(err, args.no_progress) as advance:
         if args.suite == "ua":
-            reports = await _run_ua(args, advance)
+            reports = await _run_ua(args, advance, output)
             title = "webmcp-harness conformance: the user agent"
         elif args.suite == "site":
             reports, extra = await _run_site(args, advance)
@@ -216,7 +224,8 @@ class _Ticker:
 
     def tick(self, test: str, status: str) -> None:
         if self.progress is not None and self.task is not None:
-            self.progress.update(self.task, advance=1, description=f"{test} {status}")
+            # A WPT file name or a URL is not rich markup.
+            self.progress.update(self.task, advance=1, description=escape(f"{test} {status}"))
 
 
 @contextlib.contextmanager
@@ -236,7 +245,9 @@ def _progress(err: Console, disabled: bool) -> Any:
         yield lambda: _Ticker(progress)
 
 
-async def _run_ua(args: argparse.Namespace, ticker: Callable[[], _Ticker]) -> list[Report]:
+async def _run_ua(
+    args: argparse.Namespace, ticker: Callable[[], _Ticker], output: Path
+) -> list[Report]:
     from harness.conformance.ua.server import FixtureServer
     from harness.conformance.ua.suite import all_files, run_suite, select, subtest_count
 
@@ -249,7 +260,16 @@ async def _run_ua(args: argparse.Namespace, ticker: Callable[[], _Ticker]) -> li
         for backend in _backends(args.backend):
             tick = ticker()
             tick.start(f"ua on {backend}", subtest_count(chosen))
-            reports.append(await run_suite(backend, chosen, fixtures, progress=tick.tick))
+            reports.append(
+                await run_suite(
+                    backend,
+                    chosen,
+                    fixtures,
+                    progress=tick.tick,
+                    traces=output / "traces",
+                    keep_traces=args.traces,
+                )
+            )
     return reports
 
 

@@ -467,6 +467,9 @@ def write_reports(
     put("summary.md", summary)
     for name, value in (extra or {}).items():
         put(name, json.dumps(value, indent=1, ensure_ascii=False) + "\n")
+    # Traces hold the agent view; where a run caught the user agent leaking, so would they.
+    for trace in sorted((out / "traces").rglob("*.jsonl")) if (out / "traces").is_dir() else []:
+        trace.write_text(scrub(trace.read_text(encoding="utf-8")), encoding="utf-8")
     step = os.environ.get("GITHUB_STEP_SUMMARY")
     step_path: Path | None = None
     if step:

@@ -291,9 +291,18 @@ async def test_the_command_follows_the_baseline_and_an_unexpected_pass_fails_it(
     )
     assert code == 1
     assert "a result's text reaches the agent as untrusted data: PASS (expected FAIL)" in out
-    assert {p.name for p in (tmp_path / "b").iterdir()} == {
+    report_dir = tmp_path / "b"
+    assert {p.name for p in report_dir.iterdir()} == {
         "wptreport-polyfill.json",
         "junit.xml",
         "report.html",
         "summary.md",
+        "traces",
     }
+    # The file with failures keeps its harness trace (the agent view of its calls), linked
+    # from the HTML report and readable by `trace show`.
+    trace = "traces/polyfill/seeds/script-tools/security/trace.jsonl"
+    assert (report_dir / trace).is_file()
+    assert f'href="{trace}"' in (report_dir / "report.html").read_text(encoding="utf-8")
+    code, shown, err = await run_script("trace", "show", str((report_dir / trace).parent))
+    assert code == 0 and "precondition" in shown, err

@@ -25,10 +25,12 @@ from __future__ import annotations
 import asyncio
 import contextlib
 import json
+import shutil
 import time
 from collections.abc import Awaitable, Callable
 from dataclasses import dataclass, field
-from typing import Any
+from pathlib import Path
+from typing import Any, Literal
 
 from playwright.async_api import Error as PlaywrightError
 
@@ -38,9 +40,11 @@ from harness.conformance.ua.requirements import REQUIREMENTS
 from harness.elicitation.base import ElicitationHandler
 from harness.errors import HarnessError
 from harness.harness import Harness
-from harness.models import CallOutcome, dump_result
+from harness.models import CallAction, CallOutcome, dump_result
 from harness.session import Session
 from harness.stages.policy import DEFAULT_POLICY, Policy
+from harness.trace.events import TRACE_FILE, RunFinished, RunStarted, call_events
+from harness.trace.recorder import TraceRecorder
 
 SUBTEST_TIMEOUT_S = 20.0
 OPEN_TIMEOUT_S = 30.0
@@ -298,6 +302,58 @@ async def open_session(harness: Harness, file: TestFile, fixtures: Fixtures) -> 
 ProgressCallback = Callable[[str, str], None]
 """``progress(test, status)`` after each subtest."""
 
+TraceMode = Literal["off", "on", "retain-on-failure"]
+
+
+class FileTrace:
+    """The harness trace of one test file's calls (``trace.jsonl``, the agent view only).
+
+    Kept under ``traces/<backend>/<test path>/`` of the report directory; with
+    ``retain-on-failure``, removed again when every subtest passed.
+    """
+
+    def __init__(self, root: Path, relative: str, file: TestFile, backend: str, url: str) -> None:
+        self.relative = relative
+        self.directory = root / relative
+        if self.directory.exists():
+            shutil.rmtree(self.directory)
+        self.recorder = TraceRecorder(self.directory)
+        self.step = 0
+        self.started = time.monotonic()
+        self.recorder.record(
+            RunStarted(
+                task=file.title, agent="conformance ua", start_url=url, backend=backend, max_steps=0
+            )
+        )
+
+    def follow(self, session: Session) -> None:
+        """Record every call of ``session`` as the agent saw it."""
+
+        def on_call(arguments: dict[str, Any], outcome: CallOutcome) -> None:
+            self.step += 1
+            action = CallAction(tool=outcome.tool, arguments=arguments)
+            for event in call_events(self.step, action, outcome):
+                self.recorder.record(event)
+
+        session.on_call(on_call)
+
+    def finish(self, result: TestResult, keep: TraceMode) -> None:
+        """Close the trace; keep it (and link it from ``result``) as ``keep`` says."""
+        failed = result.status != "OK" or any(s.status != "PASS" for s in result.subtests)
+        self.recorder.record(
+            RunFinished(
+                stop_reason="finished",
+                detail=result.status,
+                steps=self.step,
+                duration_ms=round((time.monotonic() - self.started) * 1000, 1),
+            )
+        )
+        self.recorder.close()
+        if keep == "on" or failed:
+            result.trace = f"{self.relative}/{TRACE_FILE}"
+        else:
+            shutil.rmtree(self.directory, ignore_errors=True)
+
 
 # Set when a page's renderer crashes (Playwright's "crash" event); by the page's identity.
 _CRASHES: dict[int, asyncio.Event] = {}
@@ -313,10 +369,20 @@ async def run_file(
     file: TestFile,
     fixtures: Fixtures,
     progress: ProgressCallback | None = None,
+    *,
+    traces: Path | None = None,
+    keep_traces: TraceMode = "retain-on-failure",
 ) -> TestResult:
-    """Run one test file's subtests in order; never raises for what the page does."""
+    """Run one test file's subtests in order; never raises for what the page does.
+
+    With ``traces`` (the report directory's ``traces/``), the file's calls are traced there.
+    """
     started = time.monotonic()
     result = TestResult(test=file.path, status="OK", title=file.title)
+    trace = None
+    if traces is not None and keep_traces != "off":
+        relative = f"traces/{harness.backend}{file.path.rsplit('.', 1)[0]}"
+        trace = FileTrace(traces.parent, relative, file, harness.backend, fixtures.url(file.path))
     session: Session | None = None
     isolated = False  # the last subtest had a page of its own: the next one gets another
     try:
@@ -332,6 +398,8 @@ async def run_file(
                     result.status, result.message = "ERROR", f"cannot open the fixture: {exc}"
                     break
                 _watch_crash(session)
+                if trace is not None:
+                    trace.follow(session)
             outcome = await _run_subtest(session, file, subtest, fixtures)
             if _crashed(session):
                 result.status = "CRASH"
@@ -353,6 +421,8 @@ async def run_file(
             if progress is not None:
                 progress(file.path, "NOTRUN")
     result.duration = int((time.monotonic() - started) * 1000)
+    if trace is not None:
+        trace.finish(result, keep_traces)
     return result
 
 

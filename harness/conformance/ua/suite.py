@@ -23,7 +23,13 @@ from harness.conformance.ua import (
     sensitive,
     trust,
 )
-from harness.conformance.ua.framework import Fixtures, ProgressCallback, TestFile, run_file
+from harness.conformance.ua.framework import (
+    Fixtures,
+    ProgressCallback,
+    TestFile,
+    TraceMode,
+    run_file,
+)
 from harness.harness import Harness
 from harness.models import BackendName
 
@@ -62,15 +68,24 @@ async def run_suite(
     *,
     progress: ProgressCallback | None = None,
     executable_path: str | None = None,
+    traces: Path | None = None,
+    keep_traces: TraceMode = "retain-on-failure",
 ) -> Report:
     """Run ``files`` on ``backend``; a file the harness cannot run is an ``ERROR`` result.
 
-    Raises :class:`~harness.errors.BrowserNotFound` when no browser starts.
+    ``traces``: a report directory's ``traces/``, where each file's calls are traced (kept
+    as ``keep_traces`` says). Raises :class:`~harness.errors.BrowserNotFound` when no
+    browser starts.
     """
     started = int(time.time() * 1000)
     async with Harness(backend=backend, executable_path=executable_path) as harness:
         info = run_info(harness, "ua")
-        results = [await run_file(harness, file, fixtures, progress) for file in files]
+        results = [
+            await run_file(
+                harness, file, fixtures, progress, traces=traces, keep_traces=keep_traces
+            )
+            for file in files
+        ]
     return Report(
         run_info=info, time_start=started, time_end=int(time.time() * 1000), results=results
     )
