@@ -225,7 +225,9 @@ class _Ticker:
     def tick(self, test: str, status: str) -> None:
         if self.progress is not None and self.task is not None:
             # A WPT file name or a URL is not rich markup.
-            self.progress.update(self.task, advance=1, description=escape(f"{test} {status}"))
+            self.progress.update(
+                self.task, advance=1, description=escape(plain(f"{test} {status}"))
+            )
 
 
 @contextlib.contextmanager
@@ -341,14 +343,19 @@ async def _run_wpt(args: argparse.Namespace, ticker: Callable[[], _Ticker]) -> l
     return reports
 
 
+def plain(text: str) -> str:
+    """Page-provided text for the terminal: control characters made visible, never obeyed."""
+    return "".join(c if c.isprintable() or c == " " else f"\\u{ord(c):04x}" for c in text)
+
+
 def _print_update(out: Console, path: Path, changes: Comparison) -> None:
     out.print(f"Baseline written: {path}", markup=False, highlight=False)
     if not changes.unexpected and not changes.stale:
         out.print("  no change: every result was already expected", markup=False)
     for item in changes.unexpected:
-        out.print(f"  now expected: {item.describe()}", markup=False, highlight=False)
+        out.print(plain(f"  now expected: {item.describe()}"), markup=False, highlight=False)
     for entry in changes.stale:
-        out.print(f"  dropped: {entry}", markup=False, highlight=False)
+        out.print(plain(f"  dropped: {entry}"), markup=False, highlight=False)
 
 
 def _print_summary(
@@ -364,7 +371,7 @@ def _print_summary(
         line = f"unexpected: {item.describe()}"
         if item.message:
             line += f" — {item.message.splitlines()[0][:160]}"
-        out.print(line, markup=False, highlight=False)
+        out.print(plain(line), markup=False, highlight=False)
     if len(comparison.unexpected) > 30:
         out.print(f"… and {len(comparison.unexpected) - 30} more unexpected results", markup=False)
     if changed is not None:
@@ -374,7 +381,7 @@ def _print_summary(
             markup=False,
         )
         for change in [*changed.improved, *changed.regressed][:30]:
-            out.print(f"  {change.describe()}", markup=False, highlight=False)
+            out.print(plain(f"  {change.describe()}"), markup=False, highlight=False)
     verdict = (
         "as expected" if not comparison.unexpected else f"{len(comparison.unexpected)} unexpected"
     )

@@ -1011,7 +1011,8 @@ def secret_leaves(value: Any, path: str = "") -> Iterator[tuple[str, str]]:
             key_kind = secret_kind(str(key))
             if key_kind:
                 yield f"{path}/«key»", key_kind
-            yield from secret_leaves(item, f"{path}/{key}")
+            # A key that looks secret never appears in a path (evidence is written to reports).
+            yield from secret_leaves(item, f"{path}/{'«key»' if key_kind else key}")
     elif isinstance(value, list):
         for index, item in enumerate(value):
             yield from secret_leaves(item, f"{path}/{index}")

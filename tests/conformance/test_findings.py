@@ -223,6 +223,11 @@ def test_secret_shapes_never_return_the_value() -> None:
         )
     )
     assert leaks == [("/key", "an API key (sk-/pk-)")]
+    nested = {"x7Gk2Qp9ZtR4mW8vL1nB6cY3hJ5s": {"token": "sk_live_" + "Zz9" * 8}}
+    assert list(secret_leaves(nested)) == [
+        ("/«key»", "a 28-character random-looking token"),
+        ("/«key»/token", "an API key (sk-/pk-)"),  # a secret-looking key never lands in a path
+    ]
 
 
 def test_probe_arguments_fit_the_schema() -> None:
