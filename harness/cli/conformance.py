@@ -24,6 +24,7 @@ from rich.progress import BarColumn, MofNCompleteColumn, Progress, TextColumn, T
 from harness.conformance.baseline import Baseline, Comparison, Diff, diff
 from harness.conformance.reports import View, build_view, write_reports
 from harness.conformance.results import Report, load_reports
+from harness.elicitation.terminal import plain
 from harness.errors import (
     BrowserNotFound,
     ConfigError,
@@ -341,11 +342,6 @@ async def _run_wpt(args: argparse.Namespace, ticker: Callable[[], _Ticker]) -> l
             )
         )
     return reports
-
-
-def plain(text: str) -> str:
-    """Page-provided text for the terminal: control characters made visible, never obeyed."""
-    return "".join(c if c.isprintable() or c == " " else f"\\u{ord(c):04x}" for c in text)
 
 
 def _print_update(out: Console, path: Path, changes: Comparison) -> None:

@@ -167,12 +167,3 @@ async def test_the_html_report_in_chromium_shows_the_table_and_a_failure(
             assert shot.stat().st_size > 10_000
         finally:
             await browser.close()
-
-
-def test_page_text_printed_to_the_terminal_shows_control_characters() -> None:
-    from harness.cli.conformance import plain
-
-    assert (
-        plain("tool\x1b]52;c;ZXZpbA==\x07 › name\u202e")
-        == "tool\\u001b]52;c;ZXZpbA==\\u0007 › name\\u202e"
-    )
