@@ -211,7 +211,8 @@ _RULES = (
         "The tool does not say what it changes or where its input goes",
         "Declare destructiveHint and openWorldHint (or the SEP's inputMetadata {destination, "
         "sensitivity, outcomes}). Under the default policy pack an unannotated tool runs "
-        "unasked; a strict pack reads missing annotations as unknown and asks the user every time.",
+        "unasked; the strict pack reads missing annotations as unknown and asks the user every "
+        "time (or blocks).",
         'seed 001 Graceful Degradation: "Missing annotations treated as unknown (not as safe)"',
     ),
     Rule(
@@ -510,22 +511,6 @@ SUBSET_KEYWORDS = (
     "$dynamicRef",
     "$anchor",
 )
-HINTS = (
-    "readOnlyHint",
-    "destructiveHint",
-    "idempotentHint",
-    "openWorldHint",
-    "consequentialHint",
-    "untrustedContentHint",
-    "sensitiveHint",
-    "maliciousActivityHint",
-)
-UNSUFFIXED = {
-    "readOnly": "readOnlyHint",
-    "destructive": "destructiveHint",
-    "idempotent": "idempotentHint",
-    "openWorld": "openWorldHint",
-}
 
 
 def confusable_key(name: str) -> str:
@@ -667,29 +652,12 @@ def lint_output_schema(tool: Tool) -> Iterator[Finding]:
 
 
 def lint_annotations(tool: Tool) -> Iterator[Finding]:
-    """Old spellings, non-boolean hints, and annotations that break the SEP's schema."""
-    annotations = tool.annotations
-    old = sorted(key for key in annotations if key in UNSUFFIXED)
-    if old:
-        yield finding(
-            "annotation-unsuffixed",
-            f"{tool.name} spells annotations the old way.",
-            tool=tool.name,
-            evidence=", ".join(f"{key} → {UNSUFFIXED[key]}" for key in old),
-        )
-    loose = sorted(
-        key
-        for key in (*HINTS, *UNSUFFIXED)
-        if key in annotations and not isinstance(annotations[key], bool)
-    )
-    if loose:
-        yield finding(
-            "annotation-not-boolean",
-            f"{tool.name} gives hints that are not booleans.",
-            tool=tool.name,
-            evidence=", ".join(f"{key}: {annotations[key]!r}" for key in loose),
-        )
-    problems = annotation_problems(annotations)
+    """Annotations that break the SEP's schema (the user agent then treats them as unknown).
+
+    Seed 004's old spellings and string hints are read as meant by the catalog, which warns
+    (``annotation-spelling``); :func:`lint_warnings` turns those warnings into findings.
+    """
+    problems = annotation_problems(tool.annotations)
     if problems:
         yield finding(
             "annotations-invalid",
@@ -907,6 +875,14 @@ def lint_warnings(scan: PageScan) -> Iterator[Finding]:
                 tool=warning.tool,
                 evidence=warning.message,
             )
+        elif warning.code == "annotation-spelling":
+            # The catalog's own wording (never the page's) says which reading it was.
+            code = (
+                "annotation-unsuffixed"
+                if "seed 004's spelling" in warning.message
+                else ("annotation-not-boolean")
+            )
+            yield finding(code, warning.message, tool=warning.tool, evidence=warning.message)
         elif warning.code == "malformed-tool":
             yield finding(
                 "name-invalid", warning.message, tool=warning.tool, evidence=warning.message

@@ -7,6 +7,8 @@ from typing import Any
 
 import pytest
 
+from harness.browser.backends.snapshots import tools_from_snapshots
+from harness.catalog import FrameInfo
 from harness.conformance.audit import example_arguments
 from harness.conformance.findings import (
     RULES,
@@ -111,9 +113,31 @@ def test_schemas() -> None:
 
 
 def test_annotations_and_consequences() -> None:
-    seed_004 = tool("add", annotations={"readOnlyHint": "true"})
-    assert {c for c, _ in codes(seed_004)} >= {"annotation-not-boolean", "annotations-invalid"}
-    assert ("annotation-unsuffixed", "old") in codes(tool("old", annotations={"destructive": True}))
+    # Seed 004's spellings, as the catalog reads them (as meant, with a warning for the site).
+    snapshots = [
+        {
+            "name": "add",
+            "description": "Adds two numbers.",
+            "inputSchema": "{}",
+            "annotations": {"readOnlyHint": "true"},
+        },
+        {
+            "name": "old",
+            "description": "Removes the old entries.",
+            "inputSchema": "{}",
+            "annotations": {"destructive": True, "openWorldHint": False},
+        },
+    ]
+    info = FrameInfo(key="main", url=ORIGIN + "/", origin=ORIGIN, is_main=True)
+    read, warnings = tools_from_snapshots(snapshots, info, ORIGIN)
+    assert codes(*read, warnings=warnings) == {
+        ("annotation-not-boolean", "add"),
+        ("annotation-unsuffixed", "old"),
+    }
+    broken = {
+        "inputMetadata": {"destination": "everywhere", "sensitivity": "none", "outcomes": "benign"}
+    }
+    assert codes(tool("share", annotations=broken)) == {("annotations-invalid", "share")}
     assert codes(tool("send_message")) == {("consequential-unannotated", "send_message")}
     assert (
         codes(

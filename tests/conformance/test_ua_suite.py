@@ -278,16 +278,26 @@ async def test_the_command_follows_the_baseline_and_an_unexpected_pass_fails_it(
     ]
     code, out, err = await run_script(*args, "--output", str(tmp_path / "a"), timeout=300)
     assert code == 0, out + err
-    assert "polyfill: 4/7 passed" in out and "as expected" in out
+    assert "polyfill: 7/7 passed" in out and "as expected" in out
+    assert not (tmp_path / "a" / "traces").exists()  # retain-on-failure: nothing failed
     # Expect a failure where the harness passes: the run fails on the unexpected pass.
     data = yaml.safe_load(BASELINE.read_text(encoding="utf-8"))
-    data["polyfill"]["/seeds/script-tools/security.html"]["subtests"][
-        "a result's text reaches the agent as untrusted data"
-    ] = {"status": "FAIL", "reason": "pretend"}
+    security = data.setdefault("polyfill", {}).setdefault("/seeds/script-tools/security.html", {})
+    security.setdefault("subtests", {})["a result's text reaches the agent as untrusted data"] = {
+        "status": "FAIL",
+        "reason": "pretend",
+    }
     edited = tmp_path / "baseline.yml"
     edited.write_text(yaml.safe_dump(data), encoding="utf-8")
     code, out, _ = await run_script(
-        *args, "--baseline", str(edited), "--output", str(tmp_path / "b"), timeout=300
+        *args,
+        "--baseline",
+        str(edited),
+        "--traces",
+        "on",
+        "--output",
+        str(tmp_path / "b"),
+        timeout=300,
     )
     assert code == 1
     assert "a result's text reaches the agent as untrusted data: PASS (expected FAIL)" in out
@@ -299,7 +309,7 @@ async def test_the_command_follows_the_baseline_and_an_unexpected_pass_fails_it(
         "summary.md",
         "traces",
     }
-    # The file with failures keeps its harness trace (the agent view of its calls), linked
+    # With --traces on, the file keeps its harness trace (the agent view of its calls), linked
     # from the HTML report and readable by `trace show`.
     trace = "traces/polyfill/seeds/script-tools/security/trace.jsonl"
     assert (report_dir / trace).is_file()

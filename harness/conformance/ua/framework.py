@@ -314,6 +314,7 @@ class FileTrace:
 
     def __init__(self, root: Path, relative: str, file: TestFile, backend: str, url: str) -> None:
         self.relative = relative
+        self.root = root
         self.directory = root / relative
         if self.directory.exists():
             shutil.rmtree(self.directory)
@@ -351,8 +352,15 @@ class FileTrace:
         self.recorder.close()
         if keep == "on" or failed:
             result.trace = f"{self.relative}/{TRACE_FILE}"
-        else:
-            shutil.rmtree(self.directory, ignore_errors=True)
+            return
+        shutil.rmtree(self.directory, ignore_errors=True)
+        for parent in self.directory.parents:  # and the folders it leaves empty
+            if parent == self.root:
+                break
+            try:
+                parent.rmdir()
+            except OSError:
+                break
 
 
 # Set when a page's renderer crashes (Playwright's "crash" event); by the page's identity.
