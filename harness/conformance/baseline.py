@@ -67,6 +67,10 @@ class TestExpectation(BaseModel):
     subtests: dict[str, Expected] = Field(default_factory=dict)
 
 
+def _where(backend: str, test: str, subtest: str | None) -> str:
+    return f"[{backend}] {test} › {subtest}" if subtest is not None else f"[{backend}] {test}"
+
+
 class Unexpected(BaseModel):
     """A result that is not what the baseline expects."""
 
@@ -84,8 +88,7 @@ class Unexpected(BaseModel):
 
     def describe(self) -> str:
         """One line: ``[native] /a.html › name: FAIL (expected PASS)``."""
-        where = f"{self.test} › {self.subtest}" if self.subtest is not None else self.test
-        return f"[{self.backend}] {where}: {self.status} (expected {self.expected})"
+        return f"{_where(self.backend, self.test, self.subtest)}: {self.status} (expected {self.expected})"
 
 
 @dataclass
@@ -286,8 +289,8 @@ class Change(BaseModel):
 
     def describe(self) -> str:
         """One line: ``[polyfill] /a.html › name: FAIL → PASS``."""
-        where = f"{self.test} › {self.subtest}" if self.subtest is not None else self.test
-        return f"[{self.backend}] {where}: {self.before or 'absent'} → {self.after or 'absent'}"
+        where = _where(self.backend, self.test, self.subtest)
+        return f"{where}: {self.before or 'absent'} → {self.after or 'absent'}"
 
 
 @dataclass

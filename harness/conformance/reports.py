@@ -31,19 +31,14 @@ from typing import Any
 import jinja2
 
 from harness.conformance.baseline import PASSING, Baseline, Comparison, Diff
+from harness.conformance.findings import KEY_SHAPES
 from harness.conformance.results import Report, Subtest, TestResult
 
-# Page secrets: the project's canary, and the shapes of well-known credentials.
+# Page secrets: the project's canary, whole private-key blocks, and the audit's key shapes.
 SECRET_PATTERNS: tuple[re.Pattern[str], ...] = (
     re.compile(r"[A-Za-z0-9_\-]*HXCANARY[A-Za-z0-9_\-]*"),
-    re.compile(r"\b(?:sk|pk|rk)[-_](?:live|test|proj)?[-_]?[A-Za-z0-9]{16,}"),
-    re.compile(r"\bgh[pousr]_[A-Za-z0-9]{20,}"),
-    re.compile(r"\bgithub_pat_[A-Za-z0-9_]{20,}"),
-    re.compile(r"\bxox[abposr]-[A-Za-z0-9-]{10,}"),
-    re.compile(r"\b(?:AKIA|ASIA)[0-9A-Z]{16}\b"),
-    re.compile(r"\bAIza[0-9A-Za-z_\-]{30,}"),
-    re.compile(r"\beyJ[A-Za-z0-9_\-]{8,}\.eyJ[A-Za-z0-9_\-]{8,}\.[A-Za-z0-9_\-]{8,}"),
     re.compile(r"-----BEGIN [A-Z ]*PRIVATE KEY-----[\s\S]*?-----END [A-Z ]*PRIVATE KEY-----"),
+    *(pattern for _, pattern in KEY_SHAPES),
 )
 MASK = "«secret withheld»"
 MAX_MESSAGE = 2000

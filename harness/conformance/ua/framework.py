@@ -30,7 +30,7 @@ import time
 from collections.abc import Awaitable, Callable
 from dataclasses import dataclass, field
 from pathlib import Path
-from typing import Any, Literal
+from typing import Any, Literal, Protocol
 
 from playwright.async_api import Error as PlaywrightError
 
@@ -142,28 +142,28 @@ class TestFile:
         return add
 
 
-class Fixtures:
-    """What the fixture server offers the subtests (see :mod:`harness.conformance.ua.server`)."""
+class Fixtures(Protocol):
+    """What the fixture server offers the subtests (:class:`~harness.conformance.ua.server.FixtureServer`)."""
 
-    def url(self, path: str, origin: int = 0) -> str:  # pragma: no cover - interface
+    def url(self, path: str, origin: int = 0) -> str:
         """The URL of ``path`` on origin ``origin`` (0: the main one, 1 and 2: others)."""
-        raise NotImplementedError
+        ...
 
-    def origin(self, index: int = 0) -> str:  # pragma: no cover - interface
+    def origin(self, index: int = 0) -> str:
         """``http://127.0.0.1:PORT`` of origin ``index``."""
-        raise NotImplementedError
+        ...
 
-    def requests(self, path_prefix: str = "/") -> list[dict[str, Any]]:  # pragma: no cover
+    def requests(self, path_prefix: str = "/") -> list[dict[str, Any]]:
         """The requests the fixture endpoints received under ``path_prefix``."""
-        raise NotImplementedError
+        ...
 
-    def secret(self, name: str) -> str:  # pragma: no cover - interface
+    def secret(self, name: str) -> str:
         """A fixture secret's value (for checking it never reaches the agent)."""
-        raise NotImplementedError
+        ...
 
-    def release(self, key: str) -> None:  # pragma: no cover - interface
+    def release(self, key: str) -> None:
         """Let the endpoint ``/api/slow/KEY`` answer."""
-        raise NotImplementedError
+        ...
 
 
 class TestContext:

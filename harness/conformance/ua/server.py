@@ -37,7 +37,7 @@ from typing import Any
 
 from aiohttp import web
 
-from harness.conformance.ua.framework import Fixtures, TestFile
+from harness.conformance.ua.framework import TestFile
 
 PAGES = resources.files("harness.conformance.ua") / "pages"
 LOGIN_COOKIE = "ua_login"
@@ -59,7 +59,7 @@ def _result(text: str, structured: dict[str, Any] | None = None, **extra: Any) -
     return answer
 
 
-class FixtureServer(Fixtures):
+class FixtureServer:
     """Serves the suite's fixture pages and endpoints on three loopback origins."""
 
     def __init__(self, files: Iterable[TestFile]) -> None:
@@ -74,7 +74,7 @@ class FixtureServer(Fixtures):
         self._loop: asyncio.AbstractEventLoop | None = None
         self._thread: threading.Thread | None = None
 
-    # -- Fixtures -------------------------------------------------------------------------
+    # -- what subtests use (the framework's Fixtures protocol) --------------------------
     def origin(self, index: int = 0) -> str:
         """``http://127.0.0.1:PORT`` of origin ``index``."""
         return f"http://127.0.0.1:{self.ports[index]}"
