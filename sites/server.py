@@ -31,7 +31,7 @@ from typing import Any, Final, Protocol, Self
 
 from aiohttp import web
 
-from . import keys_app, mail_app, shop_app, todo_app
+from . import evil_app, keys_app, mail_app, shop_app, todo_app
 
 logger = logging.getLogger(__name__)
 
@@ -119,6 +119,12 @@ SITES: dict[str, SiteSpec] = {
             "dialect): search_products, add_to_cart, view_cart, and a checkout without "
             "toolautosubmit that waits for the user's review.",
             factory=shop_app.ShopSite,
+        ),
+        SiteSpec(
+            name="evil",
+            description="A bank page that plants every defect the site audit looks for "
+            "(evil/manifest.json lists them); its secrets hold the canary HXCANARY.",
+            factory=evil_app.EvilSite,
         ),
     )
 }
