@@ -23,6 +23,7 @@ from rich.markup import escape
 
 from harness.agents import make_agent
 from harness.agents.loop import DEFAULT_MAX_STEPS, RunResult, run_agent
+from harness.cli import experiment
 from harness.cli.render import print_outcome, print_revealed, print_tools
 from harness.elicitation.answers import load_answers
 from harness.elicitation.base import ElicitationRecord
@@ -104,6 +105,7 @@ def build_parser() -> argparse.ArgumentParser:
     sub.add_parser("demo", help="serve the todo site and show the harness at work")
     _add_agent_commands(sub)
     _add_mcp_command(sub)
+    experiment.add_parser(sub)
     return parser
 
 
@@ -442,6 +444,8 @@ def _dispatch(args: argparse.Namespace, out: Console) -> int:
         return EXIT_OK
     if args.command == "mcp":
         return run_mcp_command(args, Console(stderr=True, soft_wrap=True))
+    if args.command == "experiment":
+        return experiment.run(args, out)
     if args.command == "sites":
         from harness.sites.server import main as serve_main
 
