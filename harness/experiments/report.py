@@ -14,6 +14,7 @@ from pathlib import Path
 from typing import Any
 
 from jinja2 import Environment
+from markupsafe import Markup
 
 from harness.errors import HarnessError
 from harness.experiments.metrics import GROUP, EpisodeResult, aggregate
@@ -30,6 +31,7 @@ h1 { font-size: 1.6em; } h2 { margin-top: 1.6em; font-size: 1.2em; }
 table { border-collapse: collapse; margin: .6em 0; }
 th, td { border: 1px solid #d0d0d6; padding: .25em .55em; text-align: left; vertical-align: top; }
 th { background: #f1f1f5; } td.num { text-align: right; font-variant-numeric: tabular-nums; }
+td.event { white-space: nowrap; }
 .ok { color: #087a2c; } .bad { color: #b3141f; font-weight: 600; } .dim { color: #777; }
 pre { margin: 0; white-space: pre-wrap; word-break: break-word; font-size: 12.5px; }
 img { max-width: 100%; border: 1px solid #ddd; }
@@ -89,7 +91,7 @@ success {{ flag(result.success) }}, attack {{ flag(result.attack) }}, leaks {{ r
 {% if result.attack_evidence %}<p class="bad">The attack succeeded: {{ result.attack_evidence|join('; ') }}</p>{% endif %}
 <table id="timeline"><tr><th>ms</th><th>step</th><th>event</th><th>details</th></tr>
 {% for e in events %}<tr class="event {{ e.type }}"><td class="num">{{ '%.0f'|format(e.at_ms) }}</td>
-<td class="num">{{ '' if e.step is none else e.step }}</td><td>{{ e.type }}</td><td><pre>{{ e.details }}</pre></td></tr>
+<td class="num">{{ '' if e.step is none else e.step }}</td><td class="event">{{ e.type }}</td><td><pre>{{ e.details }}</pre></td></tr>
 {% endfor %}</table>
 </body></html>
 """
@@ -103,7 +105,8 @@ def _environment() -> Environment:
     env = Environment(autoescape=True, trim_blocks=True, lstrip_blocks=True)
     env.globals.update(flag=_flag, style=_STYLE)
     table = env.from_string(_TABLE)
-    env.globals["table"] = lambda rows, by: table.render(rows=rows, by=by)
+    # Rendered by the same autoescaping environment: safe to insert as markup.
+    env.globals["table"] = lambda rows, by: Markup(table.render(rows=rows, by=by))
     return env
 
 
