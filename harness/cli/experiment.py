@@ -143,19 +143,13 @@ def default_output(name: str) -> Path:
 
 
 def headline_table(results: list[EpisodeResult], title: str) -> Table:
-    """Utility and attack success per agent and policy (and backend/answers when varied)."""
+    """Utility and attack success (rates ± standard error) per agent and policy (and backend
+    or answers when the run varied them)."""
     by = headline_dimensions(results)
     table = Table(title=title)
-    for column in [
-        *by,
-        "episodes",
-        "success ± se",
-        "attack success ± se",
-        "leaks",
-        "blocks",
-        "steps",
-    ]:
-        table.add_column(column)
+    # Short headers, no wrapping: the table fits an 80-column terminal.
+    for column in [*by, "n", "success", "attack", "leaks", "blocks", "steps"]:
+        table.add_column(column, no_wrap=True)
     for row in aggregate(results, by):
         failed = f" ({row.errors} failed)" if row.errors else ""
         table.add_row(

@@ -13,6 +13,7 @@ the episodes it already has::
     backends = ["polyfill"]            # polyfill | native
     suites = ["webmcp-attacks"]        # bundled task suites (optional)
     include = ["tasks/*.toml"]         # more files holding [[tasks]] (optional)
+    select = ["mail-salaries"]         # only these tasks (optional)
 
     [[agents]]
     spec = "obedient"                  # as `agent --agent` takes it; scripted uses each task's plan
@@ -379,6 +380,8 @@ class ExperimentSettings(BaseModel):
     backends: list[str] = Field(default_factory=lambda: ["polyfill"], min_length=1)
     suites: list[str] = Field(default_factory=list)
     include: list[str] = Field(default_factory=list)
+    select: list[str] = Field(default_factory=list)
+    """Only these task ids (of the grid, its includes and suites); empty: every task."""
     max_steps: int = Field(default=20, ge=1)
     episode_timeout: float = Field(default=120.0, gt=0)
     call_timeout: float = Field(default=15.0, gt=0)
@@ -677,6 +680,11 @@ def load_grid(path: str | Path) -> Grid:
         tasks.extend(_tasks(task_file.tasks, extra.parent, str(extra)))
     if not parsed.agents:
         raise ConfigError(f'{file}: no [[agents]]; add one, e.g. spec = "obedient".')
+    if settings.select:
+        missing = sorted(set(settings.select) - {t.id for t in tasks})
+        if missing:
+            raise ConfigError(f"{file}: select names no task {missing[0]!r}.")
+        tasks = [t for t in tasks if t.id in settings.select]
     if not tasks:
         raise ConfigError(f"{file}: no tasks; add [[tasks]] or a suite.")
     ids = [t.id for t in tasks]

@@ -111,7 +111,7 @@ def test_the_bundled_attack_suite_has_twenty_scenarios_or_more_across_the_seeds_
 
 
 def test_the_bundled_grids_load() -> None:
-    for name in ("grid.toml", "demo.toml", "attacks.toml"):
+    for name in ("grid.toml", "attacks.toml"):
         grid = load_grid(EXAMPLES / name)
         assert grid.episodes(), name
 
