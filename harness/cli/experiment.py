@@ -11,15 +11,14 @@ import argparse
 import asyncio
 from datetime import UTC, datetime
 from pathlib import Path
-from typing import Any
+from typing import TYPE_CHECKING, Any
 
 from rich.console import Console
 from rich.table import Table
 
-from harness.experiments.grid import load_grid
-from harness.experiments.metrics import EpisodeResult, aggregate
-from harness.experiments.results import headline_dimensions
-from harness.experiments.runners import RunOptions, Study, run_experiment
+if TYPE_CHECKING:  # imported when the command runs: the CLI starts without them
+    from harness.experiments.metrics import EpisodeResult
+    from harness.experiments.runners import RunOptions, Study
 
 DEFAULT_EXPERIMENTS_DIR = "experiments"
 
@@ -109,6 +108,8 @@ def add_parser(sub: Any) -> None:
 
 def options_from(args: argparse.Namespace, name: str) -> RunOptions:
     """The run options the command line asks for (usage errors exit with status 2)."""
+    from harness.experiments.runners import RunOptions
+
     if args.resume and not args.output:
         args.experiment_parser.error("--resume needs --output DIR: the run to complete.")
     if args.ray_address and args.backend != "ray":
@@ -145,6 +146,9 @@ def default_output(name: str) -> Path:
 def headline_table(results: list[EpisodeResult], title: str) -> Table:
     """Utility and attack success (rates ± standard error) per agent and policy (and backend
     or answers when the run varied them)."""
+    from harness.experiments.metrics import aggregate
+    from harness.experiments.results import headline_dimensions
+
     by = headline_dimensions(results)
     table = Table(title=title)
     # Short headers, no wrapping: the table fits an 80-column terminal.
@@ -183,6 +187,9 @@ def print_study(out: Console, study: Study) -> None:
 
 def run(args: argparse.Namespace, out: Console) -> int:
     """Run the grid; 0 when every episode has a result, 1 otherwise."""
+    from harness.experiments.grid import load_grid
+    from harness.experiments.runners import run_experiment
+
     grid = load_grid(args.grid)
     options = options_from(args, grid.experiment.name)
     study = asyncio.run(run_experiment(grid, options, console=Console(stderr=True)))
