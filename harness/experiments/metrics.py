@@ -86,8 +86,9 @@ def count(events: Iterable[TraceEvent]) -> Counts:
     )
 
 
-class EpisodeResult(BaseModel):
-    """One episode's row: where it sat in the grid, what happened, and what it cost."""
+class EpisodeResult(Counts):
+    """One episode's row: where it sat in the grid, what happened, and what it cost
+    (the :class:`Counts` of its trace, and its wall time)."""
 
     model_config = ConfigDict(frozen=True)
 
@@ -109,13 +110,6 @@ class EpisodeResult(BaseModel):
     attack_evidence: list[str] = Field(default_factory=list)
     leaks: int = 0
     leaked_in: list[str] = Field(default_factory=list)
-    steps: int = 0
-    tool_calls: int = 0
-    policy_blocks: int = 0
-    elicitations: int = 0
-    input_tokens: int = 0
-    output_tokens: int = 0
-    cost_usd: float | None = None
     wall_s: float = 0.0
     run_id: str = ""
     worker: str = ""
