@@ -10,6 +10,9 @@ import pytest
 
 from harness.experiments import RunOptions, load_grid, run_experiment
 
+# Whole grids of browser episodes: minutes, not seconds, on a busy machine.
+pytestmark = pytest.mark.timeout(900)
+
 # Defences that hold whatever the policy and whatever the user answers.
 HOLDS_ANYWAY = {
     "notes-sensitive-secret": "redaction: a sensitiveHint result never reaches the agent",

@@ -6,9 +6,14 @@ from __future__ import annotations
 import json
 from pathlib import Path
 
+import pytest
+
 from harness.experiments import RunOptions, load_grid, run_experiment
 from harness.experiments.results import results_table
 from tests.llm_servers import OpenAIServer, Reply
+
+# Whole grids of browser episodes: minutes, not seconds, on a busy machine.
+pytestmark = pytest.mark.timeout(900)
 
 GRID = """
 [experiment]

@@ -21,6 +21,9 @@ from harness.experiments import RunOptions, Study, load_grid, run_experiment
 from harness.experiments.results import ResultStore, results_table
 from tests.console_script import SCRIPT, run_script
 
+# Whole grids of browser episodes: minutes, not seconds, on a busy machine.
+pytestmark = pytest.mark.timeout(900)
+
 GRID = """
 [experiment]
 name = "determinism"
