@@ -31,15 +31,21 @@ export function result(data, annotations) {
   return value;
 }
 
-/** Registers the tools (with `options`, e.g. exposedTo) and marks the body when done. */
+/** Registers the tools (with `options`, e.g. exposedTo); `<body data-registration>` says how it went. */
 export async function register(tools, options) {
   if (!document.modelContext) {
-    document.body.dataset.noWebmcp = "true";
+    document.body.dataset.registration = "no document.modelContext";
     return;
   }
-  for (const tool of tools) {
-    await document.modelContext.registerTool(tool, options);
+  try {
+    for (const tool of tools) {
+      await document.modelContext.registerTool(tool, options);
+    }
+  } catch (error) {
+    document.body.dataset.registration = `refused: ${error?.name}`;
+    return;
   }
+  document.body.dataset.registration = "registered";
   document.body.dataset.toolsRegistered = "true";
 }
 
