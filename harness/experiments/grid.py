@@ -63,9 +63,6 @@ from harness.harness import BACKENDS
 SLUG = re.compile(r"^[A-Za-z0-9_.-]{1,80}$")
 """What task ids and the names in episode ids may be made of."""
 
-POLICY_PACKS = ("none", "default", "strict")
-"""Policy packs a grid may name (``strict`` only where the harness ships it)."""
-
 ELICITATION_ANSWERS = ("accept", "decline", "cancel")
 """Elicitation answers a grid may name besides answers files (nobody is there to ask)."""
 
@@ -584,30 +581,36 @@ def _file_source(kind: str, entry: str, base: Path) -> NamedSource:
     return NamedSource(name=slug(file.stem), path=str(file), text=text, sha256=digest)
 
 
+POLICY_FILE_SUFFIXES = (".toml", ".yaml", ".yml", ".json")
+
+
+def policy_packs() -> list[str]:
+    """The policy packs this version ships (``none`` included): the names a grid may use."""
+    from harness.stages.policy import PACKS
+
+    shipped = sorted(
+        p.name.removesuffix(".toml") for p in PACKS.iterdir() if p.name.endswith(".toml")
+    )
+    return ["none", *shipped]
+
+
 def _policies(entries: list[str], base: Path) -> list[NamedSource]:
-    from harness.stages.policy import policy_from_argument
+    from harness.stages.policy import Policy, policy_from_argument
 
     found: list[NamedSource] = []
     for entry in entries:
-        if entry in POLICY_PACKS:
-            try:
-                policy_from_argument(entry)
-            except ConfigError:
+        suffix = Path(entry).suffix.lower()
+        if suffix not in POLICY_FILE_SUFFIXES:
+            if entry not in policy_packs():
                 raise ConfigError(
-                    f"The policy pack {entry!r} is not in this version of the harness."
-                ) from None
-            except OSError:  # a pack name this version reads as a file name that is not there
-                raise ConfigError(
-                    f"The policy pack {entry!r} is not in this version of the harness."
-                ) from None
+                    f"No policy pack {entry!r} in this version of the harness; packs: "
+                    f"{', '.join(policy_packs())} (or a policy file: .toml, .yaml, .json)."
+                )
+            policy_from_argument(entry)
             found.append(NamedSource(name=entry))
             continue
         source = _file_source("policy", entry, base)
-        from harness.stages.policy import Policy
-
-        kind = {".yaml": "yaml", ".yml": "yaml", ".json": "json"}.get(
-            Path(entry).suffix.lower(), "toml"
-        )
+        kind = {".yaml": "yaml", ".yml": "yaml", ".json": "json"}.get(suffix, "toml")
         Policy.from_text(source.text or "", kind, source=entry)  # type: ignore[arg-type]
         found.append(source)
     _unique("policies", found)

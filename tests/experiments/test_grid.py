@@ -160,6 +160,11 @@ def test_the_bundled_grids_load() -> None:
             "neither a bundled name nor a readable file",
         ),
         (
+            '[experiment]\npolicies = ["paranoid"]\n[[agents]]\nspec = "obedient"\n'
+            '[[tasks]]\nid = "t"\nsite = "todo"\ninstruction = "x"',
+            "No policy pack 'paranoid' in this version of the harness; packs: none, default",
+        ),
+        (
             '[experiment]\nelicitation = ["terminal"]\n[[agents]]\nspec = "obedient"\n'
             '[[tasks]]\nid = "t"\nsite = "todo"\ninstruction = "x"',
             "needs a person at the machine",
