@@ -4,8 +4,11 @@ from __future__ import annotations
 
 import asyncio
 import contextlib
+import contextvars
 import copy
-from collections.abc import Callable
+import weakref
+from collections.abc import Callable, Iterator
+from dataclasses import dataclass, field
 from typing import Any
 
 from mcp.types import CallToolResult
@@ -28,14 +31,38 @@ from harness.errors import ConfigError, PageUnreachable, SessionClosed
 from harness.models import CallOutcome, CallRequest, CatalogWarning, Tool, ToolChange
 from harness.pipeline import Pipeline
 from harness.stages.framing import PAGE_RESULT_KINDS, frame_result
-from harness.stages.policy import DEFAULT_POLICY, AuditTrail, Policy, install_stages
+from harness.stages.policy import (
+    DEFAULT_POLICY,
+    AuditTrail,
+    Policy,
+    PolicyOption,
+    install_stages,
+    policy_option,
+)
 from harness.stages.redaction import Redactor, sensitivity_warnings
 from harness.stages.redemption import RevealAttempt, reveal, reveal_all
 from harness.stages.trust import TrustState, annotation_warnings, page_resolver
+from harness.stages.validation import schema_warnings
 from harness.stages.vault import Revealed, Vault
 
 CallListener = Callable[[dict[str, Any], CallOutcome], None]
 """``listener(arguments, outcome)``: see :meth:`Session.on_call`."""
+
+
+@dataclass(eq=False)
+class AgentSession:
+    """One agent session (seed 001's term): the trust state its calls accumulate, the
+    policy decisions made for it, and the values withheld from it.
+
+    A :class:`Session` has one of its own; a front end that lets several agents drive one
+    page (the MCP bridge: one per client) gives each its own with :meth:`Session.new_agent`
+    and runs its calls inside :meth:`Session.as_agent`, so no agent's context reaches
+    another agent's calls.
+    """
+
+    trust: TrustState = field(default_factory=TrustState)
+    audit: AuditTrail = field(default_factory=AuditTrail)
+    vault: Vault = field(default_factory=Vault)
 
 
 class Session:
@@ -56,7 +83,7 @@ class Session:
         call_timeout: float,
         elicitation: ElicitationHandler | None = None,
         owns_context: bool = True,
-        policy: Policy | None = DEFAULT_POLICY,
+        policy: PolicyOption = DEFAULT_POLICY,
         untrusted_framing: bool = True,
         form_review: FormReviewMode = "ask",
     ) -> None:
@@ -90,12 +117,18 @@ class Session:
         # `policy` (None: no policy) may be replaced between calls.
         self.policy = policy
         self.untrusted_framing = untrusted_framing
-        self.trust = TrustState()
-        self.audit = AuditTrail()
+        # The agent whose calls run now: this session's own, unless a front end serving
+        # several agents says otherwise (as_agent). A context variable, so concurrent calls
+        # of different agents each see their own.
+        self._own_agent = AgentSession()
+        self._agent: contextvars.ContextVar[AgentSession | None] = contextvars.ContextVar(
+            f"webmcp-agent-{id(self)}", default=None
+        )
+        self._agents: weakref.WeakSet[AgentSession] = weakref.WeakSet()
         install_stages(
             self.pipeline,
-            self.trust,
-            self.audit,
+            lambda: self.trust,
+            lambda: self.audit,
             policy=lambda: self.policy,
             handler=lambda: self.elicitation,
             page_url=lambda: self.page.url,
@@ -111,10 +144,55 @@ class Session:
         # Redaction (harness/stages/redaction.py) is the last stage both ways: it notes that the
         # tool runs, and what it returns is the agent view. What it withholds, and each
         # call's user view, stay in `vault` (memory only) until the session closes.
-        self.vault = Vault()
-        self.redaction = Redactor(self.vault)
+        self.redaction = Redactor(lambda: self.vault)
         self.pipeline.before.append(self.redaction.before_execute)
         self.pipeline.after.append(self.redaction)
+
+    @property
+    def policy(self) -> Policy | None:
+        """The policy the calls run under (None: none); set a :class:`Policy`, a pack name
+        (``"default"``, ``"strict"``), a policy file, or None — between calls."""
+        return self._policy
+
+    @policy.setter
+    def policy(self, value: PolicyOption) -> None:
+        self._policy = policy_option(value)
+
+    # -- agent sessions ----------------------------------------------------------------
+    @property
+    def agent(self) -> AgentSession:
+        """The agent session whose calls run now (this session's own by default)."""
+        return self._agent.get() or self._own_agent
+
+    @property
+    def trust(self) -> TrustState:
+        """The current agent session's trust state (the SEP's accumulated annotations)."""
+        return self.agent.trust
+
+    @property
+    def audit(self) -> AuditTrail:
+        """The current agent session's policy decisions."""
+        return self.agent.audit
+
+    @property
+    def vault(self) -> Vault:
+        """The current agent session's withheld values (memory only, cleared on close)."""
+        return self.agent.vault
+
+    def new_agent(self) -> AgentSession:
+        """A fresh agent session on this page (its vault is cleared when the page closes)."""
+        agent = AgentSession()
+        self._agents.add(agent)
+        return agent
+
+    @contextlib.contextmanager
+    def as_agent(self, agent: AgentSession) -> Iterator[AgentSession]:
+        """Run what happens inside (calls, reveals) as ``agent``'s."""
+        token = self._agent.set(agent)
+        try:
+            yield agent
+        finally:
+            self._agent.reset(token)
 
     @property
     def elicitation(self) -> ElicitationHandler:
@@ -139,10 +217,16 @@ class Session:
 
     @property
     def warnings(self) -> list[CatalogWarning]:
-        """Catalog warnings: refused duplicates, malformed tools, invalid trust annotations,
-        sensitivity declarations that disagree."""
+        """Catalog warnings: refused duplicates, malformed tools, seed 004 annotation
+        spellings, invalid trust annotations, sensitivity declarations that disagree, schemas
+        that refer outside themselves."""
         tools = self.catalog.tools()
-        return [*self.catalog.warnings, *annotation_warnings(tools), *sensitivity_warnings(tools)]
+        return [
+            *self.catalog.warnings,
+            *annotation_warnings(tools),
+            *sensitivity_warnings(tools),
+            *schema_warnings(tools),
+        ]
 
     async def _attach(self) -> None:
         await self.backend.attach(self.context, self.page, self.catalog)
@@ -301,7 +385,8 @@ class Session:
         if self._closed:
             return
         self._closed = True
-        self.vault.clear()
+        for agent in [self._own_agent, *self._agents]:
+            agent.vault.clear()
         if self._after_delivery is not None and not self._after_delivery.done():
             self._after_delivery.cancel()
             with contextlib.suppress(asyncio.CancelledError):

@@ -1598,14 +1598,18 @@ function installDeclarativeNativeHelpers(backend) {
     ownWindow,
     "submit",
     (event) => {
-      if (!agentInvoked(event)) return;
+      // Only the browser's own agent-invoked submission: a page can construct a SubmitEvent
+      // with {agentInvoked: true}, but not a trusted one, and dispatching it submits nothing.
+      if (!agentInvoked(event) || !EventGetIsTrusted(event)) return;
       const form = EventPrototypeGetTarget(event);
       const submitter = SubmitEventPrototypeGetSubmitter(event);
+      // Read now, before the page's submit listeners run: a listener may rename the form.
+      const toolName = toolNameOfForm(form);
       queueGlobalTask(() => {
         if (EventPrototypeGetDefaultPrevented(event)) return;
         const details = submissionDetails(form, submitter);
         declarativeHooks.send(
-          '"type":"submitted","name":' + JSONStringify(toolNameOfForm(form)) + ',"submitted":' + JSONStringify(details),
+          '"type":"submitted","name":' + JSONStringify(toolName) + ',"submitted":' + JSONStringify(details),
         );
       });
     },

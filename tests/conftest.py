@@ -3,6 +3,7 @@
 from __future__ import annotations
 
 import socket
+import tempfile
 from collections.abc import AsyncIterator, Iterator
 from pathlib import Path
 
@@ -85,3 +86,11 @@ def chromium_path() -> Iterator[str]:
     from harness.browser.chromium import find_chromium
 
     yield str(find_chromium())
+
+
+@pytest.fixture
+def short_tmp() -> Iterator[Path]:
+    """A temporary folder with a short path: Chromium puts a socket in TMPDIR, and
+    pytest's ``tmp_path`` is too long a path for one."""
+    with tempfile.TemporaryDirectory(prefix="wmh-") as folder:
+        yield Path(folder)

@@ -40,7 +40,7 @@ from harness.errors import (
 )
 from harness.models import CallAction, FinishAction, NavigateAction, ToolChange
 from harness.session import Session
-from harness.stages.navigation import navigation_refusal, resolve_url
+from harness.stages.navigation import navigate_as_agent, resolve_url
 from harness.trace.events import (
     AgentActed,
     ErrorOccurred,
@@ -419,14 +419,13 @@ class AgentLoop:
             url = resolve_url(self.start_url, action.url)
         except ValueError as exc:
             return self._navigated(action, action.url, str(exc))
-        refusal = await navigation_refusal(self.session, self.start_url, url)
+        try:
+            refusal = await navigate_as_agent(self.session, self.start_url, url)
+        except PageUnreachable as exc:
+            return self._navigated(action, url, str(exc))
         if refusal is not None:
             self._record_trails()
             return self._navigated(action, url, refusal)
-        try:
-            await self.session.navigate(url)
-        except PageUnreachable as exc:
-            return self._navigated(action, url, str(exc))
         await self._settle()
         self._record_trails()
         return self._navigated(action, url)

@@ -19,12 +19,11 @@ from pathlib import Path
 from typing import Any
 
 from rich.console import Console
-from rich.markup import escape
 
 from harness.agents import make_agent
 from harness.agents.loop import DEFAULT_MAX_STEPS, RunResult, run_agent
 from harness.cli import experiment
-from harness.cli.render import print_outcome, print_revealed, print_tools
+from harness.cli.render import page_text, print_outcome, print_revealed, print_tools
 from harness.elicitation.answers import load_answers
 from harness.elicitation.base import ElicitationRecord
 from harness.elicitation.choice import ELICIT_CHOICES, handler_from_option
@@ -364,10 +363,10 @@ def main(argv: Sequence[str] | None = None) -> int:
     try:
         return _dispatch(args, out)
     except UsageError as exc:
-        err.print(f"webmcp-harness: {exc}", markup=False, highlight=False)
+        err.print(page_text(f"webmcp-harness: {exc}"), highlight=False)
         return EXIT_USAGE
-    except HarnessError as exc:
-        err.print(f"webmcp-harness: {exc}", markup=False, highlight=False)
+    except HarnessError as exc:  # messages may quote the page (a URL, a tool name)
+        err.print(page_text(f"webmcp-harness: {exc}"), highlight=False)
         return EXIT_FAILED
     except KeyboardInterrupt:
         return EXIT_FAILED
@@ -408,7 +407,7 @@ def _dispatch(args: argparse.Namespace, out: Console) -> int:
         )
         warn = Console(stderr=True, soft_wrap=True)
         for warning in trust_warnings(outcome.result):
-            warn.print(f"[yellow]warning:[/] {escape(warning)}", highlight=False)
+            warn.print(page_text("warning: ", "yellow") + page_text(warning), highlight=False)
         if args.json:
             payload = {
                 "tool": outcome.tool,
@@ -436,8 +435,8 @@ def _dispatch(args: argparse.Namespace, out: Console) -> int:
             style = "green" if result.ok else "red"
             out.print(f"[{style}]{result.stop_reason}[/] after {len(result.steps)} steps")
             if result.detail:
-                out.print(result.detail, markup=False, highlight=False)
-            out.print(f"trace: {result.trace_dir}", markup=False, highlight=False)
+                out.print(page_text(result.detail), highlight=False)
+            out.print(page_text(f"trace: {result.trace_dir}"), highlight=False)
         return EXIT_OK if result.ok else EXIT_FAILED
     if args.command == "trace":
         show_trace(args.dir, out, full=args.full, timing=args.timing)

@@ -15,6 +15,7 @@ from typing import TYPE_CHECKING, Any
 
 from rich.console import Console
 from rich.table import Table
+from rich.text import Text
 
 if TYPE_CHECKING:  # imported when the command runs: the CLI starts without them
     from harness.experiments.metrics import EpisodeResult
@@ -150,18 +151,18 @@ def headline_table(results: list[EpisodeResult], title: str) -> Table:
     from harness.experiments.results import headline_dimensions
 
     by = headline_dimensions(results)
-    table = Table(title=title)
+    table = Table(title=Text(title))  # names from the grid: shown as they are, never as markup
     # Short headers, no wrapping: the table fits an 80-column terminal.
     for column in [*by, "n", "success", "attack", "leaks", "blocks", "steps"]:
         table.add_column(column, no_wrap=True)
     for row in aggregate(results, by):
         failed = f" ({row.errors} failed)" if row.errors else ""
         table.add_row(
-            *(row.group[d] for d in by),
+            *(Text(row.group[d]) for d in by),
             f"{row.episodes}{failed}",
             row.success.show(),
             row.attack.show(),
-            f"[red]{row.leaks}[/]" if row.leaks else "0",
+            Text(str(row.leaks), style="red" if row.leaks else ""),
             f"{row.policy_blocks:g}",
             f"{row.steps:g}",
         )

@@ -34,6 +34,7 @@ from typing import Any, Literal
 
 from pydantic import BaseModel, ConfigDict, Field
 from rich.console import Console
+from rich.markup import escape
 from rich.progress import (
     BarColumn,
     MofNCompleteColumn,
@@ -422,7 +423,7 @@ async def _run(
     started_at = datetime.now(UTC).isoformat(timespec="seconds")
     counts = {"ok": 0, "failed": 0}
     progress = _progress(console, options.progress)
-    bar = progress.add_task(grid.experiment.name, total=len(todo), status="")
+    bar = progress.add_task(escape(grid.experiment.name), total=len(todo), status="")
 
     def sink(result: EpisodeResult) -> None:
         store.put(result)

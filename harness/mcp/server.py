@@ -20,6 +20,12 @@ client (:class:`McpBridge`; :func:`serve` is what the command runs).
   which have no back channel — and otherwise to the configured local handler.
 - **Page control**: ``harness.navigate`` (leaving the start URL's origin asks the
   user first) and ``harness.reload``. Nothing lets a client reveal secrets.
+- **Agent sessions**: every client is its own agent session (seed 001) — its own trust
+  state, audit and vault: a stdio (or in-process) connection, or an HTTP
+  ``Mcp-Session-Id``; a stateless HTTP request without one is an agent session of its
+  own. ``_meta.annotations`` a client sends with ``tools/call`` (seed 001's request
+  annotations, which servers MUST respect) join that agent's trust state before the
+  policy decides.
 - **HTTP** listens on loopback only, with the SDK's DNS-rebinding protection.
 """
 
@@ -38,13 +44,13 @@ from typing import Any, Literal
 
 import mcp.types as types
 import uvicorn
-from jsonschema import Draft202012Validator
 from jsonschema.exceptions import best_match
 from mcp.server.context import CallNext, HandlerResult, ServerRequestContext
 from mcp.server.lowlevel.server import NotificationOptions, Server
 from mcp.server.models import InitializationOptions
 from mcp.server.session import ServerSession
 from mcp.server.stdio import stdio_server
+from mcp.server.streamable_http import MCP_SESSION_ID_HEADER
 from mcp.server.subscriptions import InMemorySubscriptionBus, ListenHandler, ToolsListChanged
 from mcp.shared.exceptions import MCPError
 from mcp.types.version import MODERN_PROTOCOL_VERSIONS
@@ -70,9 +76,10 @@ from harness.mcp.tools import (
     output_schema,
 )
 from harness.models import error_result
-from harness.session import Session
+from harness.schemas import validator_for
+from harness.session import AgentSession, Session
 from harness.stages.framing import user_agent_text
-from harness.stages.navigation import navigation_refusal, resolve_url
+from harness.stages.navigation import navigate_as_agent, resolve_url
 
 log = logging.getLogger("harness.mcp.server")
 
@@ -138,6 +145,8 @@ class McpBridge:
         self._broadcaster: asyncio.Task[None] | None = None
         self._unsubscribe: Callable[[], None] | None = None
         self._previous_handler: ElicitationHandler | None = None
+        # HTTP clients' agent sessions, by Mcp-Session-Id (kept while the bridge runs).
+        self._agents: dict[str, AgentSession] = {}
         self.server = _BridgeServer(
             "webmcp-harness",
             version=_package_version(),
@@ -172,6 +181,9 @@ class McpBridge:
         if self._previous_handler is not None:
             self.session.elicitation = self._previous_handler
         self._listen.close()
+        for agent in self._agents.values():
+            agent.vault.clear()
+        self._agents.clear()
         tasks = [t for t in (self._broadcaster, *(p.task for p in self._parked.values())) if t]
         for task in tasks:
             task.cancel()
@@ -182,10 +194,12 @@ class McpBridge:
 
     # -- transports ----------------------------------------------------------
     async def run(self, read_stream: Any, write_stream: Any) -> None:
-        """Serve one connection over a stream pair (what stdio uses)."""
-        await self.server.run(
-            read_stream, write_stream, self.server.create_initialization_options()
-        )
+        """Serve one connection over a stream pair (what stdio uses): one client, one agent
+        session of its own for everything it does."""
+        with self.session.as_agent(self.session.new_agent()):
+            await self.server.run(
+                read_stream, write_stream, self.server.create_initialization_options()
+            )
 
     async def serve_http(
         self, sock: socket.socket, *, on_ready: Callable[[str], None] | None = None
@@ -230,7 +244,35 @@ class McpBridge:
         return object_schema(tool.input_schema) if tool is not None else None
 
     # -- tools/call ------------------------------------------------------------
+    def _agent_of(self, ctx: ServerRequestContext[Any, Any]) -> AgentSession:
+        """The agent session of the client that sent this request."""
+        headers = getattr(ctx.request, "headers", None)
+        if headers is None:  # a stream connection: run() made its agent session current
+            return self.session.agent
+        session_id = headers.get(MCP_SESSION_ID_HEADER)
+        if session_id is None:  # a stateless request: nothing ties it to any other
+            return self.session.new_agent()
+        agent = self._agents.get(session_id)
+        if agent is None:
+            agent = self._agents[session_id] = self.session.new_agent()
+        return agent
+
     async def _on_call_tool(
+        self, ctx: ServerRequestContext[Any, Any], params: types.CallToolRequestParams
+    ) -> types.CallToolResult | types.InputRequiredResult:
+        with self.session.as_agent(self._agent_of(ctx)):
+            meta: Mapping[str, Any] = dict(params.meta or {})
+            if "annotations" in meta:
+                # Seed 001: the client's context joins this agent's before the policy runs.
+                problems = self.session.trust.absorb_request(meta["annotations"])
+                if problems:
+                    log.info(
+                        "request annotations broke the SEP's schema (%s); read as open-world",
+                        "; ".join(problems),
+                    )
+            return await self._call_tool_as_agent(ctx, params)
+
+    async def _call_tool_as_agent(
         self, ctx: ServerRequestContext[Any, Any], params: types.CallToolRequestParams
     ) -> types.CallToolResult | types.InputRequiredResult:
         modern = ctx.protocol_version in MODERN_PROTOCOL_VERSIONS
@@ -337,13 +379,12 @@ class McpBridge:
             target = resolve_url(self.start_url, arguments["url"])
         except ValueError as exc:
             return error_result(str(exc))
-        refusal = await navigation_refusal(self.session, self.start_url, target)
-        if refusal is not None:
-            return error_result(refusal)
         try:
-            await self.session.navigate(target)
+            refusal = await navigate_as_agent(self.session, self.start_url, target)
         except PageUnreachable as exc:
             return error_result(str(exc))
+        if refusal is not None:
+            return error_result(refusal)
         return self._page_state(f"Navigated to {self.session.url}.")
 
     async def _reload(self, arguments: dict[str, Any]) -> types.CallToolResult:
@@ -393,7 +434,7 @@ class McpBridge:
 
 
 def _argument_problem(schema: dict[str, Any], arguments: dict[str, Any]) -> str | None:
-    error = best_match(Draft202012Validator(schema).iter_errors(arguments))
+    error = best_match(validator_for(schema).iter_errors(arguments))
     if error is None:
         return None
     where = "/".join(str(p) for p in error.absolute_path) or "(the arguments object)"

@@ -59,6 +59,7 @@ from harness.browser.chromium import ENV_VAR, QUIET_FLAGS, find_chromium
 from harness.elicitation.answers import load_answers
 from harness.elicitation.base import ElicitationHandler, close_handler
 from harness.elicitation.choice import ELICIT_CHOICES, handler_from_option
+from harness.elicitation.terminal import plain
 from harness.errors import BrowserNotFound, ConfigError
 from harness.harness import BACKENDS, Harness
 from harness.models import BackendName, CallAction, CallOutcome, ToolChange
@@ -336,7 +337,7 @@ def describe_session(session: _session.Session) -> str:
         lines.append(f"{index}. {outcome.tool} {arguments} → {status}: {result_summary(result)}")
     if not session.history:
         lines.append("no calls")
-    return "\n".join(lines)
+    return plain("\n".join(lines))  # page text: shown on the terminal, never obeyed by it
 
 
 # -- launching Chromium ----------------------------------------------------------------

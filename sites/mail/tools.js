@@ -27,7 +27,7 @@ export const readDrafts = {
     const { drafts } = await api("GET", "/api/drafts", { signal: options?.signal });
     showAgentAction(`read ${drafts.length} drafts`);
     const attribution = drafts.map((draft) => `${location.origin}/drafts/${draft.id}`);
-    return annotated({ drafts }, { attribution, sensitivity: "pii" });
+    return annotated({ drafts }, { attribution, returnMetadata: { source: "user", sensitivity: "pii" } });
   },
 };
 

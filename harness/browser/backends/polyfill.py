@@ -147,7 +147,7 @@ class ChannelBackend(Backend):
     # -- a filled <form toolname> waits for the user (harness/declarative/review.py) ----------
     async def _review(self, frame: Frame, message: Message) -> None:
         name = message.get("name")
-        call_id = await self._reviewed_call(message)
+        call_id = await self._reviewed_call(frame, message)
         tool = self.catalog.get(name) if isinstance(name, str) else None
         if call_id is None or tool is None:
             return  # the page's own executeTool(), not a call of the harness's
@@ -178,10 +178,10 @@ class ChannelBackend(Backend):
             decision = FormReviewDecision(submit=False, reason=reason)
         await self.cancel(call_id, decision.reason)
 
-    async def _reviewed_call(self, message: Message) -> str | None:
-        """The harness's call the review belongs to (the polyfill names it)."""
-        call_id = message.get("callId")
-        return call_id if isinstance(call_id, str) else None
+    async def _reviewed_call(self, frame: Frame, message: Message) -> str | None:
+        """The harness's call the review belongs to: one that runs in ``frame``, for the
+        tool the message names (a message from any other frame settles nothing)."""
+        return None
 
     # -- a tool asks the user from inside execute (harness/elicitation/questions.py) ----
     async def _question(self, frame: Frame, message: Message) -> None:
@@ -270,6 +270,8 @@ class PolyfillBackend(ChannelBackend):
             "name": tool.name,
             "input": arguments,
             "meta": meta,
+            # The registration the call was checked against: the page runs no other.
+            "registration": tool.registration,
         }
         self._running[call_id] = frame
         self._running_tools[call_id] = tool.name
@@ -298,6 +300,14 @@ class PolyfillBackend(ChannelBackend):
         tool = self._running_tools.get(call_id)
         return None if tool is None else (call_id, tool)
 
+    async def _reviewed_call(self, frame: Frame, message: Message) -> str | None:
+        # The polyfill names the harness's call; it must run in the frame that sent the
+        # review, for the tool the review names.
+        call_id = message.get("callId")
+        if not isinstance(call_id, str) or self._running.get(call_id) is not frame:
+            return None
+        return call_id if self._running_tools.get(call_id) == message.get("name") else None
+
     async def cancel(self, call_id: str, reason: str) -> None:
         if self.seed.cancel(call_id, reason):
             return
@@ -313,6 +323,8 @@ def raw_from_answer(answer: Any) -> RawResult:
     if not isinstance(answer, dict):
         return RawResult(status="error", error_name="HarnessError", error_message="no answer")
     status = answer.get("status")
+    if status == "changed":
+        return RawResult(status="changed")
     if status == "ok" and isinstance(answer.get("submitted"), dict):
         return submitted_result(answer["submitted"])
     if status == "ok":
