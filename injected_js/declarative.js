@@ -1464,9 +1464,8 @@ function fillReviewedValues(form, values) {
 
 function installDeclarativePolyfill() {
   installSubmitEventMembers();
-  const capture = { __proto__: null, capture: true };
-  EventTargetPrototypeAddEventListener(ownWindow, "submit", onSubmitCapture, capture);
-  EventTargetPrototypeAddEventListener(ownWindow, "reset", onResetCapture, capture);
+  listenOnWindow("submit", onSubmitCapture, true);
+  listenOnWindow("reset", onResetCapture, true);
   declarativeObserver = new MutationObserverCtor(onDeclarativeMutations);
   MutationObserverPrototypeObserve(declarativeObserver, ownDocument, {
     __proto__: null,
@@ -1594,8 +1593,7 @@ function installDeclarativeNativeHelpers(backend) {
   });
   const agentInvoked = (event) =>
     NativeSubmitEventPrototypeGetAgentInvoked !== null && NativeSubmitEventPrototypeGetAgentInvoked(event) === true;
-  EventTargetPrototypeAddEventListener(
-    ownWindow,
+  listenOnWindow(
     "submit",
     (event) => {
       if (!agentInvoked(event)) return;
@@ -1609,7 +1607,7 @@ function installDeclarativeNativeHelpers(backend) {
         );
       });
     },
-    { __proto__: null, capture: true },
+    true,
   );
   // form.submit() from a submit handler ends a running call with null, and sends no submit event.
   defineMethod(

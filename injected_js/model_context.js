@@ -1379,6 +1379,8 @@ function installModelContextPolyfill() {
           return theModelContext;
         }
         NodePrototypeGetNodeType(this); // throws "Illegal invocation" for non-nodes
+        // The window's newer document, in a reused realm (realm.js): its own state answers.
+        if (this === WindowGetDocument(ownWindow)) return currentDocumentRun().modelContext ?? undefined;
         return undefined; // documents without a browsing context have no tools
       },
     }.modelContext,
@@ -1387,10 +1389,7 @@ function installModelContextPolyfill() {
   exposeInterface("ToolActivatedEvent", ToolActivatedEvent);
   exposeInterface("ToolCancelEvent", ToolCancelEvent);
 
-  EventTargetPrototypeAddEventListener(ownWindow, "message", onFrameMessage, {
-    __proto__: null,
-    capture: true,
-  });
+  listenOnWindow("message", onFrameMessage, true);
   if (toolsPolicy === "pending") askParentForToolsPolicy();
 
   return ObjectFreeze({

@@ -8,27 +8,6 @@
 //   to the next call of a tool (the `prepare` op), keeping `signal`;
 // - `invoke`, run through the native getTools/executeTool captured here.
 
-// Captured before any page script: the page may replace all of these later.
-const nativeModelContextDescriptor = ObjectGetOwnPropertyDescriptor(Document.prototype, "modelContext");
-const NativeModelContextPrototype =
-  nativeModelContextDescriptor !== undefined && typeof globalThis.ModelContext === "function"
-    ? globalThis.ModelContext.prototype
-    : null;
-const nativeRegisterTool =
-  NativeModelContextPrototype !== null ? NativeModelContextPrototype.registerTool : null;
-const nativeGetTools =
-  NativeModelContextPrototype !== null ? uncurryThis(NativeModelContextPrototype.getTools) : null;
-const nativeExecuteTool =
-  NativeModelContextPrototype !== null ? uncurryThis(NativeModelContextPrototype.executeTool) : null;
-const nativeToolEventGetToolName =
-  typeof globalThis.ToolActivatedEvent === "function"
-    ? uncurryGetter(globalThis.ToolActivatedEvent.prototype, "toolName")
-    : null;
-const nativeToolCancelEventGetToolName =
-  typeof globalThis.ToolCancelEvent === "function"
-    ? uncurryGetter(globalThis.ToolCancelEvent.prototype, "toolName")
-    : null;
-
 // Chromium knows the "tools" permissions policy feature; its answer is the native one.
 const nativeFeaturePolicy =
   nativeModelContextDescriptor !== undefined && typeof globalThis.FeaturePolicy === "function"
@@ -200,6 +179,10 @@ function installNativeLayer() {
     configurable: true,
     get: {
       modelContext() {
+        if (this !== ownDocument && this === WindowGetDocument(ownWindow)) {
+          // The window's newer document, in a reused realm (realm.js): renew the layer for it.
+          return currentDocumentRun().modelContext ?? undefined;
+        }
         const value = ReflectApply(nativeModelContextDescriptor.get, this, []);
         if (value === nativeObject) modelContextAccessedThrough = "document.modelContext";
         return value;

@@ -22,9 +22,12 @@ from playwright.async_api import Error as PlaywrightError
 
 Mode = Literal["polyfill", "native"]
 
-# Order matters: later files use what earlier ones define.
-FILES: tuple[str, ...] = (
-    "primordials.js",
+# Order matters: later files use what earlier ones define. The realm's files run once per
+# realm, before any page script; the document's files run once per document of that realm
+# (realm.js: a reused window gets a new document without a new realm); realm.js starts it.
+REALM_FILES: tuple[str, ...] = ("primordials.js",)
+DOCUMENT_FILES: tuple[str, ...] = (
+    "document.js",
     "events.js",
     "model_context.js",
     "declarative.js",
@@ -34,6 +37,8 @@ FILES: tuple[str, ...] = (
     "channel.js",
     "declarative_seed.js",  # after channel.js: it reports through sendToHarness
 )
+START_FILES: tuple[str, ...] = ("realm.js",)
+FILES: tuple[str, ...] = (*REALM_FILES, *DOCUMENT_FILES, *START_FILES)
 
 
 def _js_dir() -> Path:
@@ -67,7 +72,10 @@ def build_init_script(keys: ChannelKeys, mode: Mode) -> str:
         {"secret": keys.secret, "binding": keys.binding, "entry": keys.entry, "mode": mode}
     )
     return (
-        f'(() => {{\n"use strict";\nconst HARNESS = Object.freeze({config});\n{read_js()}\n}})();\n'
+        f'(() => {{\n"use strict";\nconst HARNESS = Object.freeze({config});\n'
+        f"{read_js(REALM_FILES)}\n"
+        f"function startDocument() {{\n{read_js(DOCUMENT_FILES)}\nreturn thisDocument;\n}}\n"
+        f"{read_js(START_FILES)}\n}})();\n"
     )
 
 
@@ -148,8 +156,15 @@ class PageChannel:
         if message.get("type") == "hello":
             token = message.get("token")
             if isinstance(token, str):
+                previous = self._token_of_frame.get(frame)
                 self._token_of_frame[frame] = token
                 self._silent.pop(frame, None)
+                if previous is not None and previous != token:
+                    # A new document in the same realm (a reused window): its context answers
+                    # `whoami` with the new token now.
+                    for key, known in self._contexts.items():
+                        if known == previous:
+                            self._contexts[key] = None
             return
         outcome = self._handler(frame, message)
         if outcome is not None:

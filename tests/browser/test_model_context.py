@@ -902,3 +902,52 @@ async def test_a_hostile_page_can_neither_forge_nor_watch_the_channel(mc: Harnes
     spied = await mc.page.evaluate("window.spied")
     assert not [s for s in spied if mc.channel.keys.secret in s]
     assert not [s for s in spied if '"type":' in s or '"status":' in s]
+
+
+# ---------------------------------------------------------------------------------------
+# Frames whose window outlives its first document, and srcdoc frames.
+
+
+@pytest.mark.parametrize("page", ["f_reused.html", "f_touched.html"])
+async def test_a_reused_iframe_window_serves_its_new_document(mc: Harnessed, page: str) -> None:
+    # The iframe's initial about:blank is touched (by the polyfill's `toolchange`, or by the
+    # page) before it navigates to a same-origin URL: the window and its realm are reused
+    # and no init script runs for the new document. Its tools must still be there.
+    await mc.goto(page)
+    which = "reused" if page == "f_reused.html" else "touched"
+    child = next(f for f in mc.page.frames if "f_child.html" in f.url)
+    await child.wait_for_load_state()
+    assert await child.evaluate("window.modelContextType") == "object"
+    expected = sorted([f"child_form_{which}", f"child_tool_{which}"])
+    assert set(expected) <= set(await eventually(lambda: _names_if(mc, set(expected))))
+    ran = await mc.page.evaluate(
+        """async (name) => {
+          const tool = (await document.modelContext.getTools()).find((t) => t.name === name);
+          return document.modelContext.executeTool(tool, {n: 2});
+        }""",
+        f"child_tool_{which}",
+    )
+    assert ran == f"child tool ran in {which} with 2"
+    # The harness's channel reaches the child's new document, not the retired about:blank one.
+    assert sorted(await mc.listed(child)) == expected
+    answer = await mc.command(
+        {"op": "invoke", "callId": "c1", "name": f"child_tool_{which}", "input": {"n": 3}}, child
+    )
+    assert answer == {"status": "ok", "json": f"child tool ran in {which} with 3"}
+
+
+async def test_srcdoc_frames_share_the_parents_origin_and_tools(mc: Harnessed) -> None:
+    await mc.goto("f_reused.html")
+    srcdoc = next(f for f in mc.page.frames if f.url == "about:srcdoc")
+    await srcdoc.wait_for_load_state()
+    assert await srcdoc.evaluate("origin") == mc.server.origin
+    names = await eventually(lambda: _names_if(mc, {"srcdoc_form", "srcdoc_tool", "top_form"}))
+    assert {"srcdoc_form", "srcdoc_tool", "top_form"} <= set(names)
+    assert sorted(await mc.listed(srcdoc)) == ["srcdoc_form", "srcdoc_tool"]
+
+
+async def _names_if(mc: Harnessed, wanted: set[str]) -> list[str] | None:
+    names: list[str] = await mc.page.evaluate(
+        "async () => (await document.modelContext.getTools()).map((t) => t.name)"
+    )
+    return names if wanted <= set(names) else None

@@ -140,10 +140,20 @@ class NativeBackend(ChannelBackend):
             "url": frame.get("url", ""),
             "name": frame.get("name", ""),
         }
-        # A new document: its predecessor's tools and calls are gone.
+        # A new document: its predecessor's tools and calls are gone, and so are the frames
+        # it contained (Chromium sends no frameDetached for them; left here, their ids
+        # would shadow the new document's frames of the same name).
         self._native.pop(cdp_id, None)
         self._fail_frame(cdp_id)
+        self._forget_descendants(cdp_id)
         self._spawn(self._publish(cdp_id))
+
+    def _forget_descendants(self, cdp_id: str) -> None:
+        for child in [i for i, r in self._cdp_frames.items() if r["parentId"] == cdp_id]:
+            self._forget_descendants(child)
+            self._native.pop(child, None)
+            self._fail_frame(child)
+            self._cdp_frames.pop(child, None)
 
     def _on_cdp_detached(self, params: dict[str, Any]) -> None:
         cdp_id = params["frameId"]

@@ -19,7 +19,7 @@ from playwright.async_api import Error as PlaywrightError
 
 from harness.browser.backends.base import Backend, FormReviewDecision, FormReviewRequest, RawResult
 from harness.browser.backends.snapshots import refused_warnings, tools_from_snapshots
-from harness.browser.frames import FrameKeys, origin_of
+from harness.browser.frames import FrameKeys, document_origin, origin_of
 from harness.browser.injection import ChannelKeys, FrameGone, Message, Mode, PageChannel
 from harness.catalog import Catalog
 from harness.elicitation.base import AutoHandler
@@ -197,7 +197,7 @@ class ChannelBackend(Backend):
             reply = await answer_tool_question(
                 message,
                 handler=handler,
-                origin=origin_of(frame.url),
+                origin=await document_origin(frame),
                 tool=call[1] if call is not None else None,
             )
             with contextlib.suppress(PlaywrightError, FrameGone):  # the document went away
