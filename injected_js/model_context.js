@@ -481,7 +481,10 @@ const FRAME_PROTOCOL = "webmcp-harness/1";
 const GET_TOOLS_DEADLINE_MS = 500;
 const HANDSHAKE_DEADLINE_MS = 1000;
 const frameRequests = new SafeMap(); // request id → handler(kind, data, source, origin)
-const executionsForOtherFrames = new SafeMap(); // caller's id → {source, uuid}
+const executionsForOtherFrames = new SafeMap(); // caller's id → {source, origin, uuid}
+// While a caller waits for another frame's tool, it checks this often that the frame is
+// still there: a removed frame sends nothing (Chromium rejects such a call at once).
+const FRAME_WATCH_MS = 50;
 
 function postToFrame(target, message, targetOrigin) {
   if (targetOrigin === "null") return;
@@ -537,7 +540,7 @@ function inclusiveDescendantNavigables() {
 
 // Registers a handler for the answers to one request; `onDeadline` runs if none finished it.
 function startFrameRequest(id, handler, deadlineMs, onDeadline) {
-  const request = { __proto__: null, handler, timer: null };
+  const request = { __proto__: null, handler, timer: null, onGone: null };
   if (deadlineMs > 0) {
     request.timer = setTimeoutFn(() => finishFrameRequest(id) && onDeadline(), deadlineMs);
   }
@@ -567,9 +570,16 @@ function onFrameMessage(event) {
   if (event.isTrusted !== true) return; // a synthetic MessageEvent could claim any origin
   const source = MessageEventPrototypeGetSource(event);
   const origin = MessageEventPrototypeGetOrigin(event);
-  if (!isInThisTab(source) || origin === "null") return;
   const kind = ownData(data, "kind");
   const id = ownData(data, "id");
+  if (!isInThisTab(source) && origin !== "null" && kind === "result" && typeof id === "string") {
+    // A document that went away (pagehide) fails the calls it was running; by the time its
+    // message arrives, its window is no longer in the tab.
+    const request = frameRequests.get(id);
+    if (request !== undefined && request.onGone !== null) request.onGone(origin);
+    return;
+  }
+  if (!isInThisTab(source) || origin === "null") return;
   if (typeof id === "string" && frameRequests.has(id)) {
     frameRequests.get(id).handler(kind, data, source, origin);
     return;
@@ -723,7 +733,31 @@ function requestExecutionInOtherFrame(execution, toolName, inputArguments) {
     }
   };
   startFrameRequest(id, handler, HANDSHAKE_DEADLINE_MS, () => fail(MESSAGES.unknown));
+  frameRequests.get(id).onGone = (origin) => {
+    if (origin === execution.expectedOrigin && finishFrameRequest(id)) fail(MESSAGES.unknown);
+  };
   postToFrame(target, frameMessage("hello", { id }), "*");
+  // The frame may go away with the call in flight (removed: it says nothing; navigated: its
+  // document answers from `pagehide`, see answerPendingExecutionsOnPageHide).
+  const watch = () => {
+    if (!frameRequests.has(id)) return;
+    if (!isInThisTab(target)) {
+      if (finishFrameRequest(id)) fail(MESSAGES.unknown);
+      return;
+    }
+    setTimeoutFn(watch, FRAME_WATCH_MS);
+  };
+  setTimeoutFn(watch, FRAME_WATCH_MS);
+}
+
+// This document is going away: the frames waiting for its tools get their failure now, as
+// Chromium rejects their executeTool() when the tool's document is gone.
+function answerPendingExecutionsOnPageHide() {
+  executionsForOtherFrames.forEach((execution, id) => {
+    const reply = frameMessage("result", { id, result: null, success: false, message: MESSAGES.unknown });
+    postToFrame(execution.source, reply, execution.origin);
+  });
+  executionsForOtherFrames.clear();
 }
 
 // Target side: another frame asks this document to run one of its tools.
@@ -746,7 +780,7 @@ function runExecutionForOtherFrame(data, id, source, origin) {
       return;
     }
     const uuid = newUUID();
-    executionsForOtherFrames.set(id, { __proto__: null, source, uuid });
+    executionsForOtherFrames.set(id, { __proto__: null, source, origin, uuid });
     queueGlobalTask(() =>
       toolExecuteSteps(toolName, inputArguments, uuid, null, null, (result, success, message) => {
         executionsForOtherFrames.delete(id);
@@ -1390,6 +1424,7 @@ function installModelContextPolyfill() {
   exposeInterface("ToolCancelEvent", ToolCancelEvent);
 
   listenOnWindow("message", onFrameMessage, true);
+  listenOnWindow("pagehide", answerPendingExecutionsOnPageHide, true);
   if (toolsPolicy === "pending") askParentForToolsPolicy();
 
   return ObjectFreeze({

@@ -23,6 +23,7 @@ from harness.browser.injection import ChannelKeys, Mode, PageChannel
 from tests.conftest import PageServer
 
 MODES: tuple[Mode, ...] = ("polyfill", "native")
+UNKNOWN_MESSAGE = "The operation failed for an unknown transient reason (e.g. out of memory)."
 
 
 @dataclass
@@ -951,3 +952,34 @@ async def _names_if(mc: Harnessed, wanted: set[str]) -> list[str] | None:
         "async () => (await document.modelContext.getTools()).map((t) => t.name)"
     )
     return names if wanted <= set(names) else None
+
+
+@pytest.mark.parametrize("how", ["remove", "navigate"])
+async def test_a_frame_that_goes_away_fails_the_callers_execute_tool(
+    mc: Harnessed, how: str
+) -> None:
+    await mc.goto("mc_detach.html")
+    child = next(f for f in mc.page.frames if "mc_frame_child" in f.url)
+    await child.wait_for_load_state()
+    await child.evaluate(
+        """() => document.modelContext.registerTool({name: 'never', description: 'never answers',
+             execute: () => { window.started = true; return new Promise(() => {}); }})"""
+    )
+    await mc.page.evaluate(
+        """async () => {
+          const tool = (await document.modelContext.getTools()).find((t) => t.name === 'never');
+          window.outcome = 'pending';
+          document.modelContext.executeTool(tool, {}).then(
+            (v) => { window.outcome = `resolved ${v}`; },
+            (e) => { window.outcome = `${e.name}: ${e.message}`; });
+        }"""
+    )
+    await child.wait_for_function("window.started === true")
+    if how == "remove":
+        await mc.page.evaluate("document.getElementById('child').remove()")
+    else:
+        await mc.page.evaluate("document.getElementById('child').src = '/mc_blank.html'")
+    outcome = await eventually(
+        lambda: mc.page.evaluate("window.outcome === 'pending' ? null : window.outcome")
+    )
+    assert outcome == f"UnknownError: {UNKNOWN_MESSAGE}"
