@@ -1095,9 +1095,7 @@ function scanDeclarativeForms() {
     if (modelContextToolMap.get(definition.name) === definition) modelContextToolMap.delete(definition.name);
     scriptRefusals.delete(definition.name);
     const run = runningDeclarativeTools.get(stale[i]);
-    if (run !== undefined && !run.handlingSubmit) {
-      finishDeclarativeRun(run, null, false, DECLARATIVE_MESSAGES.definitionUpdated, "cancelled");
-    }
+    if (run !== undefined) definitionChangedUnder(run);
     changed = true;
   }
   const refusals = safeList();
@@ -1154,8 +1152,29 @@ function onDeclarativeMutations(records) {
       if (name === "style" || name === "class") continue;
     }
     scheduleDeclarativeScan();
+    // A running call whose form changed ends now, not at the next scan: Chromium cancels it
+    // when the change happens, before an answer that settles in the same task is delivered.
+    runningDeclarativeTools.forEach((run) => {
+      const definition = declarativeDefinitions.get(run.form);
+      const current = declarativeRecordOf(run.form);
+      if (definition === undefined || current === null || !sameRecord(definition, current)) {
+        definitionChangedUnder(run);
+      }
+    });
     return;
   }
+}
+
+// The form of a running call went away or changed. Chromium lets a call whose form changed
+// during its submit event's dispatch (or that dispatch's microtasks) wait for its
+// respondWith() answer; any other change cancels it.
+function definitionChangedUnder(run) {
+  if (run.handlingSubmit || run.finished) return;
+  if (run.inSubmitDispatch || run.outlivesDefinition) {
+    run.outlivesDefinition = true;
+    return;
+  }
+  finishDeclarativeRun(run, null, false, DECLARATIVE_MESSAGES.definitionUpdated, "cancelled");
 }
 
 // Before the tool map is read (getTools, executeTool, the harness's `list`): apply DOM changes
@@ -1239,6 +1258,8 @@ function runDeclarativeTool(definition, inputObject, uuid, callId, signal, compl
     finished: false,
     handlingSubmit: false,
     submitEvent: null,
+    inSubmitDispatch: false,
+    outlivesDefinition: false,
   };
   runningDeclarativeTools.set(form, run);
   setRunMarkers(run, true);
@@ -1260,6 +1281,7 @@ function runDeclarativeTool(definition, inputObject, uuid, callId, signal, compl
 function submitDeclarativeRun(run, submitter) {
   run.handlingSubmit = true;
   run.submitEvent = null;
+  duringSubmitDispatch(run);
   try {
     if (submitter !== null) HTMLFormElementPrototypeRequestSubmit(run.form, submitter);
     else HTMLFormElementPrototypeRequestSubmit(run.form);
@@ -1276,6 +1298,30 @@ function submitDeclarativeRun(run, submitter) {
     return;
   }
   afterSubmitDispatch(run);
+}
+
+// How many microtask hops the window after a submit event stays open: a page's chain of
+// microtasks (awaits in an async submit handler) that started during the dispatch runs one
+// level per hop of ours.
+const SUBMIT_DISPATCH_MICROTASK_HOPS = 32;
+
+// From the submit event's dispatch to the end of the microtask checkpoint that follows it:
+// DOM changes made then do not cancel the call (Chromium dispatches from the event loop, so
+// the handlers' microtasks run inside its dispatch; ours is called from script, so they run
+// after it). A later task is outside the window. Changes not scanned yet are scanned before
+// the window closes, so they count as made during it.
+function duringSubmitDispatch(run) {
+  run.inSubmitDispatch = true;
+  let hops = 0;
+  const hop = () => {
+    if (++hops < SUBMIT_DISPATCH_MICROTASK_HOPS) {
+      queueMicrotaskFn(hop);
+      return;
+    }
+    flushDeclarativeScan();
+    run.inSubmitDispatch = false;
+  };
+  queueMicrotaskFn(hop);
 }
 
 // After the submit event was dispatched: the submission goes ahead (null), respondWith()
@@ -1330,7 +1376,10 @@ function onSubmitCapture(event) {
   agentInvokedEvents.set(event, true);
   run.submitEvent = event;
   // A submission the user (or the page) started: look at the outcome once it was dispatched.
-  if (!run.handlingSubmit) queueGlobalTask(() => afterSubmitDispatch(run));
+  if (!run.handlingSubmit) {
+    duringSubmitDispatch(run);
+    queueGlobalTask(() => afterSubmitDispatch(run));
+  }
 }
 
 function onResetCapture(event) {

@@ -383,6 +383,24 @@ async def test_respond_with_gives_the_result(mc: Driven) -> None:
     assert events[first + 1] == "toolactivated respond"
 
 
+async def test_a_form_removed_during_its_submit_event_still_gives_its_answer(mc: Driven) -> None:
+    # Chromium cancels a call whose form goes away after the submit event's dispatch (and
+    # its microtasks), even in the task that settles respondWith()'s promise, before the
+    # answer is delivered; removed during the dispatch, the call waits for the promise.
+    await mc.goto("d_respond_removed.html")
+    results = {
+        when: await mc.js("([w]) => exec(w, {q: 'x'})", [when])
+        for when in ("sync", "microtask", "task", "released")
+    }
+    cancelled = "ERR UnknownError: Tool execution cancelled, since tool definition was updated"
+    assert results == {
+        "sync": "sync answered",
+        "microtask": "microtask answered",
+        "task": cancelled,
+        "released": cancelled,
+    }
+
+
 async def test_how_a_declarative_call_fails(mc: Driven) -> None:
     await mc.goto("d_execute.html")
     results = await mc.js(
