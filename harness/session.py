@@ -28,6 +28,7 @@ from harness.errors import ConfigError, PageUnreachable, SessionClosed
 from harness.models import CallOutcome, CallRequest, CatalogWarning, Tool, ToolChange
 from harness.pipeline import Pipeline
 from harness.stages.framing import PAGE_RESULT_KINDS, frame_result
+from harness.stages.patterns import pattern_warnings
 from harness.stages.policy import DEFAULT_POLICY, AuditTrail, Policy, install_stages
 from harness.stages.redaction import Redactor, sensitivity_warnings
 from harness.stages.redemption import RevealAttempt, reveal, reveal_all
@@ -140,9 +141,14 @@ class Session:
     @property
     def warnings(self) -> list[CatalogWarning]:
         """Catalog warnings: refused duplicates, malformed tools, invalid trust annotations,
-        sensitivity declarations that disagree."""
+        sensitivity declarations that disagree, patterns that are not ECMAScript regexes."""
         tools = self.catalog.tools()
-        return [*self.catalog.warnings, *annotation_warnings(tools), *sensitivity_warnings(tools)]
+        return [
+            *self.catalog.warnings,
+            *annotation_warnings(tools),
+            *sensitivity_warnings(tools),
+            *pattern_warnings(tools),
+        ]
 
     async def _attach(self) -> None:
         await self.backend.attach(self.context, self.page, self.catalog)

@@ -455,7 +455,7 @@ function formModelOf(form) {
   for (let i = 0; i < controls.length; i++) {
     const control = controls[i];
     if (isDisabledOrReadOnly(control)) continue;
-    const name = attribute(control, "name") ?? "";
+    const name = stripWhiteSpace(attribute(control, "name") ?? ""); // Chromium trims names
     let list = byName.get(name);
     if (list === undefined) {
       list = safeList();
@@ -659,7 +659,8 @@ function parameterSchema(kind, controls) {
         schema.uniqueItems = true;
       }
       if (title !== null) schema.title = title;
-      const description = groupDescription(controls);
+      // A group of one is described like a single control (its own description or labels).
+      const description = controls.length === 1 ? computeDescription(control) : groupDescription(controls);
       if (description !== null) schema.description = description;
       return schema;
     }

@@ -20,6 +20,7 @@ from mcp.types import CallToolResult
 from pydantic import BaseModel, ConfigDict
 
 from harness.models import META_PREFIX, Tool, error_result
+from harness.stages import patterns
 
 _FORMATS = Draft202012Validator.FORMAT_CHECKER
 
@@ -43,7 +44,7 @@ def _multiple_of(
 
 
 _Validator: Any = validators.extend(  # type: ignore[no-untyped-call]
-    Draft202012Validator, {"multipleOf": _multiple_of}
+    Draft202012Validator, {"multipleOf": _multiple_of, **patterns.KEYWORDS}
 )
 
 
@@ -69,7 +70,9 @@ def _pointer(parts: Any) -> str:
 def schema_problem(schema: dict[str, Any]) -> str | None:
     """Why ``schema`` is not a valid Draft 2020-12 schema, or None when it is."""
     try:
-        Draft202012Validator.check_schema(schema)
+        Draft202012Validator.check_schema(
+            patterns.checkable_schema(schema), format_checker=patterns.SCHEMA_FORMATS
+        )
     except SchemaError as exc:
         return f"{exc.message} (at {_pointer(exc.absolute_path) or '/'})"
     return None
@@ -77,7 +80,7 @@ def schema_problem(schema: dict[str, Any]) -> str | None:
 
 @lru_cache(maxsize=512)
 def _validator(schema_json: str) -> Any:
-    return _Validator(json.loads(schema_json), format_checker=_FORMATS)
+    return _Validator(patterns.checkable_schema(json.loads(schema_json)), format_checker=_FORMATS)
 
 
 def validate_arguments(tool: Tool, arguments: Any) -> list[ArgumentProblem]:

@@ -717,6 +717,32 @@ async def test_the_catalog_and_calls_are_the_same_on_both_backends(
     assert polyfill["reviews"] == [("form-review", "manual", "cancel")]
 
 
+async def test_forms_with_ecmascript_patterns_and_empty_selects_stay_callable(
+    harnesses: dict[Mode, Harness], served: Served
+) -> None:
+    for mode, harness in harnesses.items():
+        session = await harness.open(served.url("d_international.html"))
+        try:
+            tool = await session.tool("signup")
+            properties = tool.input_schema["properties"]
+            assert sorted(properties) == ["city", "name", "nickname", "terms"], mode
+            assert properties["terms"]["description"] == "I agree", mode
+            assert not [w for w in session.warnings if w.tool == "signup"], mode
+            ok = await session.call("signup", {"name": "Zoë", "nickname": "zo", "terms": "yes"})
+            assert not ok.is_error, (mode, ok.agent_json())
+            assert ok.result.structured_content == {
+                "name": "Zoë",
+                "  nickname  ": "zo",
+                "terms": "yes",
+            }, mode
+            refused = await session.call("signup", {"name": "123"})
+            assert refused.error_kind == "validation", mode
+            no_city = await session.call("signup", {"name": "Zoë", "city": "Paris"})
+            assert no_city.error_kind == "validation", mode
+        finally:
+            await session.close()
+
+
 async def test_a_flapping_form_does_not_flood_the_catalog(
     harnesses: dict[Mode, Harness], served: Served
 ) -> None:
