@@ -23,8 +23,10 @@ from jsonschema.exceptions import ValidationError
 from harness.models import CatalogWarning, Tool
 
 # Keywords whose values are schemas, or lists or maps of schemas (Draft 2020-12).
-_SUBSCHEMA = ("additionalProperties", "items", "not", "contains", "propertyNames", "if", "then")
-_SUBSCHEMA += ("else", "unevaluatedItems", "unevaluatedProperties", "additionalItems")
+_SUBSCHEMA: tuple[str, ...] = (
+    *("additionalProperties", "items", "not", "contains", "propertyNames", "if", "then"),
+    *("else", "unevaluatedItems", "unevaluatedProperties", "additionalItems"),
+)
 _SCHEMA_LISTS = ("allOf", "anyOf", "oneOf", "prefixItems")
 _SCHEMA_MAPS = ("properties", "patternProperties", "$defs", "definitions", "dependentSchemas")
 
