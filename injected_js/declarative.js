@@ -1219,7 +1219,22 @@ function finishDeclarativeRun(run, result, success, message, outcome) {
   }
   if (!localPendingToolExecutions.has(run.uuid)) return; // cancelled through its signal
   localPendingToolExecutions.delete(run.uuid);
+  // A submission that goes ahead may take the document with it before the result gets out
+  // (the answer to the harness is a task later, and an about:blank or fast response commits
+  // first): the harness hears of it now.
+  if (success && isObject(outcome)) reportSubmission(run.name, run.callId, outcome);
   run.completionSteps(result, success, message, undefined, outcome);
+}
+
+function reportSubmission(toolName, callId, details) {
+  declarativeHooks.send(
+    '"type":"submitted","name":' +
+      JSONStringify(toolName) +
+      ',"callId":' +
+      (callId === null ? "null" : JSONStringify(callId)) +
+      ',"submitted":' +
+      JSONStringify(details),
+  );
 }
 
 function fireDeclarativeToolActivated(toolName, callId) {
@@ -1643,19 +1658,37 @@ function installDeclarativeNativeHelpers(backend) {
   });
   const agentInvoked = (event) =>
     NativeSubmitEventPrototypeGetAgentInvoked !== null && NativeSubmitEventPrototypeGetAgentInvoked(event) === true;
+  // An agent-invoked submission that goes ahead: reported at its `formdata` event (fired once
+  // the submit event was not cancelled, before the navigation starts), so the report leaves
+  // before the document can go; a dialog submission has no form data: a task later.
+  const submitting = new SafeWeakMap(); // form → {submitter, reported}
   listenOnWindow(
     "submit",
     (event) => {
       if (!agentInvoked(event)) return;
       const form = EventPrototypeGetTarget(event);
-      const submitter = SubmitEventPrototypeGetSubmitter(event);
+      const pending = { __proto__: null, event, submitter: SubmitEventPrototypeGetSubmitter(event), reported: false };
+      submitting.set(form, pending);
       queueGlobalTask(() => {
-        if (EventPrototypeGetDefaultPrevented(event)) return;
-        const details = submissionDetails(form, submitter);
-        declarativeHooks.send(
-          '"type":"submitted","name":' + JSONStringify(toolNameOfForm(form)) + ',"submitted":' + JSONStringify(details),
-        );
+        if (submitting.get(form) === pending) submitting.delete(form);
+        if (pending.reported || EventPrototypeGetDefaultPrevented(event)) return;
+        reportSubmission(toolNameOfForm(form), null, submissionDetails(form, pending.submitter));
       });
+    },
+    true,
+  );
+  listenOnWindow(
+    "formdata",
+    (event) => {
+      const form = EventPrototypeGetTarget(event);
+      const pending = submitting.get(form);
+      if (pending === undefined || pending.reported) return;
+      // `new FormData(form)` in a submit handler fires one too: the submission's own comes
+      // after the submit event's dispatch, and only when it was not cancelled.
+      if (EventPrototypeGetEventPhase(pending.event) !== 0 || EventPrototypeGetDefaultPrevented(pending.event)) return;
+      pending.reported = true;
+      submitting.delete(form);
+      reportSubmission(toolNameOfForm(form), null, submissionDetails(form, pending.submitter));
     },
     true,
   );
@@ -1666,16 +1699,14 @@ function installDeclarativeNativeHelpers(backend) {
     {
       submit() {
         const running = NodePrototypeGetNodeType(this) === 1 && ElementPrototypeMatches(this, "form:tool-form-active");
-        const result = ReflectApply(HTMLFormElementPrototypeSubmitMethod, this, []);
         if (running) {
-          declarativeHooks.send(
-            '"type":"submitted","name":' +
-              JSONStringify(toolNameOfForm(this)) +
-              ',"submitted":' +
-              JSONStringify(submissionDetails(this, null)),
-          );
+          // Reported here, before its `formdata` event could report it again.
+          const pending = submitting.get(this);
+          if (pending !== undefined) pending.reported = true;
+          submitting.delete(this);
+          reportSubmission(toolNameOfForm(this), null, submissionDetails(this, null));
         }
-        return result;
+        return ReflectApply(HTMLFormElementPrototypeSubmitMethod, this, []);
       },
     }.submit,
   );

@@ -19,6 +19,7 @@ import base64
 import datetime as dt
 import html
 import math
+import re
 import threading
 from collections.abc import Coroutine, Iterator
 from decimal import Decimal
@@ -220,7 +221,8 @@ def _strings(schema: dict[str, Any]) -> st.SearchStrategy[str]:
         last_dt = dt.datetime.fromisoformat(_clock(high)) if high else dt.datetime(2050, 1, 1)
         return st.datetimes(first_dt, last_dt).map(lambda d: d.strftime("%Y-%m-%dT%H:%M:%S") + "Z")
     if "pattern" in schema:
-        return st.from_regex(schema["pattern"], fullmatch=True)
+        # Patterns are ECMAScript's: `\d` and `\w` are ASCII there (Python's are Unicode).
+        return st.from_regex(re.compile(schema["pattern"], re.ASCII), fullmatch=True)
     alphabet = st.characters(codec="utf-8", exclude_categories=("Cs", "Cc"))
     return st.text(
         alphabet, min_size=schema.get("minLength", 0), max_size=schema.get("maxLength", 8)

@@ -24,7 +24,12 @@ from playwright.async_api import BrowserContext, CDPSession, Frame, Page
 from playwright.async_api import Error as PlaywrightError
 
 from harness.browser.backends.base import RawResult
-from harness.browser.backends.polyfill import ChannelBackend, executed_text, is_gone
+from harness.browser.backends.polyfill import (
+    SUBMISSION_REPORT_WAIT_S,
+    ChannelBackend,
+    executed_text,
+    is_gone,
+)
 from harness.browser.backends.snapshots import refused_warnings, tools_from_snapshots
 from harness.browser.chromium import NATIVE_WEBMCP_FLAGS
 from harness.browser.frames import origin_of
@@ -68,6 +73,7 @@ class NativeBackend(ChannelBackend):
         self._call_frames: dict[str, tuple[Frame, int]] = {}  # call id → (frame, navigations)
         self._submitting: set[str] = set()  # invocations whose form submission went ahead
         self._cancel_reasons: dict[str, str] = {}  # invocation id → the harness's reason
+        self._declarative: set[str] = set()  # invocations of <form toolname> tools
         self._published: dict[str, float] = {}  # cdp frame id → when its tools were published
         self._publish_due: set[str] = set()  # frames with a publication scheduled
 
@@ -325,6 +331,8 @@ class NativeBackend(ChannelBackend):
         invocation = reply["invocationId"]
         future: asyncio.Future[RawResult] = asyncio.get_running_loop().create_future()
         self._pending[invocation] = future
+        if tool.source == "declarative":
+            self._declarative.add(invocation)
         self._invocation_frame[invocation] = cdp_id
         self._running[call_id] = invocation
         self._call_tools[call_id] = (tool.name, started)
@@ -341,6 +349,7 @@ class NativeBackend(ChannelBackend):
             self._call_frames.pop(call_id, None)
             self._end_questions(call_id)
             self._submitting.discard(invocation)
+            self._declarative.discard(invocation)
             self._cancel_reasons.pop(invocation, None)
 
     def _on_responded(self, params: dict[str, Any]) -> None:
@@ -365,7 +374,24 @@ class NativeBackend(ChannelBackend):
             if invocation in self._submitting:
                 continue
             if frame_id == cdp_id and future is not None and not future.done():
-                future.set_result(RawResult(status="navigation"))
+                if invocation in self._declarative:
+                    # The page reported (or is reporting) whether the form's submission went
+                    # ahead; its message may be read after this navigation.
+                    self._spawn(self._fail_unless_submitted(invocation, future))
+                else:
+                    future.set_result(RawResult(status="navigation"))
+
+    async def _fail_unless_submitted(
+        self, invocation: str, future: asyncio.Future[RawResult]
+    ) -> None:
+        loop = asyncio.get_running_loop()
+        deadline = loop.time() + SUBMISSION_REPORT_WAIT_S
+        while invocation not in self._submitting and loop.time() < deadline:
+            if future.done():
+                return
+            await asyncio.sleep(0.02)
+        if invocation not in self._submitting and not future.done():
+            future.set_result(RawResult(status="navigation"))
 
     def _fail_all(self) -> None:
         for future in self._pending.values():

@@ -32,6 +32,11 @@ log = logging.getLogger("harness.browser.backends")
 # where it went (and so that the request was sent before the caller moves on).
 SUBMISSION_NAVIGATION_WAIT_S = 10.0
 
+# How long a <form toolname> call whose document went away waits for the page's report that
+# its submission went ahead (sent before the document could go, but on another channel
+# than the call's answer, so it may be read second).
+SUBMISSION_REPORT_WAIT_S = 5.0
+
 # Playwright's words for "the document (or the page) went away under us".
 _GONE = (
     "Execution context was destroyed",
@@ -135,6 +140,11 @@ class ChannelBackend(Backend):
             self.page_events.append({**message, "frame": self.frames.key(frame)})
         elif message.get("type") == "declarations":
             await self._apply_declarations(frame, message.get("declarations"))
+        elif message.get("type") == "submitted":
+            self._submission_reported(message)
+
+    def _submission_reported(self, message: Message) -> None:
+        """A ``<form toolname>`` submission went ahead (the page says so before it may go)."""
 
     async def _apply(self, frame: Frame, snapshots: Any, refused: Any = None) -> None:
         if frame.is_detached():
@@ -251,6 +261,8 @@ class PolyfillBackend(ChannelBackend):
         super().__init__(keys)
         self._running: dict[str, Frame] = {}
         self._running_tools: dict[str, str] = {}  # call id → tool name
+        # Submissions the page reported for the harness's running calls, by call id.
+        self._submissions: dict[str, asyncio.Future[dict[str, Any]]] = {}
 
     @staticmethod
     def launch_args() -> list[str]:
@@ -273,22 +285,42 @@ class PolyfillBackend(ChannelBackend):
         }
         self._running[call_id] = frame
         self._running_tools[call_id] = tool.name
+        self._submissions[call_id] = asyncio.get_running_loop().create_future()
         navigations = self._navigations.get(frame, 0)
         try:
             answer = await self.channel.command(frame, command)
         except FrameGone:
-            return RawResult(status="navigation")
+            return await self._gone(tool, call_id, frame, navigations)
         except PlaywrightError as exc:
             if is_gone(exc):
-                return RawResult(status="navigation")
+                return await self._gone(tool, call_id, frame, navigations)
             raise
         finally:
             self._running.pop(call_id, None)
             self._running_tools.pop(call_id, None)
             self._end_questions(call_id)
+            self._submissions.pop(call_id, None)
         if isinstance(answer, dict) and isinstance(answer.get("submitted"), dict):
             return await self._submission_result(frame, answer["submitted"], navigations)
         return raw_from_answer(answer)
+
+    def _submission_reported(self, message: Message) -> None:
+        reported = self._submissions.get(str(message.get("callId")))
+        details = message.get("submitted")
+        if reported is not None and not reported.done() and isinstance(details, dict):
+            reported.set_result(details)
+
+    async def _gone(self, tool: Tool, call_id: str, frame: Frame, navigations: int) -> RawResult:
+        """The call's document went away before its answer came: a ``<form toolname>`` whose
+        submission went ahead took it (its report says so), anything else was interrupted."""
+        reported = self._submissions.get(call_id)
+        if tool.source != "declarative" or reported is None:
+            return RawResult(status="navigation")
+        try:
+            details = await asyncio.wait_for(asyncio.shield(reported), SUBMISSION_REPORT_WAIT_S)
+        except TimeoutError:
+            return RawResult(status="navigation")
+        return await self._submission_result(frame, details, navigations)
 
     async def _questioning_call(self, frame: Frame, message: Message) -> tuple[str, str] | None:
         # The polyfill names the harness's call; it must run in the frame that asks.
