@@ -123,3 +123,17 @@ async def test_a_closed_session_says_so(harness: Harness, page_server: PageServe
     await s.close()
     with pytest.raises(SessionClosed, match="open a new one"):
         await s.call("echo", {"text": "x"})
+
+
+async def test_parameter_names_need_not_be_ascii(harness: Harness, page_server: PageServer) -> None:
+    s = await harness.open(page_server.url("s_unicode.html"))
+    try:
+        greeted = await s.call("greet", {"prénom": "Zoë"})
+        assert greeted.result.structured_content == {"greeting": "Bonjour Zoë", "annotated": True}
+        filled = await s.call("fiche", {"prénom": "Zoë"})
+        assert filled.result.structured_content == {"prénom": "Zoë"}
+        sent = await s.call("envoi", {"prénom": "Zoë"})
+        assert not sent.is_error
+        assert "The form was submitted (GET " in sent.result.content[0].text  # type: ignore[union-attr]
+    finally:
+        await s.close()

@@ -29,6 +29,7 @@ from harness.browser.backends.polyfill import (
     ChannelBackend,
     executed_text,
     is_gone,
+    raw_from_answer,
 )
 from harness.browser.backends.snapshots import refused_warnings, tools_from_snapshots
 from harness.browser.chromium import NATIVE_WEBMCP_FLAGS
@@ -314,21 +315,28 @@ class NativeBackend(ChannelBackend):
             return RawResult(status="navigation")
         started = asyncio.get_running_loop().time()
         self._call_frames[call_id] = (frame, self._navigations.get(frame, 0))
+        in_page = _has_non_ascii_key(arguments)
         try:
-            if meta:
-                await self.channel.command(
-                    frame, {"op": "prepare", "name": tool.name, "meta": meta}
+            if in_page:
+                # CDP's invokeTool refuses input with a non-ASCII key ("Invalid parameters");
+                # Chromium's own executeTool() in the page (the layer's `invoke`) takes it.
+                invocation = f"page:{call_id}"
+            else:
+                if meta:
+                    await self.channel.command(
+                        frame, {"op": "prepare", "name": tool.name, "meta": meta}
+                    )
+                reply = await self._cdp.send(
+                    "WebMCP.invokeTool",
+                    {"frameId": cdp_id, "toolName": tool.name, "input": arguments},
                 )
-            reply = await self._cdp.send(
-                "WebMCP.invokeTool", {"frameId": cdp_id, "toolName": tool.name, "input": arguments}
-            )
+                invocation = reply["invocationId"]
         except FrameGone:
             return RawResult(status="navigation")
         except PlaywrightError as exc:
             if is_gone(exc):
                 return RawResult(status="navigation")
             return RawResult(status="error", error_name="NotFoundError", error_message=str(exc))
-        invocation = reply["invocationId"]
         future: asyncio.Future[RawResult] = asyncio.get_running_loop().create_future()
         self._pending[invocation] = future
         if tool.source == "declarative":
@@ -339,6 +347,15 @@ class NativeBackend(ChannelBackend):
         early = self._early.pop(invocation, None)
         if early is not None:
             self._on_responded(early)
+        if in_page:
+            command = {
+                "op": "invoke",
+                "callId": call_id,
+                "name": tool.name,
+                "input": arguments,
+                "meta": meta or None,
+            }
+            self._spawn(self._invoke_in_page(frame, command, invocation, future))
         try:
             return await future
         finally:
@@ -367,6 +384,36 @@ class NativeBackend(ChannelBackend):
             if raw.status == "cancelled" and reason is not None:
                 raw = RawResult(status="cancelled", error_message=reason)
             future.set_result(raw)
+
+    async def _invoke_in_page(
+        self,
+        frame: Frame,
+        command: dict[str, Any],
+        invocation: str,
+        future: asyncio.Future[RawResult],
+    ) -> None:
+        """Run a call through the layer's ``invoke`` (Chromium's executeTool in the page)."""
+        try:
+            answer = await self.channel.command(frame, command)
+        except (FrameGone, PlaywrightError) as exc:
+            if isinstance(exc, PlaywrightError) and not is_gone(exc):
+                raise
+            answer = None
+        if future.done() or invocation in self._submitting:
+            return  # cancelled, or a submission that went ahead: _on_submitted answers
+        submission = isinstance(answer, dict) and answer.get("status") == "ok"
+        if answer is None or (submission and answer.get("json") is None):
+            # The document went away, or a form's submission went ahead (executeTool gives
+            # null): the page's `submitted` report decides, as for CDP's calls.
+            if invocation in self._declarative:
+                await self._fail_unless_submitted(invocation, future)
+                if not future.done() and answer is not None:
+                    future.set_result(raw_from_answer(answer))
+                return
+            if answer is None:
+                future.set_result(RawResult(status="navigation"))
+                return
+        future.set_result(raw_from_answer(answer))
 
     def _fail_frame(self, cdp_id: str) -> None:
         for invocation, frame_id in list(self._invocation_frame.items()):
@@ -404,9 +451,29 @@ class NativeBackend(ChannelBackend):
         invocation = self._running.get(call_id)
         if invocation is None or self._cdp is None:
             return
+        if invocation.startswith("page:"):
+            frame = self._call_frames.get(call_id, (None, 0))[0]
+            future = self._pending.get(invocation)
+            if future is not None and not future.done():
+                future.set_result(RawResult(status="cancelled", error_message=reason))
+            if frame is not None:
+                with contextlib.suppress(PlaywrightError, FrameGone):
+                    await self.channel.command(
+                        frame, {"op": "cancel", "callId": call_id, "reason": reason}
+                    )
+            return
         self._cancel_reasons[invocation] = reason
         with contextlib.suppress(PlaywrightError):  # already finished, or the page is gone
             await self._cdp.send("WebMCP.cancelInvocation", {"invocationId": invocation})
+
+
+def _has_non_ascii_key(value: Any) -> bool:
+    """Whether any object key in ``value`` (at any depth) has a non-ASCII character."""
+    if isinstance(value, dict):
+        return any(not k.isascii() or _has_non_ascii_key(v) for k, v in value.items())
+    if isinstance(value, list):
+        return any(_has_non_ascii_key(v) for v in value)
+    return False
 
 
 def _merge(native: dict[str, Any], extra: dict[str, Any] | None) -> dict[str, Any]:
