@@ -433,10 +433,107 @@ function isSubmitButton(control) {
   return type === "submit" || type === "image";
 }
 
+// -------------------------------------------------------------------------------------------
+// Shadow trees: Chromium's forms in them are tools too. The polyfill sees forms in open
+// shadow roots (found by walking the document) and in any root made with attachShadow(),
+// open or closed (it wraps attachShadow before page scripts run); a closed root that the
+// parser made (`<template shadowrootmode="closed">`) it cannot see. The submit, reset and
+// formdata events of a form in a shadow tree do not leave it (they are not composed), so
+// each root gets the listeners the window has, and the mutation observers watch it too.
+// -------------------------------------------------------------------------------------------
+
+const shadowRootRefs = safeList(); // WeakRef of every root adopted, in the order found
+const adoptedShadowRoots = new SafeWeakMap(); // root → true
+const madeShadowRoots = new SafeWeakMap(); // host → its root, from attachShadow()
+const shadowRootListeners = safeList(); // {type, listener}: capture listeners every root gets
+const shadowRootObservers = safeList(); // {observer, options}: observers every root gets
+
+function querySelectorAllIn(root, selector) {
+  return root === ownDocument
+    ? DocumentPrototypeQuerySelectorAll(root, selector)
+    : DocumentFragmentPrototypeQuerySelectorAll(root, selector);
+}
+
+function adoptShadowRoot(root) {
+  if (adoptedShadowRoots.has(root)) return;
+  adoptedShadowRoots.set(root, true);
+  ArrayPrototypePush(shadowRootRefs, new WeakRefCtor(root));
+  for (let i = 0; i < shadowRootListeners.length; i++) {
+    const entry = shadowRootListeners[i];
+    EventTargetPrototypeAddEventListener(root, entry.type, entry.listener, { __proto__: null, capture: true });
+  }
+  for (let i = 0; i < shadowRootObservers.length; i++) {
+    MutationObserverPrototypeObserve(shadowRootObservers[i].observer, root, shadowRootObservers[i].options);
+  }
+}
+
+// The shadow root of `element`: its open one, or one it made with attachShadow().
+function shadowRootOf(element) {
+  return ElementPrototypeGetShadowRoot(element) ?? madeShadowRoots.get(element) ?? null;
+}
+
+// Every shadow root of the document that is connected, outermost trees first; open roots
+// the parser made are found (and adopted) here.
+function shadowRootsOfDocument() {
+  const roots = safeList();
+  const seen = new SafeSet();
+  const visit = (tree) => {
+    const elements = querySelectorAllIn(tree, "*");
+    const count = NodeListPrototypeGetLength(elements);
+    for (let i = 0; i < count; i++) {
+      const root = shadowRootOf(elements[i]);
+      if (root === null || seen.has(root)) continue;
+      seen.add(root);
+      adoptShadowRoot(root);
+      ArrayPrototypePush(roots, root);
+      visit(root);
+    }
+  };
+  visit(ownDocument);
+  // Forget roots that were collected.
+  let kept = 0;
+  for (let i = 0; i < shadowRootRefs.length; i++) {
+    if (WeakRefPrototypeDeref(shadowRootRefs[i]) !== undefined) shadowRootRefs[kept++] = shadowRootRefs[i];
+  }
+  shadowRootRefs.length = kept;
+  return roots;
+}
+
+// The document's forms (matching `selector`) in tree order, then those of each shadow tree.
+function formsOfDocument(selector) {
+  const forms = safeList();
+  const add = (tree) => {
+    const found = querySelectorAllIn(tree, selector);
+    const count = NodeListPrototypeGetLength(found);
+    for (let i = 0; i < count; i++) ArrayPrototypePush(forms, found[i]);
+  };
+  add(ownDocument);
+  const roots = shadowRootsOfDocument();
+  for (let i = 0; i < roots.length; i++) add(roots[i]);
+  return forms;
+}
+
+// attachShadow(), wrapped: the harness learns of every root, closed ones too.
+function installShadowRootHook() {
+  defineMethod(
+    Element.prototype,
+    "attachShadow",
+    {
+      attachShadow(init) {
+        const root = ReflectApply(ElementPrototypeAttachShadow, this, arguments);
+        madeShadowRoots.set(this, root);
+        adoptShadowRoot(root);
+        if (declarativeObserver !== null) scheduleDeclarativeScan();
+        return root;
+      },
+    }.attachShadow,
+  );
+}
+
 // The form's listed controls in tree order (those associated with `form=` too).
 function listedControlsOf(form) {
   const found = safeList();
-  const all = DocumentPrototypeQuerySelectorAll(ownDocument, LISTED_CONTROLS);
+  const all = querySelectorAllIn(NodePrototypeGetRootNode(form), LISTED_CONTROLS);
   const count = NodeListPrototypeGetLength(all);
   for (let i = 0; i < count; i++) {
     if (formOwnerOf(all[i]) === form) ArrayPrototypePush(found, all[i]);
@@ -989,8 +1086,8 @@ function toolNameOfForm(form) {
 // The first candidate form (connected, with toolname and tooldescription) named `name`, in
 // tree order, matching `selector` when one is given.
 function candidateFormNamed(name, selector) {
-  const forms = DocumentPrototypeQuerySelectorAll(ownDocument, "form[toolname][tooldescription]");
-  const count = NodeListPrototypeGetLength(forms);
+  const forms = formsOfDocument("form[toolname][tooldescription]");
+  const count = forms.length;
   for (let i = 0; i < count; i++) {
     if (attribute(forms[i], "toolname") !== name) continue;
     if (selector === null || ElementPrototypeMatches(forms[i], selector)) return forms[i];
@@ -1001,8 +1098,8 @@ function candidateFormNamed(name, selector) {
 // How a warning names a form: its tag with toolname (and id), and its place in the document.
 function formDescription(form) {
   const id = attribute(form, "id");
-  const forms = DocumentPrototypeQuerySelectorAll(ownDocument, "form");
-  const count = NodeListPrototypeGetLength(forms);
+  const forms = formsOfDocument("form");
+  const count = forms.length;
   let index = 0;
   while (index < count && forms[index] !== form) index++;
   const tag = `<form toolname=${JSONStringify(toolNameOfForm(form))}${id !== null ? ` id=${JSONStringify(id)}` : ""}>`;
@@ -1074,8 +1171,8 @@ function sameRecord(definition, record) {
 function scanDeclarativeForms() {
   declarativeScanDirty = false;
   declarativeLastScan = DateNow();
-  const forms = DocumentPrototypeQuerySelectorAll(ownDocument, "form");
-  const count = NodeListPrototypeGetLength(forms);
+  const forms = formsOfDocument("form");
+  const count = forms.length;
   const records = new SafeMap();
   const ordered = safeList();
   for (let i = 0; i < count; i++) {
@@ -1531,14 +1628,19 @@ function installDeclarativePolyfill() {
   installSubmitEventMembers();
   listenOnWindow("submit", onSubmitCapture, true);
   listenOnWindow("reset", onResetCapture, true);
+  ArrayPrototypePush(shadowRootListeners, { __proto__: null, type: "submit", listener: onSubmitCapture });
+  ArrayPrototypePush(shadowRootListeners, { __proto__: null, type: "reset", listener: onResetCapture });
   declarativeObserver = new MutationObserverCtor(onDeclarativeMutations);
-  MutationObserverPrototypeObserve(declarativeObserver, ownDocument, {
+  const observed = {
     __proto__: null,
     subtree: true,
     childList: true,
     attributes: true,
     characterData: true,
-  });
+  };
+  MutationObserverPrototypeObserve(declarativeObserver, ownDocument, observed);
+  ArrayPrototypePush(shadowRootObservers, { __proto__: null, observer: declarativeObserver, options: observed });
+  installShadowRootHook();
   declarativeRefusedText = () => {
     const all = safeList();
     for (let i = 0; i < declarativeRefusals.length; i++) ArrayPrototypePush(all, declarativeRefusals[i]);
@@ -1577,8 +1679,8 @@ let nativeNamesQueued = false;
 function updateNativeDeclarativeNames() {
   nativeNamesQueued = false;
   nativeDeclarativeNames.clear();
-  const forms = DocumentPrototypeQuerySelectorAll(ownDocument, "form[toolname][tooldescription]");
-  const count = NodeListPrototypeGetLength(forms);
+  const forms = formsOfDocument("form[toolname][tooldescription]");
+  const count = forms.length;
   for (let i = 0; i < count; i++) nativeDeclarativeNames.add(toolNameOfForm(forms[i]));
   nativeScriptRefusals.forEach((form, name) => {
     if (!nativeDeclarativeNames.has(name)) nativeScriptRefusals.delete(name);
@@ -1610,8 +1712,8 @@ function nativeRefusals(backend) {
     if (definition.source === "script") scriptNames.add(definition.name);
   });
   const seen = new SafeSet();
-  const forms = DocumentPrototypeQuerySelectorAll(ownDocument, "form[toolname][tooldescription]");
-  const count = NodeListPrototypeGetLength(forms);
+  const forms = formsOfDocument("form[toolname][tooldescription]");
+  const count = forms.length;
   for (let i = 0; i < count; i++) {
     const name = toolNameOfForm(forms[i]);
     if (!isValidToolName(name)) continue;
@@ -1632,8 +1734,8 @@ function nativeRefusals(backend) {
 
 // Snapshot extras for the forms Chromium registers (CDP gives no title): one per name.
 function forEachDeclarativeExtra(skip, callback) {
-  const forms = DocumentPrototypeQuerySelectorAll(ownDocument, "form[toolname][tooldescription]");
-  const count = NodeListPrototypeGetLength(forms);
+  const forms = formsOfDocument("form[toolname][tooldescription]");
+  const count = forms.length;
   const seen = new SafeSet();
   for (let i = 0; i < count; i++) {
     const record = declarativeRecordOf(forms[i]);
@@ -1649,49 +1751,48 @@ function installDeclarativeNativeHelpers(backend) {
     nativeNamesQueued = true;
     queueGlobalTask(updateNativeDeclarativeNames);
   });
-  MutationObserverPrototypeObserve(observer, ownDocument, {
+  const observed = {
     __proto__: null,
     subtree: true,
     childList: true,
     attributes: true,
     attributeFilter: ["toolname", "tooldescription"],
-  });
+  };
+  MutationObserverPrototypeObserve(observer, ownDocument, observed);
+  ArrayPrototypePush(shadowRootObservers, { __proto__: null, observer, options: observed });
   const agentInvoked = (event) =>
     NativeSubmitEventPrototypeGetAgentInvoked !== null && NativeSubmitEventPrototypeGetAgentInvoked(event) === true;
   // An agent-invoked submission that goes ahead: reported at its `formdata` event (fired once
   // the submit event was not cancelled, before the navigation starts), so the report leaves
   // before the document can go; a dialog submission has no form data: a task later.
-  const submitting = new SafeWeakMap(); // form → {submitter, reported}
-  listenOnWindow(
-    "submit",
-    (event) => {
-      if (!agentInvoked(event)) return;
-      const form = EventPrototypeGetTarget(event);
-      const pending = { __proto__: null, event, submitter: SubmitEventPrototypeGetSubmitter(event), reported: false };
-      submitting.set(form, pending);
-      queueGlobalTask(() => {
-        if (submitting.get(form) === pending) submitting.delete(form);
-        if (pending.reported || EventPrototypeGetDefaultPrevented(event)) return;
-        reportSubmission(toolNameOfForm(form), null, submissionDetails(form, pending.submitter));
-      });
-    },
-    true,
-  );
-  listenOnWindow(
-    "formdata",
-    (event) => {
-      const form = EventPrototypeGetTarget(event);
-      const pending = submitting.get(form);
-      if (pending === undefined || pending.reported) return;
-      // `new FormData(form)` in a submit handler fires one too: the submission's own comes
-      // after the submit event's dispatch, and only when it was not cancelled.
-      if (EventPrototypeGetEventPhase(pending.event) !== 0 || EventPrototypeGetDefaultPrevented(pending.event)) return;
-      pending.reported = true;
-      submitting.delete(form);
+  const submitting = new SafeWeakMap(); // form → {event, submitter, reported}
+  const onSubmit = (event) => {
+    if (!agentInvoked(event)) return;
+    const form = EventPrototypeGetTarget(event);
+    const pending = { __proto__: null, event, submitter: SubmitEventPrototypeGetSubmitter(event), reported: false };
+    submitting.set(form, pending);
+    queueGlobalTask(() => {
+      if (submitting.get(form) === pending) submitting.delete(form);
+      if (pending.reported || EventPrototypeGetDefaultPrevented(event)) return;
       reportSubmission(toolNameOfForm(form), null, submissionDetails(form, pending.submitter));
-    },
-    true,
-  );
+    });
+  };
+  const onFormData = (event) => {
+    const form = EventPrototypeGetTarget(event);
+    const pending = submitting.get(form);
+    if (pending === undefined || pending.reported) return;
+    // `new FormData(form)` in a submit handler fires one too: the submission's own comes
+    // after the submit event's dispatch, and only when it was not cancelled.
+    if (EventPrototypeGetEventPhase(pending.event) !== 0 || EventPrototypeGetDefaultPrevented(pending.event)) return;
+    pending.reported = true;
+    submitting.delete(form);
+    reportSubmission(toolNameOfForm(form), null, submissionDetails(form, pending.submitter));
+  };
+  listenOnWindow("submit", onSubmit, true);
+  listenOnWindow("formdata", onFormData, true);
+  ArrayPrototypePush(shadowRootListeners, { __proto__: null, type: "submit", listener: onSubmit });
+  ArrayPrototypePush(shadowRootListeners, { __proto__: null, type: "formdata", listener: onFormData });
+  installShadowRootHook();
   // form.submit() from a submit handler ends a running call with null, and sends no submit event.
   defineMethod(
     HTMLFormElement.prototype,

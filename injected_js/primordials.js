@@ -143,6 +143,14 @@ const ElementPrototypeSetAttribute = uncurryThis(Element.prototype.setAttribute)
 const ElementPrototypeRemoveAttribute = uncurryThis(Element.prototype.removeAttribute);
 const NodePrototypeGetTextContent = uncurryGetter(Node.prototype, "textContent");
 const NodePrototypeGetIsConnected = uncurryGetter(Node.prototype, "isConnected");
+// Shadow trees (declarative.js: forms in them are tools too).
+const ElementPrototypeAttachShadow = Element.prototype.attachShadow;
+const ElementPrototypeGetShadowRoot = uncurryGetter(Element.prototype, "shadowRoot");
+const ShadowRootPrototypeGetHost = uncurryGetter(ShadowRoot.prototype, "host");
+const DocumentFragmentPrototypeQuerySelectorAll = uncurryThis(DocumentFragment.prototype.querySelectorAll);
+const NodePrototypeGetRootNode = uncurryThis(Node.prototype.getRootNode);
+const WeakRefCtor = WeakRef;
+const WeakRefPrototypeDeref = uncurryThis(WeakRef.prototype.deref);
 const DocumentPrototypeGetImplementation = uncurryGetter(Document.prototype, "implementation");
 const DocumentPrototypeCreateElement = uncurryThis(Document.prototype.createElement);
 const DOMImplementationPrototypeCreateHTMLDocument = uncurryThis(

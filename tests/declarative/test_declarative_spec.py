@@ -734,6 +734,32 @@ async def test_a_submission_that_left_the_page_is_reported_as_a_submission(
             await session.close()
 
 
+async def test_forms_in_shadow_trees_are_tools_on_both_backends(
+    harnesses: dict[Mode, Harness], served: Served
+) -> None:
+    for mode, harness in harnesses.items():
+        session = await harness.open(served.url("d_shadow.html"))
+        try:
+            tools = {t.name: t for t in await session.tools()}
+            assert sorted(tools) == ["shadow_closed", "shadow_open", "shadow_parsed"], mode
+            assert tools["shadow_parsed"].input_schema["properties"] == {
+                "w": {"type": "string", "description": "Word"}
+            }, mode
+            closed = await session.call("shadow_closed", {"c": "x"})
+            assert closed.result.structured_content == {"closed": "x", "agent": True}, mode
+            parsed = await session.call("shadow_parsed", {"w": "y"})
+            assert parsed.result.structured_content == {"parsed": "y"}, mode
+            # The submission goes ahead and replaces the page: a submission, not an
+            # interruption (its submit event never reaches the window).
+            opened = await session.call("shadow_open", {"q": "z"})
+            assert opened.error_kind is None, (mode, opened.agent_json())
+            text = opened.result.content[0].text  # type: ignore[union-attr]
+            assert "The form was submitted (GET " in text, (mode, text)
+            assert "the page navigated to " in text and "d_landing.html?q=z" in text, (mode, text)
+        finally:
+            await session.close()
+
+
 async def test_forms_with_ecmascript_patterns_and_empty_selects_stay_callable(
     harnesses: dict[Mode, Harness], served: Served
 ) -> None:
