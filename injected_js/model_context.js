@@ -727,6 +727,8 @@ function requestExecutionInOtherFrame(execution, toolName, inputArguments) {
       const message = ownData(data, "message");
       if (ownData(data, "success") === true && (typeof result === "string" || result === null)) {
         execution.completionSteps(result, true, null, undefined);
+      } else if (ownData(data, "errorName") === "DataError" && typeof message === "string") {
+        execution.settle(null, false, message, "DataError");
       } else {
         fail(typeof message === "string" ? message : MESSAGES.unknown);
       }
@@ -777,6 +779,15 @@ function runExecutionForOtherFrame(data, id, source, origin) {
       !toolIsExposedToOrigin(ownOrigin, definition.exposedOrigins, origin)
     ) {
       reply(null, false, MESSAGES.unknown);
+      return;
+    }
+    const violation = inputViolation(definition, inputArguments);
+    if (violation !== null) {
+      postToFrame(
+        source,
+        frameMessage("result", { id, result: null, success: false, message: violation, errorName: "DataError" }),
+        origin,
+      );
       return;
     }
     const uuid = newUUID();
@@ -842,6 +853,7 @@ function registerToolSteps(tool, options, surface) {
   if (!isValidToolName(toolName)) throw domException(MESSAGES.invalidName, "InvalidStateError");
   if (tool.description === "") throw domException(MESSAGES.noDescription, "InvalidStateError");
   const stringifiedInputSchema = stringifyInputSchema(tool.inputSchema, "registerTool");
+  checkSchemaSubset(stringifiedInputSchema, "registerTool");
   const signal = options.signal;
   if (signal !== undefined && AbortSignalPrototypeGetAborted(signal)) {
     throw AbortSignalPrototypeGetReason(signal);
@@ -1030,11 +1042,14 @@ function executeToolSteps(tool, inputObject, signal) {
     expectedOrigin,
     // The completion steps run once: whichever of settlement and cancellation comes first.
     completionSteps(result, success, message) {
+      execution.settle(result, success, message, "UnknownError");
+    },
+    settle(result, success, message, errorName) {
       if (!pendingToolExecutions.has(uuid)) return;
       pendingToolExecutions.delete(uuid);
       queueGlobalTask(() => {
         if (success) resolvePromise(result);
-        else rejectPromise(domException(message ?? MESSAGES.unknown, "UnknownError"));
+        else rejectPromise(domException(message ?? MESSAGES.unknown, errorName));
       });
     },
   };
@@ -1063,6 +1078,11 @@ function executeToolSteps(tool, inputObject, signal) {
     const definition = modelContextToolMap.get(toolName);
     if (ownOrigin !== expectedOrigin || definition === undefined) {
       execution.completionSteps(null, false, MESSAGES.unknown);
+      return;
+    }
+    const violation = inputViolation(definition, inputArguments);
+    if (violation !== null) {
+      execution.settle(null, false, violation, "DataError");
       return;
     }
     queueGlobalTask(() =>
@@ -1171,6 +1191,17 @@ function toolExecuteSteps(toolName, inputArguments, uuid, callId, extraOptions, 
       completionSteps(null, false, MESSAGES.toolFailed, reason);
     },
   );
+}
+
+// The DataError message for page input that breaks a script tool's inputSchema (schema.js),
+// or null. Forms check their input themselves (Chromium's own messages).
+function inputViolation(definition, inputArguments) {
+  if (definition.source !== "script") return null;
+  try {
+    return inputSchemaViolation(definition.inputSchema, inputArguments);
+  } catch {
+    return null; // a schema the checker cannot read: execute decides
+  }
 }
 
 // What executeTool() resolves to, the way Chromium serializes an execute result.
@@ -1369,13 +1400,14 @@ function registerATool(converted, options, surface) {
 // The same checks registerToolSteps() makes, without registering: for surfaces that must
 // fail synchronously (provideContext, createAutomationDelegate). `replacing` names tools the
 // call is about to remove.
-function validateToolRegistration(tool, options, isRegistered, replacing) {
+function validateToolRegistration(tool, options, isRegistered, replacing, checkSubset = true) {
   if (isRegistered(tool.name) && !(replacing !== null && replacing.has(tool.name))) {
     throw domException(MESSAGES.duplicate, "InvalidStateError");
   }
   if (!isValidToolName(tool.name)) throw domException(MESSAGES.invalidName, "InvalidStateError");
   if (tool.description === "") throw domException(MESSAGES.noDescription, "InvalidStateError");
-  stringifyInputSchema(tool.inputSchema, "registerTool");
+  const stringified = stringifyInputSchema(tool.inputSchema, "registerTool");
+  if (checkSubset) checkSchemaSubset(stringified, "registerTool");
   if (options.signal !== undefined && AbortSignalPrototypeGetAborted(options.signal)) {
     throw AbortSignalPrototypeGetReason(options.signal);
   }

@@ -90,9 +90,17 @@ function installNativeLayer() {
     try {
       // A <form toolname> holds its name in Chromium's map too (declarative.js).
       const taken = (name) => sideRegistry.has(name) || declarativeNameInUse(name);
-      validateToolRegistration(tool, options, taken, null);
+      validateToolRegistration(tool, options, taken, null, false);
     } catch {
       accepted = false;
+    }
+    if (accepted) {
+      // Outside WebMCP's subset, refused before Chromium (which accepts it) sees it (schema.js).
+      try {
+        checkSchemaSubset(stringifyInputSchema(tool.inputSchema, "registerTool"), "registerTool");
+      } catch (error) {
+        return PromiseReject(error);
+      }
     }
     const controller = new AbortControllerCtor();
     const signal = AbortControllerPrototypeGetSignal(controller);
@@ -171,6 +179,28 @@ function installNativeLayer() {
     },
   }.registerTool;
   defineMethod(NativeModelContextPrototype, "registerTool", registerTool);
+
+  // The page-visible executeTool: input that breaks one of this document's script tools'
+  // inputSchema rejects with a DataError before Chromium runs it (schema.js). Anything else,
+  // and anything the check cannot read, is Chromium's.
+  const executeTool = {
+    executeTool(tool, inputObject = undefined, options = undefined) {
+      if (this === nativeObject && isObject(tool) && isObject(inputObject)) {
+        let violation = null;
+        try {
+          const definition = ownData(tool, "window") === ownWindow ? sideRegistry.get(ownData(tool, "name")) : undefined;
+          if (definition !== undefined) {
+            violation = inputSchemaViolation(definition.inputSchema, JSONStringify(inputObject));
+          }
+        } catch {
+          violation = null;
+        }
+        if (violation !== null) return PromiseReject(domException(violation, "DataError"));
+      }
+      return ReflectApply(nativeExecuteToolMethod, this, arguments);
+    },
+  }.executeTool;
+  defineMethod(NativeModelContextPrototype, "executeTool", executeTool);
 
   // document.modelContext, through the native getter, noting the surface like the polyfill.
   ObjectDefineProperty(Document.prototype, "modelContext", {

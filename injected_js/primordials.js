@@ -356,8 +356,9 @@ const nativeRegisterTool =
   NativeModelContextPrototype !== null ? NativeModelContextPrototype.registerTool : null;
 const nativeGetTools =
   NativeModelContextPrototype !== null ? uncurryThis(NativeModelContextPrototype.getTools) : null;
-const nativeExecuteTool =
-  NativeModelContextPrototype !== null ? uncurryThis(NativeModelContextPrototype.executeTool) : null;
+const nativeExecuteToolMethod =
+  NativeModelContextPrototype !== null ? NativeModelContextPrototype.executeTool : null;
+const nativeExecuteTool = nativeExecuteToolMethod !== null ? uncurryThis(nativeExecuteToolMethod) : null;
 const nativeToolEventGetToolName =
   typeof globalThis.ToolActivatedEvent === "function"
     ? uncurryGetter(globalThis.ToolActivatedEvent.prototype, "toolName")

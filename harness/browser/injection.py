@@ -29,6 +29,7 @@ REALM_FILES: tuple[str, ...] = ("primordials.js",)
 DOCUMENT_FILES: tuple[str, ...] = (
     "document.js",
     "events.js",
+    "schema.js",
     "model_context.js",
     "declarative.js",
     "legacy.js",
@@ -66,10 +67,20 @@ class ChannelKeys:
     entry: str = field(default_factory=lambda: "__wmh_e_" + secrets.token_hex(6))
 
 
-def build_init_script(keys: ChannelKeys, mode: Mode) -> str:
+SchemaSubset = Literal["accept", "refuse"]
+"""What ``registerTool()`` does with a schema outside WebMCP's subset (``schema.js``)."""
+
+
+def build_init_script(keys: ChannelKeys, mode: Mode, schema_subset: SchemaSubset = "accept") -> str:
     """The whole init script for one Harness and backend mode."""
     config = json.dumps(
-        {"secret": keys.secret, "binding": keys.binding, "entry": keys.entry, "mode": mode}
+        {
+            "secret": keys.secret,
+            "binding": keys.binding,
+            "entry": keys.entry,
+            "mode": mode,
+            "schemaSubset": schema_subset,
+        }
     )
     return (
         f'(() => {{\n"use strict";\nconst HARNESS = Object.freeze({config});\n'
@@ -108,9 +119,12 @@ class PageChannel:
     in its ``hello`` message and answers to ``whoami``.
     """
 
-    def __init__(self, keys: ChannelKeys, mode: Mode) -> None:
+    def __init__(
+        self, keys: ChannelKeys, mode: Mode, schema_subset: SchemaSubset = "accept"
+    ) -> None:
         self.keys = keys
         self.mode: Mode = mode
+        self.schema_subset: SchemaSubset = schema_subset
         self.rejected = 0
         self._handler: MessageHandler | None = None
         self._context: BrowserContext | None = None
@@ -126,7 +140,7 @@ class PageChannel:
         self._handler = handler
         self._context = context
         await context.expose_binding(self.keys.binding, self._on_binding)
-        await context.add_init_script(build_init_script(self.keys, self.mode))
+        await context.add_init_script(build_init_script(self.keys, self.mode, self.schema_subset))
         await self._follow(await context.new_cdp_session(page))
 
     async def _follow(self, session: CDPSession) -> None:

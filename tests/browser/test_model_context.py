@@ -124,6 +124,12 @@ def mc(request: pytest.FixtureRequest, harnessed_pages: dict[Mode, Harnessed]) -
 
 
 @pytest.fixture
+def polyfill_mc(harnessed_pages: dict[Mode, Harnessed]) -> Harnessed:
+    """The harnessed page on the polyfill."""
+    return harnessed_pages["polyfill"]
+
+
+@pytest.fixture
 def native_mc(harnessed_pages: dict[Mode, Harnessed]) -> Harnessed:
     """The harnessed page on Chromium's native WebMCP."""
     return harnessed_pages["native"]
@@ -983,3 +989,143 @@ async def test_a_frame_that_goes_away_fails_the_callers_execute_tool(
         lambda: mc.page.evaluate("window.outcome === 'pending' ? null : window.outcome")
     )
     assert outcome == f"UnknownError: {UNKNOWN_MESSAGE}"
+
+
+# ---------------------------------------------------------------------------------------
+# What the spec's tentative tests define and Chromium 156 lacks (schema.js).
+
+DATA_ERROR_JS = """async () => {
+  const mc = document.modelContext;
+  window.executed = 0;
+  const execute = async (input) => { window.executed++; return JSON.stringify(input); };
+  const schemas = {
+    required: {type: 'object', properties: {field: {type: 'string'}}, required: ['field']},
+    enumed: {type: 'object', properties: {color: {type: 'string', enum: ['red', 'green']}}},
+    patterned: {type: 'object', properties: {code: {type: 'string', pattern: '^[a-z]+$'}}},
+    typed: {type: 'object', properties: {age: {type: 'integer', minimum: 0}}},
+    closed: {type: 'object', properties: {a: {type: 'string'}}, additionalProperties: false},
+    nested: {type: 'object', properties: {tags: {type: 'array', items: {type: 'string', maxLength: 2}}}},
+    letters: {type: 'object', properties: {name: {type: 'string', pattern: '^\\\\p{L}+$'}}},
+  };
+  for (const [name, inputSchema] of Object.entries(schemas)) {
+    await mc.registerTool({name, description: name, inputSchema, execute});
+  }
+  const tools = Object.fromEntries((await mc.getTools()).map((t) => [t.name, t]));
+  const run = async (name, input) => {
+    try { return await mc.executeTool(tools[name], input); }
+    catch (e) { return e.name === 'DataError' ? {DataError: JSON.parse(e.message)} : `${e.name}: ${e.message}`; }
+  };
+  return {
+    required: await run('required', {}),
+    enumed: await run('enumed', {color: 'blue'}),
+    patterned: await run('patterned', {code: 'ABC123'}),
+    typed: await run('typed', {age: 'old'}),
+    below: await run('typed', {age: -1}),
+    closed: await run('closed', {a: 'x', b: 'y'}),
+    nested: await run('nested', {tags: ['ok', 'too long']}),
+    letters: await run('letters', {name: 'Zoë'}),
+    valid: await run('typed', {age: 30}),
+    executed: window.executed,
+  };
+}"""
+
+
+async def test_execute_tool_refuses_input_that_breaks_the_schema(mc: Harnessed) -> None:
+    # The tentative spec: DataError with {path, reason, schemaPath}; execute is not called.
+    await mc.goto("mc_blank.html")
+    results = await mc.page.evaluate(DATA_ERROR_JS)
+
+    def data_error(path: str, reason: str) -> dict[str, Any]:
+        return {"DataError": {"path": path, "reason": reason, "schemaPath": f"/{reason}"}}
+
+    assert results == {
+        "required": data_error("/field", "required"),
+        "enumed": data_error("/color", "enum"),
+        "patterned": data_error("/code", "pattern"),
+        "typed": data_error("/age", "type"),
+        "below": data_error("/age", "minimum"),
+        "closed": data_error("/b", "additionalProperties"),
+        "nested": data_error("/tags/1", "maxLength"),
+        "letters": '{"name":"Zoë"}',
+        "valid": '{"age":30}',
+        "executed": 2,
+    }
+
+
+async def test_execute_tool_refuses_bad_input_for_another_frames_tool(
+    polyfill_mc: Harnessed,
+) -> None:
+    # The polyfill checks in the tool's own document and sends the DataError back.
+    await polyfill_mc.goto("mc_detach.html")
+    child = next(f for f in polyfill_mc.page.frames if "mc_frame_child" in f.url)
+    await child.wait_for_load_state()
+    await child.evaluate(
+        """() => document.modelContext.registerTool({name: 'typed', description: 'd',
+             inputSchema: {type: 'object', properties: {n: {type: 'integer'}}, required: ['n']},
+             execute: ({n}) => `ran ${n}`})"""
+    )
+    results = await polyfill_mc.page.evaluate(
+        """async () => {
+          const tool = (await document.modelContext.getTools()).find((t) => t.name === 'typed');
+          const run = (input) => document.modelContext.executeTool(tool, input)
+            .catch((e) => `${e.name}: ${e.message}`);
+          return [await run({n: 'x'}), await run({n: 2})];
+        }"""
+    )
+    assert results == ['DataError: {"path":"/n","reason":"type","schemaPath":"/type"}', "ran 2"]
+
+
+SUBSET_JS = """async () => {
+  const schemas = {
+    ref: {type: 'object', properties: {x: {$ref: '#/foo'}}},
+    format: {type: 'object', properties: {x: {type: 'string', format: 'email'}}},
+    openObject: {type: 'object', additionalProperties: true},
+    mapObject: {type: 'object', additionalProperties: {type: 'string'}},
+    unevaluated: {type: 'object', unevaluatedProperties: false},
+    dependent: {type: 'object', dependentRequired: {x: ['y']}},
+    badPattern: {type: 'string', pattern: '['},
+    defs: {type: 'object', properties: {x: {type: 'string', $defs: {}}}},
+    encoded: {type: 'object', properties: {x: {type: 'string', contentEncoding: 'base64'}}},
+    inSubset: {type: 'object', properties: {n: {type: 'integer', minimum: 1},
+      tags: {type: 'array', prefixItems: [{type: 'string'}], items: {type: 'string'}}},
+      required: ['n'], additionalProperties: false},
+  };
+  const out = {};
+  for (const [name, inputSchema] of Object.entries(schemas)) {
+    try {
+      await document.modelContext.registerTool({name, description: name, inputSchema, execute: () => 1});
+      out[name] = 'registered';
+    } catch (e) {
+      out[name] = e.name;
+    }
+  }
+  out.listed = (await document.modelContext.getTools()).map((t) => t.name).sort();
+  return out;
+}"""
+
+
+@pytest.mark.parametrize("mode", MODES)
+@pytest.mark.parametrize("subset", ["accept", "refuse"])
+async def test_register_tool_refuses_schemas_outside_the_subset_when_asked(
+    browsers: dict[Mode, Browser], page_server: PageServer, mode: Mode, subset: str
+) -> None:
+    context = await browsers[mode].new_context()
+    try:
+        page = await context.new_page()
+        channel = PageChannel(ChannelKeys(), mode, "refuse" if subset == "refuse" else "accept")
+        await channel.install(context, page, lambda _frame, _message: None)
+        await page.goto(page_server.url("mc_blank.html"))
+        results = await page.evaluate(SUBSET_JS)
+    finally:
+        await context.close()
+    outside = [
+        *("ref", "format", "openObject", "mapObject", "unevaluated"),
+        *("dependent", "badPattern", "defs", "encoded"),
+    ]
+    if subset == "accept":  # as Chromium does: real pages register such schemas
+        assert all(results[name] == "registered" for name in outside), results
+        assert len(results["listed"]) == len(outside) + 1
+    else:
+        assert {name: results[name] for name in outside} == dict.fromkeys(outside, "TypeError")
+        assert results["listed"] == ["inSubset"]
+    assert results["inSubset"] == "registered"

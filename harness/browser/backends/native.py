@@ -34,7 +34,7 @@ from harness.browser.backends.polyfill import (
 from harness.browser.backends.snapshots import refused_warnings, tools_from_snapshots
 from harness.browser.chromium import NATIVE_WEBMCP_FLAGS
 from harness.browser.frames import origin_of
-from harness.browser.injection import ChannelKeys, FrameGone, Message, Mode
+from harness.browser.injection import ChannelKeys, FrameGone, Message, Mode, SchemaSubset
 from harness.catalog import Catalog
 from harness.errors import NativeWebMCPUnavailable
 from harness.models import Tool
@@ -59,8 +59,8 @@ class NativeBackend(ChannelBackend):
     name = "native"
     mode: Mode = "native"
 
-    def __init__(self, keys: ChannelKeys) -> None:
-        super().__init__(keys)
+    def __init__(self, keys: ChannelKeys, *, schema_subset: SchemaSubset = "accept") -> None:
+        super().__init__(keys, schema_subset=schema_subset)
         self._cdp: CDPSession | None = None
         self._native: dict[str, dict[str, dict[str, Any]]] = {}  # cdp frame id → name → tool
         self._cdp_frames: dict[str, dict[str, Any]] = {}  # cdp frame id → {parentId, url, name}

@@ -20,7 +20,14 @@ from playwright.async_api import Error as PlaywrightError
 from harness.browser.backends.base import Backend, FormReviewDecision, FormReviewRequest, RawResult
 from harness.browser.backends.snapshots import refused_warnings, tools_from_snapshots
 from harness.browser.frames import FrameKeys, document_origin, origin_of
-from harness.browser.injection import ChannelKeys, FrameGone, Message, Mode, PageChannel
+from harness.browser.injection import (
+    ChannelKeys,
+    FrameGone,
+    Message,
+    Mode,
+    PageChannel,
+    SchemaSubset,
+)
 from harness.catalog import Catalog
 from harness.elicitation.base import AutoHandler
 from harness.elicitation.questions import answer_tool_question
@@ -58,9 +65,9 @@ class ChannelBackend(Backend):
 
     mode: Mode
 
-    def __init__(self, keys: ChannelKeys) -> None:
-        super().__init__(keys)
-        self.channel = PageChannel(keys, self.mode)
+    def __init__(self, keys: ChannelKeys, *, schema_subset: SchemaSubset = "accept") -> None:
+        super().__init__(keys, schema_subset=schema_subset)
+        self.channel = PageChannel(keys, self.mode, schema_subset)
         self.frames = FrameKeys()
         self.page_events: list[Message] = []
         self._page: Page | None = None
@@ -257,8 +264,8 @@ class PolyfillBackend(ChannelBackend):
     name = "polyfill"
     mode: Mode = "polyfill"
 
-    def __init__(self, keys: ChannelKeys) -> None:
-        super().__init__(keys)
+    def __init__(self, keys: ChannelKeys, *, schema_subset: SchemaSubset = "accept") -> None:
+        super().__init__(keys, schema_subset=schema_subset)
         self._running: dict[str, Frame] = {}
         self._running_tools: dict[str, str] = {}  # call id → tool name
         # Submissions the page reported for the harness's running calls, by call id.
