@@ -933,6 +933,7 @@ function createToolDefinition(tool, stringifiedInputSchema, options, exposedOrig
     origin: ownOrigin,
     surface,
     source: "script",
+    signal: options.signal, // kept for legacy.js's setToolState(), which re-registers the tool
   });
 }
 

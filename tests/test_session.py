@@ -137,3 +137,28 @@ async def test_parameter_names_need_not_be_ascii(harness: Harness, page_server: 
         assert "The form was submitted (GET " in sent.result.content[0].text  # type: ignore[union-attr]
     finally:
         await s.close()
+
+
+async def test_a_disabled_tool_leaves_the_catalog_and_comes_back(
+    harness: Harness, page_server: PageServer
+) -> None:
+    s = await harness.open(page_server.url("mc_legacy.html"))
+    s.policy = None  # the page's tools declare no trust annotations; this is about the catalog
+    try:
+        changes: list[ToolChange] = []
+        s.on_tools_changed(changes.append)
+        await s.tool("add")
+        await s.page.evaluate("delegate.setToolState('add', false)")
+        for _ in range(100):
+            if any("add" in c.removed for c in changes):
+                break
+            await asyncio.sleep(0.05)
+        assert "add" not in [t.name for t in await s.tools()]
+        await s.page.evaluate("delegate.setToolState('add', true)")
+        assert (await s.wait_for_tool("add")).surface == "createAutomationDelegate"
+        outcome = await s.call("add", {"a": 2, "b": 3})
+        assert outcome.result.content[0].text == frame_untrusted("5", origin(s))  # type: ignore[union-attr]
+        assert [c.removed for c in changes if c.removed] == [["add"]]
+        assert [c.added for c in changes if c.added] == [["add"]]
+    finally:
+        await s.close()

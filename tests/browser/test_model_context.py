@@ -1129,3 +1129,39 @@ async def test_register_tool_refuses_schemas_outside_the_subset_when_asked(
         assert {name: results[name] for name in outside} == dict.fromkeys(outside, "TypeError")
         assert results["listed"] == ["inSubset"]
     assert results["inSubset"] == "registered"
+
+
+async def test_set_tool_state_disables_and_brings_back_a_tool(mc: Harnessed) -> None:
+    # Seed 004's setToolState(): on the legacy surfaces (createAutomationDelegate, window.mcp).
+    await mc.goto("mc_legacy.html")
+    names = "async () => (await document.modelContext.getTools()).map((t) => t.name).sort()"
+    before = await mc.page.evaluate(names)
+    assert "add" in before and "add_todo" in before
+    await mc.page.evaluate("delegate.setToolState('add', false)")
+    assert "add" not in await mc.page.evaluate(names)
+    assert "add" not in await mc.listed()
+    await mc.page.evaluate("delegate.setToolState('add', 'disabled')")  # already: no change
+    await mc.page.evaluate("delegate.setToolState('add', {enabled: true})")
+    assert await mc.page.evaluate(names) == before
+    listed = await mc.listed()
+    assert listed["add"]["surface"] == "createAutomationDelegate"
+    assert listed["add"]["annotations"] == {"readOnlyHint": "true"}
+    assert listed["add"]["inputSchema"]["properties"]["a"] == {"type": "number"}
+    ran = await mc.page.evaluate(
+        """async () => document.modelContext.executeTool(
+             (await document.modelContext.getTools()).find((t) => t.name === 'add'), {a: 1, b: 2})"""
+    )
+    assert ran == "3"
+    await mc.page.evaluate("window.mcp.setToolState('add_todo', 'disabled')")
+    assert "add_todo" not in await mc.page.evaluate(names)
+    await mc.page.evaluate("window.mcp.setToolState('add_todo', true)")
+    assert "add_todo" in await mc.page.evaluate(names)
+    # Unregistered while disabled: it does not come back.
+    await mc.page.evaluate("delegate.setToolState('add', false); delegate.unregisterTool('add')")
+    errors = await mc.page.evaluate(
+        """() => [['add', true], ['nope', false], ['add_todo', 'off']].map(([name, state]) => {
+             try { delegate.setToolState(name, state); return 'ok'; } catch (e) { return e.name; }
+           })"""
+    )
+    assert errors == ["NotFoundError", "NotFoundError", "TypeError"]
+    assert "add" not in await mc.page.evaluate(names)
