@@ -1,14 +1,17 @@
-"""Agent navigations: leaving the start URL's origin needs the user's yes.
+"""Navigations: the agent's (leaving the start URL's origin needs the user's yes), and the
+ones a tool's result asks for (seed 002's ``_meta.uiRedirect``).
 
 A navigation is a request like any other: an agent that puts data in a URL's
 query can send it anywhere. Agents (the loop, MCP clients) navigate through
 :func:`navigation_refusal`, so a cross-origin move is asked of the user — and
-nobody there to answer means no.
+nobody there to answer means no. A script tool's ``_meta.uiRedirect`` is applied
+after its result was delivered (§6.1), within the tool's own origin only
+(:func:`ui_redirect_target`): page text never sends the browser elsewhere.
 """
 
 from __future__ import annotations
 
-from typing import Protocol
+from typing import Any, Protocol
 from urllib.parse import urljoin, urlsplit
 
 from harness.browser.frames import origin_of
@@ -69,3 +72,15 @@ async def navigation_refusal(session: Navigator, start_url: str, target: str) ->
         f"Not navigated: the user did not allow leaving {home} for {there} "
         f"(answer: {answer.action}{why})."
     )
+
+
+def ui_redirect_target(meta: dict[str, Any] | None, frame_url: str, origin: str) -> str | None:
+    """Where a tool result's ``_meta.uiRedirect`` points, resolved against the tool's frame;
+    None when there is none, or it leaves the tool's origin (or http/https)."""
+    redirect = (meta or {}).get("uiRedirect")
+    if not isinstance(redirect, str) or not redirect.strip():
+        return None
+    target = urljoin(frame_url, redirect.strip())
+    if urlsplit(target).scheme not in ("http", "https") or origin_of(target) != origin:
+        return None
+    return target

@@ -173,3 +173,8 @@ class Backend(ABC):
         """What follows a call's delivered result (seed 002 §6.1: catalog recompute, then
         navigation), for the session to run; default: nothing."""
         return None
+
+    async def navigate_frame(self, frame_key: str, url: str) -> None:
+        """Load ``url`` in the frame with that key and read its tools (a result's
+        ``_meta.uiRedirect``); raises when the frame is gone or the page cannot be loaded."""
+        raise NotImplementedError(f"{self.name} cannot navigate frame {frame_key}")

@@ -245,6 +245,13 @@ class ChannelBackend(Backend):
         for frame in list(self.page.frames):
             await self._relist(frame)
 
+    async def navigate_frame(self, frame_key: str, url: str) -> None:
+        frame = self.frames.frame(frame_key)
+        if frame is None:
+            raise FrameGone(f"frame {frame_key} is gone")
+        await frame.goto(url)
+        await self.refresh()
+
     async def _relist(self, frame: Frame) -> None:
         try:
             listing = await self.channel.command(frame, {"op": "list"})
