@@ -726,14 +726,14 @@ def _build(trie: _Trie, key: str, wire: str, warnings: list[str]) -> Group:
                 for i in range(rows)
             ]
             template = built[0]
-            own = [group_schema(b) for b in built]  # each row as HTML has it
+            per_row = [group_schema(b) for b in built]  # each row as HTML has it
             template.rows = rows
             template.children = [
                 _merge_rows([b.children[i] for b in built]) for i in range(len(template.children))
             ]
             # The rows' fields (from the merged row), each row with what HTML requires of it.
             shape = group_schema(template, in_row=True)
-            template.row_schemas = [_with_required(shape, row) for row in own]
+            template.row_schemas = [_with_required(shape, row) for row in per_row]
             group.children.append(template)
         else:
             group.children.append(_build(sub, name, child_wire, warnings))
