@@ -1641,6 +1641,9 @@ function installDeclarativePolyfill() {
   MutationObserverPrototypeObserve(declarativeObserver, ownDocument, observed);
   ArrayPrototypePush(shadowRootObservers, { __proto__: null, observer: declarativeObserver, options: observed });
   installShadowRootHook();
+  // A document that has content before its state starts (a reused window's newer document,
+  // realm.js): no mutation will announce what is already there.
+  if (NodePrototypeGetFirstChild(ownDocument) !== null) scheduleDeclarativeScan();
   declarativeRefusedText = () => {
     const all = safeList();
     for (let i = 0; i < declarativeRefusals.length; i++) ArrayPrototypePush(all, declarativeRefusals[i]);
@@ -1760,6 +1763,11 @@ function installDeclarativeNativeHelpers(backend) {
   };
   MutationObserverPrototypeObserve(observer, ownDocument, observed);
   ArrayPrototypePush(shadowRootObservers, { __proto__: null, observer, options: observed });
+  // A document with content before its state starts (realm.js): read its forms now.
+  if (NodePrototypeGetFirstChild(ownDocument) !== null) {
+    nativeNamesQueued = true;
+    queueGlobalTask(updateNativeDeclarativeNames);
+  }
   const agentInvoked = (event) =>
     NativeSubmitEventPrototypeGetAgentInvoked !== null && NativeSubmitEventPrototypeGetAgentInvoked(event) === true;
   // An agent-invoked submission that goes ahead: reported at its `formdata` event (fired once

@@ -35,6 +35,12 @@ function listenOnWindow(type, listener, capture) {
   EventTargetPrototypeAddEventListener(ownWindow, type, wrapped, { __proto__: null, capture });
 }
 
+// A newer document in the reused window that nothing else meets (no script of its own reads
+// `document.modelContext`, no frame or harness talks to it) is met by its own
+// DOMContentLoaded, which reaches the window: its state starts then, and its forms become
+// tools, as Chromium's do.
+listenOnWindow("DOMContentLoaded", () => {}, true);
+
 // The newer document's own handling of an event this document's listener received.
 function forwardWindowEvent(type, capture, event) {
   for (let i = 0; i < windowListeners.length; i++) {
