@@ -34,7 +34,8 @@ CORPUS = sorted(path.stem for path in FORMS.glob("*.html"))
 MODES: tuple[Mode, ...] = ("polyfill", "native")
 
 # getTools() as plain data: `window` cannot cross, `origin` is checked to be the page's.
-GET_TOOLS = """async () => (await document.modelContext.getTools()).map((t) => {
+# Corpus pages that render late define `window.corpusReady` (a promise).
+GET_TOOLS = """async () => (await window.corpusReady, await document.modelContext.getTools()).map((t) => {
   const copy = {...t};
   delete copy.window;
   copy.origin = copy.origin === location.origin;
@@ -221,9 +222,11 @@ async def test_get_tools_equals_native_chromium(driven: dict[Mode, Driven], name
     else:
         assert ours == theirs
     # The harness sees the same: CDP's tools (the native backend's view) against the
-    # polyfill's snapshots, annotations included (`autosubmit`, CDP's name).
-    listing = await polyfill.command({"op": "list"})
-    snapshots = {tool["name"]: tool for tool in listing["tools"]}
+    # polyfill's snapshots of every frame, annotations included (`autosubmit`, CDP's name).
+    snapshots = {}
+    for frame in polyfill.page.frames:
+        listing = await polyfill.channel.command(frame, {"op": "list"})
+        snapshots.update({tool["name"]: tool for tool in listing["tools"]})
     for _ in range(50):
         if len(native.cdp_tools) >= len(theirs):
             break
@@ -239,6 +242,144 @@ async def test_get_tools_equals_native_chromium(driven: dict[Mode, Driven], name
             assert "inputSchema" not in cdp[tool_name]
         elif name not in KNOWN_DIFFERENCES:
             assert snapshot["inputSchema"] == cdp[tool_name]["inputSchema"]
+
+
+# Runs every form tool of the page (in the document, a same-origin frame's document, or an
+# open shadow root of either) with the given arguments and reports, per tool, its outcome and
+# what the form held or sent. Most corpus forms have no submit button, with which Chromium
+# refuses a call that waits for its user: one is added (a button is no parameter), so the
+# fill itself is compared. A form without toolautosubmit waits for its user: its filled
+# values are read, then the user submits it. A submission is answered with respondWith()
+# and its form data (submitter included), so nothing navigates. A form in a closed shadow
+# root cannot be reached from outside and is left out.
+EXECUTE_ALL = """async (argumentsByTool) => {
+  await window.corpusReady;
+  const documents = [document];
+  for (const frame of document.querySelectorAll('iframe')) {
+    if (frame.contentDocument) documents.push(frame.contentDocument);
+  }
+  const roots = [];
+  for (const doc of documents) {
+    roots.push(doc);
+    for (const el of doc.querySelectorAll('*')) if (el.shadowRoot) roots.push(el.shadowRoot);
+  }
+  const formOf = (name) => {
+    for (const root of roots) {
+      const form = root.querySelector(`form[toolname="${name}"]`);
+      if (form) return form;
+    }
+    return null;
+  };
+  const entries = (form, submitter) => [...new FormData(form, submitter)]
+    .map(([k, v]) => [k, typeof v === 'string' ? v : `file:${v.name}`]);
+  const tick = (ms) => new Promise((r) => setTimeout(r, ms));
+  const out = {};
+  for (const tool of await document.modelContext.getTools()) {
+    const form = formOf(tool.name);
+    if (form === null || !(tool.name in argumentsByTool)) continue;
+    const hasSubmitter = [...form.elements].some((el) => el.type === 'submit' || el.type === 'image');
+    if (!hasSubmitter && !form.hasAttribute('toolautosubmit')) {
+      form.append(form.ownerDocument.createElement('button'));
+      await tick(50);
+    }
+    const listening = new AbortController();
+    form.addEventListener('submit', (e) => {
+      e.preventDefault();
+      if (e.agentInvoked) e.respondWith(Promise.resolve({sent: entries(form, e.submitter)}));
+    }, {signal: listening.signal});
+    const call = document.modelContext.executeTool(tool, argumentsByTool[tool.name])
+      .then((v) => ['ok', v], (e) => ['error', `${e.name}: ${e.message}`]);
+    const early = await Promise.race([call, tick(300).then(() => null)]);
+    if (early !== null) {
+      out[tool.name] = {outcome: early};
+    } else {
+      const held = entries(form, null);
+      form.requestSubmit();
+      const outcome = await Promise.race([call, tick(3000).then(() => ['pending'])]);
+      if (outcome[0] === 'pending') form.reset();
+      out[tool.name] = {held, outcome};
+    }
+    listening.abort();
+  }
+  return out;
+}"""
+
+
+def sample(schema: dict[str, Any]) -> Any:
+    """A value for one parameter of Chromium's form schema (the same on both sides)."""
+    if schema.get("enum"):
+        return schema["enum"][-1]
+    kind = schema.get("type")
+    if kind == "boolean":
+        return True
+    if kind == "array":
+        items = schema.get("items", {})
+        return [items["enum"][0]] if items.get("enum") else []
+    if kind == "number":
+        low = schema.get("minimum", schema.get("maximum", 3))
+        step = schema.get("multipleOf")
+        return low if step is None else step * -(-low // step)
+    fmt = str(schema.get("format", ""))
+    for marker, value in (
+        ("date", "2025-01-02"),
+        ("W", "2025-W02"),
+        ("#", "#aabbcc"),
+        ("T", "2025-01-02T10:30"),
+        ("1[0-2])$", "2025-03"),
+        ("[01]", "10:30"),
+    ):
+        if marker in fmt:
+            return value
+    return "Zoé" if "pattern" in schema else "x1"
+
+
+def arguments_for(tools: list[dict[str, Any]]) -> dict[str, dict[str, Any]]:
+    """Per tool, a value for each of its parameters (patterns: a letters-only word)."""
+    return {
+        tool["name"]: {
+            name: sample(schema)
+            for name, schema in tool.get("inputSchema", {}).get("properties", {}).items()
+        }
+        for tool in tools
+    }
+
+
+VALIDATION_FAILED = "UnknownError: Form validation failed: "
+
+
+def without_failed_user_submits(
+    ours: dict[str, Any], theirs: dict[str, Any]
+) -> tuple[dict[str, Any], dict[str, Any]]:
+    """Both sides' results without the README's known difference "the page's own failed
+    submit while a review waits": Chromium ends the call with its validation message, the
+    polyfill cannot see a submit attempt that fails validation and keeps waiting. Asserted
+    here, so that the day it changes the test says so."""
+    ours, theirs = copy.deepcopy(ours), copy.deepcopy(theirs)
+    for tool, result in theirs.items():
+        outcome = result["outcome"]
+        if "held" in result and outcome[0] == "error" and outcome[1].startswith(VALIDATION_FAILED):
+            assert ours[tool]["outcome"] == ["pending"], tool
+            ours[tool]["outcome"] = result["outcome"] = ["user submit failed validation"]
+    return ours, theirs
+
+
+@pytest.mark.parametrize("name", CORPUS)
+async def test_execute_tool_equals_native_chromium(driven: dict[Mode, Driven], name: str) -> None:
+    # The same arguments on both sides: the same outcome, and the same form data held or sent.
+    polyfill, native = driven["polyfill"], driven["native"]
+    await native.goto(f"forms/{name}.html")
+    tools = await native.js(GET_TOOLS)
+    arguments = arguments_for(tools)
+    results = {}
+    for mode, side in (("native", native), ("polyfill", polyfill)):
+        if mode == "polyfill":
+            await side.goto(f"forms/{name}.html")
+        results[mode] = await side.js(EXECUTE_ALL, arguments)
+    # Every tool ran, but one in a closed shadow root (out of the page's reach).
+    assert set(results["native"]) | {"shadow_closed"} >= {tool["name"] for tool in tools}
+    assert results["native"], f"{name}: nothing was executed"
+    ours, theirs = without_failed_user_submits(results["polyfill"], results["native"])
+    assert ours == theirs
 
 
 # ---------------------------------------------------------------------------------------
