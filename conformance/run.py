@@ -112,6 +112,8 @@ async def mcp_server(page_url: str, backend: str) -> AsyncIterator[str]:
         str(port),
         "--backend",
         backend,
+        # The logging scenarios: the page's console during a call, as MCP log messages.
+        "--forward-console",
         cwd=ROOT,
         stdin=asyncio.subprocess.DEVNULL,
         stderr=asyncio.subprocess.PIPE,

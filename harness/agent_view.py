@@ -12,7 +12,7 @@ from typing import Any
 from pydantic import BaseModel, ConfigDict, Field
 
 from harness.models import Tool
-from harness.stages.framing import frame_untrusted
+from harness.stages.framing import frame_schema, frame_untrusted
 
 
 class AgentTool(BaseModel):
@@ -34,16 +34,31 @@ class AgentTool(BaseModel):
 
 
 def agent_tool(tool: Tool, *, framing: bool = True) -> AgentTool:
-    """The agent view of one tool; with ``framing``, its description is marked untrusted."""
-    description = frame_untrusted(tool.description, tool.origin) if framing else tool.description
+    """The agent view of one tool; with ``framing``, every text of the page's in it — the
+    description, the title (``title`` and ``annotations.title``), and the titles and
+    descriptions inside its schemas — is marked untrusted."""
+    if not framing:
+        return AgentTool(
+            name=tool.name,
+            title=tool.title,
+            description=tool.description,
+            input_schema=tool.input_schema,
+            output_schema=tool.output_schema,
+            annotations=dict(tool.annotations),
+            origin=tool.origin,
+        )
+    origin = tool.origin
+    annotations = dict(tool.annotations)
+    if isinstance(annotations.get("title"), str):
+        annotations["title"] = frame_untrusted(annotations["title"], origin)
     return AgentTool(
         name=tool.name,
-        title=tool.title,
-        description=description,
-        input_schema=tool.input_schema,
-        output_schema=tool.output_schema,
-        annotations=dict(tool.annotations),
-        origin=tool.origin,
+        title=frame_untrusted(tool.title, origin) if tool.title is not None else None,
+        description=frame_untrusted(tool.description, origin),
+        input_schema=frame_schema(tool.input_schema, origin),
+        output_schema=frame_schema(tool.output_schema, origin) if tool.output_schema else None,
+        annotations=annotations,
+        origin=origin,
     )
 
 

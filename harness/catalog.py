@@ -9,16 +9,127 @@ once the call's result was delivered (seed 002 §6.1). A frame reports in parts:
 page's WebMCP registry holds: script tools, the spec's ``toolname`` forms) and
 ``tool-name`` (seed 002's declarative elements); within a frame, the tool first seen
 wins a collision, whichever part it came from.
+
+Readiness (:class:`Readiness`, :class:`Settle`) is defined here too, once for every front
+end: after a document's ``load``, its catalog is *settled* when, for a quiet window, no
+registration, unregistration or declarative change has been seen and the page's network
+has been idle — or when the maximum wait has passed.
 """
 
 from __future__ import annotations
 
+import asyncio
+import time
 from collections.abc import Callable
 from dataclasses import dataclass, field
+
+from pydantic import BaseModel, ConfigDict, Field
 
 from harness.models import CatalogWarning, Tool, ToolChange
 
 Listener = Callable[[ToolChange], None]
+
+DEFAULT_QUIET_S = 0.5
+"""The quiet window: like Playwright's ``networkidle``, 500 ms without activity."""
+DEFAULT_SETTLE_TIMEOUT_S = 5.0
+"""The longest a catalog is waited for (unless the quiet window asks for more)."""
+_POLL_S = 0.025
+
+
+class Settle(BaseModel):
+    """How long to wait for a catalog to settle: the quiet window and the cap.
+
+    ``quiet`` 0 means "do not wait". The cap is at least twice the quiet window, so a
+    long window still has time to be seen quiet once.
+    """
+
+    model_config = ConfigDict(frozen=True)
+
+    quiet: float = Field(default=DEFAULT_QUIET_S, ge=0)
+    timeout: float = Field(default=DEFAULT_SETTLE_TIMEOUT_S, gt=0)
+
+    @classmethod
+    def quiet_ms(cls, ms: float) -> Settle:
+        """The settings for ``--settle MS``: that quiet window, a cap of max(5 s, 2 × it)."""
+        quiet = ms / 1000
+        return cls(quiet=quiet, timeout=max(DEFAULT_SETTLE_TIMEOUT_S, 2 * quiet))
+
+    @property
+    def enabled(self) -> bool:
+        """False when settling is turned off (a quiet window of 0)."""
+        return self.quiet > 0
+
+
+class SettleReport(BaseModel):
+    """How a wait for readiness ended: ``settled`` (quiet seen) or capped, after how long."""
+
+    model_config = ConfigDict(frozen=True)
+
+    settled: bool
+    waited: float
+    pending_requests: int = 0
+
+
+class Readiness:
+    """What the page did lately, for deciding when its catalog is settled.
+
+    Backends call :meth:`touch` for every registration, unregistration or declarative
+    change they hear of (the catalog does too, for every change it makes); the session
+    reports the page's requests (:meth:`request_started`, :meth:`request_ended`) and each
+    document's ``load`` (:meth:`loaded`). :meth:`wait` returns once all of it has been
+    quiet for the window, or at the cap. Pure bookkeeping: no browser in here.
+    """
+
+    def __init__(self, clock: Callable[[], float] = time.monotonic) -> None:
+        self._clock = clock
+        self._last_activity = clock()
+        self._loaded_at = clock()
+        self._requests: set[object] = set()
+
+    @property
+    def pending_requests(self) -> int:
+        """Requests of the page that have started and not yet ended."""
+        return len(self._requests)
+
+    def touch(self) -> None:
+        """A registration, unregistration or declarative change happened just now."""
+        self._last_activity = self._clock()
+
+    def loaded(self) -> None:
+        """A document finished loading: its quiet window starts now at the earliest."""
+        self._loaded_at = self._last_activity = self._clock()
+
+    def request_started(self, request: object) -> None:
+        """The page sent a request (any frame, any kind)."""
+        self._requests.add(request)
+        self._last_activity = self._clock()
+
+    def request_ended(self, request: object) -> None:
+        """A request finished or failed."""
+        if request in self._requests:
+            self._requests.discard(request)
+            self._last_activity = self._clock()
+
+    def quiet_for(self) -> float:
+        """Seconds since the last activity; 0 while a request is pending."""
+        if self._requests:
+            return 0.0
+        return max(0.0, self._clock() - max(self._last_activity, self._loaded_at))
+
+    async def wait(self, settle: Settle) -> SettleReport:
+        """Wait until quiet for ``settle.quiet`` seconds, or ``settle.timeout`` at most."""
+        start = self._clock()
+        deadline = start + max(settle.timeout, settle.quiet)
+        while True:
+            quiet = self.quiet_for()
+            now = self._clock()
+            if quiet >= settle.quiet:
+                return SettleReport(settled=True, waited=now - start)
+            if now >= deadline:
+                return SettleReport(
+                    settled=False, waited=now - start, pending_requests=self.pending_requests
+                )
+            await asyncio.sleep(min(_POLL_S, max(0.0, deadline - now)))
 
 
 @dataclass(frozen=True)
@@ -57,6 +168,8 @@ class Catalog:
         self._holds = 0
         self._held_changes = False
         self.warnings: list[CatalogWarning] = []
+        self.readiness = Readiness()
+        """When this catalog counts as settled (see :class:`Readiness`)."""
 
     # -- reading -----------------------------------------------------------
     def tools(self) -> list[Tool]:
@@ -175,6 +288,7 @@ class Catalog:
         self._tools = merged
         self.warnings = warnings
         if change:
+            self.readiness.touch()
             for listener in list(self._listeners):
                 listener(change)
         return change

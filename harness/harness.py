@@ -15,6 +15,7 @@ from harness.browser.backends.native import NativeBackend
 from harness.browser.backends.polyfill import PolyfillBackend
 from harness.browser.chromium import QUIET_FLAGS, find_chromium
 from harness.browser.injection import ChannelKeys, SchemaSubset
+from harness.catalog import Settle
 from harness.declarative.review import FORM_REVIEW_MODES, FormReviewMode
 from harness.elicitation.base import ElicitationHandler, close_handler
 from harness.errors import BrowserNotFound, ConfigError
@@ -48,6 +49,7 @@ class Harness:
         untrusted_framing: bool = True,
         form_review: FormReviewMode = "ask",
         schema_subset: SchemaSubset = "accept",
+        settle: Settle | None = None,
     ) -> None:
         """``policy``: the default pack unless given a :class:`~harness.stages.policy.Policy`, a
         policy file (loaded now: a bad file fails before anything runs) or None (no policy).
@@ -58,6 +60,8 @@ class Harness:
         ``schema_subset``: what the page's ``registerTool()`` does with an ``inputSchema``
         outside WebMCP's subset (``$ref``, ``format``, …): ``"accept"`` it, as Chromium does,
         or ``"refuse"`` it with a TypeError, as the spec's tentative tests ask.
+        ``settle``: when a page's catalog counts as ready (default: quiet for 500 ms, at
+        most 5 s; see :class:`~harness.catalog.Settle`); sessions wait for it after each load.
         """
         if schema_subset not in get_args(SchemaSubset):
             raise ConfigError(f"schema_subset must be 'accept' or 'refuse', not {schema_subset!r}")
@@ -79,6 +83,7 @@ class Harness:
         self.untrusted_framing = untrusted_framing
         self.form_review: FormReviewMode = form_review
         self.schema_subset: SchemaSubset = schema_subset
+        self.settle = settle or Settle()
         self.keys = ChannelKeys()
         self._playwright: Playwright | None = None
         self._browser: Browser | None = None
@@ -153,13 +158,15 @@ class Harness:
             policy=self.policy,
             untrusted_framing=self.untrusted_framing,
             form_review=self.form_review,
+            settle=self.settle,
         )
 
-    async def open(self, url: str) -> Session:
-        """A new session on ``url``."""
+    async def open(self, url: str, *, settle: bool | Settle = True) -> Session:
+        """A new session on ``url``, once its catalog settled (``settle``: see
+        :meth:`Session.open`)."""
         session = await self.new_session()
         try:
-            await session.open(url)
+            await session.open(url, settle=settle)
         except BaseException:
             await session.close()
             raise

@@ -20,6 +20,18 @@ from pydantic import BaseModel, ConfigDict, Field
 ToolSource = Literal["script", "declarative"]
 BackendName = Literal["polyfill", "native"]
 
+# The boolean annotation hints: MCP's four, WebMCP's two, and the trust SEP's
+# maliciousActivityHint (seed 000's sensitiveHint is read by redaction).
+BOOLEAN_HINTS: tuple[str, ...] = (
+    "readOnlyHint",
+    "destructiveHint",
+    "idempotentHint",
+    "openWorldHint",
+    "untrustedContentHint",
+    "consequentialHint",
+    "maliciousActivityHint",
+)
+
 
 class Tool(BaseModel):
     """One tool in a page's catalog, as the harness (the user agent) sees it."""
@@ -42,6 +54,11 @@ class Tool(BaseModel):
         default="document.modelContext", description="The page API that registered it."
     )
     has_resolve: bool = Field(default=False, alias="hasResolve")
+    registration: int | None = Field(
+        default=None,
+        description="Which registration of a script tool this is (the page's registry "
+        "numbers them): a call runs only the definition it was checked against.",
+    )
 
     def public(self) -> dict[str, Any]:
         """The JSON shape the CLI and reports print (camelCase, as MCP spells it)."""
@@ -140,6 +157,9 @@ class CallRequest:
     call_id: str = field(default_factory=lambda: uuid.uuid4().hex[:12])
     meta: dict[str, Any] = field(default_factory=dict)  # extra `execute` options for the page
     notes: list[str] = field(default_factory=list)
+    # How the call ended, set by the pipeline before the after-call stages run (None: the
+    # tool returned a value); those stages tell page output from the harness's own words.
+    error_kind: ErrorKind | None = None
 
 
 BeforeCall = Callable[[CallRequest], Awaitable[CallToolResult | None]]

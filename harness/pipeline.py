@@ -52,6 +52,7 @@ class Pipeline:
         self.backend = backend
         self.before: list[BeforeCall] = list(before or [])
         self.after: list[AfterCall] = list(after or [])
+        self._abandoned: set[asyncio.Future[None]] = set()  # aborts of calls given up on
 
     def lookup(self, name: str) -> Tool:
         """The tool to call, or :class:`UnknownTool`."""
@@ -64,6 +65,7 @@ class Pipeline:
         """Run one call and return its outcome (tool failures are ``isError`` results)."""
         started = time.perf_counter()
         result, kind = await self._run(request)
+        request.error_kind = kind
         for stage in self.after:
             result = await stage(request, result)
         return CallOutcome(
@@ -85,7 +87,14 @@ class Pipeline:
             stopped = await stage(request)
             if stopped is not None:
                 return stopped, "refused"
+        # The stages may have waited (resolve(), the user's answer): the call runs the
+        # definition its arguments and policy were checked against, or not at all.
+        changed = await self._changed(request.tool)
+        if changed is not None:
+            return changed, "refused"
         raw = await self._execute(request)
+        if raw is not None and raw.status == "changed":
+            return _changed_result(request.tool), "refused"
         if raw is None:
             return (
                 error_result(
@@ -102,12 +111,34 @@ class Pipeline:
         }
         return normalize(raw), kinds[raw.status]
 
+    async def _changed(self, checked: Tool) -> CallToolResult | None:
+        """An ``isError`` result when the page no longer offers ``checked`` as it was.
+
+        A script tool carries its registration number, and the page itself refuses to run
+        any other registration (atomically, at ``invoke``): nothing to re-read here. A
+        declarative tool is re-read from the page and compared.
+        """
+        if checked.registration is not None:
+            return None
+        await self.backend.refresh()
+        if self.catalog.get(checked.name) == checked:
+            return None
+        return _changed_result(checked)
+
     async def _execute(self, request: CallRequest) -> RawResult | None:
         """Run the tool in the page; None when it timed out (after aborting its signal)."""
         task = asyncio.ensure_future(
             self.backend.execute(request.tool, request.arguments, request.call_id, request.meta)
         )
-        done, _ = await asyncio.wait({task}, timeout=request.timeout)
+        try:
+            done, _ = await asyncio.wait({task}, timeout=request.timeout)
+        except asyncio.CancelledError:
+            # The caller gave up (e.g. an MCP client's notifications/cancelled): the page's
+            # tool must see its signal abort, even though nobody waits for its answer now.
+            abandon = asyncio.ensure_future(self._abandon(task, request.call_id))
+            self._abandoned.add(abandon)
+            abandon.add_done_callback(self._abandoned.discard)
+            raise
         if done:
             return task.result()
         await self.backend.cancel(request.call_id, f"timed out after {request.timeout:g} s")
@@ -115,3 +146,18 @@ class Pipeline:
         if not done:
             task.cancel()
         return None
+
+    async def _abandon(self, task: asyncio.Future[RawResult], call_id: str) -> None:
+        """Abort a call nobody waits for any more, and let its execution end."""
+        await self.backend.cancel(call_id, "cancelled by the caller")
+        done, _ = await asyncio.wait({task}, timeout=CANCEL_GRACE_S)
+        if not done:
+            task.cancel()
+
+
+def _changed_result(tool: Tool) -> CallToolResult:
+    return error_result(
+        f"Tool {tool.name!r} changed while the call was being checked (the page registered it "
+        "again, or removed it), so it was not run: its arguments and the policy were checked "
+        "against the old definition. List the tools again, then call it again."
+    )

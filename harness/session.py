@@ -4,9 +4,12 @@ from __future__ import annotations
 
 import asyncio
 import contextlib
+import contextvars
 import copy
 import logging
-from collections.abc import Callable
+import weakref
+from collections.abc import Callable, Iterator
+from dataclasses import dataclass, field
 from typing import Any
 
 from mcp.types import CallToolResult
@@ -16,7 +19,7 @@ from playwright.async_api import Error as PlaywrightError
 from harness.agent_view import AgentTool, agent_tools
 from harness.browser.backends.base import Backend
 from harness.browser.backends.polyfill import ChannelBackend
-from harness.catalog import Catalog
+from harness.catalog import Catalog, Settle, SettleReport
 from harness.declarative.invocation import SeedTools, install_seed_stage, seed_tools_of
 from harness.declarative.review import FormReviewer, FormReviewMode
 from harness.elicitation.base import (
@@ -31,16 +34,40 @@ from harness.pipeline import Pipeline
 from harness.stages.framing import PAGE_RESULT_KINDS, frame_result
 from harness.stages.navigation import ui_redirect_target
 from harness.stages.patterns import pattern_warnings
-from harness.stages.policy import DEFAULT_POLICY, AuditTrail, Policy, install_stages
+from harness.stages.policy import (
+    DEFAULT_POLICY,
+    AuditTrail,
+    Policy,
+    PolicyOption,
+    install_stages,
+    policy_option,
+)
 from harness.stages.redaction import Redactor, sensitivity_warnings
 from harness.stages.redemption import RevealAttempt, reveal, reveal_all
 from harness.stages.trust import TrustState, annotation_warnings, page_resolver
+from harness.stages.validation import schema_warnings
 from harness.stages.vault import Revealed, Vault
 
 log = logging.getLogger("harness.session")
 
 CallListener = Callable[[dict[str, Any], CallOutcome], None]
 """``listener(arguments, outcome)``: see :meth:`Session.on_call`."""
+
+
+@dataclass(eq=False)
+class AgentSession:
+    """One agent session (seed 001's term): the trust state its calls accumulate, the
+    policy decisions made for it, and the values withheld from it.
+
+    A :class:`Session` has one of its own; a front end that lets several agents drive one
+    page (the MCP bridge: one per client) gives each its own with :meth:`Session.new_agent`
+    and runs its calls inside :meth:`Session.as_agent`, so no agent's context reaches
+    another agent's calls.
+    """
+
+    trust: TrustState = field(default_factory=TrustState)
+    audit: AuditTrail = field(default_factory=AuditTrail)
+    vault: Vault = field(default_factory=Vault)
 
 
 class Session:
@@ -61,9 +88,10 @@ class Session:
         call_timeout: float,
         elicitation: ElicitationHandler | None = None,
         owns_context: bool = True,
-        policy: Policy | None = DEFAULT_POLICY,
+        policy: PolicyOption = DEFAULT_POLICY,
         untrusted_framing: bool = True,
         form_review: FormReviewMode = "ask",
+        settle: Settle | None = None,
     ) -> None:
         # The Harness that made it (kept for its owner; the session never calls back into it).
         self.harness = harness
@@ -74,6 +102,11 @@ class Session:
         self.backend = backend
         self.catalog = Catalog()
         self.pipeline = Pipeline(self.catalog, backend)
+        # Readiness (harness/catalog.py): after each document's load, listings and calls
+        # wait once for the catalog to settle. `settle` may change between calls.
+        self.settle = settle or Settle()
+        self._documents = 0  # top-level navigations seen (each a document to settle)
+        self._settled_document = -1  # the last document whose catalog was waited for
         self.call_timeout = call_timeout
         # Every elicitation, answered by whoever is configured (nobody means "cancel",
         # the safe side), is recorded here, without password or x-sensitive values.
@@ -95,12 +128,18 @@ class Session:
         # `policy` (None: no policy) may be replaced between calls.
         self.policy = policy
         self.untrusted_framing = untrusted_framing
-        self.trust = TrustState()
-        self.audit = AuditTrail()
+        # The agent whose calls run now: this session's own, unless a front end serving
+        # several agents says otherwise (as_agent). A context variable, so concurrent calls
+        # of different agents each see their own.
+        self._own_agent = AgentSession()
+        self._agent: contextvars.ContextVar[AgentSession | None] = contextvars.ContextVar(
+            f"webmcp-agent-{id(self)}", default=None
+        )
+        self._agents: weakref.WeakSet[AgentSession] = weakref.WeakSet()
         install_stages(
             self.pipeline,
-            self.trust,
-            self.audit,
+            lambda: self.trust,
+            lambda: self.audit,
             policy=lambda: self.policy,
             handler=lambda: self.elicitation,
             page_url=lambda: self.page.url,
@@ -116,10 +155,55 @@ class Session:
         # Redaction (harness/stages/redaction.py) is the last stage both ways: it notes that the
         # tool runs, and what it returns is the agent view. What it withholds, and each
         # call's user view, stay in `vault` (memory only) until the session closes.
-        self.vault = Vault()
-        self.redaction = Redactor(self.vault)
+        self.redaction = Redactor(lambda: self.vault)
         self.pipeline.before.append(self.redaction.before_execute)
         self.pipeline.after.append(self.redaction)
+
+    @property
+    def policy(self) -> Policy | None:
+        """The policy the calls run under (None: none); set a :class:`Policy`, a pack name
+        (``"default"``, ``"strict"``), a policy file, or None — between calls."""
+        return self._policy
+
+    @policy.setter
+    def policy(self, value: PolicyOption) -> None:
+        self._policy = policy_option(value)
+
+    # -- agent sessions ----------------------------------------------------------------
+    @property
+    def agent(self) -> AgentSession:
+        """The agent session whose calls run now (this session's own by default)."""
+        return self._agent.get() or self._own_agent
+
+    @property
+    def trust(self) -> TrustState:
+        """The current agent session's trust state (the SEP's accumulated annotations)."""
+        return self.agent.trust
+
+    @property
+    def audit(self) -> AuditTrail:
+        """The current agent session's policy decisions."""
+        return self.agent.audit
+
+    @property
+    def vault(self) -> Vault:
+        """The current agent session's withheld values (memory only, cleared on close)."""
+        return self.agent.vault
+
+    def new_agent(self) -> AgentSession:
+        """A fresh agent session on this page (its vault is cleared when the page closes)."""
+        agent = AgentSession()
+        self._agents.add(agent)
+        return agent
+
+    @contextlib.contextmanager
+    def as_agent(self, agent: AgentSession) -> Iterator[AgentSession]:
+        """Run what happens inside (calls, reveals) as ``agent``'s."""
+        token = self._agent.set(agent)
+        try:
+            yield agent
+        finally:
+            self._agent.reset(token)
 
     @property
     def elicitation(self) -> ElicitationHandler:
@@ -144,21 +228,61 @@ class Session:
 
     @property
     def warnings(self) -> list[CatalogWarning]:
-        """Catalog warnings: refused duplicates, malformed tools, invalid trust annotations,
-        sensitivity declarations that disagree, patterns that are not ECMAScript regexes."""
+        """Catalog warnings: refused duplicates, malformed tools, seed 004 annotation
+        spellings, invalid trust annotations, sensitivity declarations that disagree, schemas
+        that refer outside themselves, patterns that are not ECMAScript regexes."""
         tools = self.catalog.tools()
         return [
             *self.catalog.warnings,
             *annotation_warnings(tools),
             *sensitivity_warnings(tools),
+            *schema_warnings(tools),
             *pattern_warnings(tools),
         ]
 
     async def _attach(self) -> None:
         await self.backend.attach(self.context, self.page, self.catalog)
+        readiness = self.catalog.readiness
+        self.page.on("request", readiness.request_started)
+        self.page.on("requestfinished", readiness.request_ended)
+        self.page.on("requestfailed", readiness.request_ended)
+        self.page.on("load", lambda _page: readiness.loaded())
+        self.page.on("framenavigated", self._on_navigated)
 
-    async def open(self, url: str, *, wait_until: str = "load") -> None:
-        """Navigate the page to ``url`` and read its tools."""
+    def _on_navigated(self, frame: Any) -> None:
+        if frame.parent_frame is None:  # a new top-level document: its catalog settles anew
+            self._documents += 1
+
+    async def ready(self, settle: Settle | None = None) -> SettleReport:
+        """Wait until the current document's catalog is settled (see :class:`Settle`).
+
+        Settled: the document has loaded, and for ``settle.quiet`` seconds (default: the
+        session's :attr:`settle`) no tool was registered, unregistered or changed and the
+        page's network was idle — or ``settle.timeout`` passed. Each document is waited
+        for once; :meth:`open`, :meth:`tools` and :meth:`call` call this themselves.
+        """
+        self._check_open()
+        settle = settle or self.settle
+        if self._settled_document == self._documents or not settle.enabled:
+            return SettleReport(settled=True, waited=0.0)
+        document = self._documents
+        loop = asyncio.get_running_loop()
+        started = loop.time()
+        with contextlib.suppress(PlaywrightError):  # no load within the cap: settle anyway
+            await self.page.wait_for_load_state("load", timeout=settle.timeout * 1000)
+        report = await self.catalog.readiness.wait(settle)
+        if self._documents == document:
+            self._settled_document = document
+        return report.model_copy(update={"waited": loop.time() - started})
+
+    async def open(
+        self, url: str, *, wait_until: str = "load", settle: bool | Settle = True
+    ) -> None:
+        """Navigate the page to ``url`` and read its tools once its catalog settled.
+
+        ``settle``: False to return right after ``load`` (later listings still wait), or
+        a :class:`Settle` for this call.
+        """
         self._check_open()
         await self.settled()
         try:
@@ -167,6 +291,8 @@ class Session:
             raise PageUnreachable(f"Could not open {url}: {_first_line(exc)}") from exc
         if response is not None and response.status >= 400:
             raise PageUnreachable(f"Could not open {url}: HTTP {response.status}")
+        if settle is not False:
+            await self.ready(settle if isinstance(settle, Settle) else None)
         await self.backend.refresh()
 
     async def navigate(self, url: str) -> None:
@@ -184,10 +310,13 @@ class Session:
             raise PageUnreachable(f"Could not reload {self.url}: HTTP {response.status}")
         await self.backend.refresh()
 
-    async def tools(self) -> list[Tool]:
-        """The tools the page offers now (re-read from every frame first)."""
+    async def tools(self, *, settle: bool = True) -> list[Tool]:
+        """The tools the page offers now (re-read from every frame first), once the
+        document's catalog settled (:meth:`ready`; ``settle=False``: at once)."""
         self._check_open()
         await self.settled()
+        if settle:
+            await self.ready()
         await self.backend.refresh()
         return self.catalog.tools()
 
@@ -205,14 +334,16 @@ class Session:
     ) -> CallOutcome:
         """Call a tool through the pipeline; tool failures come back as ``isError``.
 
-        Raises :class:`~harness.errors.UnknownTool` when no tool has that name.
+        Raises :class:`~harness.errors.UnknownTool` when no tool has that name once the
+        document's catalog has settled (:meth:`ready`).
         """
         self._check_open()
         if timeout is not None and timeout <= 0:
             raise ConfigError(f"timeout must be positive, not {timeout}")
         await self.settled()
         tool = self.catalog.get(name)
-        if tool is None:
+        if tool is None:  # not (yet) there: fail only once the catalog has settled
+            await self.ready()
             await self.backend.refresh()
         request = CallRequest(
             tool=self.pipeline.lookup(name),
@@ -343,7 +474,8 @@ class Session:
         if self._closed:
             return
         self._closed = True
-        self.vault.clear()
+        for agent in [self._own_agent, *self._agents]:
+            agent.vault.clear()
         if self._after_delivery is not None and not self._after_delivery.done():
             self._after_delivery.cancel()
             with contextlib.suppress(asyncio.CancelledError):

@@ -21,6 +21,7 @@ from mcp.types import CallToolResult
 
 from harness import harness as _async
 from harness import session as _session
+from harness.catalog import Settle, SettleReport
 from harness.elicitation.base import ElicitationRecord
 from harness.models import BackendName, CallOutcome, CatalogWarning, Tool, ToolChange
 from harness.stages.redemption import RevealAttempt
@@ -102,9 +103,13 @@ class Session:
         """The result before redaction (held only in this session's memory)."""
         return self._inner.user_view(outcome)
 
-    def open(self, url: str) -> None:
-        """Navigate to ``url`` and read its tools."""
-        self._loop.run(self._inner.open(url))
+    def open(self, url: str, *, settle: bool | Settle = True) -> None:
+        """Navigate to ``url`` and read its tools once its catalog settled."""
+        self._loop.run(self._inner.open(url, settle=settle))
+
+    def ready(self, settle: Settle | None = None) -> SettleReport:
+        """Wait until the current document's catalog settled (see :meth:`Session.ready`)."""
+        return self._loop.run(self._inner.ready(settle))
 
     def tools(self) -> list[Tool]:
         """The tools the page offers now."""

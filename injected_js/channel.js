@@ -38,6 +38,22 @@ function sendToHarness(messageText) {
 // -------------------------------------------------------------------------------------------
 
 const snapshotTexts = new SafeWeakMap(); // tool definition → its ToolSnapshot as JSON text
+const registrations = new SafeWeakMap(); // script tool definition → its registration number
+let lastRegistration = 0;
+
+// Which registration of a script tool a definition is (null for declarative tools, whose
+// definitions are rebuilt from the DOM). The harness runs a call only on the registration
+// it checked the call against (`invoke` here, `prepare` in native mode).
+function registrationOf(definition) {
+  if (definition.source !== "script") return null;
+  let number = registrations.get(definition);
+  if (number === undefined) {
+    lastRegistration += 1;
+    number = lastRegistration;
+    registrations.set(definition, number);
+  }
+  return number;
+}
 
 function toolSnapshotText(definition) {
   let text = snapshotTexts.get(definition);
@@ -65,9 +81,22 @@ function toolSnapshotText(definition) {
     (definition.exposedTo === null ? "null" : JSONStringify(definition.exposedTo)) +
     ',"surface":' +
     JSONStringify(definition.surface) +
+    ',"registration":' +
+    JSONStringify(registrationOf(definition)) +
     "}";
   snapshotTexts.set(definition, text);
   return text;
+}
+
+// The registration number of the script tool registered under `toolName` now (null: none).
+function currentRegistration(toolName) {
+  let found = null;
+  if (backend !== null) {
+    backend.forEachTool((definition) => {
+      if (definition.name === toolName && definition.source === "script") found = registrationOf(definition);
+    });
+  }
+  return found;
 }
 
 // This frame's whole registry as a JSON array, sorted by name.
@@ -155,6 +184,11 @@ function runCommand(command) {
       declarations: JSONParse(seedDeclarationsText(false)),
     });
   }
+  if (op === "registry") {
+    // Native mode only: Chromium's own registry of this document, read now.
+    if (backend === null || !backend.native) return answer({ __proto__: null, registry: null });
+    return backend.registry();
+  }
   if (op === "elicit-answer") {
     // The user's answer to a tool's question (user_input.js).
     return answer(answerToolQuestion(command));
@@ -186,6 +220,11 @@ function runCommand(command) {
   if (op === "invoke") {
     const callId = readCallId(command);
     if (callId === null) return commandError('invoke: "callId" must be a string or a number');
+    const registration = ownData(command, "registration");
+    if (typeof registration === "number" && currentRegistration(name) !== registration) {
+      // Registered again (or gone) since the harness checked the call: run nothing.
+      return answer({ __proto__: null, status: "changed" });
+    }
     const input = plainJSONText(ownData(command, "input") ?? {});
     return backend.invoke(callId, name, input, readPlainObject(command, "meta"));
   }
@@ -193,7 +232,9 @@ function runCommand(command) {
     return backend.resolve(name, plainJSONText(ownData(command, "input") ?? {}));
   }
   if (op === "prepare") {
-    return answer({ __proto__: null, prepared: backend.prepare(name, readPlainObject(command, "meta")) });
+    const registration = ownData(command, "registration");
+    const expected = typeof registration === "number" ? registration : null;
+    return answer({ __proto__: null, prepared: backend.prepare(name, readPlainObject(command, "meta"), expected) });
   }
   return commandError(`unknown op ${JSONStringify(typeof op === "string" ? op : null)}`);
 }

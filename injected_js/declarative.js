@@ -1773,16 +1773,26 @@ function installDeclarativeNativeHelpers(backend) {
   // An agent-invoked submission that goes ahead: reported at its `formdata` event (fired once
   // the submit event was not cancelled, before the navigation starts), so the report leaves
   // before the document can go; a dialog submission has no form data: a task later.
-  const submitting = new SafeWeakMap(); // form → {event, submitter, reported}
+  const submitting = new SafeWeakMap(); // form → {event, toolName, submitter, reported}
   const onSubmit = (event) => {
-    if (!agentInvoked(event)) return;
+    // Only the browser's own agent-invoked submission: a page can construct a SubmitEvent
+    // with {agentInvoked: true}, but not a trusted one, and dispatching it submits nothing.
+    if (!agentInvoked(event) || !EventGetIsTrusted(event)) return;
     const form = EventPrototypeGetTarget(event);
-    const pending = { __proto__: null, event, submitter: SubmitEventPrototypeGetSubmitter(event), reported: false };
+    // The tool's name is read now, before the page's submit listeners run: a listener may
+    // rename the form.
+    const pending = {
+      __proto__: null,
+      event,
+      toolName: toolNameOfForm(form),
+      submitter: SubmitEventPrototypeGetSubmitter(event),
+      reported: false,
+    };
     submitting.set(form, pending);
     queueGlobalTask(() => {
       if (submitting.get(form) === pending) submitting.delete(form);
       if (pending.reported || EventPrototypeGetDefaultPrevented(event)) return;
-      reportSubmission(toolNameOfForm(form), null, submissionDetails(form, pending.submitter));
+      reportSubmission(pending.toolName, null, submissionDetails(form, pending.submitter));
     });
   };
   const onFormData = (event) => {
@@ -1794,7 +1804,7 @@ function installDeclarativeNativeHelpers(backend) {
     if (EventPrototypeGetEventPhase(pending.event) !== 0 || EventPrototypeGetDefaultPrevented(pending.event)) return;
     pending.reported = true;
     submitting.delete(form);
-    reportSubmission(toolNameOfForm(form), null, submissionDetails(form, pending.submitter));
+    reportSubmission(pending.toolName, null, submissionDetails(form, pending.submitter));
   };
   listenOnWindow("submit", onSubmit, true);
   listenOnWindow("formdata", onFormData, true);

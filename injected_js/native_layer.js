@@ -32,6 +32,8 @@ function installNativeLayer() {
   const sideRegistry = new SafeMap(); // tool name → definition (the polyfill's shape)
   const controllers = new SafeWeakMap(); // definition → our AbortController for it
   const pendingMeta = new SafeMap(); // tool name → option members for its next execute
+  // tool name → the registration the harness checked its next call against (`prepare`)
+  const pendingRegistrations = new SafeMap();
   const harnessCalls = new SafeMap(); // callId → {toolName, controller, settle, …}
   const cancelledCalls = new SafeMap(); // tool name → callId of its last cancelled invoke
 
@@ -44,8 +46,20 @@ function installNativeLayer() {
 
   // Adds the harness's option members (from `prepare` or `invoke`) to the next call, and
   // keeps what execute threw for a pending `invoke` (Chromium only reports UnknownError).
-  const wrapExecute = (toolName, execute) =>
+  // `registered.definition` is this registration's side-registry entry (set once known).
+  const wrapExecute = (toolName, execute, registered) =>
     function execute_(inputObject, options) {
+      if (pendingRegistrations.has(toolName)) {
+        const expected = pendingRegistrations.get(toolName);
+        pendingRegistrations.delete(toolName);
+        const mine = registered.definition === null ? null : registrationOf(registered.definition);
+        if (mine !== expected) {
+          // The page registered the tool again since the harness checked this call: the
+          // new definition's execute never runs with arguments checked for the old one.
+          pendingMeta.delete(toolName);
+          throw new ErrorCtor("WebMCPHarnessToolChanged: the tool was registered again; not run");
+        }
+      }
       const meta = pendingMeta.get(toolName);
       if (meta !== undefined && isObject(options)) {
         pendingMeta.delete(toolName);
@@ -128,7 +142,8 @@ function installNativeLayer() {
       };
     }
     nativeTool.description = tool.description;
-    nativeTool.execute = wrapExecute(tool.name, tool.execute);
+    const registered = { __proto__: null, definition: null };
+    nativeTool.execute = wrapExecute(tool.name, tool.execute, registered);
     if (tool.inputSchema !== undefined) nativeTool.inputSchema = tool.inputSchema;
     nativeTool.name = tool.name;
     if (tool.title !== null) nativeTool.title = tool.title;
@@ -153,6 +168,7 @@ function installNativeLayer() {
       surface,
     );
     controllers.set(definition, controller);
+    registered.definition = definition;
     sideRegistry.set(tool.name, definition);
     EventTargetPrototypeAddEventListener(signal, "abort", () => removeIfCurrent(definition), {
       __proto__: null,
@@ -307,6 +323,38 @@ function installNativeLayer() {
     });
   }
 
+  // Chromium's registry for this document, read now (getTools), as JSON text of
+  // [{name, title, description, inputSchema, annotations}]: the harness reconciles the
+  // batched CDP events with it whenever a listing is asked for.
+  function registry() {
+    return new SafePromise((settle) => {
+      observePromise(
+        nativeGetTools(nativeObject),
+        (tools) => {
+          const parts = safeList();
+          const count = ArrayIsArray(tools) ? tools.length : 0;
+          for (let i = 0; i < count; i++) {
+            const tool = tools[i];
+            if (ownData(tool, "window") !== ownWindow) continue;
+            ArrayPrototypePush(
+              parts,
+              plainJSONText({
+                __proto__: null,
+                name: ownData(tool, "name"),
+                title: ownData(tool, "title"),
+                description: ownData(tool, "description"),
+                inputSchema: ownData(tool, "inputSchema"),
+                annotations: ownData(tool, "annotations"),
+              }),
+            );
+          }
+          settle({ __proto__: null, registry: JSONParse("[" + ArrayPrototypeJoin(parts, ",") + "]") });
+        },
+        (error) => settle(harnessFailure(error, MESSAGES.unknown)),
+      );
+    });
+  }
+
   function cancel(callId, reason) {
     const call = harnessCalls.get(callId);
     if (call === undefined) return false;
@@ -340,6 +388,7 @@ function installNativeLayer() {
       forEachDeclarativeExtra((name) => sideRegistry.has(name), callback);
     },
     invoke,
+    registry,
     cancel,
     resolve(toolName, inputArguments) {
       return new SafePromise((settle) => {
@@ -351,10 +400,13 @@ function installNativeLayer() {
         runResolve(definition.resolve, inputArguments, settle);
       });
     },
-    // The harness is about to run `toolName` through CDP: its next execute gets `meta`.
-    prepare(toolName, meta) {
+    // The harness is about to run `toolName` through CDP: its next execute gets `meta`, and
+    // runs only if it is the registration `expected` (a number; null: no check).
+    prepare(toolName, meta, expected) {
       if (meta === null) pendingMeta.delete(toolName);
       else pendingMeta.set(toolName, meta);
+      if (expected === null) pendingRegistrations.delete(toolName);
+      else pendingRegistrations.set(toolName, expected);
       return true;
     },
   });

@@ -45,6 +45,7 @@ const setTimeoutFn = globalThis.setTimeout.bind(globalThis);
 const clearTimeoutFn = globalThis.clearTimeout.bind(globalThis);
 
 const TypeErrorCtor = TypeError;
+const ErrorCtor = Error;
 const DOMExceptionCtor = DOMException;
 const ErrorPrototypeToString = uncurryThis(Error.prototype.toString);
 const URLCtor = URL;
@@ -199,6 +200,8 @@ const ValidityStatePrototypeGetValid = uncurryGetter(ValidityState.prototype, "v
 const EventPrototypeGetDefaultPrevented = uncurryGetter(Event.prototype, "defaultPrevented");
 const EventPrototypeGetEventPhase = uncurryGetter(Event.prototype, "eventPhase");
 const EventPrototypeGetTarget = uncurryGetter(Event.prototype, "target");
+// `isTrusted` is [LegacyUnforgeable]: an own accessor of every event; its getter is shared.
+const EventGetIsTrusted = uncurryThis(ObjectGetOwnPropertyDescriptor(new Event("x"), "isTrusted").get);
 const SubmitEventCtor = SubmitEvent;
 const SubmitEventPrototypeGetSubmitter = uncurryGetter(SubmitEvent.prototype, "submitter");
 // Chromium's own SubmitEvent.agentInvoked (native WebMCP only), or null.

@@ -249,7 +249,7 @@ class MailSite:
         annotations: dict[str, Any] = {
             "openWorldHint": True,
             "attribution": [base + email["id"] for email in emails],
-            "sensitivity": "pii",
+            "returnMetadata": {"source": "untrustedPublic", "sensitivity": "pii"},
         }
         if folder in FLAGGED_FOLDERS:
             annotations["maliciousActivityHint"] = True

@@ -2,7 +2,9 @@
 
 from __future__ import annotations
 
+import asyncio
 import socket
+import tempfile
 from collections.abc import AsyncIterator, Iterator
 from pathlib import Path
 
@@ -54,13 +56,21 @@ class PageServer:
             html = html.replace("{{OTHER}}", self.other_origin).replace("{{SELF}}", self.origin)
             return web.Response(text=html, content_type="text/html")
 
+        async def delay(request: web.Request) -> web.StreamResponse:
+            # An answer after MS milliseconds (capped at 20 s): a page's slow fetch.
+            ms = min(int(request.match_info["ms"]), 20_000)
+            await asyncio.sleep(ms / 1000)
+            return web.json_response({"delayed": ms})
+
         app = web.Application(middlewares=[log])
+        app.router.add_get("/__delay/{ms:[0-9]+}", delay)
         app.router.add_get("/{name:.*}", page)
         return app
 
     async def start(self) -> None:
         for _ in range(2):
-            runner = web.AppRunner(self._app())
+            # A short shutdown grace: a page's pending slow fetch must not hold up stop().
+            runner = web.AppRunner(self._app(), shutdown_timeout=1.0)
             await runner.setup()
             port = free_port()
             await web.TCPSite(runner, "127.0.0.1", port).start()
@@ -85,3 +95,11 @@ def chromium_path() -> Iterator[str]:
     from harness.browser.chromium import find_chromium
 
     yield str(find_chromium())
+
+
+@pytest.fixture
+def short_tmp() -> Iterator[Path]:
+    """A temporary folder with a short path: Chromium puts a socket in TMPDIR, and
+    pytest's ``tmp_path`` is too long a path for one."""
+    with tempfile.TemporaryDirectory(prefix="wmh-") as folder:
+        yield Path(folder)

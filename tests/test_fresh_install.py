@@ -24,7 +24,9 @@ DEV_ONLY = ("pytest-asyncio", "pytest-xdist", "pytest-timeout", "hypothesis", "r
 
 
 def _run(args: list[str | Path], cwd: Path, timeout: float) -> subprocess.CompletedProcess[str]:
-    env = {k: v for k, v in os.environ.items() if k not in ("PYTHONPATH", "VIRTUAL_ENV")}
+    # A fresh install: none of this run's Python path, venv or pytest options (e.g. -n 2).
+    outer = ("PYTHONPATH", "VIRTUAL_ENV", "PYTEST_ADDOPTS")
+    env = {k: v for k, v in os.environ.items() if k not in outer}
     return subprocess.run(
         [str(a) for a in args], cwd=cwd, env=env, capture_output=True, text=True, timeout=timeout
     )

@@ -14,8 +14,7 @@ import logging
 import os
 import shutil
 import sys
-import tempfile
-from collections.abc import AsyncIterator, Iterator
+from collections.abc import AsyncIterator
 from pathlib import Path
 from typing import Any
 
@@ -227,13 +226,6 @@ def files_with(folder: Path, marker: str) -> list[Path]:
         for path in folder.rglob("*")
         if path.is_file() and marker.encode() in path.read_bytes()
     ]
-
-
-@pytest.fixture
-def short_tmp() -> Iterator[Path]:
-    # Chromium puts a socket in TMPDIR; pytest's tmp_path is too long a path for one.
-    with tempfile.TemporaryDirectory(prefix="wmh-") as folder:
-        yield Path(folder)
 
 
 @pytest.mark.parametrize("backend", ["polyfill", "native"])

@@ -21,7 +21,7 @@ from __future__ import annotations
 import asyncio
 import contextlib
 import time
-from collections.abc import Callable
+from collections.abc import Callable, Sequence
 from pathlib import Path
 from typing import Any
 
@@ -40,7 +40,7 @@ from harness.errors import (
 )
 from harness.models import CallAction, FinishAction, NavigateAction, ToolChange
 from harness.session import Session
-from harness.stages.navigation import navigation_refusal, resolve_url
+from harness.stages.navigation import navigate_as_agent, resolve_url
 from harness.trace.events import (
     AgentActed,
     ErrorOccurred,
@@ -60,11 +60,9 @@ from harness.trace.events import (
 from harness.trace.recorder import TraceOptions, TraceRecorder
 
 DEFAULT_MAX_STEPS = 20
-# Pages register tools from script after `load`: wait this long for a first tool…
+# Pages register tools from script after `load`: wait at most this long for the catalog
+# to settle (the session's readiness; harness/catalog.py).
 DEFAULT_SETTLE_TIMEOUT_S = 5.0
-# …and until the catalog has been quiet this long.
-SETTLE_QUIET_S = 0.2
-_SETTLE_POLL_S = 0.05
 
 
 class CallSummary(BaseModel):
@@ -155,6 +153,7 @@ class AgentLoop:
         max_steps: int = DEFAULT_MAX_STEPS,
         recorder: TraceRecorder | None = None,
         settle_timeout: float = DEFAULT_SETTLE_TIMEOUT_S,
+        wait_for_tools: Sequence[str] = (),
     ) -> None:
         if max_steps < 1:
             raise ConfigError(f"max_steps must be at least 1, not {max_steps}")
@@ -169,10 +168,11 @@ class AgentLoop:
         self.max_steps = max_steps
         self.recorder = recorder or TraceRecorder()
         self.settle_timeout = settle_timeout
+        # Tools the page registers late, waited for after the start page settled.
+        self.wait_for_tools = list(wait_for_tools)
         self.step = 0
         self.history: list[StepRecord] = []
         self._tools_changed = False
-        self._last_change = 0.0
         self._changed_during_step = False
         self._changed = asyncio.Event()
         self._audit_seen = 0  # entries of session.audit already in the trace
@@ -183,7 +183,6 @@ class AgentLoop:
         self._tools_changed = True
         self._changed_during_step = True
         self._changed.set()
-        self._last_change = time.monotonic()
         catalog = self.session.catalog
         shown = [catalog.get(n) for n in [*change.added, *change.changed]]
         self.recorder.record(
@@ -202,13 +201,12 @@ class AgentLoop:
         )
 
     async def _settle(self) -> None:
-        """Wait for the page's tools: a first one, then a quiet spell (bounded)."""
-        deadline = time.monotonic() + self.settle_timeout
-        while time.monotonic() < deadline:
-            tools = await self.session.tools()
-            if tools and time.monotonic() - self._last_change >= SETTLE_QUIET_S:
-                return
-            await asyncio.sleep(_SETTLE_POLL_S)
+        """Wait for the page's catalog to settle: the session's readiness (harness/catalog.py),
+        for this document and after the changes of the last step, at most ``settle_timeout``."""
+        settle = self.session.settle.model_copy(update={"timeout": self.settle_timeout})
+        await self.session.ready(settle)
+        if settle.enabled:
+            await self.session.catalog.readiness.wait(settle)
 
     async def _catalog(self) -> list[AgentTool]:
         return await self.session.agent_tools()
@@ -285,6 +283,12 @@ class AgentLoop:
             self.recorder.record(ErrorOccurred(where="page", message=str(exc)))
             raise _Stop("page-error", str(exc)) from exc
         await self._settle()
+        try:
+            for name in self.wait_for_tools:
+                await self.session.wait_for_tool(name, timeout=self.settle_timeout)
+        except UnknownTool as exc:
+            self.recorder.record(ErrorOccurred(where="page", message=str(exc)))
+            raise _Stop("page-error", str(exc)) from exc
         self._tools_changed = False  # the first look is not a change
         self.recorder.record(
             PageOpened(url=self.session.url, tools=[t.as_json() for t in await self._catalog()])
@@ -422,14 +426,13 @@ class AgentLoop:
             url = resolve_url(self.start_url, action.url)
         except ValueError as exc:
             return self._navigated(action, action.url, str(exc))
-        refusal = await navigation_refusal(self.session, self.start_url, url)
+        try:
+            refusal = await navigate_as_agent(self.session, self.start_url, url)
+        except PageUnreachable as exc:
+            return self._navigated(action, url, str(exc))
         if refusal is not None:
             self._record_trails()
             return self._navigated(action, url, refusal)
-        try:
-            await self.session.navigate(url)
-        except PageUnreachable as exc:
-            return self._navigated(action, url, str(exc))
         await self._settle()
         self._record_trails()
         return self._navigated(action, url)
@@ -473,6 +476,7 @@ async def run_agent(
     trace_options: TraceOptions | None = None,
     on_event: Callable[[TraceEvent], None] | None = None,
     settle_timeout: float = DEFAULT_SETTLE_TIMEOUT_S,
+    wait_for_tools: Sequence[str] = (),
 ) -> RunResult:
     """Run ``agent`` on ``session`` from ``start_url``; with ``trace_dir``, write the trace there.
 
@@ -493,6 +497,7 @@ async def run_agent(
             max_steps=max_steps,
             recorder=recorder,
             settle_timeout=settle_timeout,
+            wait_for_tools=wait_for_tools,
         )
         return await loop.run()
     finally:

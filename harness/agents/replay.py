@@ -5,7 +5,10 @@ and compares what each step produces now with what the trace recorded: a
 call's agent-view result, field by field, or the error the agent saw. A
 navigation the recording made to an absolute URL on the old start page's
 origin is moved to the new start URL's origin, so a recording made against
-a site on one port replays against the same site on another.
+a site on one port replays against the same site on another; results are
+compared relative to the start URL too (the recorded start origin and the new
+one both read as ``<start-origin>`` wherever they appear, e.g. in the
+``<untrusted-data origin=…>`` framing), so a new port is not a difference.
 
 When the recording runs out, the agent finishes with the recorded answer if
 nothing differed, and otherwise stops the run with ``replay-diverged`` and
@@ -99,6 +102,32 @@ def load_recording(run_dir: str | Path) -> Recording:
     return Recording(task=started.task, start_url=started.start_url, steps=steps, answer=answer)
 
 
+START_ORIGIN = "<start-origin>"
+"""What a start origin reads as when a recorded result is compared with a replayed one."""
+
+
+def origin_of(url: str) -> str:
+    """``scheme://host:port`` of ``url`` ("" when it has none)."""
+    parts = urlsplit(url)
+    return f"{parts.scheme}://{parts.netloc}" if parts.scheme and parts.netloc else ""
+
+
+def relative_to_origin(value: Any, origin: str) -> Any:
+    """``value`` (JSON) with every occurrence of ``origin`` in its strings (keys included)
+    read as :data:`START_ORIGIN`."""
+    if not origin:
+        return value
+    if isinstance(value, str):
+        return value.replace(origin, START_ORIGIN)
+    if isinstance(value, list):
+        return [relative_to_origin(v, origin) for v in value]
+    if isinstance(value, dict):
+        return {
+            relative_to_origin(k, origin): relative_to_origin(v, origin) for k, v in value.items()
+        }
+    return value
+
+
 def rebase_url(url: str, recorded_start: str, start: str) -> str:
     """``url`` moved from the recorded start URL's origin to the new one's."""
     old, new, target = urlsplit(recorded_start), urlsplit(start), urlsplit(url)
@@ -120,6 +149,7 @@ class ReplayAgent:
         self.differences: list[Difference] = []
         self._next = 0
         self._current: RecordedStep | None = None
+        self._start_url = recording.start_url  # the replay's, once the first step is asked
 
     @classmethod
     def from_dir(cls, run_dir: str | Path, *, ignore: list[str] | None = None) -> ReplayAgent:
@@ -130,6 +160,7 @@ class ReplayAgent:
         self, context: AgentContext
     ) -> CallAction | NavigateAction | FinishAction:
         steps = self.recording.steps
+        self._start_url = context.start_url
         if self._next < len(steps) and not isinstance(steps[self._next].action, FinishAction):
             self._current = steps[self._next]
             self._next += 1
@@ -159,6 +190,20 @@ class ReplayAgent:
             return
         what = _what(recorded.action)
         found: list[Mismatch] = []
+        # Relative to the start URL: the site's origin (its port) may have changed.
+        before, now = origin_of(self.recording.start_url), origin_of(self._start_url)
+        recorded = recorded.model_copy(
+            update={
+                "result": relative_to_origin(recorded.result, before),
+                "error": relative_to_origin(recorded.error, before),
+            }
+        )
+        step = step.model_copy(
+            update={
+                "result": relative_to_origin(step.result, now),
+                "error": relative_to_origin(step.error, now),
+            }
+        )
         if (recorded.error is None) != (step.error is None):
             found.append(
                 Mismatch(

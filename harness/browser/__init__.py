@@ -2,6 +2,7 @@
 
 - ``chromium``: where Chromium is, and the flags it runs with;
 - ``injection``: the injected JS (``injected_js/``) and its authenticated channel;
+- ``urls``: URLs as the browser reads them (WHATWG): every origin the harness decides;
 - ``frames``: which frames may offer tools, and their origins;
 - ``backends/``: how tools are found and run in a page (``polyfill``, ``native``),
   behind one interface (``backends.base``).

@@ -9,22 +9,14 @@ then only the tools it registered with ``exposedTo`` naming the top-level origin
 from __future__ import annotations
 
 from typing import Any
-from urllib.parse import urlsplit
 
 from playwright.async_api import Error as PlaywrightError
 from playwright.async_api import Frame
 
+from harness.browser.urls import origin_of
 from harness.catalog import FrameInfo
 
-
-def origin_of(url: str) -> str:
-    """The serialized origin of a URL (``null`` for opaque ones such as about:blank)."""
-    parts = urlsplit(url)
-    if parts.scheme not in ("http", "https") or not parts.hostname:
-        return "null"
-    default = {"http": 80, "https": 443}[parts.scheme]
-    port = f":{parts.port}" if parts.port and parts.port != default else ""
-    return f"{parts.scheme}://{parts.hostname}{port}"
+__all__ = ["FrameKeys", "allows_tools", "exposed_to", "origin_of"]
 
 
 def allows_tools(allow_attribute: str | None) -> bool:

@@ -19,50 +19,50 @@ from pathlib import Path
 from typing import Any
 
 from rich.console import Console
-from rich.markup import escape
 
 from harness.agents import make_agent
 from harness.agents.loop import DEFAULT_MAX_STEPS, RunResult, run_agent
-from harness.cli.render import print_outcome, print_revealed, print_tools
-from harness.elicitation.answers import load_answers
+from harness.catalog import Settle
+from harness.cli import conformance, experiment
+from harness.cli import sites as sites_command
+from harness.cli.options import (
+    EXIT_FAILED,
+    EXIT_OK,
+    EXIT_USAGE,
+    Parser,
+    UsageError,
+    add_elicit_options,
+    add_page_options,
+    add_user_agent_options,
+    check_elicit,
+    parse,
+    policy_option,
+    report_error,
+    settle_option,
+)
+from harness.cli.render import page_text, print_outcome, print_revealed, print_tools
 from harness.elicitation.base import ElicitationRecord
-from harness.elicitation.choice import ELICIT_CHOICES, handler_from_option
+from harness.elicitation.choice import handler_from_option
 from harness.errors import ConfigError, HarnessError
-from harness.harness import BACKENDS, DEFAULT_CALL_TIMEOUT_S, Harness
-from harness.models import CallOutcome, Tool
-from harness.stages.policy import DEFAULT_POLICY, Policy, policy_from_argument
+from harness.harness import DEFAULT_CALL_TIMEOUT_S, Harness
+from harness.models import CallOutcome, CatalogWarning, Tool
+from harness.session import Session
+from harness.stages.policy import DEFAULT_POLICY, Policy
 from harness.stages.redemption import RevealAttempt
 from harness.stages.trust import trust_warnings
 from harness.trace.events import TraceEvent
 from harness.trace.recorder import TraceOptions, check_run_dir
 from harness.trace.view import live_line, show_trace
 
-EXIT_OK, EXIT_FAILED, EXIT_USAGE = 0, 1, 2
-
-# How long `call` waits for a tool that the page registers after load.
-TOOL_WAIT_S = 5.0
+__all__ = ["EXIT_FAILED", "EXIT_OK", "EXIT_USAGE", "UsageError", "add_elicit_options", "main"]
 
 # Where `agent` writes a run's trace when no --trace-dir is given.
 DEFAULT_RUNS_DIR = "webmcp-runs"
 
 
-class UsageError(HarnessError):
-    """A command-line argument is malformed."""
-
-
-def _add_backend(parser: argparse.ArgumentParser) -> None:
-    parser.add_argument(
-        "--backend",
-        choices=sorted(BACKENDS),
-        default="polyfill",
-        help="polyfill: the injected JS (any Chromium); native: Chromium's own WebMCP",
-    )
-    parser.add_argument("--json", action="store_true", help="print JSON for machines")
-
-
-def build_parser() -> argparse.ArgumentParser:
-    """The argument parser for every sub-command."""
-    parser = argparse.ArgumentParser(
+def build_parser() -> Parser:
+    """The argument parser for every sub-command (no abbreviations; see :mod:`options`)."""
+    parser = Parser(
         prog="webmcp-harness",
         description="A headless browser agent harness for WebMCP.",
     )
@@ -70,7 +70,8 @@ def build_parser() -> argparse.ArgumentParser:
 
     tools = sub.add_parser("tools", help="list the WebMCP tools a page offers")
     tools.add_argument("url")
-    _add_backend(tools)
+    add_page_options(tools)
+    tools.set_defaults(usage_parser=tools)
 
     call = sub.add_parser("call", help="call one tool through the user agent's pipeline")
     call.add_argument("url")
@@ -83,27 +84,24 @@ def build_parser() -> argparse.ArgumentParser:
         metavar="S",
         help=f"abort the call after S seconds (default {DEFAULT_CALL_TIMEOUT_S:g})",
     )
-    add_elicit_options(call)
-    call.add_argument(
-        "--policy",
-        default="default",
-        metavar="FILE|none",
-        help="trust policy: the default pack (default), none, or a TOML/YAML/JSON rule file",
-    )
+    add_user_agent_options(call)
     call.add_argument(
         "--reveal",
         action="store_true",
         help="after the call, reveal the values withheld from the agent, to you: printed on "
         "stderr, never in the agent view or --json",
     )
-    _add_backend(call)
+    add_page_options(call)
+    call.set_defaults(usage_parser=call)
 
-    sites = sub.add_parser("sites", help="serve the bundled demo sites and print their URLs")
-    sites.add_argument("names", nargs="*", metavar="SITE", help="sites to serve (default: all)")
+    sites_command.add_parser(sub)
 
-    sub.add_parser("demo", help="serve the todo site and show the harness at work")
+    demo = sub.add_parser("demo", help="serve the todo site and show the harness at work")
+    demo.set_defaults(usage_parser=demo)
     _add_agent_commands(sub)
     _add_mcp_command(sub)
+    conformance.add_parser(sub)
+    experiment.add_parser(sub)
     return parser
 
 
@@ -148,7 +146,9 @@ def _add_agent_commands(sub: Any) -> None:
         metavar="S",
         help=f"abort a call after S seconds (default {DEFAULT_CALL_TIMEOUT_S:g})",
     )
-    _add_backend(agent)
+    add_user_agent_options(agent)
+    add_page_options(agent)
+    agent.set_defaults(usage_parser=agent)
 
     trace = sub.add_parser("trace", help="read recorded runs")
     trace_sub = trace.add_subparsers(dest="trace_command", required=True, metavar="ACTION")
@@ -156,6 +156,8 @@ def _add_agent_commands(sub: Any) -> None:
     show.add_argument("dir", metavar="DIR", help="the run directory (holds trace.jsonl)")
     show.add_argument("--full", action="store_true", help="whole results and messages")
     show.add_argument("--timing", action="store_true", help="also the timing events")
+    show.set_defaults(usage_parser=show)
+    trace.set_defaults(usage_parser=trace)
 
 
 def _add_mcp_command(sub: Any) -> None:
@@ -171,13 +173,15 @@ def _add_mcp_command(sub: Any) -> None:
     mcp.add_argument(
         "--port", type=int, metavar="N", help="HTTP: the port (default 8765; 0: any free port)"
     )
-    add_elicit_options(mcp)
+    add_user_agent_options(mcp)
+    add_page_options(mcp, json_output=False)
     mcp.add_argument(
-        "--backend",
-        choices=sorted(BACKENDS),
-        default="polyfill",
-        help="polyfill: the injected JS (any Chromium); native: Chromium's own WebMCP",
+        "--forward-console",
+        action="store_true",
+        help="send the page's console during a call to its client as MCP log messages, "
+        "framed as page text (off by default: a page may print secrets)",
     )
+    mcp.set_defaults(usage_parser=mcp)
 
 
 def run_mcp_command(args: argparse.Namespace, err: Console) -> int:
@@ -185,6 +189,8 @@ def run_mcp_command(args: argparse.Namespace, err: Console) -> int:
     from harness.mcp.server import DEFAULT_PORT, is_loopback, serve
 
     check_elicit(args.elicit, args.elicit_timeout)
+    policy = policy_option(args.policy)
+    settle = settle_option(args)
     if args.transport == "stdio" and args.elicit == "terminal":
         raise UsageError("--elicit terminal needs stdin, which the stdio transport uses.")
     if args.transport == "http" and not is_loopback(args.host):
@@ -197,7 +203,9 @@ def run_mcp_command(args: argparse.Namespace, err: Console) -> int:
         raise UsageError(f"--port must be 0–65535, not {port}.")
     # Over stdio the terminal is not the user's: stdin carries the protocol.
     elicit = args.elicit or ("cancel" if args.transport == "stdio" else None)
-    harness = Harness(backend=args.backend, headless=elicit != "browser")
+    harness = Harness(
+        backend=args.backend, headless=elicit != "browser", policy=policy, settle=settle
+    )
     harness.elicitation = handler_from_option(
         elicit, browser=lambda: harness.browser, timeout=args.elicit_timeout
     )
@@ -219,43 +227,11 @@ def run_mcp_command(args: argparse.Namespace, err: Console) -> int:
                 host=args.host,
                 port=port,
                 on_ready=ready,
+                wait_for=args.wait_for_tool,
+                forward_console=args.forward_console,
             )
         )
     return EXIT_OK
-
-
-def add_elicit_options(parser: argparse.ArgumentParser) -> None:
-    """``--elicit`` and ``--elicit-timeout``, for every command that runs tools."""
-    parser.add_argument(
-        "--elicit",
-        metavar="accept|decline|cancel|terminal|browser|FILE",
-        help="who answers the user's questions: the same answer every time, a person at "
-        "this terminal, a person in a browser tab (headed), or an answers file "
-        "(default: terminal when stdin is a terminal, cancel otherwise)",
-    )
-    parser.add_argument(
-        "--elicit-timeout",
-        type=float,
-        metavar="S",
-        help="an unanswered question is cancelled after S seconds",
-    )
-
-
-def check_elicit(text: str | None, timeout: float | None) -> None:
-    """``--elicit`` and ``--elicit-timeout``, checked before the browser starts."""
-    if timeout is not None and timeout <= 0:
-        raise UsageError("--elicit-timeout must be a positive number of seconds.")
-    if text is None or text in ELICIT_CHOICES:
-        return
-    if not Path(text).is_file():
-        raise UsageError(
-            f"--elicit {text!r}: not one of {', '.join(ELICIT_CHOICES)}, and no answers file "
-            "by that name."
-        )
-    try:
-        load_answers(text)
-    except ConfigError as exc:
-        raise UsageError(str(exc)) from exc
 
 
 def parse_arguments(text: str) -> dict[str, Any]:
@@ -269,12 +245,24 @@ def parse_arguments(text: str) -> dict[str, Any]:
     return value
 
 
-async def run_tools(url: str, backend: str) -> tuple[list[Tool], list[str]]:
-    """The tools at ``url`` and the catalog's warnings."""
-    async with Harness(backend=backend) as harness:  # type: ignore[arg-type]
-        session = await harness.open(url)
+async def wait_for_tools(session: Session, names: list[str]) -> None:
+    """``--wait-for-tool``: each name offered within the settle cap, or :class:`UnknownTool`."""
+    for name in names:
+        await session.wait_for_tool(name, timeout=session.settle.timeout)
+
+
+async def run_tools(
+    url: str, backend: str, *, settle: Settle | None = None, wait_for: list[str] | None = None
+) -> tuple[list[Tool], list[CatalogWarning], bool]:
+    """The tools at ``url`` once its catalog settled, the catalog's warnings, and whether
+    it settled (rather than reaching the cap)."""
+    async with Harness(backend=backend, settle=settle) as harness:  # type: ignore[arg-type]
+        session = await harness.new_session()
+        await session.open(url, settle=False)
+        report = await session.ready()
+        await wait_for_tools(session, wait_for or [])
         tools = await session.tools()
-        return tools, [w.message for w in session.warnings]
+        return tools, session.warnings, report.settled
 
 
 async def run_call(
@@ -288,21 +276,24 @@ async def run_call(
     elicit_timeout: float | None = None,
     policy: Policy | None = DEFAULT_POLICY,
     reveal: bool = False,
+    settle: Settle | None = None,
+    wait_for: list[str] | None = None,
 ) -> tuple[CallOutcome, list[ElicitationRecord], list[RevealAttempt]]:
-    """One call at ``url`` (waiting briefly for a tool registered after load), its
+    """One call at ``url`` once its catalog settled (an unknown name fails then), its
     elicitations, and with ``reveal`` what revealing its withheld values gave the user."""
     harness = Harness(
         backend=backend,  # type: ignore[arg-type]
         call_timeout=timeout,
         headless=elicit != "browser",
         policy=policy,
+        settle=settle,
     )
     harness.elicitation = handler_from_option(
         elicit, browser=lambda: harness.browser, timeout=elicit_timeout
     )
     async with harness:
         session = await harness.open(url)
-        await session.wait_for_tool(name, timeout=TOOL_WAIT_S)
+        await wait_for_tools(session, wait_for or [])
         outcome = await session.call(name, arguments)
         # Before the session closes: closing clears the vault.
         revealed = await session.reveal_all(outcome) if reveal else []
@@ -323,11 +314,22 @@ def default_trace_dir(spec: str) -> Path:
 
 async def run_agent_command(args: argparse.Namespace, out: Console | None) -> RunResult:
     """Run ``--agent`` on ``url``; with ``out``, show each step as it happens."""
-    agent = make_agent(args.agent)
+    # Everything the command line names is checked before the browser starts: a problem
+    # with it (an unknown agent, an unreadable plan, a used trace directory) is a usage error.
+    try:
+        agent = make_agent(args.agent)
+    except ConfigError as exc:
+        raise UsageError(str(exc)) from exc
     if not args.task and not getattr(agent, "default_task", ""):
         raise UsageError(f"--task is required for the {args.agent.partition(':')[0]} agent.")
     trace_dir = Path(args.trace_dir) if args.trace_dir else default_trace_dir(args.agent)
-    check_run_dir(trace_dir)  # before the browser starts
+    try:
+        check_run_dir(trace_dir)
+    except ConfigError as exc:
+        raise UsageError(str(exc)) from exc
+    check_elicit(args.elicit, args.elicit_timeout)
+    policy = policy_option(args.policy)
+    settle = settle_option(args)
     options = TraceOptions(
         playwright=args.playwright_trace, screenshots=args.screenshots, har=args.har
     )
@@ -337,7 +339,17 @@ async def run_agent_command(args: argparse.Namespace, out: Console | None) -> Ru
         if out is not None and line is not None:
             out.print(line)
 
-    async with Harness(backend=args.backend, call_timeout=args.timeout) as harness:
+    harness = Harness(
+        backend=args.backend,
+        call_timeout=args.timeout,
+        headless=args.elicit != "browser",
+        policy=policy,
+        settle=settle,
+    )
+    harness.elicitation = handler_from_option(
+        args.elicit, browser=lambda: harness.browser, timeout=args.elicit_timeout
+    )
+    async with harness:
         session = await harness.new_session()
         try:
             return await run_agent(
@@ -349,6 +361,8 @@ async def run_agent_command(args: argparse.Namespace, out: Console | None) -> Ru
                 trace_dir=trace_dir,
                 trace_options=options,
                 on_event=show,
+                settle_timeout=settle.timeout,
+                wait_for_tools=args.wait_for_tool,
             )
         finally:
             await session.close()  # writes the HAR, when one is recorded
@@ -356,16 +370,18 @@ async def run_agent_command(args: argparse.Namespace, out: Console | None) -> Ru
 
 def main(argv: Sequence[str] | None = None) -> int:
     """Entry point of the ``webmcp-harness`` console script."""
-    args = build_parser().parse_args(argv)
+    argv = list(sys.argv[1:] if argv is None else argv)
+    # Before parsing: an error in the arguments is JSON too when --json was asked for.
+    as_json = "--json" in argv
     out = Console(soft_wrap=True)
-    err = Console(stderr=True, soft_wrap=True)
     try:
+        args = parse(build_parser(), argv)
         return _dispatch(args, out)
     except UsageError as exc:
-        err.print(f"webmcp-harness: {exc}", markup=False, highlight=False)
+        report_error(exc, as_json=as_json)
         return EXIT_USAGE
     except HarnessError as exc:
-        err.print(f"webmcp-harness: {exc}", markup=False, highlight=False)
+        report_error(exc, as_json=as_json)
         return EXIT_FAILED
     except KeyboardInterrupt:
         return EXIT_FAILED
@@ -373,13 +389,17 @@ def main(argv: Sequence[str] | None = None) -> int:
 
 def _dispatch(args: argparse.Namespace, out: Console) -> int:
     if args.command == "tools":
-        tools, warnings = asyncio.run(run_tools(args.url, args.backend))
+        settle = settle_option(args)
+        tools, warnings, settled = asyncio.run(
+            run_tools(args.url, args.backend, settle=settle, wait_for=args.wait_for_tool)
+        )
         if args.json:
             payload = {
                 "url": args.url,
                 "backend": args.backend,
+                "settled": settled,
                 "tools": [t.public() for t in tools],
-                "warnings": warnings,
+                "warnings": [w.model_dump(mode="json") for w in warnings],
             }
             print(json.dumps(payload, indent=2))
         else:
@@ -390,7 +410,8 @@ def _dispatch(args: argparse.Namespace, out: Console) -> int:
         if args.timeout <= 0:
             raise UsageError("--timeout must be a positive number of seconds.")
         check_elicit(args.elicit, args.elicit_timeout)
-        policy = policy_from_argument(args.policy)  # a bad file fails before the browser starts
+        policy = policy_option(args.policy)  # a bad file fails before the browser starts
+        settle = settle_option(args)
         outcome, elicitations, revealed = asyncio.run(
             run_call(
                 args.url,
@@ -402,11 +423,13 @@ def _dispatch(args: argparse.Namespace, out: Console) -> int:
                 elicit_timeout=args.elicit_timeout,
                 policy=policy,
                 reveal=args.reveal,
+                settle=settle,
+                wait_for=args.wait_for_tool,
             )
         )
         warn = Console(stderr=True, soft_wrap=True)
         for warning in trust_warnings(outcome.result):
-            warn.print(f"[yellow]warning:[/] {escape(warning)}", highlight=False)
+            warn.print(page_text("warning: ", "yellow") + page_text(warning), highlight=False)
         if args.json:
             payload = {
                 "tool": outcome.tool,
@@ -434,18 +457,20 @@ def _dispatch(args: argparse.Namespace, out: Console) -> int:
             style = "green" if result.ok else "red"
             out.print(f"[{style}]{result.stop_reason}[/] after {len(result.steps)} steps")
             if result.detail:
-                out.print(result.detail, markup=False, highlight=False)
-            out.print(f"trace: {result.trace_dir}", markup=False, highlight=False)
+                out.print(page_text(result.detail), highlight=False)
+            out.print(page_text(f"trace: {result.trace_dir}"), highlight=False)
         return EXIT_OK if result.ok else EXIT_FAILED
     if args.command == "trace":
         show_trace(args.dir, out, full=args.full, timing=args.timing)
         return EXIT_OK
     if args.command == "mcp":
         return run_mcp_command(args, Console(stderr=True, soft_wrap=True))
+    if args.command == "experiment":
+        return experiment.run(args, out)
     if args.command == "sites":
-        from harness.sites.server import main as serve_main
-
-        return int(serve_main(args.names))
+        return sites_command.run(args)
+    if args.command == "conformance":
+        return conformance.run(args, out)
     if args.command == "demo":
         from harness.cli.demo import run_demo
 

@@ -1,8 +1,9 @@
 """``make demo`` / ``webmcp-harness demo``: the harness at work on the bundled sites.
 
-Four short acts, each on its own site (its own origin): the call pipeline on the todo
+Five short acts, each on its own site (its own origin): the call pipeline on the todo
 site (on both backends), secrets kept from the agent on the keys console, a prompt
-injection stopped by policy on the mail site, and a scripted agent with its trace.
+injection stopped by policy on the mail site, a scripted agent with its trace, and a
+small experiment (two agents × the mail injection × no policy / the default pack).
 """
 
 from __future__ import annotations
@@ -14,10 +15,12 @@ from typing import Any
 
 from rich.console import Console
 from rich.table import Table
+from rich.text import Text
 
 from harness.agents.loop import run_agent
 from harness.agents.scripted import ScriptedAgent
-from harness.cli.render import print_tools
+from harness.cli.experiment import headline_table
+from harness.cli.render import page_json, page_text, print_tools
 from harness.errors import HarnessError, RevealError
 from harness.harness import Harness
 from harness.models import CallOutcome
@@ -88,12 +91,12 @@ async def _calls(
         table.add_column(column, overflow="fold")
     for tool, arguments, what in steps:
         outcome = await session.call(tool, arguments)
-        status = "[red]isError[/] " if outcome.is_error else "[green]ok[/] "
+        status = Text("isError ", "red") if outcome.is_error else Text("ok ", "green")
         table.add_row(
             what,
             tool,
-            json.dumps(arguments),
-            status + _summary(outcome),
+            page_text(json.dumps(arguments)),
+            status + page_text(_summary(outcome)),
             f"{outcome.duration_ms:.0f}",
         )
     console.print(table)
@@ -105,7 +108,7 @@ async def act_todo(console: Console, url: str) -> None:
     async with Harness(backend="polyfill") as harness:
         session = await harness.open(url)
         tools = await session.tools()
-        print_tools(console, url, tools, [w.message for w in session.warnings])
+        print_tools(console, url, tools, session.warnings)
         await _calls(
             console, session, "Calls through the user agent (polyfill backend)", PIPELINE_STEPS
         )
@@ -118,7 +121,7 @@ async def act_todo(console: Console, url: str) -> None:
             f"{', the same names' if same else ' — [red]different names[/]'}."
         )
     except HarnessError as exc:
-        console.print(f"[yellow]native backend unavailable:[/] {exc}")
+        console.print(Text("native backend unavailable: ", "yellow") + page_text(str(exc)))
 
 
 async def act_keys(console: Console, url: str) -> None:
@@ -128,16 +131,18 @@ async def act_keys(console: Console, url: str) -> None:
         session = await harness.open(url)
         outcome = await session.call("generate_api_key", {"name": "demo"})
         console.print("Agent view of generate_api_key (the secret is a handle):")
-        console.print_json(json.dumps(outcome.agent_json().get("structuredContent")))
+        console.print(page_json(outcome.agent_json().get("structuredContent")))
         for item in withheld_items(outcome.result):
             try:
                 revealed = await session.reveal(item.handle)
                 shown = revealed.value[:6] + "…" if revealed.value else "(empty)"
-                console.print(f"  user view only: {item.label} = {shown} ({item.path})")
+                console.print(page_text(f"  user view only: {item.label} = {shown} ({item.path})"))
             except RevealError as exc:
-                console.print(f"  [red]could not reveal {item.label}:[/] {exc}")
+                console.print(page_text(f"  could not reveal {item.label}: {exc}", "red"))
         codes = await session.call("get_recovery_codes")
-        console.print(f"get_recovery_codes (sensitiveHint, no outputSchema): {_first_text(codes)}")
+        console.print(
+            page_text(f"get_recovery_codes (sensitiveHint, no outputSchema): {_first_text(codes)}")
+        )
 
 
 async def act_mail(console: Console, url: str, outbox: list[dict[str, Any]]) -> None:
@@ -151,12 +156,12 @@ async def act_mail(console: Console, url: str, outbox: list[dict[str, Any]]) -> 
             table.add_column(column, overflow="fold")
         for record in session.audit.records:
             table.add_row(
-                record.tool,
+                page_text(record.tool),
                 record.phase,
                 record.effect,
-                ", ".join(record.rules) or "(default)",
+                page_text(", ".join(record.rules) or "(default)"),
                 record.outcome,
-                _attribution(record.attribution),
+                page_text(_attribution(record.attribution)),
             )
         console.print(table)
         console.print(f"Emails the site was asked to send: {len(outbox)}")
@@ -188,6 +193,42 @@ async def act_agent(console: Console, url: str) -> None:
         show_trace(Path(tmp) / "run", console=console)
 
 
+# A cut of examples/experiments/grid.toml: one task of the attack suite, one seed.
+EXPERIMENT = """\
+[experiment]
+name = "demo"
+policies = ["none", "default"]
+workers = 2
+suites = ["webmcp-attacks"]
+select = ["mail-salaries"]
+
+[[agents]]
+spec = "obedient"
+
+[[agents]]
+spec = "scripted"
+"""
+
+
+async def act_experiment(console: Console) -> None:
+    """A grid: the obedient and scripted agents on the mail injection, without and with policy."""
+    from harness.experiments import RunOptions, load_grid, run_experiment
+
+    console.rule("[bold]5. An experiment[/] — agents × policies on the mail injection")
+    with tempfile.TemporaryDirectory(prefix="webmcp-demo-") as tmp:
+        grid = Path(tmp) / "grid.toml"
+        grid.write_text(EXPERIMENT, encoding="utf-8")
+        study = await run_experiment(
+            load_grid(grid), RunOptions(output=Path(tmp) / "study", progress=False, report=False)
+        )
+        console.print(headline_table(study.results, "Utility and attack success per policy"))
+        console.print(
+            f"{study.ran} episodes in {study.seconds:.1f} s; the full grid: "
+            "webmcp-harness experiment examples/experiments/grid.toml",
+            highlight=False,
+        )
+
+
 async def run_demo(console: Console) -> int:
     """Serve the bundled sites and run the four acts."""
     from harness.sites.server import serve_sites
@@ -202,7 +243,8 @@ async def run_demo(console: Console) -> int:
             await act_mail(console, sites.url("mail"), sites["mail"].site.outbox)
             await sites.reset("todo")
             await act_agent(console, sites.url("todo"))
+            await act_experiment(console)
         except HarnessError as exc:
-            console.print(f"[red]demo failed:[/] {exc}")
+            console.print(Text("demo failed: ", "red") + page_text(str(exc)))
             return 1
     return 0

@@ -1,49 +1,90 @@
-"""Rendering for people: tools, call outcomes, revealed secrets (rich on stdout, plain on stderr)."""
+"""Rendering for people: tools, call outcomes, revealed secrets (rich on stdout, plain on stderr).
+
+Everything a page wrote (names, descriptions, annotations, results, warnings that quote
+them) goes through :func:`page_text` / :func:`page_json`: plain text, never rich markup,
+with control characters made visible (:func:`harness.elicitation.terminal.plain`).
+"""
 
 from __future__ import annotations
 
 import json
 import sys
 from collections.abc import Sequence
+from typing import Any
 
 from rich.console import Console
+from rich.highlighter import JSONHighlighter
 from rich.table import Table
+from rich.text import Text
 
 from harness.elicitation.base import ElicitationRecord
-from harness.models import CallOutcome, Tool
+from harness.elicitation.terminal import plain
+from harness.models import CallOutcome, CatalogWarning, Tool
 from harness.stages.redemption import RevealAttempt
 
+_JSON = JSONHighlighter()
 
-def print_tools(console: Console, url: str, tools: list[Tool], warnings: list[str]) -> None:
-    """A table of tools, for people."""
-    table = Table(title=f"WebMCP tools at {url}", show_lines=False)
+
+def page_text(text: Any, style: str = "") -> Text:
+    """Page-provided text for a terminal: no markup is read in it, control characters show."""
+    return Text(plain(text), style=style)
+
+
+def page_json(data: Any) -> Text:
+    """JSON that holds page text, indented and highlighted, for a terminal."""
+    return _JSON(page_text(json.dumps(data, indent=2, ensure_ascii=False)))
+
+
+def print_tools(
+    console: Console, url: str, tools: list[Tool], warnings: Sequence[CatalogWarning]
+) -> None:
+    """A table of tools (or a line saying there are none), for people."""
+    if not tools:
+        console.print(
+            page_text(
+                f"No WebMCP tools at {url}: the page registered none by the time its catalog "
+                "settled (--settle MS waits longer; --wait-for-tool NAME waits for one)."
+            ),
+            highlight=False,
+        )
+    table = Table(title=page_text(f"WebMCP tools at {url}"), show_lines=False)
     for column in ("name", "source", "annotations", "description"):
         table.add_column(column, overflow="fold")
     for tool in tools:
         hints = ", ".join(f"{k}={v}" for k, v in tool.annotations.items() if v not in (None, False))
-        table.add_row(tool.name, tool.source, hints, tool.description)
-    console.print(table)
+        table.add_row(
+            page_text(tool.name),
+            tool.source,
+            page_text(hints),
+            page_text(tool.description),
+        )
+    if tools:
+        console.print(table)
     for warning in warnings:
-        console.print(f"[yellow]warning:[/] {warning}", markup=True, highlight=False)
+        line = f"{warning.message} ({warning.code})"
+        console.print(Text("warning: ", style="yellow") + page_text(line), highlight=False)
 
 
 def print_outcome(
     console: Console, outcome: CallOutcome, elicitations: Sequence[ElicitationRecord] = ()
 ) -> None:
     """A call's agent view, and what the user was asked, for people."""
-    status = "[red]isError[/]" if outcome.is_error else "[green]ok[/]"
-    console.print(f"{outcome.tool}: {status} in {outcome.duration_ms:.0f} ms")
-    console.print_json(json.dumps(outcome.agent_json()))
+    status = Text("isError", style="red") if outcome.is_error else Text("ok", style="green")
+    console.print(
+        page_text(f"{outcome.tool}: ") + status + Text(f" in {outcome.duration_ms:.0f} ms")
+    )
+    console.print(page_json(outcome.agent_json()))
     for record in elicitations:
         changed = f" (changed: {', '.join(record.changed)})" if record.changed else ""
         why = f" — {record.reason}" if record.reason else ""
         line = f"asked the user ({record.source}, {record.tool or 'no tool'}): {record.action}"
-        console.print(line + changed + why, markup=False, highlight=False)
+        console.print(page_text(line + changed + why), highlight=False)
 
 
 def print_revealed(attempts: Sequence[RevealAttempt]) -> None:
     """``--reveal``: the withheld values, on stderr (the user's terminal), apart from the
-    agent view on stdout. Plain text: a value is never read as markup."""
+    agent view on stdout. Plain text: a value is never read as markup, and its control
+    characters are shown, not obeyed."""
     lines = ["Revealed to you (the user), never to the agent:"]
     if not attempts:
         lines.append("  (nothing was withheld)")
@@ -56,4 +97,4 @@ def print_revealed(attempts: Sequence[RevealAttempt]) -> None:
             lines += [f"    site defect: {d.message}" for d in attempt.revealed.defects]
         else:
             lines.append(f"    not revealed: {attempt.error}")
-    print("\n".join(lines), file=sys.stderr)
+    print(plain("\n".join(lines)), file=sys.stderr)

@@ -38,15 +38,16 @@ import logging
 from collections.abc import Callable, Coroutine
 from dataclasses import dataclass, field
 from typing import Any, Protocol
-from urllib.parse import urlencode, urljoin, urlsplit, urlunsplit
+from urllib.parse import urlencode, urlsplit, urlunsplit
 
 from mcp.types import CallToolResult
 from playwright.async_api import Error as PlaywrightError
 from playwright.async_api import FormData, Page
 
 from harness.browser.backends.base import RawResult
-from harness.browser.frames import FrameKeys, origin_of
+from harness.browser.frames import FrameKeys
 from harness.browser.injection import FrameGone, PageChannel
+from harness.browser.urls import http_url, origin_of, resolve
 from harness.catalog import Catalog, FrameInfo
 from harness.declarative.synthesis import (
     SEED_SURFACE,
@@ -305,7 +306,8 @@ class SeedTools:
         self, plan: Plan, pairs: list[Pair], page_url: str, meta: dict[str, Any]
     ) -> Answer:
         page_origin = origin_of(page_url)
-        url = plan.url
+        # What is checked is what is sent: the WHATWG serialization (harness.browser.urls).
+        url = http_url(plan.url) or plan.url
         method = plan.method
         if origin_of(url) != page_origin:
             raise _Refused(
@@ -343,7 +345,7 @@ class SeedTools:
                 location = response.headers.get("location")
                 status = response.status
                 if status in (301, 302, 303, 307, 308) and location:
-                    target = urljoin(url, location)
+                    target = resolve(url, location) or location
                     if origin_of(target) != page_origin:
                         raise _Refused(
                             f"{method} {url} answered HTTP {status}, a redirect to another "
@@ -465,9 +467,9 @@ def _navigation_target(answer: Answer, value: Any) -> str | None:
     meta = value.get("_meta") if isinstance(value, dict) else None
     target: str | None = None
     if isinstance(meta, dict) and isinstance(meta.get("uiRedirect"), str):
-        target = urljoin(answer.url, meta["uiRedirect"])
+        target = resolve(answer.url, meta["uiRedirect"])
     elif answer.headers.get("location"):
-        target = urljoin(answer.url, answer.headers["location"])
+        target = resolve(answer.url, answer.headers["location"])
     elif answer.redirected:
         target = answer.url
     if target is None or urlsplit(target).scheme not in ("http", "https"):

@@ -20,6 +20,8 @@ from typing import Any
 from jsonschema import Draft202012Validator
 from jsonschema.exceptions import ValidationError
 
+from harness.schemas import validator_for
+
 
 def properties_of(schema: Mapping[str, Any]) -> dict[str, dict[str, Any]]:
     """The object schema's properties that are themselves schemas."""
@@ -112,8 +114,9 @@ _TYPE_WORDS = {
 
 
 @lru_cache(maxsize=256)
-def _field_validator(prop_json: str) -> Draft202012Validator:
-    return Draft202012Validator(json.loads(prop_json), format_checker=_FORMATS)
+def _field_validator(prop_json: str) -> Any:
+    # A field's schema can be page-written (a tool's question): never fetched through.
+    return validator_for(json.loads(prop_json), format_checker=_FORMATS)
 
 
 def field_problem(prop: Mapping[str, Any], value: Any) -> str | None:

@@ -40,15 +40,33 @@ from harness.elicitation.form import (
     value_from_text,
 )
 
-_BIDI = {chr(c) for c in (*range(0x202A, 0x202F), *range(0x2066, 0x206A), 0x200E, 0x200F)}
 _ENDINGS: dict[str, Action] = {"!decline": "decline", "!cancel": "cancel"}
+
+# Shown as escapes, never sent raw: C0 and C1 controls (ESC and CSI start every terminal
+# escape sequence: clipboard writes, screen clears, hidden text), DEL, the invisible
+# format characters (bidi overrides, zero-width joiners) that reorder or hide what a
+# person reads, and the Unicode line/paragraph separators. Newlines and tabs stay.
+_HIDDEN = ("Cc", "Cf", "Zl", "Zp")
+
+
+def _visible(char: str) -> str:
+    code = ord(char)
+    return f"\\x{code:02x}" if code < 0x100 else f"\\u{code:04x}"
 
 
 def plain(text: Any) -> str:
-    """Page-provided text made safe to print: no control or bidi-override characters."""
+    """Page-provided text made safe to print: what every terminal output of the harness
+    (the CLI, ``trace show``, the agent's live lines, the demo, these prompts) shows of it.
+
+    Control and format characters become visible escapes (``\\x1b``, ``\\u202e``), so a
+    page cannot move the cursor, clear the screen, write the clipboard or reorder a line.
+    Print the result as plain text — ``rich.text.Text``, or ``markup=False`` — never as
+    rich markup, so a ``[/x]`` in a description is just text.
+    """
     value = text if isinstance(text, str) else json.dumps(text, ensure_ascii=False)
     return "".join(
-        ch for ch in value if ch in "\n\t" or (unicodedata.category(ch) != "Cc" and ch not in _BIDI)
+        _visible(ch) if ch not in "\n\t" and unicodedata.category(ch) in _HIDDEN else ch
+        for ch in value
     )
 
 

@@ -164,6 +164,10 @@ class ParkedCall:
         self.task: asyncio.Task[types.CallToolResult] | None = None
         self._keys = itertools.count(1)
 
+    def renew_token(self) -> None:
+        """A new opaque ``requestState`` (each round gets one; a used one is spent)."""
+        self.token = secrets.token_urlsafe(24)
+
     def can_answer(self, request: ElicitationRequest) -> bool:
         return _can_answer(self.capabilities, request)
 

@@ -20,6 +20,12 @@ client (:class:`McpBridge`; :func:`serve` is what the command runs).
   which have no back channel — and otherwise to the configured local handler.
 - **Page control**: ``harness.navigate`` (leaving the start URL's origin asks the
   user first) and ``harness.reload``. Nothing lets a client reveal secrets.
+- **Agent sessions**: every client is its own agent session (seed 001) — its own trust
+  state, audit and vault: a stdio (or in-process) connection, or an HTTP
+  ``Mcp-Session-Id``; a stateless HTTP request without one is an agent session of its
+  own. ``_meta.annotations`` a client sends with ``tools/call`` (seed 001's request
+  annotations, which servers MUST respect) join that agent's trust state before the
+  policy decides.
 - **HTTP** listens on loopback only, with the SDK's DNS-rebinding protection.
 """
 
@@ -31,28 +37,32 @@ import contextvars
 import ipaddress
 import logging
 import socket
-from collections.abc import Callable, Coroutine, Mapping
+import warnings
+import weakref
+from collections.abc import Callable, Coroutine, Mapping, Sequence
 from functools import partial
 from importlib.metadata import PackageNotFoundError, version
 from typing import Any, Literal
 
 import mcp.types as types
 import uvicorn
-from jsonschema import Draft202012Validator
 from jsonschema.exceptions import best_match
+from mcp.server.connection import Connection
 from mcp.server.context import CallNext, HandlerResult, ServerRequestContext
 from mcp.server.lowlevel.server import NotificationOptions, Server
 from mcp.server.models import InitializationOptions
-from mcp.server.session import ServerSession
 from mcp.server.stdio import stdio_server
+from mcp.server.streamable_http import MCP_SESSION_ID_HEADER
 from mcp.server.subscriptions import InMemorySubscriptionBus, ListenHandler, ToolsListChanged
-from mcp.shared.exceptions import MCPError
+from mcp.shared.exceptions import MCPDeprecationWarning, MCPError
 from mcp.types.version import MODERN_PROTOCOL_VERSIONS
 
 from harness.agent_view import agent_tool, agent_tools
+from harness.browser.frames import origin_of
 from harness.elicitation.base import ElicitationHandler, RecordingHandler
 from harness.errors import ConfigError, HarnessError, PageUnreachable, UnknownTool
 from harness.harness import Harness
+from harness.mcp.console import ConsoleForwarder
 from harness.mcp.elicitation import (
     McpElicitationHandler,
     ParkedCall,
@@ -70,9 +80,10 @@ from harness.mcp.tools import (
     output_schema,
 )
 from harness.models import error_result
-from harness.session import Session
+from harness.schemas import validator_for
+from harness.session import AgentSession, Session
 from harness.stages.framing import user_agent_text
-from harness.stages.navigation import navigation_refusal, resolve_url
+from harness.stages.navigation import navigate_as_agent, resolve_url
 
 log = logging.getLogger("harness.mcp.server")
 
@@ -80,6 +91,9 @@ Transport = Literal["stdio", "http"]
 DEFAULT_PORT = 8765
 MCP_PATH = "/mcp"
 LOOPBACK_NAMES = ("localhost",)
+
+HTTP_SESSION_IDLE_TIMEOUT_S = 600.0
+"""An HTTP session with no request in flight for this long is closed and released."""
 
 PARKED_RESULT_TTL_S = 60.0
 """How long the result of a 2026-07-28 call that finished between rounds waits to be fetched."""
@@ -125,20 +139,46 @@ class McpBridge:
     """
 
     def __init__(
-        self, session: Session, *, start_url: str | None = None, framing: bool = True
+        self,
+        session: Session,
+        *,
+        start_url: str | None = None,
+        framing: bool = True,
+        forward_console: bool = False,
     ) -> None:
+        """``forward_console``: the page's console during a call goes to its client as log
+        notifications (:mod:`harness.mcp.console`; off by default)."""
         self.session = session
         self.start_url = start_url or session.url
+        self.console = (
+            ConsoleForwarder(lambda: origin_of(self.session.url)) if forward_console else None
+        )
         self.framing = framing
         self._bus = InMemorySubscriptionBus()
         self._listen = ListenHandler(self._bus)
-        self._legacy: list[ServerSession] = []  # handshake-era connections, for list_changed
+        # Handshake-era connections, for list_changed. Weak: a connection the client closed
+        # (or the SDK reaped, idle) is released, not kept alive here. (A request's
+        # ServerSession is a per-request proxy; its connection is what lasts.)
+        self._legacy: weakref.WeakSet[Connection] = weakref.WeakSet()
         self._parked: dict[str, ParkedCall] = {}
         self._changed = asyncio.Event()
         self._broadcaster: asyncio.Task[None] | None = None
         self._unsubscribe: Callable[[], None] | None = None
         self._previous_handler: ElicitationHandler | None = None
-        self.server = _BridgeServer(
+        # HTTP clients' agent sessions, by their connection (one per Mcp-Session-Id): held
+        # weakly, so a session the client closed (or the SDK reaped, idle) is released.
+        self._agents: weakref.WeakKeyDictionary[Connection, AgentSession] = (
+            weakref.WeakKeyDictionary()
+        )
+        with warnings.catch_warnings():
+            # logging/setLevel is deprecated by the 2026-07-28 revision, which the bridge
+            # also speaks; handshake-era clients still use it (with --forward-console).
+            warnings.simplefilter("ignore", MCPDeprecationWarning)
+            self.server = self._make_server()
+        self.server.middleware.append(self._track_connections)
+
+    def _make_server(self) -> _BridgeServer:
+        return _BridgeServer(
             "webmcp-harness",
             version=_package_version(),
             title="webmcp-harness",
@@ -152,8 +192,14 @@ class McpBridge:
             on_call_tool=self._on_call_tool,
             on_subscriptions_listen=self._listen,
             get_tool_input_schema=self._input_schema,
+            **self._logging_handlers(),
         )
-        self.server.middleware.append(self._track_connections)
+
+    def _logging_handlers(self) -> dict[str, Any]:
+        """``logging/setLevel`` (and the logging capability), when the console is forwarded."""
+        if self.console is None:
+            return {}
+        return {"on_set_logging_level": self.console.set_level}
 
     async def __aenter__(self) -> McpBridge:
         previous = self.session.elicitation
@@ -163,15 +209,22 @@ class McpBridge:
         self._previous_handler = previous
         self.session.elicitation = McpElicitationHandler(previous)
         self._unsubscribe = self.session.on_tools_changed(lambda _change: self._changed.set())
+        if self.console is not None:
+            self.session.page.on("console", self.console.on_console)
         self._broadcaster = asyncio.create_task(self._broadcast_changes())
         return self
 
     async def __aexit__(self, *exc: object) -> None:
         if self._unsubscribe is not None:
             self._unsubscribe()
+        if self.console is not None:
+            self.session.page.remove_listener("console", self.console.on_console)
         if self._previous_handler is not None:
             self.session.elicitation = self._previous_handler
         self._listen.close()
+        for agent in self._agents.values():
+            agent.vault.clear()
+        self._agents.clear()
         tasks = [t for t in (self._broadcaster, *(p.task for p in self._parked.values())) if t]
         for task in tasks:
             task.cancel()
@@ -182,17 +235,23 @@ class McpBridge:
 
     # -- transports ----------------------------------------------------------
     async def run(self, read_stream: Any, write_stream: Any) -> None:
-        """Serve one connection over a stream pair (what stdio uses)."""
-        await self.server.run(
-            read_stream, write_stream, self.server.create_initialization_options()
-        )
+        """Serve one connection over a stream pair (what stdio uses): one client, one agent
+        session of its own for everything it does."""
+        with self.session.as_agent(self.session.new_agent()):
+            await self.server.run(
+                read_stream, write_stream, self.server.create_initialization_options()
+            )
 
     async def serve_http(
         self, sock: socket.socket, *, on_ready: Callable[[str], None] | None = None
     ) -> None:
         """Serve streamable HTTP at ``/mcp`` on ``sock`` (see :func:`bind_loopback`) until stopped."""
         host, port = sock.getsockname()[:2]
-        app = self.server.streamable_http_app(streamable_http_path=MCP_PATH, host="127.0.0.1")
+        app = self.server.streamable_http_app(
+            streamable_http_path=MCP_PATH,
+            host="127.0.0.1",
+            session_idle_timeout=HTTP_SESSION_IDLE_TIMEOUT_S,
+        )
         config = uvicorn.Config(
             app, log_level="warning", lifespan="on", timeout_graceful_shutdown=2
         )
@@ -230,7 +289,36 @@ class McpBridge:
         return object_schema(tool.input_schema) if tool is not None else None
 
     # -- tools/call ------------------------------------------------------------
+    def _agent_of(self, ctx: ServerRequestContext[Any, Any]) -> AgentSession:
+        """The agent session of the client that sent this request."""
+        headers = getattr(ctx.request, "headers", None)
+        if headers is None:  # a stream connection: run() made its agent session current
+            return self.session.agent
+        session_id = headers.get(MCP_SESSION_ID_HEADER)
+        connection = getattr(ctx.session, "_connection", None)
+        if session_id is None or not isinstance(connection, Connection):
+            return self.session.new_agent()  # a stateless request: nothing ties it to another
+        agent = self._agents.get(connection)
+        if agent is None:
+            agent = self._agents[connection] = self.session.new_agent()
+        return agent
+
     async def _on_call_tool(
+        self, ctx: ServerRequestContext[Any, Any], params: types.CallToolRequestParams
+    ) -> types.CallToolResult | types.InputRequiredResult:
+        with self.session.as_agent(self._agent_of(ctx)):
+            meta: Mapping[str, Any] = dict(params.meta or {})
+            if "annotations" in meta:
+                # Seed 001: the client's context joins this agent's before the policy runs.
+                problems = self.session.trust.absorb_request(meta["annotations"])
+                if problems:
+                    log.info(
+                        "request annotations broke the SEP's schema (%s); read as open-world",
+                        "; ".join(problems),
+                    )
+            return await self._call_tool_as_agent(ctx, params)
+
+    async def _call_tool_as_agent(
         self, ctx: ServerRequestContext[Any, Any], params: types.CallToolRequestParams
     ) -> types.CallToolResult | types.InputRequiredResult:
         modern = ctx.protocol_version in MODERN_PROTOCOL_VERSIONS
@@ -252,7 +340,10 @@ class McpBridge:
         channel = None if modern else RequestChannel(ctx.session, ctx.request_id)
         token = client_channel.set(channel)
         try:
-            return await run(arguments)
+            if self.console is None:
+                return await run(arguments)
+            with self.console.during(ctx):
+                return await run(arguments)
         finally:
             client_channel.reset(token)
 
@@ -324,6 +415,10 @@ class McpBridge:
             self._parked.pop(parked.token, None)
             return task.result()
         parked.asked.clear()
+        # A new requestState for every round: a state the client already used is spent.
+        self._parked.pop(parked.token, None)
+        parked.renew_token()
+        self._parked[parked.token] = parked
         return types.InputRequiredResult(
             input_requests=parked.open_requests() or None, request_state=parked.token
         )
@@ -337,13 +432,12 @@ class McpBridge:
             target = resolve_url(self.start_url, arguments["url"])
         except ValueError as exc:
             return error_result(str(exc))
-        refusal = await navigation_refusal(self.session, self.start_url, target)
-        if refusal is not None:
-            return error_result(refusal)
         try:
-            await self.session.navigate(target)
+            refusal = await navigate_as_agent(self.session, self.start_url, target)
         except PageUnreachable as exc:
             return error_result(str(exc))
+        if refusal is not None:
+            return error_result(refusal)
         return self._page_state(f"Navigated to {self.session.url}.")
 
     async def _reload(self, arguments: dict[str, Any]) -> types.CallToolResult:
@@ -375,7 +469,9 @@ class McpBridge:
             ctx.method == "notifications/initialized"
             and ctx.protocol_version not in MODERN_PROTOCOL_VERSIONS
         ):
-            self._legacy.append(ctx.session)
+            connection = getattr(ctx.session, "_connection", None)
+            if isinstance(connection, Connection):
+                self._legacy.add(connection)
         return result
 
     async def _broadcast_changes(self) -> None:
@@ -384,16 +480,13 @@ class McpBridge:
             await self._changed.wait()
             self._changed.clear()
             await self._bus.publish(ToolsListChanged())
-            for session in list(self._legacy):
-                try:
-                    await session.send_tool_list_changed()
-                except Exception as exc:  # a connection that went away: forget it
-                    log.debug("dropping a connection that did not take list_changed: %s", exc)
-                    self._legacy.remove(session)
+            for connection in list(self._legacy):
+                # Best effort: a connection whose stream broke drops the notification.
+                await connection.notify("notifications/tools/list_changed", None)
 
 
 def _argument_problem(schema: dict[str, Any], arguments: dict[str, Any]) -> str | None:
-    error = best_match(Draft202012Validator(schema).iter_errors(arguments))
+    error = best_match(validator_for(schema).iter_errors(arguments))
     if error is None:
         return None
     where = "/".join(str(p) for p in error.absolute_path) or "(the arguments object)"
@@ -445,8 +538,13 @@ async def serve(
     port: int = DEFAULT_PORT,
     framing: bool = True,
     on_ready: Callable[[str], None] | None = None,
+    wait_for: Sequence[str] = (),
+    forward_console: bool = False,
 ) -> None:
     """Open ``url`` in ``harness`` and serve its tools until the client (or Ctrl-C) stops.
+
+    The page is served once its catalog settled and the tools named in ``wait_for`` are
+    offered (each within the settle cap, or :class:`~harness.errors.UnknownTool`).
 
     The harness's elicitation handler answers the questions clients cannot (the
     default answers ``cancel``). ``on_ready`` gets the server's address (``stdio``,
@@ -455,25 +553,50 @@ async def serve(
     """
     if transport == "stdio":
         try:
-            await _serve_stdio(harness, url, framing=framing, on_ready=on_ready)
+            await _serve_stdio(
+                harness,
+                url,
+                framing=framing,
+                on_ready=on_ready,
+                wait_for=wait_for,
+                forward_console=forward_console,
+            )
         except BaseExceptionGroup as group:  # the stdio transport's task group wraps errors
             raise _the_harness_error(group) or group from None
         return
     sock = bind_loopback(host, port)  # before the browser starts: a taken port fails fast
     with sock:
         async with harness:
-            session = await harness.open(url)
-            async with McpBridge(session, start_url=url, framing=framing) as bridge:
+            session = await _open_ready(harness, url, wait_for)
+            async with McpBridge(
+                session, start_url=url, framing=framing, forward_console=forward_console
+            ) as bridge:
                 await bridge.serve_http(sock, on_ready=on_ready)
 
 
+async def _open_ready(harness: Harness, url: str, wait_for: Sequence[str]) -> Session:
+    """The session on ``url``, settled, with the ``wait_for`` tools offered."""
+    session = await harness.open(url)
+    for name in wait_for:
+        await session.wait_for_tool(name, timeout=session.settle.timeout)
+    return session
+
+
 async def _serve_stdio(
-    harness: Harness, url: str, *, framing: bool, on_ready: Callable[[str], None] | None
+    harness: Harness,
+    url: str,
+    *,
+    framing: bool,
+    on_ready: Callable[[str], None] | None,
+    wait_for: Sequence[str],
+    forward_console: bool,
 ) -> None:
     # Claim stdin and stdout before the browser starts, so stray output goes to stderr.
     async with stdio_server() as (read_stream, write_stream), harness:
-        session = await harness.open(url)
-        async with McpBridge(session, start_url=url, framing=framing) as bridge:
+        session = await _open_ready(harness, url, wait_for)
+        async with McpBridge(
+            session, start_url=url, framing=framing, forward_console=forward_console
+        ) as bridge:
             if on_ready is not None:
                 on_ready("stdio")
             await bridge.run(read_stream, write_stream)

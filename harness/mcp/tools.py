@@ -21,12 +21,12 @@ from __future__ import annotations
 from typing import Any
 
 import mcp.types as types
-from jsonschema import Draft202012Validator
 from jsonschema.exceptions import best_match
 
 from harness.agent_view import AgentTool
 from harness.mcp.names import NAVIGATE, RELOAD
 from harness.models import META_PREFIX
+from harness.schemas import Unresolvable, validator_for
 from harness.stages.framing import user_agent_text
 
 # The MCP annotations the page's hints map to; every other annotation is a label.
@@ -218,11 +218,15 @@ def conform(result: types.CallToolResult, schema: dict[str, Any] | None) -> type
     if result.structured_content is None:
         problem = "it has no structured content"
     else:
-        error = best_match(Draft202012Validator(schema).iter_errors(result.structured_content))
-        if error is None:
-            return result
-        where = "/".join(str(p) for p in error.absolute_path) or "(top)"
-        problem = f"at {where}: {error.message[:200]}"
+        try:
+            error = best_match(validator_for(schema).iter_errors(result.structured_content))
+        except Unresolvable:
+            error, problem = None, "its outputSchema refers outside itself"
+        else:
+            if error is None:
+                return result
+            where = "/".join(str(p) for p in error.absolute_path) or "(top)"
+            problem = f"at {where}: {error.message[:200]}"
     note = user_agent_text(
         "webmcp-harness: this result does not match the tool's outputSchema "
         f"({problem}), so it is returned as an error result."

@@ -1,25 +1,55 @@
 """Untrusted framing: page-provided text reaches the agent marked as data, not instructions.
 
-Tool descriptions and the text of results come from the page. The agent view wraps
-them in ``<untrusted-data origin="…">…</untrusted-data>``; text the harness writes
-itself (:func:`user_agent_text`) is marked so that it is never framed.
+Tool descriptions, titles, parameter descriptions and the text of results come from the
+page. The agent view wraps them in ``<untrusted-data origin="…">…</untrusted-data>``;
+text the harness writes itself (:func:`user_agent_text`) is marked so that it is never
+framed. (The user's terminal gets page text through
+:func:`harness.elicitation.terminal.plain`.)
 """
 
 from __future__ import annotations
 
+import copy
+import re
+from typing import Any
+
 from mcp.types import CallToolResult, ContentBlock, TextContent
 
 from harness.models import META_PREFIX, ErrorKind
+from harness.schemas import subschemas
+
+# Any spelling of a frame marker a reader (a model) could take for the real one:
+# any case, spaces or a slash inside, ``-``, ``_`` or a space between the words.
+_MARKER = re.compile(r"<(\s*/?\s*)(untrusted[\s_-]*data)", re.IGNORECASE)
 
 
 def frame_untrusted(text: str, origin: str) -> str:
     """Mark page-provided text as data from ``origin``, not instructions.
 
-    The closing marker cannot be forged from inside: any occurrence of it in the
-    text is defused first.
+    The markers cannot be forged from inside: every occurrence of an opening or closing
+    marker in the text, in any case or spacing, is defused first.
     """
-    defused = text.replace("</untrusted-data", "<\\/untrusted-data")
+    defused = _MARKER.sub(lambda m: "<\\" + m.group(1) + m.group(2), text)
     return f'<untrusted-data origin="{origin}">\n{defused}\n</untrusted-data>'
+
+
+def frame_schema(schema: dict[str, Any], origin: str) -> dict[str, Any]:
+    """A copy of a page's JSON Schema whose ``title`` and ``description`` texts are framed.
+
+    Only schema keywords are touched (a property *named* ``description`` keeps its name);
+    everything else — types, constraints, enum values — is data a validator reads.
+    """
+    framed = copy.deepcopy(schema)
+    stack: list[Any] = [framed]
+    while stack:
+        node = stack.pop()
+        if not isinstance(node, dict):
+            continue
+        for keyword in ("title", "description"):
+            if isinstance(node.get(keyword), str):
+                node[keyword] = frame_untrusted(node[keyword], origin)
+        stack.extend(subschemas(node))
+    return framed
 
 
 USER_AGENT_BLOCK = META_PREFIX + "user-agent"

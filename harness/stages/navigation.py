@@ -3,18 +3,23 @@ ones a tool's result asks for (seed 002's ``_meta.uiRedirect``).
 
 A navigation is a request like any other: an agent that puts data in a URL's
 query can send it anywhere. Agents (the loop, MCP clients) navigate through
-:func:`navigation_refusal`, so a cross-origin move is asked of the user — and
+:func:`navigate_as_agent`, so a cross-origin move is asked of the user — and
 nobody there to answer means no. A script tool's ``_meta.uiRedirect`` is applied
 after its result was delivered (§6.1), within the tool's own origin only
 (:func:`ui_redirect_target`): page text never sends the browser elsewhere.
+
+Origins are decided the way the browser will decide them (:mod:`harness.browser.urls`,
+a WHATWG parser), and the page is sent the URL that parser serialized, so a URL Python
+would read as same-origin cannot take Chromium elsewhere. A redirect is checked again
+once the navigation has ended: a same-origin URL that lands on another origin is asked
+about too, and without a yes the page goes back to where it was.
 """
 
 from __future__ import annotations
 
 from typing import Any, Protocol
-from urllib.parse import urljoin, urlsplit
 
-from harness.browser.frames import origin_of
+from harness.browser.urls import http_url, origin_of, resolve, scheme_of
 from harness.elicitation.base import ElicitationHandler, ElicitationRequest, ask
 
 RULE = "navigate-cross-origin"
@@ -33,16 +38,45 @@ class Navigator(Protocol):
         """Where the page is now."""
         ...
 
+    async def navigate(self, url: str) -> None:
+        """Open ``url`` in the page."""
+        ...
+
 
 def resolve_url(start_url: str, url: str) -> str:
-    """``url`` resolved against the start URL; a :class:`ValueError` unless http(s)."""
-    resolved = urljoin(start_url, url.strip())
-    if urlsplit(resolved).scheme not in ("http", "https"):
+    """``url`` resolved against the start URL as the browser resolves it, serialized;
+    a :class:`ValueError` unless http(s)."""
+    resolved = resolve(start_url, url.strip())
+    absolute = http_url(resolved) if resolved is not None else None
+    if absolute is None:
+        scheme = scheme_of(resolved) if resolved is not None else ""
+        what = f"a {scheme}: URL" if scheme else "not a URL"
         raise ValueError(
-            f"Only http and https pages can be opened, not {url!r}; "
+            f"Only http and https pages can be opened, and {url!r} is {what}; "
             "use a path (like /archive) or a full URL."
         )
-    return resolved
+    return absolute
+
+
+async def _consent(
+    session: Navigator, home: str, message: str, facts: dict[str, str]
+) -> str | None:
+    """Ask the user; None for a yes, otherwise the answer and its reason as text."""
+    answer = await ask(
+        session.elicitation,
+        ElicitationRequest(
+            source="policy",
+            rule=RULE,
+            message=message,
+            origin=home,
+            tool="navigate",
+            facts=facts,
+        ),
+    )
+    if answer.action == "accept":
+        return None
+    why = f" ({answer.reason})" if answer.reason else ""
+    return f"{answer.action}{why}"
 
 
 async def navigation_refusal(session: Navigator, start_url: str, target: str) -> str | None:
@@ -54,23 +88,49 @@ async def navigation_refusal(session: Navigator, start_url: str, target: str) ->
     home, there = origin_of(start_url), origin_of(target)
     if there == home:
         return None
-    answer = await ask(
-        session.elicitation,
-        ElicitationRequest(
-            source="policy",
-            rule=RULE,
-            message=f"The agent wants to leave {home} and open {target}. Allow it?",
-            origin=home,
-            tool="navigate",
-            facts={"from": session.url, "to": target},
-        ),
+    answered = await _consent(
+        session,
+        home,
+        f"The agent wants to leave {home} and open {target}. Allow it?",
+        {"from": session.url, "to": target},
     )
-    if answer.action == "accept":
+    if answered is None:
         return None
-    why = f" ({answer.reason})" if answer.reason else ""
+    return f"Not navigated: the user did not allow leaving {home} for {there} (answer: {answered})."
+
+
+async def navigate_as_agent(session: Navigator, start_url: str, target: str) -> str | None:
+    """Open ``target`` (from :func:`resolve_url`) for an agent; why not, or None once there.
+
+    Leaving the start URL's origin is asked first. Where redirects lead is checked once
+    the page has loaded: another origin than the start URL's and the one the user
+    allowed is asked about, and without a yes the page goes back to where it was (the
+    redirect's request was the site's own; the agent never gets that page).
+    Raises :class:`~harness.errors.PageUnreachable` when the page cannot be loaded.
+    """
+    refusal = await navigation_refusal(session, start_url, target)
+    if refusal is not None:
+        return refusal
+    home, allowed = origin_of(start_url), origin_of(target)
+    before = session.url
+    await session.navigate(target)
+    landed = session.url
+    there = origin_of(landed)
+    if there in (home, allowed):
+        return None
+    answered = await _consent(
+        session,
+        home,
+        f"The agent opened {target}, and the site redirected it to {landed} ({there}), "
+        f"another origin than {home}. Stay there?",
+        {"from": before, "to": target, "redirectedTo": landed},
+    )
+    if answered is None:
+        return None
+    await session.navigate(before if http_url(before) else "about:blank")
     return (
-        f"Not navigated: the user did not allow leaving {home} for {there} "
-        f"(answer: {answer.action}{why})."
+        f"Not navigated: {target} redirected to {there}, and the user did not allow leaving "
+        f"{home} for it (answer: {answered}); the page is back at {session.url}."
     )
 
 
@@ -80,7 +140,10 @@ def ui_redirect_target(meta: dict[str, Any] | None, frame_url: str, origin: str)
     redirect = (meta or {}).get("uiRedirect")
     if not isinstance(redirect, str) or not redirect.strip():
         return None
-    target = urljoin(frame_url, redirect.strip())
-    if urlsplit(target).scheme not in ("http", "https") or origin_of(target) != origin:
+    # Resolved and serialized as the browser will (a WHATWG parser), so the origin checked
+    # is the one Chromium opens.
+    resolved = resolve(frame_url, redirect.strip())
+    target = http_url(resolved) if resolved is not None else None
+    if target is None or origin_of(target) != origin:
         return None
     return target

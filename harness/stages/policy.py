@@ -69,14 +69,20 @@ from harness.models import CallRequest, StageSlots
 from harness.stages.framing import user_agent_text
 from harness.stages.trust import (
     DATA_CLASSES,
+    DEFAULT_SHARED,
     DESTINATIONS,
+    MCP_HINT_DEFAULTS,
     OUTCOMES,
     POLICY_META,
+    READINGS,
+    SHAREABLE,
     SOURCES,
     CallTrust,
     DataClass,
+    Reading,
     Resolver,
     ResponseAnnotations,
+    TrustSettings,
     TrustStage,
     TrustState,
     as_list,
@@ -133,10 +139,20 @@ class FactSpec:
     doc: str
     values: tuple[str, ...] = ()
     data_classes: bool = False
+    # Under the `unknown` reading, what this fact is when the tool did not declare it:
+    # unknown (a capability it may have), or absent (a flag or a list whose absence hides
+    # nothing). MCP's four hints take MCP's defaults instead (MCP_HINT_DEFAULTS).
+    undeclared_unknown: bool = False
 
 
 def _hint(doc: str) -> FactSpec:
     return FactSpec("bool", doc)
+
+
+def _declared(spec: FactSpec) -> FactSpec:
+    """A fact of the tool's declaration that is unknown, not absent, when left out under
+    the ``unknown`` reading."""
+    return FactSpec(spec.kind, spec.doc, spec.values, spec.data_classes, undeclared_unknown=True)
 
 
 _SENSITIVITY = 'sensitivity classes (DataClass; "regulated" matches any {regulated: …})'
@@ -159,34 +175,39 @@ FACTS: dict[str, FactSpec] = {
     "tool.annotations.destructiveHint": _hint("MCP: may destroy data"),
     "tool.annotations.idempotentHint": _hint("MCP: repeating a call has no further effect"),
     "tool.annotations.openWorldHint": _hint("MCP/SEP: reaches external or untrusted sources"),
-    "tool.annotations.untrustedContentHint": _hint("WebMCP: returns untrusted content"),
-    "tool.annotations.consequentialHint": _hint("WebMCP: has consequences for the user"),
+    "tool.annotations.untrustedContentHint": _declared(_hint("WebMCP: returns untrusted content")),
+    "tool.annotations.consequentialHint": _declared(_hint("WebMCP: has consequences for the user")),
     "tool.annotations.maliciousActivityHint": _hint("SEP: the request is flagged as malicious"),
-    "tool.annotations.sensitiveHint": _hint("seed 000: the output is sensitive"),
+    "tool.annotations.sensitiveHint": _declared(_hint("seed 000: the output is sensitive")),
     "tool.annotations.attribution": FactSpec("set", "SEP: the sources of its output"),
-    "tool.annotations.inputMetadata": FactSpec("object", "SEP: the input contract"),
-    "tool.annotations.inputMetadata.destination": FactSpec(
-        "choice", "where input may go", DESTINATIONS
+    "tool.annotations.inputMetadata": _declared(FactSpec("object", "SEP: the input contract")),
+    "tool.annotations.inputMetadata.destination": _declared(
+        FactSpec("choice", "where input may go", DESTINATIONS)
     ),
-    "tool.annotations.inputMetadata.sensitivity": FactSpec(
-        "set", "the " + _SENSITIVITY + " it may accept", data_classes=True
+    "tool.annotations.inputMetadata.sensitivity": _declared(
+        FactSpec("set", "the " + _SENSITIVITY + " it may accept", data_classes=True)
     ),
-    "tool.annotations.inputMetadata.outcomes": FactSpec(
-        "choice", "what calling it causes", OUTCOMES
+    "tool.annotations.inputMetadata.outcomes": _declared(
+        FactSpec("choice", "what calling it causes", OUTCOMES)
     ),
-    "tool.annotations.returnMetadata": FactSpec("object", "SEP: the output contract"),
-    "tool.annotations.returnMetadata.source": FactSpec(
-        "choice", "where its output comes from", SOURCES
+    "tool.annotations.returnMetadata": _declared(FactSpec("object", "SEP: the output contract")),
+    "tool.annotations.returnMetadata.source": _declared(
+        FactSpec("choice", "where its output comes from", SOURCES)
     ),
-    "tool.annotations.returnMetadata.sensitivity": FactSpec(
-        "set", "the " + _SENSITIVITY + " it may return", data_classes=True
+    "tool.annotations.returnMetadata.sensitivity": _declared(
+        FactSpec("set", "the " + _SENSITIVITY + " it may return", data_classes=True)
     ),
     # The response (response phase only), aggregated over all its content.
     "response.annotations.openWorldHint": _hint("the response holds open-world data"),
     "response.annotations.maliciousActivityHint": _hint("the response is flagged as malicious"),
     "response.annotations.attribution": FactSpec("set", "the sources of the response"),
-    "response.annotations.sensitivity": FactSpec(
-        "set", "the " + _SENSITIVITY + " in the response", data_classes=True
+    "response.annotations.returnMetadata.source": FactSpec(
+        "set", "every source the response names (returnMetadata.source)", SOURCES
+    ),
+    "response.annotations.returnMetadata.sensitivity": FactSpec(
+        "set",
+        "the " + _SENSITIVITY + " the response names (returnMetadata.sensitivity)",
+        data_classes=True,
     ),
     "response.isError": _hint("the result is an error"),
     # The top-level page.
@@ -206,13 +227,19 @@ FACTS: dict[str, FactSpec] = {
 
 
 class Facts:
-    """The facts of one decision: nested JSON, where a subtree may be :data:`UNKNOWN`."""
+    """The facts of one decision: nested JSON, where a subtree may be :data:`UNKNOWN`.
 
-    def __init__(self, data: dict[str, Any]) -> None:
+    ``reading`` says what a ``tool.annotations.*`` fact the tool did not declare is:
+    absent (``never-set``), or — under ``unknown`` — MCP's default for MCP's four hints
+    and :data:`UNKNOWN` for the declaration facts marked so in :data:`FACTS`.
+    """
+
+    def __init__(self, data: dict[str, Any], reading: Reading = "never-set") -> None:
         self.data = data
+        self.reading = reading
 
     def get(self, path: str) -> Any:
-        """The value at ``path``: a value, :data:`UNKNOWN` or :data:`ABSENT`."""
+        """The value at ``path`` as given: a value, :data:`UNKNOWN` or :data:`ABSENT`."""
         node: Any = self.data
         for part in path.split("."):
             if node is UNKNOWN:
@@ -224,6 +251,23 @@ class Facts:
             return ABSENT
         return node
 
+    def read(self, path: str) -> Any:
+        """The value a condition tests: :meth:`get`, with undeclared facts read per
+        ``reading``."""
+        value = self.get(path)
+        if value is not ABSENT or self.reading != "unknown":
+            return value
+        prefix = "tool.annotations."
+        if not path.startswith(prefix):
+            return value
+        hint = path[len(prefix) :]
+        if hint in MCP_HINT_DEFAULTS:
+            if hint == "destructiveHint" and self.get(prefix + "readOnlyHint") is True:
+                return False  # MCP: destructiveHint means something only when not read-only
+            return MCP_HINT_DEFAULTS[hint]
+        spec = FACTS.get(path)
+        return UNKNOWN if spec is not None and spec.undeclared_unknown else value
+
 
 def call_facts(
     call: CallTrust,
@@ -231,6 +275,7 @@ def call_facts(
     page_url: str,
     response: ResponseAnnotations | None = None,
     is_error: bool = False,
+    reading: Reading = "never-set",
 ) -> Facts:
     """The facts about one call (and, in the response phase, its response)."""
     declaration = call.declaration
@@ -251,7 +296,7 @@ def call_facts(
             "annotations": response.as_json() if response.known else UNKNOWN,
             "isError": is_error,
         }
-    return Facts(data)
+    return Facts(data, reading)
 
 
 # -- conditions -----------------------------------------------------------------------------
@@ -283,11 +328,12 @@ class FactTest:
 
     def evaluate(self, facts: Facts) -> Truth:
         """True, False or None (unknown)."""
-        value = facts.get(self.fact)
+        if self.operator == "exists":  # whether it was declared: the reading does not apply
+            given = facts.get(self.fact)
+            return None if given is UNKNOWN else (given is not ABSENT) is self.operand
+        value = facts.read(self.fact)
         if value is UNKNOWN:
             return None
-        if self.operator == "exists":
-            return (value is not ABSENT) is self.operand
         if value is ABSENT:
             return False
         spec = FACTS[self.fact]
@@ -446,6 +492,13 @@ class Policy:
     source: str = "<policy>"
     default: Effect = "allow"
     description: str | None = None
+    missing_annotations: Reading = "never-set"
+    cross_origin_annotations: tuple[str, ...] = DEFAULT_SHARED
+
+    @property
+    def trust_settings(self) -> TrustSettings:
+        """What the trust stage takes from this policy."""
+        return TrustSettings(self.missing_annotations, self.cross_origin_annotations)
 
     def rules_for(self, phase: Phase) -> list[Rule]:
         """The rules of one phase, in file order."""
@@ -469,7 +522,7 @@ class Policy:
                 matched.append(
                     RuleMatch(name=rule.name, effect=rule.effect, undecided=truth is None)
                 )
-        values = {path: facts.get(path) for path in read}
+        values = {path: facts.read(path) for path in read}
         used = {p: (None if v is ABSENT else v) for p, v in values.items() if v is not UNKNOWN}
         unknown = [p for p, v in values.items() if v is UNKNOWN]
         if matched:
@@ -608,12 +661,32 @@ class _Reader:
     def policy(self, data: Any) -> Policy:
         if not isinstance(data, dict):
             raise self.fail(None, "a policy file is an object with a `rules` list.")
-        unknown = sorted(set(data) - {"rules", "default", "description"})
+        keys = {
+            "rules",
+            "default",
+            "description",
+            "missing_annotations",
+            "cross_origin_annotations",
+        }
+        unknown = sorted(set(data) - keys)
         if unknown:
             raise self.fail(
                 None,
                 f"unknown top-level key(s) {', '.join(map(repr, unknown))}; "
-                "use rules, default, description.",
+                f"use {', '.join(sorted(keys))}.",
+            )
+        missing = data.get("missing_annotations", "never-set")
+        if missing not in READINGS:
+            raise self.fail(
+                None,
+                f"missing_annotations must be one of {', '.join(READINGS)}, not {missing!r}.",
+            )
+        shared = data.get("cross_origin_annotations", list(DEFAULT_SHARED))
+        if not isinstance(shared, list) or any(k not in SHAREABLE for k in shared):
+            raise self.fail(
+                None,
+                "cross_origin_annotations must be a list of "
+                f"{', '.join(SHAREABLE)} (possibly empty), not {json.dumps(shared)}.",
             )
         default = data.get("default", "allow")
         if default not in EFFECTS:
@@ -633,6 +706,8 @@ class _Reader:
             source=self.source,
             default=default,
             description=description if isinstance(description, str) else None,
+            missing_annotations=missing,
+            cross_origin_annotations=tuple(shared),
         )
 
     def rule(self, index: int, raw: Any) -> Rule:
@@ -785,30 +860,47 @@ _DATA_CLASS: TypeAdapter[Any] = TypeAdapter(DataClass)
 # -- the default pack ------------------------------------------------------------------------
 
 PACKS = resources.files("harness.stages") / "packs"
-"""The bundled policy packs, one TOML file each (``packs/default.toml``)."""
+"""The bundled policy packs, one TOML file each (``packs/default.toml``, ``packs/strict.toml``)."""
 
 DEFAULT_PACK_TOML = (PACKS / "default.toml").read_text(encoding="utf-8")
 
 DEFAULT_POLICY: Policy = Policy.from_text(DEFAULT_PACK_TOML, "toml", source="default pack")
-"""The default pack: active unless the user opts out (``policy=None``, ``--policy none``)."""
+"""The default pack: active unless the user opts out (``policy=None``, ``--policy none``).
+
+It reads a hint a tool leaves out as never set (seed 001's ``tools/list`` rule), which is
+usable but rewards under-declaring: see :data:`STRICT_POLICY`."""
+
+STRICT_POLICY: Policy = Policy.from_text(
+    (PACKS / "strict.toml").read_text(encoding="utf-8"), "toml", source="strict pack"
+)
+"""The strict pack: the default pack's rules, with missing annotations read as unknown
+(seed 001's graceful degradation) and MCP's hints at MCP's defaults (``policy="strict"``)."""
+
+PACK_NAMES: dict[str, Policy] = {"default": DEFAULT_POLICY, "strict": STRICT_POLICY}
+"""The bundled packs by the name ``--policy`` and ``policy=`` take."""
 
 PolicyOption: TypeAlias = Policy | str | os.PathLike[str] | None
-"""What ``policy=`` accepts: a :class:`Policy`, a policy file, or None (no policy)."""
+"""What ``policy=`` accepts: a :class:`Policy`, a pack name (``"default"``, ``"strict"``),
+a policy file, or None (no policy)."""
 
 
 def policy_from_argument(text: str) -> Policy | None:
-    """``--policy``: ``default`` (the default pack), ``none`` (no policy), or a policy file."""
-    if text == "default":
-        return DEFAULT_POLICY
+    """``--policy``: ``default`` or ``strict`` (a bundled pack), ``none`` (no policy), or a
+    policy file."""
+    if text in PACK_NAMES:
+        return PACK_NAMES[text]
     if text == "none":
         return None
     return Policy.load(text)
 
 
 def policy_option(value: PolicyOption) -> Policy | None:
-    """A ``policy=`` option as a policy: a :class:`Policy`, a file to load, or None (no policy)."""
+    """A ``policy=`` option as a policy: a :class:`Policy`, a pack name, a file to load, or
+    None (no policy)."""
     if value is None or isinstance(value, Policy):
         return value
+    if isinstance(value, str) and value in PACK_NAMES:
+        return PACK_NAMES[value]
     return Policy.load(value)
 
 
@@ -884,18 +976,30 @@ class PolicyStage:
 
     def __init__(
         self,
-        trust: TrustState,
-        audit: AuditTrail,
+        trust: TrustState | Callable[[], TrustState],
+        audit: AuditTrail | Callable[[], AuditTrail],
         *,
         policy: Callable[[], Policy | None],
         handler: Callable[[], ElicitationHandler],
         page_url: Callable[[], str],
     ) -> None:
-        self.trust = trust
-        self.audit = audit
+        """``trust`` and ``audit``: the agent session's, or functions that give the current
+        agent's (a bridge serves several agents, each with its own)."""
+        self._trust = trust if callable(trust) else (lambda: trust)
+        self._audit = audit if callable(audit) else (lambda: audit)
         self.policy = policy
         self.handler = handler
         self.page_url = page_url
+
+    @property
+    def trust(self) -> TrustState:
+        """The trust state of the agent whose call this is."""
+        return self._trust()
+
+    @property
+    def audit(self) -> AuditTrail:
+        """The audit trail of the agent whose call this is."""
+        return self._audit()
 
     async def before_call(self, request: CallRequest) -> CallToolResult | None:
         """Block, escalate or let the call run."""
@@ -903,7 +1007,7 @@ class PolicyStage:
         call = self.trust.call(request.call_id)
         if policy is None or call is None:
             return None
-        facts = call_facts(call, self.trust, self.page_url())
+        facts = call_facts(call, self.trust, self.page_url(), reading=policy.missing_annotations)
         decision = policy.decide("before-call", facts)
         attribution = union(self.trust.attribution, call.declaration.attribution)
         answer = await self._answer(policy, decision, request, call, attribution)
@@ -922,7 +1026,14 @@ class PolicyStage:
             return result
         response = response_annotations(result)
         call.response = response
-        facts = call_facts(call, self.trust, self.page_url(), response, bool(result.is_error))
+        facts = call_facts(
+            call,
+            self.trust,
+            self.page_url(),
+            response,
+            bool(result.is_error),
+            reading=policy.missing_annotations,
+        )
         decision = policy.decide("response", facts)
         returned = response.annotations.attribution if response.annotations else []
         attribution = union(self.trust.attribution, call.declaration.attribution, returned)
@@ -1047,8 +1158,8 @@ def _question(
 
 def install_stages(
     pipeline: StageSlots,
-    trust: TrustState,
-    audit: AuditTrail,
+    trust: TrustState | Callable[[], TrustState],
+    audit: AuditTrail | Callable[[], AuditTrail],
     *,
     policy: Callable[[], Policy | None],
     handler: Callable[[], ElicitationHandler],
@@ -1059,9 +1170,16 @@ def install_stages(
 
     Before the call: trust (the declaration, resolved; request annotations), then policy.
     After it, ahead of later stages such as redaction: policy (the response phase), then
-    trust (propagation, and the marks in the agent view).
+    trust (propagation, and the marks in the agent view). Without a policy, missing
+    annotations read as never set and :data:`~harness.stages.trust.DEFAULT_SHARED` crosses
+    origins.
     """
-    trust_stage = TrustStage(trust, resolve)
+
+    def settings() -> TrustSettings:
+        current = policy()
+        return current.trust_settings if current is not None else TrustSettings()
+
+    trust_stage = TrustStage(trust, resolve, settings=settings)
     policy_stage = PolicyStage(trust, audit, policy=policy, handler=handler, page_url=page_url)
     pipeline.before.append(trust_stage.before_call)
     pipeline.before.append(policy_stage.before_call)

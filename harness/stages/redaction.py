@@ -34,19 +34,19 @@ import copy
 import json
 import logging
 import re
-from collections.abc import Iterator
+from collections.abc import Callable, Iterator
 from dataclasses import dataclass, field
 from functools import lru_cache
 from typing import Any
-from urllib.parse import unquote, urljoin, urlsplit
+from urllib.parse import unquote
 
-from jsonschema import Draft202012Validator
 from mcp.types import CallToolResult, ContentBlock, TextContent
 from pydantic import BaseModel, ConfigDict, TypeAdapter, ValidationError
 
-from harness.browser.frames import origin_of
+from harness.browser.urls import origin_of, resolve, scheme_of
 from harness.models import META_PREFIX, CallRequest, CatalogWarning, Tool
-from harness.stages.framing import user_agent_text
+from harness.schemas import subschemas, validator_for
+from harness.stages.framing import PAGE_RESULT_KINDS, user_agent_text
 from harness.stages.vault import SecretReference, SiteDefect, Vault, WithheldKind
 
 log = logging.getLogger("harness.stages.redaction")
@@ -55,6 +55,9 @@ REDACTED_META_KEY = META_PREFIX + "redacted"
 """The agent view's ``_meta`` key listing what was withheld: ``[{path, label, handle, kind}]``."""
 REFERENCE_META_KEY = META_PREFIX + "secret_reference"
 """The ``_meta`` key on the text block that stands in for a ``secret_reference``."""
+
+ERROR_REASON = "it is an error result of a tool whose output is sensitive"
+"""Why an error of a ``sensitiveHint`` / ``x-sensitive`` tool is withheld whole."""
 
 MIN_SCRUB_LENGTH = 4
 """Withheld values at least this long are also searched for, and replaced, in free text."""
@@ -92,35 +95,6 @@ class Redaction:
 
 # -- the schema ----------------------------------------------------------------------------
 
-_SCHEMA_MAPS = ("properties", "patternProperties", "$defs", "definitions", "dependentSchemas")
-_SCHEMA_ONE = (
-    "additionalProperties",
-    "unevaluatedProperties",
-    "items",
-    "additionalItems",
-    "unevaluatedItems",
-    "contains",
-    "propertyNames",
-    "not",
-    "if",
-    "then",
-    "else",
-)
-_SCHEMA_LISTS = ("allOf", "anyOf", "oneOf", "prefixItems", "items")
-
-
-def _subschemas(schema: dict[str, Any]) -> Iterator[Any]:
-    for keyword in _SCHEMA_MAPS:
-        members = schema.get(keyword)
-        if isinstance(members, dict):
-            yield from members.values()
-    for keyword in _SCHEMA_ONE:
-        yield schema.get(keyword)
-    for keyword in _SCHEMA_LISTS:
-        members = schema.get(keyword)
-        if isinstance(members, list):
-            yield from members
-
 
 def marks_sensitive(schema: Any) -> bool:
     """Whether any schema object in ``schema`` says ``"x-sensitive": true``."""
@@ -132,7 +106,7 @@ def marks_sensitive(schema: Any) -> bool:
         seen.add(id(node))
         if node.get("x-sensitive") is True:
             return True
-        stack.extend(_subschemas(node))
+        stack.extend(subschemas(node))
     return False
 
 
@@ -180,7 +154,7 @@ def _anchor(root: dict[str, Any], name: str) -> Any:
         seen.add(id(node))
         if name in (node.get("$anchor"), node.get("$dynamicAnchor")):
             return node
-        stack.extend(_subschemas(node))
+        stack.extend(subschemas(node))
     return None
 
 
@@ -188,6 +162,9 @@ def _anchor(root: dict[str, Any], name: str) -> Any:
 class _Walk:
     root: dict[str, Any]
     found: dict[JsonPath, str] = field(default_factory=dict)
+    # Members whose *key* is sensitive (``propertyNames`` marked x-sensitive): the path
+    # ends with the key.
+    keys: dict[JsonPath, str] = field(default_factory=dict)
     unresolved: set[str] = field(default_factory=set)
 
     def visit(self, schema: Any, instance: Any, path: JsonPath, refs: frozenset[str]) -> None:
@@ -224,7 +201,11 @@ class _Walk:
         patterns = patterns if isinstance(patterns, dict) else {}
         dependent = schema.get("dependentSchemas")
         dependent = dependent if isinstance(dependent, dict) else {}
+        names = schema.get("propertyNames")
         for key, value in instance.items():
+            label = self._key_label(names, key, refs) if isinstance(names, dict) else None
+            if label is not None:
+                self.keys.setdefault((*path, key), label)
             covered = key in properties
             if covered:
                 self.visit(properties[key], value, (*path, key), frozenset())
@@ -237,6 +218,15 @@ class _Walk:
                     self.visit(schema.get(keyword), value, (*path, key), frozenset())
             if key in dependent:
                 self.visit(dependent[key], instance, path, refs)
+
+    def _key_label(self, names: dict[str, Any], key: str, refs: frozenset[str]) -> str | None:
+        """The label of ``key`` when ``propertyNames`` (through $ref, allOf, …) marks it
+        x-sensitive; None when it does not."""
+        probe = _Walk(self.root)
+        probe.visit(names, key, (), refs)
+        self.unresolved |= probe.unresolved
+        label = probe.found.get(())
+        return None if label is None else ("key" if label == "value" else label)
 
     def _array(self, schema: dict[str, Any], instance: list[Any], path: JsonPath) -> None:
         items = schema.get("items")
@@ -273,18 +263,34 @@ def sensitive_paths(
     Returns the outermost paths only (a marked object covers its members), and the
     ``$ref`` values that could not be resolved (their targets could not be checked).
     """
+    paths, _, unresolved = _sensitive(schema, instance)
+    return paths, unresolved
+
+
+def _sensitive(
+    schema: dict[str, Any], instance: Any
+) -> tuple[list[tuple[JsonPath, str]], list[tuple[JsonPath, str]], set[str]]:
+    """The outermost sensitive values, the sensitive keys outside them (deepest first),
+    and the ``$ref``s that could not be followed."""
     walk = _Walk(schema)
     walk.visit(schema, instance, (), frozenset())
     outermost: list[tuple[JsonPath, str]] = []
     for path in sorted(walk.found, key=len):
         if not any(path[: len(kept)] == kept for kept, _ in outermost):
             outermost.append((path, walk.found[path]))
-    return outermost, walk.unresolved
+    # A key inside a withheld value goes with it; the others, deepest first, so renaming
+    # one never changes the path to another.
+    keys = [
+        (path, label)
+        for path, label in sorted(walk.keys.items(), key=lambda item: -len(item[0]))
+        if not any(path[: len(kept)] == kept for kept, _ in outermost)
+    ]
+    return outermost, keys, walk.unresolved
 
 
 @lru_cache(maxsize=256)
-def _output_validator(schema_json: str) -> Draft202012Validator:
-    return Draft202012Validator(json.loads(schema_json))
+def _output_validator(schema_json: str) -> Any:
+    return validator_for(json.loads(schema_json))
 
 
 def _fits(schema: dict[str, Any], instance: Any) -> bool:
@@ -294,7 +300,7 @@ def _fits(schema: dict[str, Any], instance: Any) -> bool:
     second per schema); a malformed one fails here instead, on the safe side.
     """
     try:
-        return _output_validator(json.dumps(schema, sort_keys=True)).is_valid(instance)
+        return bool(_output_validator(json.dumps(schema, sort_keys=True)).is_valid(instance))
     except Exception:  # a malformed schema can fail in any way: the safe side is "no fit"
         return False
 
@@ -505,7 +511,8 @@ class _Run:
         defects: list[SiteDefect] = []
         reference = None
         if isinstance(raw_url, str) and raw_url:
-            url = urljoin(self.tool.frame_url or self.tool.origin + "/", raw_url)
+            # Resolved as the browser resolves it: the origin checked is the one requested.
+            url = resolve(self.tool.frame_url or self.tool.origin + "/", raw_url) or raw_url
             if origin_of(url) != self.tool.origin:
                 defects.append(
                     self._defect(
@@ -604,10 +611,41 @@ class _Run:
             # One pass, longest first: a handle just written is never searched again.
             return pattern.sub(lambda m: self.needles[m.group(0)], value)
         if isinstance(value, dict):
-            return {k: v if k == "type" else self.scrub(v) for k, v in value.items()}
+            # Keys are text too: a secret used as a key elsewhere is replaced there as well.
+            scrubbed: dict[str, Any] = {}
+            for key, member in value.items():
+                new_key = self.scrub(key) if isinstance(key, str) else key
+                while new_key in scrubbed:  # two keys that only differed by a secret
+                    new_key += "#"
+                scrubbed[new_key] = member if key == "type" else self.scrub(member)
+            return scrubbed
         if isinstance(value, list):
             return [self.scrub(v) for v in value]
         return value
+
+    def withhold_in(self, value: Any, where: str, *, inside: bool = True) -> tuple[Any, bool]:
+        """``value`` (JSON the outputSchema describes) with its x-sensitive values and keys
+        replaced by handles; True when the value as a whole is sensitive (then untouched).
+        ``where`` is the JSON pointer of ``value`` in the result; with ``inside`` False
+        (JSON inside a text), every item is listed at ``where`` itself."""
+        schema = self.tool.output_schema or {}
+        paths, keys, _ = _sensitive(schema, value)
+        if any(path == () for path, _ in paths):
+            return value, True
+        redacted = copy.deepcopy(value)
+
+        def at(path: JsonPath) -> str:
+            return where + pointer(path) if inside else where
+
+        for path, label in paths:
+            _set(redacted, path, self.withhold(at(path), label, _get(value, path)))
+        for path, label in keys:  # deepest first: the paths above stay valid
+            parent = _get(redacted, path[:-1])
+            handle = self.withhold(at(path[:-1]), label, path[-1])
+            members = list(parent.items())
+            parent.clear()
+            parent.update((handle if k == path[-1] else k, v) for k, v in members)
+        return redacted, False
 
 
 @lru_cache(maxsize=64)
@@ -616,7 +654,7 @@ def _needle_pattern(needles: tuple[str, ...]) -> re.Pattern[str]:
 
 
 def _where(url: str) -> str:
-    scheme = urlsplit(url).scheme
+    scheme = scheme_of(url)
     return origin_of(url) if scheme in ("http", "https") else f"a {scheme or 'relative'} URL"
 
 
@@ -644,7 +682,12 @@ def redact(
     parts.meta.pop(REDACTED_META_KEY, None)  # only the harness writes it
     structured = parts.structured
     reason: str | None = None
-    if marked and schema is not None:
+    if (hinted or marked) and parts.is_error:
+        # Seed 000's MUST NOT has no exception for errors: a thrown or returned error of a
+        # sensitive tool may quote the very secret ("key sk-… is invalid"), and its text
+        # has no fields the schema could point at.
+        reason = ERROR_REASON
+    elif marked and schema is not None:
         reason, structured = _fields(run, schema, parts)
     elif hinted:
         reason = (
@@ -658,6 +701,16 @@ def redact(
     if structured is not None:
         structured = run.nested_references(structured, ())
     blocks = _content(run, parts)
+    if for_user and structured is not None and not any(mirror for _, mirror in blocks):
+        # A block for the user alone: structuredContent must not carry it to the agent by
+        # the back door. It stays only when a block the agent may read mirrors it.
+        run.keep(
+            "user-content",
+            "/structuredContent",
+            "structured content beside content for the user only",
+            structured,
+        )
+        structured = None
     agent_structured = run.scrub(structured)
     content = [
         _block(
@@ -683,26 +736,20 @@ def _fields(run: _Run, schema: dict[str, Any], parts: _Parts) -> tuple[str | Non
     (why the whole result must be withheld, None)."""
     structured = parts.structured
     if structured is None:
-        # An error carries no output fields; a success without structuredContent hides
-        # them somewhere the schema does not say.
-        if parts.is_error or not parts.content:
+        # A success without structuredContent hides the fields somewhere the schema does
+        # not say (errors never get here: they are withheld whole).
+        if not parts.content:
             return None, None
         return "it has no structuredContent, so its x-sensitive fields cannot be found", None
-    paths, unresolved = sensitive_paths(schema, structured)
+    _, _, unresolved = _sensitive(schema, structured)
     if unresolved:
         refs = ", ".join(sorted(unresolved))
         return f"its outputSchema has $refs the harness cannot follow ({refs})", None
     if not _fits(schema, structured):
         return "its structuredContent does not fit the tool's outputSchema", None
-    if any(path == () for path, _ in paths):
+    redacted, whole = run.withhold_in(structured, "/structuredContent")
+    if whole:
         return "its whole outputSchema is x-sensitive", None
-    redacted = copy.deepcopy(structured)
-    for path, label in paths:
-        _set(
-            redacted,
-            path,
-            run.withhold("/structuredContent" + pointer(path), label, _get(structured, path)),
-        )
     return None, redacted
 
 
@@ -715,7 +762,17 @@ def _content(run: _Run, parts: _Parts) -> list[tuple[dict[str, Any], bool]]:
         if _is_reference(block):
             stand_ins[index] = run.reference(block, f"/content/{index}")
         elif _for_user_only(block):
-            run.keep("user-content", f"/content/{index}", "content for the user only", block)
+            handle = run.keep(
+                "user-content", f"/content/{index}", "content for the user only", block
+            )
+            # The same words elsewhere in the result are the user's too.
+            resource = block.get("resource")
+            for text in (
+                block.get("text"),
+                resource.get("text") if isinstance(resource, dict) else None,
+            ):
+                if isinstance(text, str):
+                    run.search_for(text, handle)
             stand_ins[index] = None
     blocks: list[tuple[dict[str, Any], bool]] = []
     for index, block in enumerate(parts.content):
@@ -746,14 +803,13 @@ def _text(run: _Run, text: str, structured: Any, where: str) -> str | None:
     schema = run.tool.output_schema
     if schema is None or not isinstance(parsed, dict | list):
         return text
-    paths, _ = sensitive_paths(schema, parsed)
-    if not paths:
+    paths, keys, _ = _sensitive(schema, parsed)
+    if not paths and not keys:
         return text
-    if any(path == () for path, _ in paths):
+    redacted, whole = run.withhold_in(parsed, where, inside=False)
+    if whole:
         return run.withhold(where, "text", parsed)
-    for path, label in paths:
-        _set(parsed, path, run.withhold(where, label, _get(parsed, path)))
-    return _mirror(parsed)
+    return _mirror(redacted)
 
 
 def _block(data: dict[str, Any]) -> ContentBlock:
@@ -768,12 +824,18 @@ def _placeholder(run: _Run, result: CallToolResult, parts: _Parts, reason: str) 
     """The whole result withheld. Nothing the page wrote reaches the agent (not even its
     ``_meta``), except ``secret_reference`` stand-ins, which carry no secret."""
     handle = run.keep("result", "", f"result of {run.tool.name}", _dump(result))
-    content: list[ContentBlock] = [
-        user_agent_text(
+    if reason == ERROR_REASON:
+        told = (
+            f"The tool {run.tool.name!r} failed. Its output is sensitive, and an error message "
+            f"can quote a secret, so the user agent withheld the error from the agent as "
+            f"{handle}. Only the user can reveal it."
+        )
+    else:
+        told = (
             f"The result of {run.tool.name!r} is sensitive ({reason}), so the user agent "
             f"withheld it from the agent as {handle}. Only the user can reveal it."
         )
-    ]
+    content: list[ContentBlock] = [user_agent_text(told)]
     for index, block in enumerate(parts.content):
         if _is_reference(block):
             content.append(_block(run.scrub(run.reference(block, f"/content/{index}"))))
@@ -822,11 +884,19 @@ class Redactor:
     a policy refusal) carries no tool output and passes unchanged.
     """
 
-    def __init__(self, vault: Vault, *, ttl_cap: float = DEFAULT_TTL_CAP_S) -> None:
-        self.vault = vault
+    def __init__(
+        self, vault: Vault | Callable[[], Vault], *, ttl_cap: float = DEFAULT_TTL_CAP_S
+    ) -> None:
+        """``vault``: the agent session's, or a function that gives the current agent's."""
+        self._vault = vault if callable(vault) else (lambda: vault)
         self.ttl_cap = ttl_cap
         """A ``secret_reference`` ttl above this many seconds is flagged and cut to it."""
         self._ran: set[str] = set()
+
+    @property
+    def vault(self) -> Vault:
+        """The vault of the agent whose call this is."""
+        return self._vault()
 
     async def before_execute(self, request: CallRequest) -> None:
         """Before-call stage: note that this call's tool is about to run."""
@@ -838,10 +908,31 @@ class Redactor:
             return result
         self._ran.discard(request.call_id)
         self.vault.keep_user_view(request.call_id, result)
+        if request.error_kind not in PAGE_RESULT_KINDS:
+            return result  # a timeout, cancellation or navigation: the harness's own words
         redaction = redact(
             request.tool, result, self.vault, call_id=request.call_id, ttl_cap=self.ttl_cap
         )
         request.notes.extend(redaction.notes)
         if redaction.withheld:
             log.info("%s: withheld %d item(s)", request.tool.name, len(redaction.withheld))
-        return redaction.result
+        return self._scrub_earlier(request, redaction.result)
+
+    def _scrub_earlier(self, request: CallRequest, result: CallToolResult) -> CallToolResult:
+        """``result`` with the values earlier calls of this session withheld replaced by their
+        handles: a tool that declares nothing sensitive may still repeat a marked value."""
+        run = _Run(request.tool, self.vault, request.call_id, self.ttl_cap)
+        for entry in self.vault.entries():
+            if entry.kind == "field" and entry.call_id != request.call_id:
+                run.search_for(entry.value, entry.handle)
+                run.handles.add(entry.handle)
+        if not run.needles:
+            return result
+        data = _dump(result)
+        scrubbed = run.scrub(data)
+        if scrubbed == data:
+            return result
+        request.notes.append(
+            "values withheld from earlier calls of this session were replaced by their handles"
+        )
+        return CallToolResult.model_validate(scrubbed)

@@ -22,13 +22,12 @@ import json
 import logging
 import time
 from dataclasses import dataclass
-from urllib.parse import urljoin
 
 from mcp.types import CallToolResult
 from playwright.async_api import APIRequestContext, APIResponse
 from playwright.async_api import Error as PlaywrightError
 
-from harness.browser.frames import origin_of
+from harness.browser.urls import http_url, origin_of, resolve
 from harness.errors import (
     RedemptionFailed,
     RedemptionRateLimited,
@@ -94,7 +93,10 @@ async def redeem(
             f"{what} expired (its ttl was {reference.ttl:g} s); the harness did not ask the "
             "site. Call the tool again for a new reference."
         )
-    url = reference.redeem_url
+    # The URL the HTTP client gets is the one checked: parsed and serialized by the same
+    # WHATWG parser the client (and the browser) uses, so no parser differential can
+    # make a URL look same-origin here and go elsewhere there.
+    url = http_url(reference.redeem_url) or reference.redeem_url
     where = origin_of(url)
     if where != reference.origin:
         raise RedemptionRefused(
@@ -113,7 +115,7 @@ async def redeem(
                     f"{what}: the site answered HTTP {response.status} without a Location.",
                     response.status,
                 )
-            url = urljoin(url, location)
+            url = resolve(url, location) or location
             if origin_of(url) != reference.origin:
                 raise RedemptionRefused(
                     f"{what}: the site redirected to {_describe(origin_of(url), url)}; a "

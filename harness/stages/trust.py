@@ -26,14 +26,14 @@ from collections.abc import Awaitable, Callable, Iterable
 from dataclasses import dataclass, field
 from typing import Any, Literal
 
-from jsonschema import Draft202012Validator
 from mcp.types import CallToolResult, ContentBlock
 from playwright.async_api import Error as PlaywrightError
 from pydantic import BaseModel, ConfigDict, Field
 from pydantic.alias_generators import to_camel
 
 from harness.browser.backends.base import Backend
-from harness.models import META_PREFIX, CallRequest, CatalogWarning, Tool
+from harness.models import BOOLEAN_HINTS, META_PREFIX, CallRequest, CatalogWarning, Tool
+from harness.schemas import validator_for
 from harness.stages.framing import USER_AGENT_BLOCK, user_agent_text
 
 # -- the SEP's vocabulary ------------------------------------------------------------
@@ -48,16 +48,35 @@ OUTCOMES: tuple[str, ...] = ("benign", "consequential", "irreversible")
 SOURCES: tuple[str, ...] = ("untrustedPublic", "trustedPublic", "internal", "user", "system")
 DATA_CLASSES: tuple[str, ...] = ("none", "user", "pii", "financial", "credentials")
 
-# Boolean hints: MCP's four, WebMCP's two, and the SEP's maliciousActivityHint.
-BOOLEAN_HINTS: tuple[str, ...] = (
-    "readOnlyHint",
-    "destructiveHint",
-    "idempotentHint",
+Reading = Literal["never-set", "unknown"]
+"""What an annotation a tool leaves out means. Seed 001 says both: in ``tools/list``
+"false or omission means it will never be set" (``never-set``, the default pack), and
+under graceful degradation "missing annotations treated as unknown (not as 'safe')"
+(``unknown``, the strict pack), where MCP's own hints take MCP's defaults."""
+
+READINGS: tuple[Reading, ...] = ("never-set", "unknown")
+
+MCP_HINT_DEFAULTS: dict[str, bool] = {
+    "readOnlyHint": False,
+    "destructiveHint": True,  # meaningful only when readOnlyHint is false
+    "idempotentHint": False,
+    "openWorldHint": True,
+}
+"""MCP's ``ToolAnnotations`` defaults for a hint that is absent."""
+
+SHAREABLE: tuple[str, ...] = (
     "openWorldHint",
-    "untrustedContentHint",
-    "consequentialHint",
     "maliciousActivityHint",
+    "attribution",
+    "sensitivity",
 )
+"""The request annotations a policy may let travel from one origin's data to another's tools."""
+
+DEFAULT_SHARED: tuple[str, ...] = ("openWorldHint", "sensitivity")
+"""What tools of one origin learn of the data other origins contributed, by default: that
+it is open-world and its sensitivity classes — not where it came from (attribution URLs),
+and not another site's malicious-activity flag (seed 001, Privacy Considerations)."""
+
 
 _CAMEL = ConfigDict(alias_generator=to_camel, populate_by_name=True, frozen=True)
 
@@ -127,15 +146,31 @@ class ToolAnnotations(BaseModel):
     return_metadata: ReturnMetadata | None = None
 
 
+class ReturnedData(BaseModel):
+    """A response's ``returnMetadata``, aggregated: every source and sensitivity class."""
+
+    model_config = _CAMEL
+
+    source: list[Source] = Field(default_factory=list)
+    sensitivity: list[DataClass] = Field(default_factory=list)
+
+
 class ResultAnnotations(BaseModel):
-    """A response's ``_meta.annotations``, aggregated over the whole response."""
+    """A response's ``_meta.annotations`` (the SEP's response declarations), aggregated over
+    the whole response: ``openWorldHint``, ``maliciousActivityHint``, ``attribution`` and
+    ``returnMetadata`` (``source``, ``sensitivity``)."""
 
     model_config = _CAMEL
 
     open_world_hint: bool = False
     malicious_activity_hint: bool = False
     attribution: list[str] = Field(default_factory=list)
-    sensitivity: list[DataClass] = Field(default_factory=list)
+    return_metadata: ReturnedData = Field(default_factory=ReturnedData)
+
+    @property
+    def open_world(self) -> bool:
+        """Whether the data is open-world: the hint, or a source that is untrusted public."""
+        return self.open_world_hint or "untrustedPublic" in self.return_metadata.source
 
 
 # -- the SEP's JSON Schema -------------------------------------------------------------
@@ -232,17 +267,19 @@ RESULT_ANNOTATIONS_SCHEMA: dict[str, Any] = {
         "openWorldHint": {"type": "boolean"},
         "maliciousActivityHint": {"type": "boolean"},
         "attribution": {"type": "array", "items": {"type": "string"}},
-        "sensitivity": {"$ref": "#/$defs/DataClassOrArray"},
+        "returnMetadata": {"$ref": "#/$defs/ReturnMetadata"},
     },
     "$defs": SEP_DEFS,
 }
-"""What a result's ``_meta.annotations`` must satisfy."""
+"""What a result's ``_meta.annotations`` must satisfy: the SEP's response declarations are
+``ToolAnnotations`` describing the returned data (other keys are not the SEP's, and are
+not read)."""
 
-_TOOL_VALIDATOR = Draft202012Validator(TOOL_ANNOTATIONS_SCHEMA)
-_RESULT_VALIDATOR = Draft202012Validator(RESULT_ANNOTATIONS_SCHEMA)
+_TOOL_VALIDATOR = validator_for(TOOL_ANNOTATIONS_SCHEMA)
+_RESULT_VALIDATOR = validator_for(RESULT_ANNOTATIONS_SCHEMA)
 
 
-def _problems(validator: Draft202012Validator, value: Any) -> list[str]:
+def _problems(validator: Any, value: Any) -> list[str]:
     errors = sorted(validator.iter_errors(value), key=lambda e: list(e.absolute_path))
     problems = []
     for error in errors:
@@ -341,6 +378,7 @@ class Declaration:
     annotations: ToolAnnotations | None
     resolved: bool = False
     problems: tuple[str, ...] = ()
+    reading: Reading = "never-set"
 
     @property
     def known(self) -> bool:
@@ -355,12 +393,33 @@ class Declaration:
 
     @property
     def open_world(self) -> bool:
-        """Whether a call marks the session open-world (always, when unknown)."""
+        """Whether a call marks the session open-world (always, when unknown).
+
+        Under the ``unknown`` reading an undeclared ``openWorldHint`` is MCP's default,
+        true: a reading tool that says nothing is taken to read the open world.
+        """
+        return self.declares_open_world or self.open_world_by_default
+
+    @property
+    def declares_open_world(self) -> bool:
+        """Whether the declaration itself says the output is open-world (unknown: yes)."""
         a = self.annotations
         if a is None:
             return True
         sources = as_list(a.return_metadata.source) if a.return_metadata else []
         return bool(a.open_world_hint or a.untrusted_content_hint or "untrustedPublic" in sources)
+
+    @property
+    def open_world_by_default(self) -> bool:
+        """Whether only MCP's default makes it open-world: no ``openWorldHint`` under the
+        ``unknown`` reading."""
+        a = self.annotations
+        return (
+            a is not None
+            and a.open_world_hint is None
+            and self.reading == "unknown"
+            and MCP_HINT_DEFAULTS["openWorldHint"]
+        )
 
     @property
     def malicious(self) -> bool:
@@ -381,12 +440,13 @@ class Declaration:
         return [_dump(c) for c in as_list(a.return_metadata.sensitivity)]
 
 
-def static_declaration(tool: Tool) -> Declaration:
-    """The tool's declaration from its catalog entry (unknown when it breaks the schema)."""
+def static_declaration(tool: Tool, reading: Reading = "never-set") -> Declaration:
+    """The tool's declaration from its catalog entry (unknown when it breaks the schema),
+    with ``reading`` saying what the annotations it leaves out mean."""
     problems = annotation_problems(tool.annotations)
     if problems:
-        return Declaration(tool.name, None, problems=tuple(problems))
-    return Declaration(tool.name, ToolAnnotations.model_validate(tool.annotations))
+        return Declaration(tool.name, None, problems=tuple(problems), reading=reading)
+    return Declaration(tool.name, ToolAnnotations.model_validate(tool.annotations), reading=reading)
 
 
 # Enum-valued fields whose resolved value must come from the static possible set.
@@ -428,7 +488,7 @@ def resolve_declaration(static: Declaration, value: Any) -> tuple[Declaration, s
                 f"possible set {json.dumps(declared)}"
             )
     annotations = ToolAnnotations.model_validate(merged)
-    return Declaration(static.tool, annotations, resolved=True), None
+    return Declaration(static.tool, annotations, resolved=True, reading=static.reading), None
 
 
 # -- result annotations ----------------------------------------------------------------
@@ -476,12 +536,16 @@ def response_annotations(result: CallToolResult) -> ResponseAnnotations:
     problems = [p for part in parts for p in result_annotation_problems(part)]
     if problems:
         return ResponseAnnotations(None, tuple(problems))
+    returned = [p["returnMetadata"] for p in parts if isinstance(p.get("returnMetadata"), dict)]
     return ResponseAnnotations(
         ResultAnnotations(
             open_world_hint=any(p.get("openWorldHint") is True for p in parts),
             malicious_activity_hint=any(p.get("maliciousActivityHint") is True for p in parts),
             attribution=union(*(p.get("attribution", []) for p in parts)),
-            sensitivity=union(*(as_list(p.get("sensitivity")) for p in parts)),
+            return_metadata=ReturnedData(
+                source=union(*(as_list(r.get("source")) for r in returned)),
+                sensitivity=union(*(as_list(r.get("sensitivity")) for r in returned)),
+            ),
         )
     )
 
@@ -552,12 +616,28 @@ class CallTrust:
 
 
 @dataclass
+class Contribution:
+    """What the data of one origin (or of the agent's client) brought into the session."""
+
+    open_world: bool = False
+    malicious: bool = False
+    attribution: list[str] = field(default_factory=list)
+    sensitivity: list[Any] = field(default_factory=list)
+
+
+CLIENT_ORIGIN = "client"
+"""Where annotations a client sends with its requests (MCP ``_meta.annotations``) are kept."""
+
+
+@dataclass
 class TrustState:
     """The agent session's accumulated annotations (the SEP's propagation rules).
 
-    One per :class:`~harness.session.Session`; it survives navigation. ``open_world``,
-    once true, stays true; ``attribution`` is a union; the sensitivity classes seen
-    accumulate (``none`` is not kept); ``malicious`` records that some content was flagged.
+    One per agent session (a :class:`~harness.session.Session`, or one MCP client of the
+    bridge); it survives navigation. ``open_world``, once true, stays true; ``attribution``
+    is a union; the sensitivity classes seen accumulate (``none`` is not kept);
+    ``malicious`` records that some content was flagged. ``by_origin`` keeps who brought
+    what, so a tool of one origin is told only what the policy shares of another's.
     """
 
     open_world: bool = False
@@ -567,19 +647,35 @@ class TrustState:
     tools_called: list[str] = field(default_factory=list)
     origins: list[str] = field(default_factory=list)
     events: list[TrustEvent] = field(default_factory=list)
+    by_origin: dict[str, Contribution] = field(default_factory=dict)
     _calls: dict[str, CallTrust] = field(default_factory=dict, repr=False)
 
-    def request_annotations(self) -> dict[str, Any]:
-        """What the next call carries: ``openWorldHint`` and ``maliciousActivityHint``
-        always; ``attribution`` and ``sensitivity`` once something was accumulated."""
+    def request_annotations(
+        self, origin: str | None = None, shared: Iterable[str] = SHAREABLE
+    ) -> dict[str, Any]:
+        """What a call carries: ``openWorldHint`` and ``maliciousActivityHint`` always;
+        ``attribution`` and ``sensitivity`` once something was accumulated.
+
+        With ``origin`` (the called tool's), only what that origin's own data brought, plus
+        the ``shared`` kinds of what other origins (and the client) brought; without it,
+        everything (what the user's policy decides on).
+        """
+        if origin is None:
+            seen = Contribution(self.open_world, self.malicious, self.attribution, self.sensitivity)
+            parts = [seen]
+        else:
+            allowed = set(shared)
+            parts = [c if o == origin else _only(c, allowed) for o, c in self.by_origin.items()]
         annotations: dict[str, Any] = {
-            "openWorldHint": self.open_world,
-            "maliciousActivityHint": self.malicious,
+            "openWorldHint": any(c.open_world for c in parts),
+            "maliciousActivityHint": any(c.malicious for c in parts),
         }
-        if self.attribution:
-            annotations["attribution"] = list(self.attribution)
-        if self.sensitivity:
-            annotations["sensitivity"] = list(self.sensitivity)
+        attribution = union(*(c.attribution for c in parts))
+        sensitivity = _sensitive(union(*(c.sensitivity for c in parts)))
+        if attribution:
+            annotations["attribution"] = attribution
+        if sensitivity:
+            annotations["sensitivity"] = sensitivity
         return annotations
 
     def facts(self) -> dict[str, Any]:
@@ -613,8 +709,29 @@ class TrustState:
             )
         )
 
+    def _add(
+        self,
+        origin: str,
+        *,
+        open_world: bool = False,
+        malicious: bool = False,
+        attribution: Iterable[str] = (),
+        sensitivity: Iterable[Any] = (),
+    ) -> None:
+        """Join data's annotations to the session, and to what ``origin`` brought."""
+        mine = self.by_origin.setdefault(origin, Contribution())
+        attribution, sensitivity = list(attribution), _sensitive(list(sensitivity))
+        mine.open_world = mine.open_world or open_world
+        mine.malicious = mine.malicious or malicious
+        mine.attribution = union(mine.attribution, attribution)
+        mine.sensitivity = union(mine.sensitivity, sensitivity)
+        self.malicious = self.malicious or malicious
+        self.attribution = union(self.attribution, attribution)
+        self.sensitivity = union(self.sensitivity, sensitivity)
+
     def mark_open_world(self, call_id: str, tool: Tool, why: str) -> None:
         """Open-world from now on (once true, it stays true)."""
+        self._add(tool.origin, open_world=True)
         if not self.open_world:
             self.open_world = True
             self.event("open-world", call_id, tool, f"The session is open-world: {why}.")
@@ -624,29 +741,85 @@ class TrustState:
         self.tools_called = union(self.tools_called, [tool.name])
         self.origins = union(self.origins, [tool.origin])
         if declaration.open_world:
-            why = (
-                f"{tool.name} declares open-world output"
-                if declaration.known
-                else f"{tool.name}'s annotations are unknown"
-            )
+            if not declaration.known:
+                why = f"{tool.name}'s annotations are unknown"
+            elif declaration.declares_open_world:
+                why = f"{tool.name} declares open-world output"
+            else:
+                why = f"{tool.name} does not declare openWorldHint (MCP's default: true)"
             self.mark_open_world(call_id, tool, why)
 
     def absorb(
         self, call_id: str, tool: Tool, declaration: Declaration, response: ResponseAnnotations
     ) -> None:
         """A result reached the agent: its annotations (and the declaration's) join the session."""
-        self.attribution = union(self.attribution, declaration.attribution)
-        self.sensitivity = _sensitive(union(self.sensitivity, declaration.sensitivity))
+        self._add(
+            tool.origin, attribution=declaration.attribution, sensitivity=declaration.sensitivity
+        )
         a = response.annotations
         if a is None:
             self.mark_open_world(call_id, tool, f"{tool.name} returned invalid annotations")
             return
-        self.attribution = union(self.attribution, a.attribution)
-        self.sensitivity = _sensitive(union(self.sensitivity, [_dump(c) for c in a.sensitivity]))
-        if a.open_world_hint:
+        returned = [_dump(c) for c in a.return_metadata.sensitivity]
+        self._add(
+            tool.origin,
+            malicious=a.malicious_activity_hint,
+            attribution=a.attribution,
+            sensitivity=returned,
+        )
+        if a.open_world:
             self.mark_open_world(call_id, tool, f"{tool.name} returned open-world data")
-        if a.malicious_activity_hint:
-            self.malicious = True
+
+    def absorb_request(self, annotations: Any) -> list[str]:
+        """Annotations a client sent with its request (seed 001, "Tool Call Request
+        Extension": servers MUST respect them) join the session before the policy runs.
+
+        Returns what is wrong with them (empty: they were taken). Invalid ones count as
+        open-world: unknown, never safe.
+        """
+        problems = result_annotation_problems(annotations) + (
+            _request_problems(annotations) if isinstance(annotations, dict) else []
+        )
+        if problems:
+            self._add(CLIENT_ORIGIN, open_world=True)
+            self.open_world = True
+            return problems
+        data: dict[str, Any] = annotations
+        returned = data.get("returnMetadata") or {}
+        open_world = data.get("openWorldHint") is True or "untrustedPublic" in as_list(
+            returned.get("source")
+        )
+        self._add(
+            CLIENT_ORIGIN,
+            open_world=open_world,
+            malicious=data.get("maliciousActivityHint") is True,
+            attribution=data.get("attribution", []),
+            sensitivity=[*as_list(data.get("sensitivity")), *as_list(returned.get("sensitivity"))],
+        )
+        self.open_world = self.open_world or open_world
+        return []
+
+
+def _only(contribution: Contribution, shared: set[str]) -> Contribution:
+    """The part of another origin's contribution that the policy lets travel."""
+    return Contribution(
+        open_world=contribution.open_world and "openWorldHint" in shared,
+        malicious=contribution.malicious and "maliciousActivityHint" in shared,
+        attribution=contribution.attribution if "attribution" in shared else [],
+        sensitivity=contribution.sensitivity if "sensitivity" in shared else [],
+    )
+
+
+_REQUEST_SENSITIVITY = validator_for({"$ref": "#/$defs/DataClassOrArray", "$defs": SEP_DEFS})
+
+
+def _request_problems(annotations: dict[str, Any]) -> list[str]:
+    """The request annotations' own field beyond a response's: ``sensitivity`` classes."""
+    if "sensitivity" not in annotations:
+        return []
+    return [
+        f"sensitivity: {p}" for p in _problems(_REQUEST_SENSITIVITY, annotations["sensitivity"])
+    ]
 
 
 # -- the pipeline stage -------------------------------------------------------------------
@@ -719,6 +892,15 @@ def trust_warnings(result: CallToolResult) -> list[str]:
     return [str(mark.get("warning") or "this result was flagged maliciousActivityHint")]
 
 
+@dataclass(frozen=True)
+class TrustSettings:
+    """What the trust stage takes from the policy: how missing annotations read, and which
+    request annotations cross from one origin's data to another origin's tools."""
+
+    reading: Reading = "never-set"
+    shared: tuple[str, ...] = DEFAULT_SHARED
+
+
 class TrustStage:
     """The trust duty in the pipeline, before and after each call.
 
@@ -729,19 +911,40 @@ class TrustStage:
     :class:`CallTrust`.
     """
 
-    def __init__(self, state: TrustState, resolve: Resolver | None = None) -> None:
-        self.state = state
+    def __init__(
+        self,
+        state: TrustState | Callable[[], TrustState],
+        resolve: Resolver | None = None,
+        *,
+        settings: Callable[[], TrustSettings] | None = None,
+    ) -> None:
+        """``state``: the agent session's trust state, or a function that gives the current
+        one (a bridge serves several agents). ``settings``: the policy's reading of missing
+        annotations and what crosses origins (default: ``never-set``, :data:`DEFAULT_SHARED`)."""
+        self._state = state if callable(state) else (lambda: state)
         self.resolve = resolve
+        self.settings = settings or (lambda: TrustSettings())
+
+    @property
+    def state(self) -> TrustState:
+        """The trust state of the agent whose call this is."""
+        return self._state()
 
     async def before_call(self, request: CallRequest) -> CallToolResult | None:
         """Declaration and request annotations for the call; never stops it."""
         tool: Tool = request.tool
-        declaration = static_declaration(tool)
+        settings = self.settings()
+        declaration = static_declaration(tool, settings.reading)
         if tool.has_resolve and self.resolve is not None and declaration.known:
             declaration = await self._resolved(request, declaration)
-        annotations = self.state.request_annotations()
-        set_request_annotations(request.meta, annotations)
-        self.state.begin(request.call_id, CallTrust(tool, declaration, annotations))
+        state = self.state
+        # The policy decides on everything the session holds; the page is told only what
+        # its own origin brought, and what the policy shares of the others' (seed 001,
+        # Privacy Considerations).
+        set_request_annotations(
+            request.meta, state.request_annotations(tool.origin, settings.shared)
+        )
+        state.begin(request.call_id, CallTrust(tool, declaration, state.request_annotations()))
         return None
 
     async def _resolved(self, request: CallRequest, static: Declaration) -> Declaration:
@@ -767,6 +970,8 @@ class TrustStage:
         call = self.state.finish(request.call_id)
         if call is None:
             return result
+        if request.error_kind == "refused":  # a later check stopped it: it did not run either
+            call.stopped = True
         if call.stopped:  # not run; a request its own declaration flags is still surfaced
             if call.declaration.malicious:
                 result = self._flag(request, call, result, "call")

@@ -4,12 +4,21 @@ Native Chromium does not validate arguments against ``inputSchema``; the harness
 does, on both backends, with JSON Schema Draft 2020-12 and format checking. Bad
 arguments never reach ``execute``: the agent gets an ``isError`` result naming
 each problem's JSON pointer, reason and schema path.
+
+Two things are refused besides what the schema says:
+
+- a schema with a ``$ref`` outside itself: the harness never fetches one
+  (:mod:`harness.schemas`), so such arguments cannot be checked;
+- numbers JavaScript cannot hold as sent: NaN and ±Infinity, integers too large for a
+  double (they would reach ``execute`` as ``null``), and integers beyond ±(2⁵³−1) where
+  the schema says ``integer`` (they would reach it rounded).
 """
 
 from __future__ import annotations
 
 import json
-from collections.abc import Iterator
+import math
+from collections.abc import Iterable, Iterator
 from fractions import Fraction
 from functools import lru_cache
 from typing import Any
@@ -19,10 +28,15 @@ from jsonschema.exceptions import SchemaError, ValidationError
 from mcp.types import CallToolResult
 from pydantic import BaseModel, ConfigDict
 
-from harness.models import META_PREFIX, Tool, error_result
+from harness.models import META_PREFIX, CatalogWarning, Tool, error_result
+from harness.schemas import Unresolvable, unresolvable_references, validator_for
 from harness.stages import patterns
 
 _FORMATS = Draft202012Validator.FORMAT_CHECKER
+_TYPE_KEYWORD = Draft202012Validator.VALIDATORS["type"]
+
+MAX_SAFE_INTEGER = 2**53 - 1
+"""JavaScript's ``Number.MAX_SAFE_INTEGER``: the last integer every double holds exactly."""
 
 
 def _multiple_of(
@@ -43,9 +57,40 @@ def _multiple_of(
         yield ValidationError(f"{instance!r} is not a multiple of {step}")
 
 
+def _type(
+    validator: Any, types: Any, instance: Any, schema: dict[str, Any]
+) -> Iterator[ValidationError]:
+    """``type``, and an ``integer`` JavaScript cannot hold exactly is no integer for the page.
+
+    ``2**53 + 1`` passes ``{"type": "integer"}`` in Python and reaches ``execute`` as
+    ``2**53``, the nearest double: another number than the agent sent.
+    """
+    yield from _TYPE_KEYWORD(validator, types, instance, schema)
+    kinds = types if isinstance(types, list) else [types]
+    if "integer" not in kinds or isinstance(instance, bool):
+        return
+    if isinstance(instance, int):
+        whole = True
+    else:
+        whole = isinstance(instance, float) and math.isfinite(instance) and instance.is_integer()
+    if whole and abs(instance) > MAX_SAFE_INTEGER:
+        yield ValidationError(
+            f"{_short(instance)} is beyond ±(2**53 − 1), so JavaScript cannot hold this "
+            "integer exactly (the tool would get a rounded number); send a smaller integer"
+        )
+
+
 _Validator: Any = validators.extend(  # type: ignore[no-untyped-call]
-    Draft202012Validator, {"multipleOf": _multiple_of, **patterns.KEYWORDS}
+    Draft202012Validator, {"multipleOf": _multiple_of, "type": _type, **patterns.KEYWORDS}
 )
+
+
+def _short(number: int | float) -> str:
+    try:
+        text = repr(number)
+    except ValueError:  # more digits than Python converts to text
+        return "an integer of thousands of digits"
+    return text if len(text) <= 24 else f"{text[:10]}…({len(text)} digits)"
 
 
 class ArgumentProblem(BaseModel):
@@ -60,7 +105,8 @@ class ArgumentProblem(BaseModel):
     def describe(self) -> str:
         """One human line: where, what, and which schema rule."""
         where = self.path or "(the arguments object)"
-        return f"{where}: {self.message} [schema {self.schema_path}]"
+        rule = f" [schema {self.schema_path}]" if self.schema_path else ""
+        return f"{where}: {self.message}{rule}"
 
 
 def _pointer(parts: Any) -> str:
@@ -75,16 +121,90 @@ def schema_problem(schema: dict[str, Any]) -> str | None:
         )
     except SchemaError as exc:
         return f"{exc.message} (at {_pointer(exc.absolute_path) or '/'})"
+    except RecursionError:
+        return "it is nested too deeply to be checked"
     return None
+
+
+def outside_references_problem(what: str, schema: Any) -> str | None:
+    """Why ``schema`` cannot be used: ``$ref``s that lead outside it (None: there are none)."""
+    refs = unresolvable_references(schema)
+    if not refs:
+        return None
+    shown = ", ".join(json.dumps(r) for r in refs[:3]) + (" …" if len(refs) > 3 else "")
+    return (
+        f"its {what} refers to {shown}, which is not inside the schema; the harness never "
+        "fetches a schema (a page could make it request any URL or read a local file)"
+    )
+
+
+def schema_warnings(tools: Iterable[Tool]) -> list[CatalogWarning]:
+    """A catalog warning for every tool whose schemas refer outside themselves."""
+    warnings = []
+    for tool in tools:
+        for what, schema in (
+            ("inputSchema", tool.input_schema),
+            ("outputSchema", tool.output_schema),
+        ):
+            problem = outside_references_problem(what, schema)
+            if problem is not None:
+                consequence = (
+                    "its calls are refused"
+                    if what == "inputSchema"
+                    else "its results are withheld from the agent"
+                )
+                warnings.append(
+                    CatalogWarning(
+                        code="schema-outside-reference",
+                        tool=tool.name,
+                        message=f"Tool {tool.name!r}: {problem}, so {consequence}. "
+                        "Put the referenced schema in $defs.",
+                    )
+                )
+    return warnings
 
 
 @lru_cache(maxsize=512)
 def _validator(schema_json: str) -> Any:
-    return _Validator(patterns.checkable_schema(json.loads(schema_json)), format_checker=_FORMATS)
+    return validator_for(
+        patterns.checkable_schema(json.loads(schema_json)), _Validator, format_checker=_FORMATS
+    )
+
+
+def unrepresentable_numbers(arguments: Any) -> list[ArgumentProblem]:
+    """Numbers JavaScript cannot hold at all: NaN, ±Infinity, integers beyond a double."""
+    problems = []
+    stack: list[tuple[tuple[Any, ...], Any]] = [((), arguments)]
+    while stack:
+        path, value = stack.pop()
+        message = None
+        if isinstance(value, float) and not math.isfinite(value):
+            message = (
+                f"{value!r} is not a finite number; JSON and JavaScript arguments cannot be "
+                "NaN or Infinity"
+            )
+        elif isinstance(value, int) and not isinstance(value, bool):
+            try:
+                float(value)
+            except OverflowError:
+                message = (
+                    f"{_short(value)} is too large for a JavaScript number (the tool would "
+                    "get null)"
+                )
+        elif isinstance(value, dict):
+            stack.extend(((*path, k), v) for k, v in value.items())
+        elif isinstance(value, list):
+            stack.extend(((*path, i), v) for i, v in enumerate(value))
+        if message is not None:
+            problems.append(ArgumentProblem(path=_pointer(path), message=message, schema_path=""))
+    return sorted(problems, key=lambda p: p.path)
 
 
 def validate_arguments(tool: Tool, arguments: Any) -> list[ArgumentProblem]:
     """Every way ``arguments`` break ``tool.input_schema``; empty when they fit."""
+    unrepresentable = unrepresentable_numbers(arguments)
+    if unrepresentable:
+        return unrepresentable
     validator = _validator(json.dumps(tool.input_schema, sort_keys=True))
     errors = sorted(validator.iter_errors(arguments), key=lambda e: (list(e.path), e.message))
     return [
@@ -112,10 +232,28 @@ def check_arguments(tool: Tool, arguments: Any) -> CallToolResult | None:
             f"Tool {tool.name!r} has an invalid inputSchema, so its arguments cannot be "
             f"checked; the tool was not run. Schema problem: {problem}"
         )
-    problems = validate_arguments(tool, arguments)
+    outside = outside_references_problem("inputSchema", tool.input_schema)
+    if outside is not None:
+        return _unusable(tool, outside)
+    try:
+        problems = validate_arguments(tool, arguments)
+    except Unresolvable as exc:  # a reference the static check did not see: still never fetched
+        return _unusable(
+            tool,
+            f"its inputSchema refers to {str(exc.args[0] if exc.args else exc)!r}, outside itself",
+        )
+    except RecursionError:
+        return _unusable(tool, "its inputSchema (or the arguments) is nested too deeply")
     if problems:
         return error_result(
             describe_problems(tool, problems),
             {META_PREFIX + "validation": [p.model_dump() for p in problems]},
         )
     return None
+
+
+def _unusable(tool: Tool, problem: str) -> CallToolResult:
+    return error_result(
+        f"Tool {tool.name!r} cannot be called: {problem}. Its arguments cannot be checked, "
+        "so the tool was not run; the site has to fix its schema."
+    )

@@ -19,17 +19,23 @@ plugin extends: this machine's Chromium (:func:`harness.chromium.find_chromium`,
 unless ``--browser-channel`` names one), quiet flags, and the backend's flags.
 ``playwright install`` is never needed.
 
-Options (group ``webmcp``): ``--webmcp-backend polyfill|native``, ``--webmcp-elicit
-accept|decline|cancel|terminal|browser|FILE`` (default ``cancel``), ``--webmcp-policy
-default|none|FILE``, ``--webmcp-trace on|off|retain-on-failure`` (default
-``retain-on-failure``). ``@pytest.mark.webmcp(backend=…, policy=…, elicit=…)``
+- ``webmcp_sites`` — the bundled demo sites (``webmcp_sites.todo``, ``.keys``, ``.mail``,
+  ``.shop``, ``.url(site, path)``), served once per run and reset before each test.
+
+Options (group ``webmcp``), the CLI's with a ``webmcp-`` prefix: ``--webmcp-backend
+polyfill|native``, ``--webmcp-elicit accept|decline|cancel|terminal|browser|FILE``
+(default ``cancel``), ``--webmcp-elicit-timeout S``, ``--webmcp-policy
+default|strict|none|FILE``, ``--webmcp-settle MS``, ``--webmcp-trace
+on|off|retain-on-failure`` (default ``retain-on-failure``).
+``@pytest.mark.webmcp(backend=…, policy=…, elicit=…, elicit_timeout=…, settle=…)``
 overrides them for one test (or a module, or a class); a test whose backend is not the
 run's gets a browser launched for that backend.
 
 Artifacts: the harness trace (``trace.jsonl``: the agent view of every tool list and
 result, see :mod:`harness.trace`) goes to ``test-results/<test id>/``, beside
 Playwright's own ``trace.zip``, video and screenshots (``--output``, ``--tracing``,
-``--video``, ``--screenshot``). A failing test's report also lists its calls.
+``--video``, ``--screenshot``); its ``run-finished`` event lists those files. A failing
+test's report also lists its calls.
 """
 
 from __future__ import annotations
@@ -56,18 +62,22 @@ from playwright.sync_api import Page as SyncPage
 from harness import session as _session
 from harness.agent_view import agent_tool
 from harness.browser.chromium import ENV_VAR, QUIET_FLAGS, find_chromium
+from harness.catalog import Settle
 from harness.elicitation.answers import load_answers
 from harness.elicitation.base import ElicitationHandler, close_handler
 from harness.elicitation.choice import ELICIT_CHOICES, handler_from_option
-from harness.errors import BrowserNotFound, ConfigError
+from harness.elicitation.terminal import plain
+from harness.errors import BrowserNotFound, ConfigError, HarnessError, SessionClosed, UnknownTool
 from harness.harness import BACKENDS, Harness
 from harness.models import BackendName, CallAction, CallOutcome, ToolChange
 from harness.stages.policy import Policy, PolicyOption, policy_from_argument, policy_option
 from harness.testing.page import PageSession, attach, to_async
+from harness.testing.sites import WebMCPSites
 from harness.trace.events import (
     TRACE_FILE,
     Navigated,
     RunFinished,
+    StopReason,
     ToolsChanged,
     call_events,
     elicitation_event,
@@ -79,11 +89,12 @@ from harness.trace.view import result_summary
 T = TypeVar("T")
 TraceMode = Literal["on", "off", "retain-on-failure"]
 TRACE_MODES: tuple[str, ...] = get_args(TraceMode)
-MARKER_ARGS = ("backend", "policy", "elicit")
+MARKER_ARGS = ("backend", "policy", "elicit", "elicit_timeout", "settle")
 
 _REPORTS = pytest.StashKey[dict[str, pytest.TestReport]]()
 _SESSIONS = pytest.StashKey[list[_session.Session]]()
 _KEPT = pytest.StashKey[list[Path]]()
+_PENDING = pytest.StashKey[list[Callable[[], None]]]()  # traces finished after the teardown
 
 
 # -- settings ----------------------------------------------------------------------------
@@ -97,8 +108,12 @@ class WebMCPSettings:
     elicit: str | ElicitationHandler = "cancel"
     """``accept``, ``decline``, ``cancel``, ``terminal``, ``browser``, an answers file, or a
     handler object (from the marker)."""
+    elicit_timeout: float | None = None
+    """Seconds after which an unanswered question is cancelled (None: the handler's own)."""
     policy: PolicyOption = "default"
     """``default`` (the default pack), ``none``, a policy file, a Policy, or None."""
+    settle: float | None = None
+    """The catalog's quiet window in milliseconds (None: the default 500; 0: no wait)."""
     trace: TraceMode = "retain-on-failure"
 
     @classmethod
@@ -107,9 +122,27 @@ class WebMCPSettings:
         return cls(
             backend=config.getoption("webmcp_backend"),
             elicit=config.getoption("webmcp_elicit"),
+            elicit_timeout=config.getoption("webmcp_elicit_timeout"),
             policy=config.getoption("webmcp_policy"),
+            settle=config.getoption("webmcp_settle"),
             trace=config.getoption("webmcp_trace"),
         )
+
+    def settle_options(self) -> Settle:
+        """The readiness settings (:class:`~harness.catalog.Settle`) these settings name."""
+        if self.settle is None:
+            return Settle()
+        if not isinstance(self.settle, int | float) or self.settle < 0:
+            raise ConfigError(f"settle={self.settle!r}: give 0 or a number of milliseconds.")
+        return Settle.quiet_ms(self.settle)
+
+    def check(self) -> None:
+        """Raise :class:`ConfigError` for settings that cannot be used."""
+        self.settle_options()
+        if self.elicit_timeout is not None and not self.elicit_timeout > 0:
+            raise ConfigError(
+                f"elicit timeout {self.elicit_timeout!r}: give a positive number of seconds."
+            )
 
     def load_policy(self) -> Policy | None:
         """The policy these settings name (a file is read now)."""
@@ -129,7 +162,9 @@ def marker_overrides(node: Any) -> dict[str, Any]:
         return {}
     if marker.args:
         raise ConfigError(
-            "@pytest.mark.webmcp takes keyword arguments only: backend=, policy=, elicit=."
+            "@pytest.mark.webmcp takes keyword arguments only: "
+            + ", ".join(a + "=" for a in MARKER_ARGS)
+            + "."
         )
     unknown = sorted(set(marker.kwargs) - set(MARKER_ARGS))
     if unknown:
@@ -166,7 +201,11 @@ class WebMCPHarness:
 
     def __init__(self, settings: WebMCPSettings) -> None:
         self.settings = settings
-        self.harness = Harness(backend=settings.backend, policy=settings.load_policy())
+        self.harness = Harness(
+            backend=settings.backend,
+            policy=settings.load_policy(),
+            settle=settings.settle_options(),
+        )
         """The async core's :class:`~harness.harness.Harness` (backend, policy, channel keys)."""
 
     @property
@@ -176,8 +215,11 @@ class WebMCPHarness:
 
     def configured(self, settings: WebMCPSettings) -> WebMCPHarness:
         """This harness, or a new one when ``settings`` change its backend or policy."""
-        same = (settings.backend, settings.policy) == (self.settings.backend, self.settings.policy)
-        return self if same else WebMCPHarness(settings)
+
+        def key(s: WebMCPSettings) -> tuple[Any, ...]:
+            return (s.backend, s.policy, s.settle)
+
+        return self if key(settings) == key(self.settings) else WebMCPHarness(settings)
 
     def attach(
         self, page: SyncPage, *, elicit: str | ElicitationHandler | None = None
@@ -189,14 +231,17 @@ class WebMCPHarness:
         closed with the session. Closing the session leaves the page open.
         """
         choice = self.settings.elicit if elicit is None else elicit
-        handler = elicitation_handler(choice, page)
+        handler = elicitation_handler(choice, page, timeout=self.settings.elicit_timeout)
         return attach(
             self.harness, page, elicitation=handler, close_elicitation=isinstance(choice, str)
         )
 
 
-def elicitation_handler(choice: str | ElicitationHandler, page: SyncPage) -> ElicitationHandler:
-    """The handler ``choice`` names; ``browser`` opens its tabs in ``page``'s browser."""
+def elicitation_handler(
+    choice: str | ElicitationHandler, page: SyncPage, *, timeout: float | None = None
+) -> ElicitationHandler:
+    """The handler ``choice`` names (questions cancelled after ``timeout`` seconds);
+    ``browser`` opens its tabs in ``page``'s browser."""
     if not isinstance(choice, str):
         if not isinstance(choice, ElicitationHandler):
             raise ConfigError(
@@ -209,7 +254,7 @@ def elicitation_handler(choice: str | ElicitationHandler, page: SyncPage) -> Eli
         owner = page.context.browser
         return to_async(owner if owner is not None else page.context)
 
-    return handler_from_option(choice, browser=browser)
+    return handler_from_option(choice, browser=browser, timeout=timeout)
 
 
 # -- the trace of one test's session -------------------------------------------------------
@@ -275,14 +320,26 @@ class SessionTrace:
         for event in call_events(step, CallAction(tool=outcome.tool, arguments=arguments), outcome):
             self.recorder.record(event)
 
-    def finish(self, nodeid: str, failed: bool) -> None:
-        """Record how the test ended (``run-finished``: ``finished``, or ``expect-failed``)."""
+    def finish(
+        self,
+        nodeid: str,
+        failed: bool,
+        *,
+        error: BaseException | None = None,
+        artifacts: list[str] | None = None,
+    ) -> None:
+        """Record how the test ended: ``run-finished`` with its stop reason (``finished``;
+        ``unknown-tool``, ``session-closed``, ``harness-error`` for the harness error the
+        test raised; ``expect-failed`` for a failed expectation; ``test-failed`` otherwise),
+        and the artifacts written beside the trace."""
         self.recorder.record(
             RunFinished(
-                stop_reason="expect-failed" if failed else "finished",
-                detail=f"{nodeid} {'failed' if failed else 'passed'}",
+                stop_reason=stop_reason(failed, error),
+                detail=f"{nodeid} {'failed' if failed else 'passed'}"
+                + (f": {type(error).__name__}: {error}" if failed and error is not None else ""),
                 steps=len(self._session.history),
                 duration_ms=round(self.recorder.elapsed_ms(), 1),
+                artifacts=artifacts or [],
             )
         )
 
@@ -303,11 +360,49 @@ def _start_trace(
     return SessionTrace(session, scratch), scratch
 
 
+def stop_reason(failed: bool, error: BaseException | None) -> StopReason:
+    """A test's stop reason, from whether it failed and what it raised."""
+    if not failed:
+        return "finished"
+    if isinstance(error, UnknownTool):
+        return "unknown-tool"
+    if isinstance(error, SessionClosed):
+        return "session-closed"
+    if isinstance(error, HarnessError):
+        return "harness-error"
+    if isinstance(error, AssertionError) or error is None:
+        return "expect-failed"
+    return "test-failed"
+
+
+def artifacts_beside(output: Path) -> list[str]:
+    """The files in a test's artifact folder (Playwright's trace, screenshots, video), by
+    path relative to it, the harness trace left out."""
+    if not output.is_dir():
+        return []
+    return sorted(
+        p.relative_to(output).as_posix()
+        for p in output.rglob("*")
+        if p.is_file() and p.name != TRACE_FILE
+    )
+
+
+def _finish_later(
+    item: pytest.Item, trace: SessionTrace, scratch: Path | None, mode: TraceMode, output: Path
+) -> None:
+    """Finish the trace once the test's teardown is over: by then pytest-playwright (or
+    :class:`OwnedPage`) has written its artifacts, which ``run-finished`` lists."""
+    item.stash.setdefault(_PENDING, []).append(
+        lambda: _finish_trace(item, trace, scratch, mode, output)
+    )
+
+
 def _finish_trace(
     item: pytest.Item, trace: SessionTrace, scratch: Path | None, mode: TraceMode, output: Path
 ) -> None:
     failed = _failed(item)
-    trace.finish(item.nodeid, failed)
+    error = _raised(item)
+    trace.finish(item.nodeid, failed, error=error, artifacts=artifacts_beside(output))
     trace.close()
     if scratch is None:
         return
@@ -325,6 +420,14 @@ def _failed(item: pytest.Item) -> bool:
     return any(report.failed for report in reports.values())
 
 
+_RAISED = pytest.StashKey[BaseException]()
+
+
+def _raised(item: pytest.Item) -> BaseException | None:
+    """What the test (or its set-up) raised, if it failed."""
+    return item.stash.get(_RAISED, None)
+
+
 def describe_session(session: _session.Session) -> str:
     """A failed test's calls, for its report: what the page offered and what came back."""
     lines = [f"backend {session.backend_name}, page {session.url}"]
@@ -336,7 +439,7 @@ def describe_session(session: _session.Session) -> str:
         lines.append(f"{index}. {outcome.tool} {arguments} → {status}: {result_summary(result)}")
     if not session.history:
         lines.append("no calls")
-    return "\n".join(lines)
+    return plain("\n".join(lines))  # page text: shown on the terminal, never obeyed by it
 
 
 # -- launching Chromium ----------------------------------------------------------------
@@ -406,10 +509,26 @@ def pytest_addoption(parser: pytest.Parser) -> None:
         "(default: cancel)",
     )
     group.addoption(
+        "--webmcp-elicit-timeout",
+        type=float,
+        default=None,
+        metavar="S",
+        help="an unanswered question is cancelled after S seconds",
+    )
+    group.addoption(
         "--webmcp-policy",
         default="default",
-        metavar="default|none|FILE",
-        help="the user agent's policy: the default pack, none, or a policy file (default: default)",
+        metavar="default|strict|none|FILE",
+        help="the user agent's policy: the default pack, another bundled pack, none, or a "
+        "policy file (default: default)",
+    )
+    group.addoption(
+        "--webmcp-settle",
+        type=float,
+        default=None,
+        metavar="MS",
+        help="a page's catalog is ready once quiet for MS milliseconds after load "
+        "(default 500; 0: no wait); listings and calls wait for it",
     )
     group.addoption(
         "--webmcp-trace",
@@ -420,17 +539,48 @@ def pytest_addoption(parser: pytest.Parser) -> None:
     )
 
 
+ASYNCIO_LOOP_SCOPE_INI = "asyncio_default_fixture_loop_scope"
+
+
+def default_asyncio_loop_scope(config: pytest.Config) -> bool:
+    """Give pytest-asyncio's fixture loop scope a value when the project sets none.
+
+    pytest-asyncio warns on every run of a project that leaves it unset; the plugin's
+    ``webmcp_async`` fixture runs on a function-scoped loop, so that is the value it
+    sets (a project's own setting, in its configuration or with ``-o``, always wins).
+    Returns whether it set it. Uses pytest's configuration store, which has no public
+    setter: on a pytest without it, nothing is set.
+    """
+    if not config.pluginmanager.hasplugin("asyncio"):
+        return False
+    try:
+        from _pytest.config.findpaths import ConfigValue
+    except ImportError:  # pragma: no cover - another pytest layout
+        return False
+    store = getattr(config, "_inicfg", None)
+    if not isinstance(store, dict) or ASYNCIO_LOOP_SCOPE_INI in store:
+        return False
+    store[ASYNCIO_LOOP_SCOPE_INI] = ConfigValue("function", origin="file", mode="ini")
+    getattr(config, "_inicache", {}).pop(ASYNCIO_LOOP_SCOPE_INI, None)
+    return True
+
+
+@pytest.hookimpl(tryfirst=True)
 def pytest_configure(config: pytest.Config) -> None:
-    """Register the marker and the fixture overrides; check the options."""
+    """Register the marker and the fixture overrides; check the options (first, so that
+    pytest-asyncio sees the loop scope :func:`default_asyncio_loop_scope` gives it)."""
+    default_asyncio_loop_scope(config)
     config.addinivalue_line(
         "markers",
-        "webmcp(backend=None, policy=None, elicit=None): run this test's webmcp session with "
-        "another backend, policy or elicitation answer than the command line's",
+        "webmcp(backend=None, policy=None, elicit=None, elicit_timeout=None, settle=None): run "
+        "this test's webmcp session with other settings than the command line's",
     )
     config.pluginmanager.register(playwright_overrides(), "webmcp-playwright-overrides")
     try:
         check_elicit(config.getoption("webmcp_elicit"))
-        WebMCPSettings.from_config(config).load_policy()
+        settings = WebMCPSettings.from_config(config)
+        settings.check()
+        settings.load_policy()
     except ConfigError as exc:
         raise pytest.UsageError(str(exc)) from exc
 
@@ -469,6 +619,12 @@ def pytest_runtest_makereport(
     """Keep each phase's report; list the calls of a failing test; name the kept traces."""
     report = yield
     item.stash.setdefault(_REPORTS, {})[report.when] = report
+    if report.failed and call.excinfo is not None and _RAISED not in item.stash:
+        item.stash[_RAISED] = call.excinfo.value
+    if report.when == "teardown":
+        for finish in item.stash.get(_PENDING, []):
+            finish()
+        item.stash[_PENDING] = []
     sessions = item.stash.get(_SESSIONS, [])
     if report.failed and report.when == "call":
         for session in sessions:
@@ -512,7 +668,12 @@ def _or_fail(make: Callable[[], T]) -> T:
 
 
 def _settings(request: pytest.FixtureRequest) -> WebMCPSettings:
-    return _or_fail(lambda: WebMCPSettings.from_config(request.config).for_node(request.node))
+    def checked() -> WebMCPSettings:
+        settings = WebMCPSettings.from_config(request.config).for_node(request.node)
+        settings.check()
+        return settings
+
+    return _or_fail(checked)
 
 
 @pytest.fixture
@@ -554,7 +715,24 @@ def webmcp(
         try:
             session.close()
         finally:
-            _finish_trace(request.node, trace, scratch, settings.trace, Path(output_path))
+            _finish_later(request.node, trace, scratch, settings.trace, Path(output_path))
+
+
+@pytest.fixture(scope="session")
+def webmcp_sites_server() -> Iterator[WebMCPSites]:
+    """The bundled demo sites, served once for the run (``webmcp_sites`` resets them)."""
+    sites = WebMCPSites()
+    yield sites
+    sites.stop()
+
+
+@pytest.fixture
+def webmcp_sites(webmcp_sites_server: WebMCPSites) -> WebMCPSites:
+    """The bundled demo sites with their starting data: ``webmcp_sites.todo`` (likewise
+    ``keys``, ``mail``, ``shop``), ``webmcp_sites.url(site, path)``; see
+    :class:`~harness.testing.sites.WebMCPSites`."""
+    webmcp_sites_server.reset()
+    return webmcp_sites_server
 
 
 class OwnedPage:
@@ -654,13 +832,21 @@ if importlib.util.find_spec("pytest_asyncio") is not None:
         that use it run before the others (see :func:`pytest_collection_modifyitems`).
         """
         settings = _settings(request)
-        harness = _or_fail(lambda: Harness(backend=settings.backend, policy=settings.load_policy()))
+        harness = _or_fail(
+            lambda: Harness(
+                backend=settings.backend,
+                policy=settings.load_policy(),
+                settle=settings.settle_options(),
+            )
+        )
         output = Path(output_path)
         scratch = tmp_path_factory.mktemp("webmcp-playwright")
         owned = OwnedPage(request.config, settings.backend, output, scratch, base_url)
         async with owned:
             handler = (
-                handler_from_option(settings.elicit, browser=owned.browser)
+                handler_from_option(
+                    settings.elicit, browser=owned.browser, timeout=settings.elicit_timeout
+                )
                 if isinstance(settings.elicit, str)
                 else settings.elicit
             )
@@ -677,7 +863,7 @@ if importlib.util.find_spec("pytest_asyncio") is not None:
                     if isinstance(settings.elicit, str):  # made here, so closed here
                         await close_handler(handler)
                 finally:
-                    _finish_trace(request.node, trace, trace_scratch, settings.trace, output)
+                    _finish_later(request.node, trace, trace_scratch, settings.trace, output)
         shutil.rmtree(scratch, ignore_errors=True)
 
 else:

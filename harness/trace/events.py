@@ -45,6 +45,8 @@ StopReason = Literal[
     "agent-error",  # the agent raised, or returned something that is not an action
     "page-error",  # the start page could not be opened
     "session-closed",  # the page or browser went away
+    "unknown-tool",  # a test called a tool the page does not offer (the pytest plugin)
+    "test-failed",  # a test failed otherwise than on an expectation (the pytest plugin)
     "harness-error",  # the harness failed otherwise
 ]
 ErrorWhere = Literal["agent", "call", "navigation", "page", "harness"]

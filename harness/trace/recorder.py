@@ -130,7 +130,8 @@ class TraceRecorder:
         self.record(ScreenshotTaken(step=step, path=relative))
 
     async def finish_artifacts(self, context: BrowserContext, *, ok: bool) -> list[str]:
-        """Stop the Playwright trace (kept per the options); the artifacts kept, by file name."""
+        """Stop the Playwright trace (kept per the options); the files kept beside the trace,
+        by path relative to the run directory."""
         kept: list[str] = []
         if self.run_dir is None:
             return kept
@@ -150,7 +151,8 @@ class TraceRecorder:
         if self.options.har:
             kept.append(HAR_FILE)  # written when the browser context closes
         if self.options.screenshots and (self.run_dir / SCREENSHOT_DIR).is_dir():
-            kept.append(SCREENSHOT_DIR + "/")
+            shots = sorted((self.run_dir / SCREENSHOT_DIR).glob("*.png"))
+            kept += [f"{SCREENSHOT_DIR}/{shot.name}" for shot in shots]
         return kept
 
     def close(self) -> None:

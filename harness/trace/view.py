@@ -1,7 +1,9 @@
 """``webmcp-harness trace show DIR``: a trace as a rich timeline, and the CLI's live step lines.
 
 Page-provided text (tool descriptions, results) is shown as plain text, never
-as rich markup, so a page cannot style or hide lines of the timeline.
+as rich markup, with its control characters made visible
+(:func:`harness.elicitation.terminal.plain`), so a page can neither style, hide or
+overwrite lines of the timeline nor send the terminal escape sequences.
 """
 
 from __future__ import annotations
@@ -15,6 +17,7 @@ from rich.panel import Panel
 from rich.table import Table
 from rich.text import Text
 
+from harness.elicitation.terminal import plain
 from harness.models import describe_action
 from harness.trace.events import (
     AgentActed,
@@ -84,9 +87,18 @@ def result_summary(result: dict[str, Any], full: bool = False) -> str:
     return _compact(content, full)
 
 
+class PlainText(Text):
+    """A rich ``Text`` whose appended strings are page text: control characters shown."""
+
+    def append(self, text: str | Text, style: Any = None) -> PlainText:
+        """Append ``text`` (a string is passed through :func:`plain` first)."""
+        super().append(plain(text) if isinstance(text, str) else text, style)
+        return self
+
+
 def describe(event: TraceEvent, full: bool = False) -> Text:
     """One event's details, as plain text with a style per part."""
-    text = Text()
+    text = PlainText()
     if isinstance(event, RunStarted):
         text.append(f"{event.agent} agent on {event.start_url} ({event.backend}), ")
         text.append(f"at most {event.max_steps} steps")
@@ -177,7 +189,7 @@ def timeline(events: list[TraceEvent], *, full: bool = False, timing: bool = Fal
         table.add_row(
             f"{event.at_ms:.0f}",
             "" if event.step is None else str(event.step),
-            Text(event.type, style=_STYLES.get(event.type, "")),
+            Text(plain(event.type), style=_STYLES.get(event.type, "")),
             describe(event, full),
         )
     return table
@@ -201,7 +213,7 @@ def totals(events: list[TraceEvent]) -> Text:
         costs = [t.cost_usd for t in tokens if t.cost_usd is not None]
         if costs:
             counts.append(f"${sum(costs):.6f}")
-    return Text(", ".join(counts))
+    return Text(plain(", ".join(counts)))
 
 
 def render_trace(
@@ -211,7 +223,7 @@ def render_trace(
     finished = next((e for e in reversed(events) if isinstance(e, RunFinished)), None)
     started = next((e for e in events if isinstance(e, RunStarted)), None)
     title = f"{started.agent} run on {started.start_url}" if started else "trace"
-    head = Text()
+    head = PlainText()
     if finished is None:
         head.append("the run did not finish (no run-finished event)", style="red")
     else:
@@ -222,7 +234,8 @@ def render_trace(
         head.append(f" after {finished.steps} steps\n")
     head.append_text(totals(events))
     return Group(
-        Panel(head, title=Text(title), expand=False), timeline(events, full=full, timing=timing)
+        Panel(head, title=Text(plain(title)), expand=False),
+        timeline(events, full=full, timing=timing),
     )
 
 
@@ -237,7 +250,7 @@ def live_line(event: TraceEvent) -> Text | None:
     """A line for the CLI's live display, or None for events it leaves out."""
     if isinstance(event, Timing | TokensUsed | ScreenshotTaken | RunStarted):
         return None
-    line = Text()
+    line = PlainText()
     line.append(f"{'' if event.step is None else event.step:>3} ", style="dim")
     line.append(f"{event.type:<16} ", style=_STYLES.get(event.type, ""))
     # Continuation lines line up under the details column.

@@ -173,3 +173,32 @@ async def test_cli_replay(sites: RunningSites, recorded: Path, tmp_path: Path) -
         "complete_todo",
         "list_archived",
     ]
+
+
+async def test_a_replay_on_another_port_compares_origins_relative_to_the_start_url(
+    harness: Harness, recorded: Path
+) -> None:
+    """Recorded on one port, replayed after the sites restarted on another: the origin
+    inside the untrusted-data framing is not a difference; a real change still is."""
+    recorded_origin = load_recording(recorded).start_url.rstrip("/")
+    assert recorded_origin in json.dumps(load_recording(recorded).steps[0].result)
+    async with serve_sites(["todo"]) as moved:
+        assert moved.origin("todo") != recorded_origin
+        agent = ReplayAgent.from_dir(recorded)
+        result = await run(harness, moved.url("todo"), agent)
+        assert result.ok, result.detail
+        assert agent.differences == []
+        # Someone completed todo 1 meanwhile: that, and only that, is reported.
+        await moved.reset("todo")
+        async with (
+            aiohttp.ClientSession() as client,
+            client.post(moved.url("todo", "/api/todos/1/complete")) as response,
+        ):
+            assert response.status == 200
+        changed = ReplayAgent.from_dir(recorded)
+        diverged = await run(harness, moved.url("todo"), changed)
+        assert diverged.stop_reason == "replay-diverged"
+        assert all("127.0.0.1" not in d.describe() for d in changed.differences), (
+            changed.differences
+        )
+        assert any("/structuredContent/todos/0/id" in d.describe() for d in changed.differences)

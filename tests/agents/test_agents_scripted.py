@@ -293,9 +293,10 @@ async def test_cli_agent_shows_steps_live_and_fails_on_an_unmet_expect(
     [
         (["--agent", "obedient", "--max-steps", "0"], 2, "--max-steps must be at least 1"),
         (["--agent", "obedient"], 2, "--task is required for the obedient agent"),
-        (["--agent", "scripted:{tmp}/none.yaml"], 1, "Cannot read plan"),
-        (["--agent", "nope"], 1, "Unknown agent 'nope'"),
-        (["--agent", f"scripted:{EXAMPLE_PLAN}", "--trace-dir", "{tmp}"], 1, "is not empty"),
+        # A file or directory the command line names that cannot be used is a usage error.
+        (["--agent", "scripted:{tmp}/none.yaml"], 2, "Cannot read plan"),
+        (["--agent", "nope"], 2, "Unknown agent 'nope'"),
+        (["--agent", f"scripted:{EXAMPLE_PLAN}", "--trace-dir", "{tmp}"], 2, "is not empty"),
     ],
 )
 def test_cli_agent_usage_errors(

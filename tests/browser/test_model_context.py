@@ -558,7 +558,11 @@ async def test_get_tools_sorts_by_name_and_copies_the_schema(mc: Harnessed) -> N
 async def test_the_seeds_fields_pass_through_to_the_harness(mc: Harnessed) -> None:
     await mc.goto("mc_seeds.html")
     snapshot = (await mc.listed())["get_balance"]
+    # Which registration this is: the harness runs a call only on the one it checked.
+    registration = snapshot["registration"]
+    assert isinstance(registration, int) and registration >= 1
     assert snapshot == {
+        "registration": registration,
         "name": "get_balance",
         "title": "Get balance",
         "description": "The balance of an account",

@@ -23,6 +23,7 @@ from harness.stages.policy import (
     ABSENT,
     DEFAULT_POLICY,
     FACTS,
+    STRICT_POLICY,
     UNKNOWN,
     AllOf,
     AnyOf,
@@ -31,6 +32,7 @@ from harness.stages.policy import (
     Not,
     Policy,
     policy_from_argument,
+    policy_option,
 )
 from tests.stages.test_trust import SEND_EMAIL, Rig, Scripted, text_of, tool
 
@@ -470,13 +472,24 @@ async def test_block_on_the_response_withholds_without_asking() -> None:
             rule(
                 "no-secrets",
                 "block",
-                {"fact": "response.annotations.sensitivity", "contains": "credentials"},
+                {
+                    "fact": "response.annotations.returnMetadata.sensitivity",
+                    "contains": "credentials",
+                },
             )
         ),
         handler=handler,
     )
     rig.backend.returns(
-        "vault", {"content": [], "_meta": {"annotations": {"sensitivity": "credentials"}}}
+        "vault",
+        {
+            "content": [],
+            "_meta": {
+                "annotations": {
+                    "returnMetadata": {"source": "system", "sensitivity": "credentials"}
+                }
+            },
+        },
     )
     outcome = await rig.call(tool("vault"))
     assert outcome.is_error and handler.asked == []
@@ -663,7 +676,62 @@ async def test_the_cli_rejects_a_bad_policy_before_starting_the_browser(tmp_path
     )
     out, err = await asyncio.wait_for(proc.communicate(), timeout=60)
     lines = err.decode().strip().splitlines()
-    assert proc.returncode == 1 and out == b""
+    assert proc.returncode == 2 and out == b""  # a usage error: the command line names it
     assert lines == [
         f"webmcp-harness: {path}: rule #1 'x': unknown fact 'tool.nam'; did you mean 'tool.name'?"
     ]
+
+
+# -- missing annotations and what crosses origins (the strict pack) ---------------------------
+
+
+def test_the_packs_differ_only_in_how_missing_annotations_read() -> None:
+    assert policy_from_argument("strict") is STRICT_POLICY
+    assert policy_option("strict") is STRICT_POLICY and policy_option("default") is DEFAULT_POLICY
+    assert (DEFAULT_POLICY.missing_annotations, STRICT_POLICY.missing_annotations) == (
+        "never-set",
+        "unknown",
+    )
+    assert [r.name for r in STRICT_POLICY.rules] == [r.name for r in DEFAULT_POLICY.rules]
+    assert DEFAULT_POLICY.cross_origin_annotations == ("openWorldHint", "sensitivity")
+
+
+@pytest.mark.parametrize(
+    ("data", "said"),
+    [
+        ({"rules": [], "missing_annotations": "maybe"}, "missing_annotations must be one of"),
+        ({"rules": [], "cross_origin_annotations": ["cookies"]}, "cross_origin_annotations"),
+        ({"rules": [], "cross_origin_annotations": "attribution"}, "cross_origin_annotations"),
+    ],
+)
+def test_bad_reading_or_sharing_settings_fail_with_one_line(
+    data: dict[str, Any], said: str
+) -> None:
+    with pytest.raises(PolicyError, match=said):
+        Policy.from_data(data, "p.toml")
+
+
+async def test_under_the_unknown_reading_a_silent_tool_matches_block_and_escalate_rules() -> None:
+    silent = tool("post", {})
+    for pack, effect in ((DEFAULT_POLICY, "allow"), (STRICT_POLICY, "block")):
+        rig = Rig(pack, handler=Scripted("accept", "accept", "accept"))
+        rig.trust.open_world = True
+        outcome = await rig.call(silent)
+        record = rig.audit.for_call(outcome.call_id)[0]  # the before-call decision
+        assert record.effect == effect, record
+    # `exists` still sees what was declared: the reading does not invent a declaration.
+    declared = policy(
+        rule("needs-metadata", "block", {"fact": "tool.annotations.inputMetadata", "exists": False})
+    )
+    strict_declared = Policy(declared.rules, missing_annotations="unknown", source="p")
+    rig = Rig(strict_declared)
+    assert (await rig.call(silent)).is_error
+
+
+def test_readonly_tools_are_not_destructive_by_mcp_default() -> None:
+    facts = Facts({"tool": {"annotations": {"readOnlyHint": True}}}, "unknown")
+    assert facts.read("tool.annotations.destructiveHint") is False
+    assert facts.read("tool.annotations.openWorldHint") is True
+    assert facts.read("tool.annotations.maliciousActivityHint") is ABSENT
+    assert facts.read("tool.annotations.inputMetadata.destination") is UNKNOWN
+    assert Facts({"tool": {"annotations": {}}}).read("tool.annotations.openWorldHint") is ABSENT

@@ -316,12 +316,131 @@ def test_page_meta_does_not_survive_a_whole_withheld_result() -> None:
     assert set(out.meta or {}) == {REDACTED_META_KEY}
 
 
-def test_an_error_without_structured_content_keeps_its_message() -> None:
+@pytest.mark.parametrize(
+    ("schema", "hint"),
+    [(SEED_SCHEMA, True), (SEED_SCHEMA, None), (None, True)],
+    ids=["x-sensitive and sensitiveHint", "x-sensitive only", "sensitiveHint only"],
+)
+@pytest.mark.parametrize(
+    "raw",
+    [
+        CallToolResult(
+            content=[TextContent(type="text", text=f"Tool error: Error: key {CANARY}-1 expired")],
+            is_error=True,
+        ),
+        CallToolResult.model_validate(
+            {
+                "content": [{"type": "text", "text": f"the key {CANARY}-2 was refused"}],
+                "structuredContent": {"id": "k", "name": "n", "secret": f"{CANARY}-2"},
+                "isError": True,
+            }
+        ),
+    ],
+    ids=["thrown", "returned with structuredContent"],
+)
+def test_an_error_of_a_sensitive_tool_is_withheld_whole(
+    schema: dict[str, Any] | None, hint: bool | None, raw: CallToolResult
+) -> None:
+    # Seed 000 §1 ("MUST NOT forward raw sensitive values") has no exception for errors:
+    # an error message can quote the secret, and nothing marks where.
+    vault = Vault()
+    out = redact(tool(schema, hint=hint), raw, vault).result
+    assert out.is_error and CANARY not in agent(out)
+    [item] = listed(out)
+    assert item["kind"] == "result" and CANARY in json.dumps(vault.get(item["handle"]).value)
+    assert "failed" in out.content[0].text  # type: ignore[union-attr]
+
+
+def test_an_error_of_a_plain_tool_keeps_its_message() -> None:
     raw = CallToolResult(
         content=[TextContent(type="text", text="Tool error: Error: bad name")], is_error=True
     )
-    out = redact(tool(SEED_SCHEMA), raw, Vault()).result
-    assert out.is_error and out.content[0].text == "Tool error: Error: bad name"  # type: ignore[union-attr]
+    assert redact(tool(hint=None), raw, Vault()).result is raw
+
+
+def test_a_secret_used_as_a_key_elsewhere_is_replaced_there_too() -> None:
+    schema = {
+        "type": "object",
+        "properties": {
+            "secret": {"type": "string", "x-sensitive": True},
+            "usage": {"type": "object", "additionalProperties": {"type": "integer"}},
+        },
+    }
+    value = {"secret": f"{CANARY}-k", "usage": {f"{CANARY}-k": 3, "other": 1}}
+    out = redact(tool(schema), page_result(value), Vault()).result
+    assert CANARY not in agent(out)
+    usage = out.structured_content["usage"]  # type: ignore[index]
+    assert usage["other"] == 1 and [HANDLE.fullmatch(k) for k in usage if k != "other"]
+
+
+def test_property_names_marked_x_sensitive_are_withheld() -> None:
+    schema = {
+        "type": "object",
+        "properties": {
+            "tokens": {
+                "type": "object",
+                "propertyNames": {"$ref": "#/$defs/token"},
+                "additionalProperties": {"type": "string"},
+            }
+        },
+        "$defs": {"token": {"type": "string", "x-sensitive": True, "title": "token"}},
+    }
+    value = {"tokens": {f"{CANARY}-a": "ci", f"{CANARY}-b": "deploy"}}
+    raw = CallToolResult.model_validate(
+        {
+            "content": [
+                {"type": "text", "text": json.dumps(value)},
+                {"type": "text", "text": f"made {CANARY}-a"},
+            ],
+            "structuredContent": value,
+        }
+    )
+    vault = Vault()
+    out = redact(tool(schema), raw, vault).result
+    assert CANARY not in agent(out)
+    tokens = out.structured_content["tokens"]  # type: ignore[index]
+    assert sorted(tokens.values()) == ["ci", "deploy"]
+    revealed = {vault.get(handle).value for handle in tokens}
+    assert revealed == {f"{CANARY}-a", f"{CANARY}-b"}
+    assert {i["label"] for i in listed(out)} == {"token"}
+
+
+def test_structured_content_never_mirrors_what_is_for_the_user_only() -> None:
+    raw = CallToolResult.model_validate(
+        {
+            "content": [
+                {"type": "text", "text": "Your statement is ready."},
+                {
+                    "type": "text",
+                    "text": f"IBAN {CANARY}-iban",
+                    "annotations": {"audience": ["user"]},
+                },
+            ],
+            "structuredContent": {"iban": f"{CANARY}-iban", "status": "ready"},
+        }
+    )
+    vault = Vault()
+    out = redact(tool(hint=None), raw, vault).result
+    assert CANARY not in agent(out)
+    assert out.structured_content is None
+    assert out.content[0].text == "Your statement is ready."  # type: ignore[union-attr]
+    kinds = {i["path"]: i["kind"] for i in listed(out)}
+    assert kinds == {"/content/1": "user-content", "/structuredContent": "user-content"}
+
+
+def test_structured_content_a_readable_block_mirrors_stays() -> None:
+    value = {"status": "ready"}
+    raw = CallToolResult.model_validate(
+        {
+            "content": [
+                {"type": "text", "text": json.dumps(value)},
+                {"type": "text", "text": f"{CANARY}-x", "annotations": {"audience": ["user"]}},
+            ],
+            "structuredContent": value,
+        }
+    )
+    out = redact(tool(hint=None), raw, Vault()).result
+    assert out.structured_content == value and CANARY not in agent(out)
 
 
 def test_a_page_cannot_forge_the_redaction_listing() -> None:
@@ -623,6 +742,18 @@ def at(value: Any, path: tuple[Any, ...]) -> Any:
     return value
 
 
+def at_rewritten(value: Any, path: tuple[Any, ...], secrets: list[str]) -> Any:
+    """``at``, where an object key that held one of ``secrets`` is found rewritten with a
+    handle in the secret's place."""
+    pattern = re.compile("|".join(re.escape(t) for t in sorted(secrets, key=len, reverse=True)))
+    for token in path:
+        if isinstance(token, str) and token not in value and secrets:
+            wanted = pattern.sub("\0", token)
+            [token] = [k for k in value if HANDLE.sub("\0", k).rstrip("#") == wanted]
+        value = value[token]
+    return value
+
+
 def needles(value: Any) -> list[str]:
     found = []
     for _, leaf in leaves(value):
@@ -660,8 +791,14 @@ def test_no_sensitive_value_survives_and_every_other_value_does(
     # Every sensitive value is replaced by a handle the vault resolves to it, and listed.
     expected = {"/structuredContent" + pointer(p) for p in built.sensitive}
     assert {item["path"] for item in listed(out)} == expected
+
+    def seen_at(path: tuple[Any, ...]) -> Any:
+        """The agent's value at ``path``, following keys that held a withheld text (keys
+        are text too: such a key is rewritten with the handle in its place)."""
+        return at_rewritten(structured, path, secret_texts)
+
     for path, original in built.sensitive.items():
-        handle = at(structured, path)
+        handle = seen_at(path)
         assert HANDLE.fullmatch(handle)
         assert vault.get(handle).value == original
 
@@ -669,7 +806,7 @@ def test_no_sensitive_value_survives_and_every_other_value_does(
     for path, original in leaves(value):
         if any(path[: len(p)] == p for p in built.sensitive):
             continue
-        kept = at(structured, path)
+        kept = seen_at(path)
         if isinstance(original, str) and any(n in original for n in secret_texts):
             continue
         assert kept == original and type(kept) is type(original)
@@ -678,6 +815,7 @@ def test_no_sensitive_value_survives_and_every_other_value_does(
     assert json.loads(out.content[0].text) == structured  # type: ignore[union-attr]
     seen = [out.content[1].text]  # type: ignore[union-attr]
     seen += [leaf for _, leaf in leaves(structured) if isinstance(leaf, str)]
+    seen += [k for path, _ in leaves(structured) for k in path if isinstance(k, str)]
     for text in seen:
         stripped = HANDLE.sub("\0", text)
         assert not [n for n in secret_texts if n in stripped]

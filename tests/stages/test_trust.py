@@ -17,7 +17,7 @@ from mcp.types import CallToolResult, TextContent
 from harness import Harness, Session
 from harness.browser.backends.base import Backend, RawResult
 from harness.browser.injection import ChannelKeys
-from harness.catalog import Catalog
+from harness.catalog import Catalog, FrameInfo
 from harness.elicitation.base import (
     AutoHandler,
     ElicitationHandler,
@@ -148,6 +148,7 @@ class Rig:
         self.policy = policy
         self.handler: ElicitationHandler = handler or AutoHandler("cancel")
         self.resolved = resolved or {}
+        self.tools: dict[str, Tool] = {}
         install_stages(
             self.pipeline,
             self.trust,
@@ -165,6 +166,10 @@ class Rig:
         return answer(arguments) if callable(answer) else answer
 
     async def call(self, target: Tool, arguments: dict[str, Any] | None = None) -> CallOutcome:
+        # The page offers the tool (the pipeline runs only what the catalog still holds).
+        self.tools[target.name] = target
+        main = FrameInfo(key="main", url=ORIGIN + "/page", origin=ORIGIN, is_main=True)
+        self.pipeline.catalog.replace_frame(main, list(self.tools.values()))
         return await self.pipeline.call(
             CallRequest(tool=target, arguments=arguments or {}, timeout=5)
         )
@@ -359,13 +364,24 @@ def test_result_annotations_aggregate_over_the_whole_response() -> None:
                         "annotations": {"maliciousActivityHint": True, "attribution": ["u:1"]}
                     },
                 },
-                {"type": "text", "text": "b", "_meta": {"annotations": {"sensitivity": "pii"}}},
+                {
+                    "type": "text",
+                    "text": "b",
+                    "_meta": {
+                        "annotations": {
+                            "returnMetadata": {"source": "internal", "sensitivity": "pii"}
+                        }
+                    },
+                },
             ],
             "_meta": {
                 "annotations": {
                     "openWorldHint": True,
                     "attribution": ["u:2", "u:1"],
-                    "sensitivity": [{"regulated": {"scopes": ["GDPR"]}}, "pii"],
+                    "returnMetadata": {
+                        "source": ["user", "internal"],
+                        "sensitivity": [{"regulated": {"scopes": ["GDPR"]}}, "pii"],
+                    },
                 }
             },
         }
@@ -375,8 +391,28 @@ def test_result_annotations_aggregate_over_the_whole_response() -> None:
         "openWorldHint": True,
         "maliciousActivityHint": True,
         "attribution": ["u:2", "u:1"],
-        "sensitivity": [{"regulated": {"scopes": ["GDPR"]}}, "pii"],
+        "returnMetadata": {
+            "source": ["user", "internal"],
+            "sensitivity": [{"regulated": {"scopes": ["GDPR"]}}, "pii"],
+        },
     }
+
+
+def test_result_return_metadata_propagates_and_a_non_sep_sensitivity_does_not() -> None:
+    # Seed 001: response declarations are ToolAnnotations; their returnMetadata carries the
+    # data's source and sensitivity. A top-level "sensitivity" is no field of the SEP's.
+    state = TrustState()
+    reader = tool("reader", {"readOnlyHint": True, "openWorldHint": False})
+    for call_id, given in (
+        ("c1", {"sensitivity": "credentials"}),
+        ("c2", {"returnMetadata": {"source": "untrustedPublic", "sensitivity": "financial"}}),
+    ):
+        state.ran(call_id, reader, static_declaration(reader))
+        result = CallToolResult(content=[], meta={"annotations": given})
+        state.absorb(call_id, reader, static_declaration(reader), response_annotations(result))
+        if call_id == "c1":
+            assert not state.open_world and state.sensitivity == []
+    assert state.sensitivity == ["financial"] and state.open_world
 
 
 def test_no_result_annotations_is_known_and_empty_while_invalid_ones_are_unknown() -> None:
@@ -389,7 +425,7 @@ def test_no_result_annotations_is_known_and_empty_while_invalid_ones_are_unknown
             "openWorldHint": False,
             "maliciousActivityHint": False,
             "attribution": [],
-            "sensitivity": [],
+            "returnMetadata": {"source": [], "sensitivity": []},
         }
     )
     broken = response_annotations(
@@ -593,8 +629,11 @@ async def test_request_annotations_reach_execute_as_options_meta(session: Sessio
 
 async def test_invalid_annotations_warn_and_are_treated_as_unknown(session: Session) -> None:
     assert "bad_annotations" in [t.name for t in await session.tools()]
-    warning = next(w for w in session.warnings if w.tool == "bad_annotations")
-    assert warning.code == "invalid-annotations" and "readOnlyHint" in warning.message
+    warnings = {w.code: w.message for w in session.warnings if w.tool == "bad_annotations"}
+    # readOnlyHint: "true" is read as seed 004 means it (a warning says so); the
+    # destination "everywhere" stays invalid, so the declaration is unknown.
+    assert "readOnlyHint" in warnings["annotation-spelling"]
+    assert "inputMetadata.destination" in warnings["invalid-annotations"]
     handler = Scripted("decline")
     session.elicitation = handler
     outcome = await session.call("bad_annotations")

@@ -1,8 +1,8 @@
 """The pytest plugin, run the way users run it: pytest (in a subprocess) on a test suite.
 
-Each test writes a small suite with pytester, whose conftest serves the bundled
-sites (the one of `examples/`), runs it, and checks the outcomes, the output and
-the artifacts. The plugin is not named anywhere: it is loaded from its entry point.
+Each test writes a small suite with pytester (with the conftest of `examples/`, whose
+fixtures are the plugin's `webmcp_sites`), runs it, and checks the outcomes, the output
+and the artifacts. The plugin is not named anywhere: it is loaded from its entry point.
 """
 
 from __future__ import annotations
@@ -208,7 +208,8 @@ def test_options_and_the_marker_that_overrides_them(suite: pytest.Pytester) -> N
             "*::test_the_options_apply[[]chromium[]] PASSED*",
             "*::test_the_marker_overrides_backend_and_answer[[]polyfill-chromium[]] PASSED*",
             "*::test_the_marker_overrides_the_policy[[]chromium[]] PASSED*",
-            "*@pytest.mark.webmcp: unknown argument(s) backnd; use backend=, policy=, elicit=.",
+            "*@pytest.mark.webmcp: unknown argument(s) backnd; use backend=, policy=, elicit=, "
+            "elicit_timeout=, settle=.",
         ]
     )
     # --webmcp-trace on: every test that had a session keeps its trace.
@@ -316,3 +317,99 @@ def test_the_async_fixture_keeps_playwrights_artifacts_too(suite: pytest.Pyteste
         "trace.jsonl",
         "trace.zip",
     ]
+
+
+FRESH = """
+from playwright.sync_api import Page, expect
+
+from harness.expect import expect_result
+
+
+def test_a_fresh_project(page: Page, webmcp, webmcp_sites):
+    page.goto(webmcp_sites.todo)
+    outcome = webmcp.call("add_todo", {"text": "Fresh"})
+    expect_result(outcome).to_have_structured_content({"todo": {"id": 4}})
+    expect(page.get_by_text("Fresh")).to_be_visible()
+
+
+def test_sites_are_reset_before_each_test(page: Page, webmcp, webmcp_sites):
+    page.goto(webmcp_sites.todo)
+    outcome = webmcp.call("add_todo", {"text": "Again"})
+    expect_result(outcome).to_have_structured_content({"todo": {"id": 4}})
+    assert webmcp_sites.requests("todo")[-1] == "POST /api/todos"
+"""
+
+
+def test_a_fresh_project_runs_without_warnings(pytester: pytest.Pytester) -> None:
+    """No conftest, no configuration: the plugin's fixtures alone, and no warning at all
+    (neither pytest-asyncio's loop scope nor pytest-playwright's base_url stand-in)."""
+    pytester.makepyfile(test_fresh=FRESH)
+    result = run(pytester, "-W", "error::pytest.PytestDeprecationWarning")
+    result.assert_outcomes(passed=2)
+    output = result.stdout.str()
+    assert "warnings summary" not in output, output
+    assert "warning" not in output.strip().splitlines()[-1], output
+
+
+MORE = '''
+import pytest
+
+LATE = """<script>
+addEventListener("load", () => setTimeout(() => document.modelContext.registerTool({
+  name: "late", description: "Registered 1.5 s after load.", execute: async () => "late"}), 1500));
+</script>"""
+
+
+def serve_late(page):
+    # A page on a loopback origin (a secure context), answered by Playwright itself.
+    page.route("http://127.0.0.1:1/late", lambda route: route.fulfill(body=LATE, content_type="text/html"))
+    page.goto("http://127.0.0.1:1/late")
+
+
+def test_the_option_sets_the_quiet_window(page, webmcp):
+    serve_late(page)
+    assert [t.name for t in webmcp.tools()] == []
+
+
+@pytest.mark.webmcp(settle=3000)
+def test_the_marker_sets_the_quiet_window(page, webmcp):
+    serve_late(page)
+    assert [t.name for t in webmcp.tools()] == ["late"]
+
+
+def test_an_unknown_tool_is_its_own_stop_reason(page, webmcp, todo_url):
+    page.goto(todo_url)
+    webmcp.call("nope")
+
+
+@pytest.mark.webmcp(elicit_timeout=-1)
+def test_a_bad_elicit_timeout(webmcp):
+    pass
+'''
+
+
+def test_settle_elicit_timeout_artifacts_and_stop_reasons(suite: pytest.Pytester) -> None:
+    suite.makepyfile(test_more=MORE)
+    result = run(
+        suite,
+        "--webmcp-settle",
+        "700",
+        "--webmcp-elicit-timeout",
+        "5",
+        "--webmcp-trace",
+        "on",
+        "--screenshot",
+        "on",
+    )
+    result.assert_outcomes(passed=2, failed=1, errors=1)
+    result.stdout.fnmatch_lines(["*elicit timeout -1: give a positive number of seconds.*"])
+    out = suite.path / "out"
+    events = read_trace(out / "test-more-py-test-an-unknown-tool-is-its-own-stop-reason-chromium")
+    finished = events[-1]
+    assert finished.type == "run-finished" and finished.stop_reason == "unknown-tool"
+    assert "No tool named 'nope'" in finished.detail
+    # run-finished lists what pytest-playwright wrote beside the trace.
+    assert finished.artifacts == ["test-failed-1.png"]
+    passed = read_trace(out / "test-more-py-test-the-marker-sets-the-quiet-window-chromium")
+    assert passed[-1].stop_reason == "finished"
+    assert passed[-1].artifacts == ["test-finished-1.png"]

@@ -207,7 +207,8 @@ async def test_artifacts_are_kept_as_asked(
     run_dir = tmp_path / "fail"
     finished = result.events[-1]
     assert isinstance(finished, RunFinished)
-    assert finished.artifacts == ["trace.zip", "network.har", "screenshots/"]
+    # Every file written beside the trace, screenshots one by one.
+    assert finished.artifacts == ["trace.zip", "network.har", "screenshots/step-001.png"]
     assert (run_dir / "trace.zip").stat().st_size > 0
     assert (run_dir / "screenshots" / "step-001.png").read_bytes()[:4] == b"\x89PNG"
     assert [e.path for e in result.events if isinstance(e, ScreenshotTaken)] == [

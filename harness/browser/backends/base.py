@@ -26,10 +26,12 @@ class RawResult(BaseModel):
 
     ``ok``: ``json_text`` is the string ``executeTool`` resolves to (None when the
     tool returned nothing). ``error``: ``execute`` threw. ``cancelled``: the call's
-    signal was aborted. ``navigation``: the document went away mid-call.
+    signal was aborted. ``navigation``: the document went away mid-call. ``changed``:
+    the page registered the tool again since the harness checked the call, and the new
+    definition was not run.
     """
 
-    status: Literal["ok", "error", "cancelled", "navigation"]
+    status: Literal["ok", "error", "cancelled", "navigation", "changed"]
     json_text: str | None = None
     error_name: str | None = None
     error_message: str | None = None

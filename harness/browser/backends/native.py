@@ -49,6 +49,14 @@ _CDP_ANNOTATIONS = {
 }
 
 
+# A tool read from getTools() rather than CDP carries its source under this key.
+_SOURCE_KEY = "webmcp-harness/source"
+
+# What the native layer throws instead of running a tool registered again since the
+# harness checked the call (injected_js/native_layer.js); a page that throws it itself
+# only gets its own call refused.
+CHANGED_ERROR = "WebMCPHarnessToolChanged"
+
 # CDP's toolsAdded/toolsRemoved of one frame are published at most this often.
 PUBLISH_INTERVAL_S = 0.1
 
@@ -70,7 +78,7 @@ class NativeBackend(ChannelBackend):
         self._running: dict[str, str] = {}  # harness call id → invocation id
         # <form toolname> calls: which tool each call runs (the page names forms by tool),
         # when it started, and why the harness cancelled an invocation.
-        self._call_tools: dict[str, tuple[str, float]] = {}  # call id → (tool name, start)
+        self._call_tools: dict[str, tuple[Tool, float]] = {}  # call id → (tool, start)
         self._call_frames: dict[str, tuple[Frame, int]] = {}  # call id → (frame, navigations)
         self._submitting: set[str] = set()  # invocations whose form submission went ahead
         self._cancel_reasons: dict[str, str] = {}  # invocation id → the harness's reason
@@ -170,6 +178,7 @@ class NativeBackend(ChannelBackend):
 
     # -- the registry ------------------------------------------------------
     def _on_tools_added(self, params: dict[str, Any]) -> None:
+        self.catalog.readiness.touch()
         touched = set()
         for tool in params.get("tools", []):
             self._native.setdefault(tool["frameId"], {})[tool["name"]] = tool
@@ -178,6 +187,7 @@ class NativeBackend(ChannelBackend):
             self._schedule_publish(cdp_id)
 
     def _on_tools_removed(self, params: dict[str, Any]) -> None:
+        self.catalog.readiness.touch()
         touched = set()
         for tool in params.get("tools", []):
             self._native.get(tool["frameId"], {}).pop(tool["name"], None)
@@ -207,46 +217,69 @@ class NativeBackend(ChannelBackend):
 
     async def _on_message(self, frame: Frame, message: Message) -> None:
         if message.get("type") == "tools":
+            self.catalog.readiness.touch()
             # The layer's side registry changed: re-merge (Chromium stays the authority).
             cdp_id = self._cdp_id(frame)
             if cdp_id is not None:
                 await self._publish(cdp_id)
         elif message.get("type") == "submitted":
-            self._spawn(self._on_submitted(message, self._mark_submitting(message.get("name"))))
+            call_id = self._mark_submitting(frame, message.get("name"))
+            self._spawn(self._on_submitted(frame, message, call_id))
         else:
             await super()._on_message(frame, message)
 
     # -- <form toolname>: CDP says nothing when a submission goes ahead -------------
-    async def _call_running(self, tool_name: Any, since: float) -> str | None:
-        """The harness's call of that tool started before `since` (waiting briefly for
-        invokeTool's reply, which may come after what the page reports)."""
+    def _owns(self, call_id: str, frame: Frame, tool_name: Any, *, form: bool) -> bool:
+        """Whether a page message about ``tool_name`` from ``frame`` may concern the call:
+        it runs in that very frame, for a tool of that name (a ``<form toolname>`` when
+        ``form``). Calls go through CDP, so the page cannot name them; a message from
+        another frame (an embedding page, a third-party iframe) never settles a call."""
+        tool, _ = self._call_tools.get(call_id, (None, 0.0))
+        running_in = self._call_frames.get(call_id, (None, 0))[0]
+        return (
+            tool is not None
+            and running_in is frame
+            and tool.name == tool_name
+            and (not form or tool.source == "declarative")
+        )
+
+    async def _call_running(
+        self, frame: Frame, tool_name: Any, since: float, *, form: bool = True
+    ) -> str | None:
+        """The harness's call of that tool in that frame, started before `since` (waiting
+        briefly for invokeTool's reply, which may come after what the page reports)."""
         loop = asyncio.get_running_loop()
         deadline = loop.time() + 1.0
         while True:
-            for call_id, (name, started) in self._call_tools.items():
-                if name == tool_name and started <= since and call_id in self._running:
+            for call_id, (_, started) in list(self._call_tools.items()):
+                if (
+                    started <= since
+                    and call_id in self._running
+                    and self._owns(call_id, frame, tool_name, form=form)
+                ):
                     return call_id
             if loop.time() >= deadline:
                 return None
             await asyncio.sleep(0.02)
 
-    def _mark_submitting(self, tool_name: Any) -> str | None:
+    def _mark_submitting(self, frame: Frame, tool_name: Any) -> str | None:
         """At once, before CDP's answer to the navigation can land: the running call of that
-        tool ends with its submission, not with what Chromium says once the page navigated."""
-        for call_id, (name, _) in self._call_tools.items():
+        form in that frame ends with its submission, not with what Chromium says once the
+        page navigated."""
+        for call_id in list(self._call_tools):
             invocation = self._running.get(call_id)
-            if name == tool_name and invocation is not None:
+            if invocation is not None and self._owns(call_id, frame, tool_name, form=True):
                 self._submitting.add(invocation)
                 return call_id
         return None
 
-    async def _on_submitted(self, message: Message, call_id: str | None) -> None:
+    async def _on_submitted(self, frame: Frame, message: Message, call_id: str | None) -> None:
         # Chromium resolves such a call to null and sends no toolResponded (or, when the
         # page itself navigates, "Completed" with [] after the navigation).
         details = message.get("submitted")
         if call_id is None:
             now = asyncio.get_running_loop().time()
-            call_id = await self._call_running(message.get("name"), now)
+            call_id = await self._call_running(frame, message.get("name"), now)
         if call_id is None or not isinstance(details, dict):
             return
         invocation = self._running.get(call_id, "")
@@ -255,24 +288,27 @@ class NativeBackend(ChannelBackend):
             return
         # Its frame's navigation is the outcome, not an interruption (see _fail_frame).
         self._submitting.add(invocation)
-        frame, navigations = self._call_frames.get(call_id, (None, 0))
-        raw = await self._submission_result(frame, details, navigations)
+        running_in, navigations = self._call_frames.get(call_id, (None, 0))
+        raw = await self._submission_result(running_in, details, navigations)
         if not future.done():
             future.set_result(raw)
 
-    async def _reviewed_call(self, message: Message) -> str | None:
-        return await self._call_running(message.get("name"), asyncio.get_running_loop().time())
+    async def _reviewed_call(self, frame: Frame, message: Message) -> str | None:
+        now = asyncio.get_running_loop().time()
+        return await self._call_running(frame, message.get("name"), now)
 
     async def _questioning_call(self, frame: Frame, message: Message) -> tuple[str, str] | None:
         # Calls go through CDP, so the page cannot name them: the harness's running call of
         # the tool the page names, in the frame that asks (its name is the harness's record).
         now = asyncio.get_running_loop().time()
-        call_id = await self._call_running(message.get("name"), now)
-        if call_id is None or self._call_frames.get(call_id, (None, 0))[0] != frame:
+        call_id = await self._call_running(frame, message.get("name"), now, form=False)
+        if call_id is None:
             return None
-        return call_id, self._call_tools[call_id][0]
+        return call_id, self._call_tools[call_id][0].name
 
-    async def _publish(self, cdp_id: str) -> None:
+    async def _publish(self, cdp_id: str, *, direct: bool = False) -> None:
+        """Publish a frame's tools: Chromium's registry as CDP reported it, merged with the
+        layer's records; ``direct``: read Chromium's registry itself first (a listing)."""
         frame = self._playwright_frame(cdp_id)
         if frame is None or frame.is_detached():
             return
@@ -287,6 +323,10 @@ class NativeBackend(ChannelBackend):
             for snap in listing.get("tools", []) if isinstance(listing, dict) else []:
                 if isinstance(snap, dict) and isinstance(snap.get("name"), str):
                     extras[snap["name"]] = snap
+            if direct:
+                answer = await self.channel.command(frame, {"op": "registry"})
+                if isinstance(answer, dict) and isinstance(answer.get("registry"), list):
+                    self._reconcile(cdp_id, answer["registry"], extras)
         except (PlaywrightError, FrameGone):
             pass  # no layer in this document (yet): Chromium's fields alone
         snapshots = [
@@ -299,9 +339,45 @@ class NativeBackend(ChannelBackend):
         if declarations is not None:
             self.seed.report(info, declarations, origin_of(self.page.main_frame.url))
 
+    def _reconcile(
+        self, cdp_id: str, registry: list[Any], extras: dict[str, dict[str, Any]]
+    ) -> None:
+        """Make the CDP-fed copy of a frame's registry what Chromium's ``getTools()`` says now.
+
+        CDP's ``toolsAdded``/``toolsRemoved`` arrive batched and late: a listing asked for
+        right after a registration could miss the tool (or keep a removed one).
+        """
+        known = self._native.setdefault(cdp_id, {})
+        listed: set[str] = set()
+        for entry in registry:
+            if not isinstance(entry, dict) or not isinstance(entry.get("name"), str):
+                continue
+            name = entry["name"]
+            listed.add(name)
+            if name in known:
+                continue
+            extra = extras.get(name) or {}
+            record = {
+                "name": name,
+                "description": entry.get("description") or "",
+                "inputSchema": entry.get("inputSchema")
+                if isinstance(entry.get("inputSchema"), dict)
+                else None,
+                "annotations": entry.get("annotations")
+                if isinstance(entry.get("annotations"), dict)
+                else {},
+                "frameId": cdp_id,
+                # getTools() does not say which tools are forms; the layer's record does.
+                _SOURCE_KEY: extra.get("source")
+                or ("script" if "annotations" in entry else "declarative"),
+            }
+            known[name] = record
+        for name in [n for n in known if n not in listed]:
+            known.pop(name, None)
+
     async def refresh(self) -> None:
         for cdp_id in list(self._cdp_frames):
-            await self._publish(cdp_id)
+            await self._publish(cdp_id, direct=True)
 
     # -- calls -------------------------------------------------------------
     async def execute(
@@ -322,9 +398,17 @@ class NativeBackend(ChannelBackend):
                 # Chromium's own executeTool() in the page (the layer's `invoke`) takes it.
                 invocation = f"page:{call_id}"
             else:
-                if meta:
+                if meta or tool.registration is not None:
+                    # The call's options, and the registration it was checked against: the
+                    # layer's wrapper runs no other definition of the tool.
                     await self.channel.command(
-                        frame, {"op": "prepare", "name": tool.name, "meta": meta}
+                        frame,
+                        {
+                            "op": "prepare",
+                            "name": tool.name,
+                            "meta": meta or None,
+                            "registration": tool.registration,
+                        },
                     )
                 reply = await self._cdp.send(
                     "WebMCP.invokeTool",
@@ -343,7 +427,8 @@ class NativeBackend(ChannelBackend):
             self._declarative.add(invocation)
         self._invocation_frame[invocation] = cdp_id
         self._running[call_id] = invocation
-        self._call_tools[call_id] = (tool.name, started)
+        self._call_tools[call_id] = (tool, started)
+        self._begin_call(call_id)
         early = self._early.pop(invocation, None)
         if early is not None:
             self._on_responded(early)
@@ -354,6 +439,8 @@ class NativeBackend(ChannelBackend):
                 "name": tool.name,
                 "input": arguments,
                 "meta": meta or None,
+                # The registration the call was checked against: the layer runs no other.
+                "registration": tool.registration,
             }
             self._spawn(self._invoke_in_page(frame, command, invocation, future))
         try:
@@ -491,10 +578,19 @@ def _merge(native: dict[str, Any], extra: dict[str, Any] | None) -> dict[str, An
         or (extra or {}).get("inputSchema")
         or {"type": "object"},
         "annotations": annotations,
-        "source": "declarative" if "backendNodeId" in native else "script",
+        "source": native.get(_SOURCE_KEY)
+        or ("declarative" if "backendNodeId" in native else "script"),
     }
     if extra is not None and extra.get("source", snap["source"]) == snap["source"]:
-        for key in ("title", "outputSchema", "annotations", "surface", "hasResolve", "exposedTo"):
+        for key in (
+            "title",
+            "outputSchema",
+            "annotations",
+            "surface",
+            "hasResolve",
+            "exposedTo",
+            "registration",
+        ):
             if key in extra:
                 snap[key] = extra[key]
     return snap
@@ -519,6 +615,8 @@ def _raw_from_response(params: dict[str, Any]) -> RawResult:
         return RawResult(status="error", error_name="Error", error_message=str(value))
     name = str(exception.get("className") or "Error")
     description = str(exception.get("description") or params.get("errorText") or "")
+    if CHANGED_ERROR in description.split("\n", 1)[0]:  # the layer refused a new registration
+        return RawResult(status="changed")
     first_line = description.split("\n", 1)[0]
     message = first_line[len(name) + 2 :] if first_line.startswith(name + ": ") else first_line
     return RawResult(status="error", error_name=name, error_message=message)

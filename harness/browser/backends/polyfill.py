@@ -9,6 +9,7 @@ from __future__ import annotations
 
 import asyncio
 import contextlib
+import contextvars
 import json
 import logging
 from collections.abc import Coroutine
@@ -74,6 +75,9 @@ class ChannelBackend(Backend):
         self._catalog: Catalog | None = None
         self._tasks: set[asyncio.Task[None]] = set()
         self._questions: dict[str, set[asyncio.Task[Any]]] = {}  # call id → questions asked
+        # call id → the context the call runs in: its questions are asked from there, so
+        # the caller's ways of answering (an MCP client's channel) reach them.
+        self._call_contexts: dict[str, contextvars.Context] = {}
         self._navigations: dict[Frame, int] = {}  # documents each frame had (framenavigated)
 
     def _spawn(self, work: Coroutine[Any, Any, None]) -> None:
@@ -106,6 +110,7 @@ class ChannelBackend(Backend):
 
     async def _on_navigated(self, frame: Frame) -> None:
         self._navigations[frame] = self._navigations.get(frame, 0) + 1
+        self.catalog.readiness.touch()
         # A new document (or a same-document navigation): re-read the frame's
         # registry, so the catalog changes once, by the real difference.
         await self._relist(frame)
@@ -137,6 +142,9 @@ class ChannelBackend(Backend):
             self.catalog.drop_frame(key)
 
     async def _on_message(self, frame: Frame, message: Message) -> None:
+        if message.get("type") in ("tools", "declarations"):
+            # The page's registry or its declarations changed: the catalog is not quiet yet.
+            self.catalog.readiness.touch()
         if message.get("type") == "tools":
             await self._apply(frame, message.get("tools"), message.get("refused"))
         elif message.get("type") == "review":
@@ -164,7 +172,7 @@ class ChannelBackend(Backend):
     # -- a filled <form toolname> waits for the user (harness/declarative/review.py) ----------
     async def _review(self, frame: Frame, message: Message) -> None:
         name = message.get("name")
-        call_id = await self._reviewed_call(message)
+        call_id = await self._reviewed_call(frame, message)
         tool = self.catalog.get(name) if isinstance(name, str) else None
         if call_id is None or tool is None:
             return  # the page's own executeTool(), not a call of the harness's
@@ -195,10 +203,10 @@ class ChannelBackend(Backend):
             decision = FormReviewDecision(submit=False, reason=reason)
         await self.cancel(call_id, decision.reason)
 
-    async def _reviewed_call(self, message: Message) -> str | None:
-        """The harness's call the review belongs to (the polyfill names it)."""
-        call_id = message.get("callId")
-        return call_id if isinstance(call_id, str) else None
+    async def _reviewed_call(self, frame: Frame, message: Message) -> str | None:
+        """The harness's call the review belongs to: one that runs in ``frame``, for the
+        tool the message names (a message from any other frame settles nothing)."""
+        return None
 
     # -- a tool asks the user from inside execute (harness/elicitation/questions.py) ----
     async def _question(self, frame: Frame, message: Message) -> None:
@@ -211,11 +219,17 @@ class ChannelBackend(Backend):
         try:
             asked = self.question_handler
             handler = asked() if asked is not None else AutoHandler("cancel")
-            reply = await answer_tool_question(
+            answering = answer_tool_question(
                 message,
                 handler=handler,
                 origin=await document_origin(frame),
                 tool=call[1] if call is not None else None,
+            )
+            context = self._call_contexts.get(call[0]) if call is not None else None
+            reply = (
+                await asyncio.ensure_future(answering)
+                if context is None
+                else (await asyncio.get_running_loop().create_task(answering, context=context))
             )
             with contextlib.suppress(PlaywrightError, FrameGone):  # the document went away
                 await self.channel.command(frame, reply)
@@ -227,8 +241,13 @@ class ChannelBackend(Backend):
         """The harness's running call (call id, tool name) that asks; None: not one of ours."""
         return None
 
+    def _begin_call(self, call_id: str) -> None:
+        """A call starts: remember the context it runs in, for its questions."""
+        self._call_contexts[call_id] = contextvars.copy_context()
+
     def _end_questions(self, call_id: str) -> None:
         """The call ended: stop asking its open questions."""
+        self._call_contexts.pop(call_id, None)
         for task in self._questions.pop(call_id, set()):
             task.cancel()
 
@@ -296,10 +315,13 @@ class PolyfillBackend(ChannelBackend):
             "name": tool.name,
             "input": arguments,
             "meta": meta,
+            # The registration the call was checked against: the page runs no other.
+            "registration": tool.registration,
         }
         self._running[call_id] = frame
         self._running_tools[call_id] = tool.name
         self._submissions[call_id] = asyncio.get_running_loop().create_future()
+        self._begin_call(call_id)
         navigations = self._navigations.get(frame, 0)
         try:
             answer = await self.channel.command(frame, command)
@@ -344,6 +366,14 @@ class PolyfillBackend(ChannelBackend):
         tool = self._running_tools.get(call_id)
         return None if tool is None else (call_id, tool)
 
+    async def _reviewed_call(self, frame: Frame, message: Message) -> str | None:
+        # The polyfill names the harness's call; it must run in the frame that sent the
+        # review, for the tool the review names.
+        call_id = message.get("callId")
+        if not isinstance(call_id, str) or self._running.get(call_id) is not frame:
+            return None
+        return call_id if self._running_tools.get(call_id) == message.get("name") else None
+
     async def cancel(self, call_id: str, reason: str) -> None:
         if self.seed.cancel(call_id, reason):
             return
@@ -359,6 +389,8 @@ def raw_from_answer(answer: Any) -> RawResult:
     if not isinstance(answer, dict):
         return RawResult(status="error", error_name="HarnessError", error_message="no answer")
     status = answer.get("status")
+    if status == "changed":
+        return RawResult(status="changed")
     if status == "ok" and isinstance(answer.get("submitted"), dict):
         return submitted_result(answer["submitted"])
     if status == "ok":

@@ -3,6 +3,12 @@
 Snapshots arrive through the private channel, so the page cannot forge *who*
 sent them, but their content (names, descriptions, schemas) is the page's own
 and untrusted: anything malformed is dropped with a warning, never guessed at.
+
+One reading is made on the way in, for annotations written against seed 004 (the
+Script Tools proposal): its hint names without ``Hint`` (``readOnly``, ``destructive``,
+``idempotent``, ``openWorld``) and its own example's ``readOnlyHint: "true"`` are read as
+the seed means them (:func:`annotations_as_meant`), with a catalog warning that tells the
+site today's spelling — so a ``destructive: true`` tool is confirmed like any other.
 """
 
 from __future__ import annotations
@@ -13,7 +19,7 @@ from pydantic import ValidationError
 
 from harness.browser.frames import exposed_to
 from harness.catalog import FrameInfo
-from harness.models import CatalogWarning, Tool
+from harness.models import BOOLEAN_HINTS, CatalogWarning, Tool
 
 
 def tools_from_snapshots(
@@ -31,7 +37,7 @@ def tools_from_snapshots(
         if cross_origin and not exposed_to(snap, top_origin):
             continue
         try:
-            tools.append(tool_from_snapshot(snap, info))
+            tool = tool_from_snapshot(snap, info)
         except (ValidationError, TypeError, ValueError) as exc:
             name = snap.get("name") if isinstance(snap.get("name"), str) else None
             warnings.append(
@@ -41,7 +47,62 @@ def tools_from_snapshots(
                     message=f"Ignored a malformed tool from frame {info.key}: {exc}",
                 )
             )
+            continue
+        tools.append(tool)
+        raw = snap.get("annotations")
+        for reading in annotations_as_meant(raw if isinstance(raw, dict) else {})[1]:
+            warnings.append(
+                CatalogWarning(
+                    code="annotation-spelling",
+                    tool=tool.name,
+                    message=f"Tool {tool.name!r}: {reading}.",
+                )
+            )
     return tools, warnings
+
+
+# Seed 004 names MCP's hints without "Hint" (its `AnnotationsDict` and hint list).
+SEED_SPELLINGS: dict[str, str] = {
+    "readOnly": "readOnlyHint",
+    "destructive": "destructiveHint",
+    "idempotent": "idempotentHint",
+    "openWorld": "openWorldHint",
+}
+
+
+def annotations_as_meant(raw: dict[str, Any]) -> tuple[dict[str, Any], list[str]]:
+    """A page's annotations read as its author meant them, and what was read so.
+
+    Seed 004's ``readOnly``/``destructive``/``idempotent``/``openWorld`` become the ``…Hint``
+    names (when both are given, the ``…Hint`` one stands); a boolean hint written as the
+    string ``"true"`` or ``"false"`` (seed 004's own example) becomes that boolean. Every
+    other key and value is left exactly as the page gave it.
+    """
+    annotations = dict(raw)
+    readings: list[str] = []
+    for old, new in SEED_SPELLINGS.items():
+        if old not in annotations:
+            continue
+        value = annotations.pop(old)
+        if new in annotations:
+            readings.append(
+                f"annotations give both `{old}` (seed 004's spelling) and `{new}`; `{new}` is "
+                f"used. Remove `{old}`"
+            )
+        else:
+            annotations[new] = value
+            readings.append(
+                f"annotation `{old}` (seed 004's spelling) is read as `{new}`; write `{new}`"
+            )
+    for key in (*BOOLEAN_HINTS, "sensitiveHint"):
+        value = annotations.get(key)
+        if isinstance(value, str) and value.strip().lower() in ("true", "false"):
+            annotations[key] = value.strip().lower() == "true"
+            readings.append(
+                f"annotation `{key}: {value!r}` is a string; it is read as "
+                f"{str(annotations[key]).lower()}. Write a JSON boolean"
+            )
+    return annotations, readings
 
 
 def tool_from_snapshot(snap: dict[str, Any], info: FrameInfo) -> Tool:
@@ -56,14 +117,19 @@ def tool_from_snapshot(snap: dict[str, Any], info: FrameInfo) -> Tool:
         description=snap["description"],
         inputSchema=schema if isinstance(schema, dict) else {"type": "object"},
         outputSchema=output if isinstance(output, dict) else None,
-        annotations=annotations if isinstance(annotations, dict) else {},
+        annotations=annotations_as_meant(annotations)[0] if isinstance(annotations, dict) else {},
         source=snap.get("source", "script"),
         origin=info.origin,
         frame=info.key,
         frameUrl=info.url,
         surface=str(snap.get("surface") or "document.modelContext"),
         hasResolve=bool(snap.get("hasResolve")),
+        registration=_registration(snap.get("registration")),
     )
+
+
+def _registration(value: Any) -> int | None:
+    return value if isinstance(value, int) and not isinstance(value, bool) else None
 
 
 def refused_warnings(refused: Any, info: FrameInfo) -> list[CatalogWarning]:

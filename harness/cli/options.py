@@ -1,0 +1,175 @@
+"""The options every command that opens a page shares, read the same way everywhere.
+
+- page options: ``--backend``, ``--json``, ``--settle MS``, ``--wait-for-tool NAME``;
+- the user agent's options: ``--policy FILE|default|strict|none``, ``--elicit …``,
+  ``--elicit-timeout S`` (the Python API's ``policy=``, ``elicitation=``);
+- the parser itself: no prefix abbreviations, and a mistyped flag shows the usage of
+  the sub-command it was given to;
+- errors: one line on stderr, and with ``--json`` a ``{"error": {"code", "message"}}``
+  object on stdout; usage errors exit 2.
+"""
+
+from __future__ import annotations
+
+import argparse
+import json
+import re
+import sys
+from pathlib import Path
+from typing import Any, NoReturn
+
+from harness.catalog import Settle
+from harness.elicitation.answers import load_answers
+from harness.elicitation.choice import ELICIT_CHOICES
+from harness.elicitation.terminal import plain
+from harness.errors import ConfigError, HarnessError
+from harness.harness import BACKENDS
+from harness.stages.policy import Policy, policy_from_argument
+
+EXIT_OK, EXIT_FAILED, EXIT_USAGE = 0, 1, 2
+
+
+class UsageError(HarnessError):
+    """Something on the command line cannot be used (exit status 2); ``usage`` is the
+    sub-command's usage line, when argparse found the problem."""
+
+    def __init__(self, message: str, usage: str | None = None) -> None:
+        super().__init__(message)
+        self.usage = usage
+
+
+class Parser(argparse.ArgumentParser):
+    """An argument parser that takes no abbreviations and raises :class:`UsageError`.
+
+    Sub-parsers are of this class too (argparse makes them with the parent's class).
+    """
+
+    def __init__(self, *args: Any, **kwargs: Any) -> None:
+        kwargs.setdefault("allow_abbrev", False)
+        super().__init__(*args, **kwargs)
+
+    def error(self, message: str) -> NoReturn:
+        """Raise, rather than print and exit: the caller decides how errors look."""
+        raise UsageError(message, usage=self.format_usage())
+
+
+def parse(parser: Parser, argv: list[str]) -> argparse.Namespace:
+    """Parse ``argv``; arguments nobody knows are an error of the sub-command they were
+    given to, shown with that sub-command's usage."""
+    args, extras = parser.parse_known_args(argv)
+    if extras:
+        owner: Parser = getattr(args, "usage_parser", parser)
+        owner.error(f"unrecognized arguments: {' '.join(extras)}")
+    return args
+
+
+def add_page_options(parser: argparse.ArgumentParser, *, json_output: bool = True) -> None:
+    """``--backend``, ``--json`` (with ``json_output``), ``--settle`` and ``--wait-for-tool``."""
+    parser.add_argument(
+        "--backend",
+        choices=sorted(BACKENDS),
+        default="polyfill",
+        help="polyfill: the injected JS (any Chromium); native: Chromium's own WebMCP",
+    )
+    if json_output:
+        parser.add_argument("--json", action="store_true", help="print JSON for machines")
+    parser.add_argument(
+        "--settle",
+        type=float,
+        default=None,
+        metavar="MS",
+        help="the catalog is ready once quiet (no tool registered or removed, network idle) "
+        "for MS milliseconds after load, at most max(5 s, 2 × MS) (default 500; 0: no wait)",
+    )
+    parser.add_argument(
+        "--wait-for-tool",
+        action="append",
+        default=[],
+        metavar="NAME",
+        help="also wait until a tool of this name is offered (repeatable); one that never "
+        "comes within the settle cap is an error",
+    )
+
+
+def add_user_agent_options(parser: argparse.ArgumentParser) -> None:
+    """``--policy``, ``--elicit`` and ``--elicit-timeout``."""
+    parser.add_argument(
+        "--policy",
+        default="default",
+        metavar="FILE|default|strict|none",
+        help="trust policy: the default pack (default), another bundled pack, none, or a "
+        "TOML/YAML/JSON rule file",
+    )
+    add_elicit_options(parser)
+
+
+def add_elicit_options(parser: argparse.ArgumentParser) -> None:
+    """``--elicit`` and ``--elicit-timeout``, for every command that runs tools."""
+    parser.add_argument(
+        "--elicit",
+        metavar="accept|decline|cancel|terminal|browser|FILE",
+        help="who answers the user's questions: the same answer every time, a person at "
+        "this terminal, a person in a browser tab (headed), or an answers file "
+        "(default: terminal when stdin is a terminal, cancel otherwise)",
+    )
+    parser.add_argument(
+        "--elicit-timeout",
+        type=float,
+        metavar="S",
+        help="an unanswered question is cancelled after S seconds",
+    )
+
+
+def settle_option(args: argparse.Namespace) -> Settle:
+    """``--settle MS`` as :class:`Settle` (the default when not given)."""
+    if args.settle is None:
+        return Settle()
+    if args.settle < 0:
+        raise UsageError("--settle must be 0 or a positive number of milliseconds.")
+    return Settle.quiet_ms(args.settle)
+
+
+def check_elicit(text: str | None, timeout: float | None) -> None:
+    """``--elicit`` and ``--elicit-timeout``, checked before the browser starts."""
+    if timeout is not None and timeout <= 0:
+        raise UsageError("--elicit-timeout must be a positive number of seconds.")
+    if text is None or text in ELICIT_CHOICES:
+        return
+    if not Path(text).is_file():
+        raise UsageError(
+            f"--elicit {text!r}: not one of {', '.join(ELICIT_CHOICES)}, and no answers file "
+            "by that name."
+        )
+    try:
+        load_answers(text)
+    except ConfigError as exc:
+        raise UsageError(str(exc)) from exc
+
+
+def policy_option(text: str) -> Policy | None:
+    """``--policy``, loaded now: a bad name or file is a usage error, before the browser."""
+    try:
+        return policy_from_argument(text)
+    except ConfigError as exc:
+        raise UsageError(str(exc)) from exc
+
+
+def error_code(error: BaseException) -> str:
+    """A stable, machine-readable code for an error: its class name in kebab case
+    (``UnknownTool`` → ``unknown-tool``; a usage error is ``usage``)."""
+    if isinstance(error, UsageError):
+        return "usage"
+    return re.sub(r"(?<!^)(?=[A-Z])", "-", type(error).__name__).lower()
+
+
+def report_error(error: BaseException, *, as_json: bool) -> None:
+    """One line on stderr (after the sub-command's usage, for argparse's errors), and with
+    ``as_json`` the error object on stdout."""
+    message = str(error)
+    usage = error.usage if isinstance(error, UsageError) else None
+    # Messages may quote the page (a URL, a tool name): control characters are shown.
+    line = f"webmcp-harness: {plain(message)}"
+    sys.stderr.write((usage or "") + line + "\n")
+    if as_json:
+        payload = {"error": {"code": error_code(error), "message": message}}
+        sys.stdout.write(json.dumps(payload, indent=2) + "\n")

@@ -1,0 +1,114 @@
+"""The page's console during a call, as MCP log notifications (opt-in: ``--forward-console``).
+
+While a client's ``tools/call`` of a page tool runs, every console message of the page
+becomes a ``notifications/message`` on that call's stream: the console type maps to a
+log level (``debug`` → debug, ``log``/``info`` → info, ``warning`` → warning, ``error``/
+``assert`` → error), the logger is ``page``, and the data is the text framed as untrusted
+page text (``<untrusted-data origin=…>``). It is off by default: a page may print anything
+to its console, secrets included, and the redaction stage never sees it.
+
+Who gets what follows MCP: on handshake-era connections, ``logging/setLevel`` sets the
+least level sent (``info`` until a client sets one); on 2026-07-28 requests, the bridge sends
+only what the request's ``_meta`` log level asks for (nothing without it).
+"""
+
+from __future__ import annotations
+
+import asyncio
+import contextlib
+import itertools
+import weakref
+from collections.abc import Callable, Iterator
+from dataclasses import dataclass
+from typing import Any, get_args
+
+import mcp.types as types
+from mcp.server.connection import Connection, allowed_log_levels
+from mcp.server.context import ServerRequestContext
+from mcp.server.session import ServerSession
+from mcp.types.version import MODERN_PROTOCOL_VERSIONS
+
+from harness.stages.framing import frame_untrusted
+
+LEVELS: tuple[types.LoggingLevel, ...] = get_args(types.LoggingLevel)
+DEFAULT_LEVEL: types.LoggingLevel = "info"
+CONSOLE_LEVELS: dict[str, types.LoggingLevel] = {
+    "debug": "debug",
+    "log": "info",
+    "info": "info",
+    "warning": "warning",
+    "error": "error",
+    "assert": "error",
+}
+
+
+class ConsoleForwarder:
+    """Sends the page's console messages to the clients whose calls are running."""
+
+    def __init__(self, origin: Callable[[], str]) -> None:
+        self._origin = origin
+        self._calls: dict[int, _Call] = {}
+        self._ids = itertools.count()
+        self._levels: weakref.WeakKeyDictionary[Connection, types.LoggingLevel] = (
+            weakref.WeakKeyDictionary()
+        )
+        self._tasks: set[asyncio.Task[None]] = set()
+
+    async def set_level(
+        self, ctx: ServerRequestContext[Any, Any], params: types.SetLevelRequestParams
+    ) -> types.EmptyResult:
+        """``logging/setLevel``: the least level this connection gets."""
+        connection = getattr(ctx.session, "_connection", None)
+        if isinstance(connection, Connection):
+            self._levels[connection] = params.level
+        return types.EmptyResult()
+
+    @contextlib.contextmanager
+    def during(self, ctx: ServerRequestContext[Any, Any]) -> Iterator[None]:
+        """Forward the console to this request's client while the block runs."""
+        key = next(self._ids)
+        modern = ctx.protocol_version in MODERN_PROTOCOL_VERSIONS
+        # 2026-07-28: the request's _meta log level decides (none: nothing is sent).
+        meta = (ctx.params or {}).get("_meta") if modern else None
+        allowed = allowed_log_levels(ctx.protocol_version, meta) if modern else None
+        self._calls[key] = _Call(ctx.session, ctx.request_id, allowed)
+        try:
+            yield
+        finally:
+            self._calls.pop(key, None)
+
+    def on_console(self, message: Any) -> None:
+        """Playwright's ``console`` event: send it to every call that runs now."""
+        level = CONSOLE_LEVELS.get(str(message.type), DEFAULT_LEVEL)
+        data = frame_untrusted(str(message.text), self._origin())
+        for call in list(self._calls.values()):
+            if not self._wanted(call, level):
+                continue
+            task = asyncio.ensure_future(self._send(call, level, data))
+            self._tasks.add(task)
+            task.add_done_callback(self._tasks.discard)
+
+    def _wanted(self, call: _Call, level: types.LoggingLevel) -> bool:
+        if call.allowed is not None:
+            return level in call.allowed
+        connection = getattr(call.session, "_connection", None)
+        least = self._levels.get(connection, DEFAULT_LEVEL) if connection else DEFAULT_LEVEL
+        return LEVELS.index(level) >= LEVELS.index(least)
+
+    async def _send(self, call: _Call, level: types.LoggingLevel, data: str) -> None:
+        notification = types.LoggingMessageNotification(
+            params=types.LoggingMessageNotificationParams(level=level, data=data, logger="page")
+        )
+        with contextlib.suppress(Exception):  # a client that went away misses its log
+            # On the call's own stream (the only one 2026-07-28 allows for log messages).
+            await call.session.send_notification(notification, related_request_id=call.request_id)
+
+
+@dataclass(frozen=True)
+class _Call:
+    """A running call that gets the console: its session, request, and (2026-07-28) the
+    levels its request asked for."""
+
+    session: ServerSession
+    request_id: types.RequestId | None
+    allowed: frozenset[types.LoggingLevel] | None
