@@ -527,6 +527,44 @@ async def test_tool_elicit_not_accepted_submits_nothing(
     assert server.log == []
 
 
+@pytest.fixture
+async def elicit_rules(shared: Session, server: SeedServer) -> Session:
+    server.log.clear()
+    return await reopen(shared, server.url("ds_elicit_rules.html"))
+
+
+async def test_tool_elicit_answers_keep_html_rules_and_start_from_the_forms_defaults(
+    elicit_rules: Session, server: SeedServer
+) -> None:
+    # The user's answer is bound by HTML's rules as a person's typing is: a date before the
+    # field's min is not sent.
+    elicit_rules.elicitation = ScriptedHandler(
+        [ScriptedAnswer(tool="elicited_rules", action="accept", values={"when": "2024-12-31"})]
+    )
+    outcome = await elicit_rules.call("elicited_rules", {})
+    assert outcome.is_error and "breaks the form's rules" in text_of(outcome)
+    assert "/when" in text_of(outcome)
+    assert server.log == []
+    # What the user was shown starts from the form's own values (the agent sent none).
+    assert elicit_rules.elicitations[-1].prefilled == {
+        "when": "2025-06-01",
+        "remark": "from the page",
+    }
+    # A field the user clears is sent empty, not with the page's value; the default
+    # button's name=value goes with the form, as a person's click sends it.
+    elicit_rules.elicitation = ScriptedHandler(
+        [
+            ScriptedAnswer(
+                tool="elicited_rules", action="accept", values={"when": "2025-07-01", "remark": ""}
+            )
+        ]
+    )
+    outcome = await elicit_rules.call("elicited_rules", {"note": "n"})
+    assert not outcome.is_error, text_of(outcome)
+    [got] = server.received("/echo")
+    assert got.form == [("when", "2025-07-01"), ("remark", ""), ("note", "n"), ("action", "save")]
+
+
 # -- the catalog follows the DOM -----------------------------------------------------------------
 
 
