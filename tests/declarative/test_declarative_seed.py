@@ -42,6 +42,7 @@ class Received:
     form: list[tuple[str, Any]]
     headers: dict[str, str]
     port: int
+    file_types: list[tuple[str, str]] = field(default_factory=list)  # (name, Content-Type)
 
 
 @dataclass
@@ -63,6 +64,7 @@ class SeedServer:
 
     async def _record(self, request: web.Request) -> Received:
         form: list[tuple[str, Any]] = []
+        file_types: list[tuple[str, str]] = []
         if request.method == "POST":
             if request.content_type == "multipart/form-data":
                 reader = await request.multipart()
@@ -70,6 +72,7 @@ class SeedServer:
                     assert isinstance(part, BodyPartReader)
                     data = await part.read()
                     if part.filename is not None:
+                        file_types.append((part.name or "", part.headers.get("Content-Type", "")))
                         form.append(
                             (
                                 part.name or "",
@@ -87,6 +90,7 @@ class SeedServer:
             form=form,
             headers=dict(request.headers),
             port=request.url.port or 0,
+            file_types=file_types,
         )
         self.log.append(received)
         return received
@@ -315,6 +319,23 @@ async def test_a_file_makes_the_submission_multipart(invoke: Session, server: Se
     ]
     assert enctype.headers["Content-Type"].startswith("multipart/form-data")
     assert enctype.form == [("title", "no file")]
+
+
+async def test_a_file_part_carries_the_name_and_type_the_argument_gives(
+    invoke: Session, server: SeedServer
+) -> None:
+    content = base64.b64encode(b"hello").decode()
+    for attachment in (
+        {"name": "notes.txt", "type": "text/plain", "content": content},
+        f"data:text/csv;base64,{content}",
+    ):
+        outcome = await invoke.call("file_form", {"title": "t", "attachment": attachment})
+        assert not outcome.is_error, text_of(outcome)
+    as_object, as_data_url = server.received("/echo")
+    assert as_object.form[1] == ("attachment", {"file": "notes.txt", "base64": content})
+    assert as_object.file_types == [("attachment", "text/plain")]
+    assert as_data_url.form[1][1]["base64"] == content
+    assert as_data_url.file_types == [("attachment", "text/csv")]
 
 
 async def test_a_link_gets_its_href_and_a_button_submits_its_form(
