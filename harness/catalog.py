@@ -3,7 +3,9 @@
 Backends report each frame's whole registry whenever it changes
 (:meth:`Catalog.replace_frame`); the catalog merges frames into one list by name,
 refuses collisions (first definition wins, the refusal is a warning naming both),
-and tells subscribers what changed. A frame reports in parts: ``registry`` (what the
+and tells subscribers what changed. While a call runs, the catalog is held
+(:meth:`Catalog.hold`): what frames report is kept, and published, with one change event,
+once the call's result was delivered (seed 002 §6.1). A frame reports in parts: ``registry`` (what the
 page's WebMCP registry holds: script tools, the spec's ``toolname`` forms) and
 ``tool-name`` (seed 002's declarative elements); within a frame, the tool first seen
 wins a collision, whichever part it came from.
@@ -163,6 +165,8 @@ class Catalog:
         self._tools: dict[str, Tool] = {}
         self._listeners: list[Listener] = []
         self._counter = 0
+        self._holds = 0
+        self._held_changes = False
         self.warnings: list[CatalogWarning] = []
         self.readiness = Readiness()
         """When this catalog counts as settled (see :class:`Readiness`)."""
@@ -190,6 +194,31 @@ class Catalog:
                 self._listeners.remove(listener)
 
         return unsubscribe
+
+    # -- holding -------------------------------------------------------------
+    def hold(self) -> Callable[[], ToolChange]:
+        """Keep offering the tools as they are until the returned function is called.
+
+        Seed 002 §6.1: while a call runs, the tool that runs (and every other) stays in the
+        catalog, whatever the page does; its result goes to the agent first, then the catalog
+        is recomputed and the change announced. Holds nest; the last release publishes what
+        changed meanwhile, as one change, and returns it. Calling a release twice is harmless.
+        """
+        self._holds += 1
+        released = False
+
+        def release() -> ToolChange:
+            nonlocal released
+            if released:
+                return ToolChange()
+            released = True
+            self._holds -= 1
+            if self._holds == 0 and self._held_changes:
+                self._held_changes = False
+                return self._recompute()
+            return ToolChange()
+
+        return release
 
     # -- updating ----------------------------------------------------------
     def replace_frame(
@@ -229,6 +258,9 @@ class Catalog:
         return self._recompute()
 
     def _recompute(self) -> ToolChange:
+        if self._holds:
+            self._held_changes = True
+            return ToolChange()
         merged: dict[str, Tool] = {}
         warnings: list[CatalogWarning] = []
         for entry in sorted(self._frames.values(), key=lambda e: (not e.info.is_main, e.order)):

@@ -14,7 +14,7 @@ from harness.browser.backends.base import Backend
 from harness.browser.backends.native import NativeBackend
 from harness.browser.backends.polyfill import PolyfillBackend
 from harness.browser.chromium import QUIET_FLAGS, find_chromium
-from harness.browser.injection import ChannelKeys
+from harness.browser.injection import ChannelKeys, SchemaSubset
 from harness.catalog import Settle
 from harness.declarative.review import FORM_REVIEW_MODES, FormReviewMode
 from harness.elicitation.base import ElicitationHandler, close_handler
@@ -48,6 +48,7 @@ class Harness:
         policy: PolicyOption = DEFAULT_POLICY,
         untrusted_framing: bool = True,
         form_review: FormReviewMode = "ask",
+        schema_subset: SchemaSubset = "accept",
         settle: Settle | None = None,
     ) -> None:
         """``policy``: the default pack unless given a :class:`~harness.stages.policy.Policy`, a
@@ -56,9 +57,14 @@ class Harness:
         ``form_review``: what becomes of a filled ``<form toolname>`` without
         ``toolautosubmit`` — ``"submit"``, ``"cancel"``, or ``"ask"`` the elicitation
         handler (whose default answer cancels); see :mod:`harness.declarative.review`.
+        ``schema_subset``: what the page's ``registerTool()`` does with an ``inputSchema``
+        outside WebMCP's subset (``$ref``, ``format``, …): ``"accept"`` it, as Chromium does,
+        or ``"refuse"`` it with a TypeError, as the spec's tentative tests ask.
         ``settle``: when a page's catalog counts as ready (default: quiet for 500 ms, at
         most 5 s; see :class:`~harness.catalog.Settle`); sessions wait for it after each load.
         """
+        if schema_subset not in get_args(SchemaSubset):
+            raise ConfigError(f"schema_subset must be 'accept' or 'refuse', not {schema_subset!r}")
         if form_review not in FORM_REVIEW_MODES:
             raise ConfigError(
                 f"form_review must be one of {', '.join(FORM_REVIEW_MODES)}, not {form_review!r}"
@@ -76,6 +82,7 @@ class Harness:
         self.policy: Policy | None = policy_option(policy)
         self.untrusted_framing = untrusted_framing
         self.form_review: FormReviewMode = form_review
+        self.schema_subset: SchemaSubset = schema_subset
         self.settle = settle or Settle()
         self.keys = ChannelKeys()
         self._playwright: Playwright | None = None
@@ -144,7 +151,7 @@ class Harness:
             self,
             context,
             page,
-            BACKENDS[self.backend](self.keys),
+            BACKENDS[self.backend](self.keys, schema_subset=self.schema_subset),
             call_timeout=self.call_timeout,
             elicitation=self.elicitation,
             owns_context=owns_context,

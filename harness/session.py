@@ -6,6 +6,7 @@ import asyncio
 import contextlib
 import contextvars
 import copy
+import logging
 import weakref
 from collections.abc import Callable, Iterator
 from dataclasses import dataclass, field
@@ -31,6 +32,8 @@ from harness.errors import ConfigError, PageUnreachable, SessionClosed
 from harness.models import CallOutcome, CallRequest, CatalogWarning, Tool, ToolChange
 from harness.pipeline import Pipeline
 from harness.stages.framing import PAGE_RESULT_KINDS, frame_result
+from harness.stages.navigation import ui_redirect_target
+from harness.stages.patterns import pattern_warnings
 from harness.stages.policy import (
     DEFAULT_POLICY,
     AuditTrail,
@@ -44,6 +47,8 @@ from harness.stages.redemption import RevealAttempt, reveal, reveal_all
 from harness.stages.trust import TrustState, annotation_warnings, page_resolver
 from harness.stages.validation import schema_warnings
 from harness.stages.vault import Revealed, Vault
+
+log = logging.getLogger("harness.session")
 
 CallListener = Callable[[dict[str, Any], CallOutcome], None]
 """``listener(arguments, outcome)``: see :meth:`Session.on_call`."""
@@ -225,13 +230,14 @@ class Session:
     def warnings(self) -> list[CatalogWarning]:
         """Catalog warnings: refused duplicates, malformed tools, seed 004 annotation
         spellings, invalid trust annotations, sensitivity declarations that disagree, schemas
-        that refer outside themselves."""
+        that refer outside themselves, patterns that are not ECMAScript regexes."""
         tools = self.catalog.tools()
         return [
             *self.catalog.warnings,
             *annotation_warnings(tools),
             *sensitivity_warnings(tools),
             *schema_warnings(tools),
+            *pattern_warnings(tools),
         ]
 
     async def _attach(self) -> None:
@@ -346,7 +352,14 @@ class Session:
         )
         # What the caller sent, before any stage (a user's answer) could complete it.
         sent = copy.deepcopy(request.arguments) if self._call_listeners else {}
-        outcome = await self.pipeline.call(request)
+        # Seed 002 §6.1, for every tool: the catalog stays as it is (the running tool
+        # included) until the result is delivered.
+        release = self.catalog.hold()
+        try:
+            outcome = await self.pipeline.call(request)
+        except BaseException:
+            release()
+            raise
         if self.untrusted_framing and outcome.error_kind in PAGE_RESULT_KINDS:
             # After every stage (redaction included): page text is data, not instructions.
             outcome.result = frame_result(outcome.result, request.tool.origin)
@@ -355,10 +368,35 @@ class Session:
             listener(sent, outcome)
         # Seed 002 §6.1: the result is delivered first (returned now); the catalog
         # recompute, its change event and any navigation the call asked for follow.
-        follow_up = self.backend.after_delivery(outcome.call_id)
-        if follow_up is not None:
-            self._after_delivery = asyncio.ensure_future(follow_up)
+        self._after_delivery = asyncio.ensure_future(
+            self._after_result(outcome, request.tool, release)
+        )
         return outcome
+
+    async def _after_result(
+        self, outcome: CallOutcome, tool: Tool, release: Callable[[], ToolChange]
+    ) -> None:
+        """What follows a delivered result: (3) the catalog recomputed, its change announced
+        once; (4) the navigation the result asked for (a seed-dialect answer's, or a script
+        tool's ``_meta.uiRedirect`` within its origin)."""
+        try:
+            await self.backend.refresh()
+        except Exception as exc:  # the page went away: nothing to recompute
+            log.debug("recomputing the catalog after %s: %s", tool.name, exc)
+        finally:
+            release()
+        seed = self.backend.after_delivery(outcome.call_id)
+        if seed is not None:
+            await seed
+            return
+        result = self.user_view(outcome) or outcome.result
+        target = ui_redirect_target(result.meta, tool.frame_url, tool.origin)
+        if outcome.is_error or target is None:
+            return
+        try:
+            await self.backend.navigate_frame(tool.frame, target)
+        except Exception as exc:  # the result is delivered; nothing may fail the caller now
+            log.warning("uiRedirect of %s to %s failed: %s", tool.name, target, exc)
 
     async def settled(self) -> None:
         """Wait for what followed the last call's result (seed 002 §6.1: the catalog

@@ -12,17 +12,10 @@
 // null-prototype objects (so neither `await` nor `.then` on the way out consults anything the
 // page may have patched).
 
-const rawBinding =
-  typeof globalThis.__playwright__binding__ === "function" ? globalThis.__playwright__binding__ : null;
-const bindingWrapper = globalThis[HARNESS.binding];
-try {
-  delete globalThis[HARNESS.binding];
-} catch {
-  // Not configurable: then it cannot be ours either; nothing to hide.
-}
 const SECRET_JSON = JSONStringify(HARNESS.secret);
 
 function sendToHarness(messageText) {
+  if (documentRetired) return; // a newer document of this window speaks for it now
   try {
     if (rawBinding !== null) {
       ReflectApply(rawBinding, ownWindow, [
@@ -246,13 +239,6 @@ function runCommand(command) {
   return commandError(`unknown op ${JSONStringify(typeof op === "string" ? op : null)}`);
 }
 
-const entry = {
-  entry(secret, command) {
-    if (secret !== HARNESS.secret) throw new TypeErrorCtor("denied");
-    return runCommand(command);
-  },
-}.entry;
-
 // -------------------------------------------------------------------------------------------
 // Start-up: layer on the native object when Chromium has one, else install the polyfill
 // (secure contexts only, like the native [SecureContext] API).
@@ -273,14 +259,6 @@ const backend = startModelContext();
 if (backend !== null) installLegacySurfaces(backend);
 if (backend !== null) installDeclarativeTools(backend);
 
-ObjectDefineProperty(ownWindow, HARNESS.entry, {
-  __proto__: null,
-  value: ObjectFreeze(entry),
-  writable: false,
-  enumerable: false,
-  configurable: false,
-});
-
 // This document's token. The harness learns it twice: from this message (Playwright names
 // the frame that sent it) and from `whoami` run in a CDP execution context. That pairs each
 // frame with the context the harness calls it in, without running anything through the
@@ -288,3 +266,14 @@ ObjectDefineProperty(ownWindow, HARNESS.entry, {
 // uses the page's Array.prototype.push and Object.keys).
 const documentToken = newUUID();
 sendToHarness('{"secret":' + SECRET_JSON + ',"type":"hello","token":' + JSONStringify(documentToken) + "}");
+
+// What realm.js knows of this document: its commands, how its window listeners hand over an
+// event to it, and how it steps aside for a newer document of the same window.
+const thisDocument = ObjectFreeze({
+  __proto__: null,
+  document: ownDocument,
+  modelContext: backend !== null ? backend.modelContext : null,
+  runCommand,
+  forward: forwardWindowEvent,
+  retire: retireDocument,
+});

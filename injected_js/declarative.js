@@ -433,10 +433,107 @@ function isSubmitButton(control) {
   return type === "submit" || type === "image";
 }
 
+// -------------------------------------------------------------------------------------------
+// Shadow trees: Chromium's forms in them are tools too. The polyfill sees forms in open
+// shadow roots (found by walking the document) and in any root made with attachShadow(),
+// open or closed (it wraps attachShadow before page scripts run); a closed root that the
+// parser made (`<template shadowrootmode="closed">`) it cannot see. The submit, reset and
+// formdata events of a form in a shadow tree do not leave it (they are not composed), so
+// each root gets the listeners the window has, and the mutation observers watch it too.
+// -------------------------------------------------------------------------------------------
+
+const shadowRootRefs = safeList(); // WeakRef of every root adopted, in the order found
+const adoptedShadowRoots = new SafeWeakMap(); // root → true
+const madeShadowRoots = new SafeWeakMap(); // host → its root, from attachShadow()
+const shadowRootListeners = safeList(); // {type, listener}: capture listeners every root gets
+const shadowRootObservers = safeList(); // {observer, options}: observers every root gets
+
+function querySelectorAllIn(root, selector) {
+  return root === ownDocument
+    ? DocumentPrototypeQuerySelectorAll(root, selector)
+    : DocumentFragmentPrototypeQuerySelectorAll(root, selector);
+}
+
+function adoptShadowRoot(root) {
+  if (adoptedShadowRoots.has(root)) return;
+  adoptedShadowRoots.set(root, true);
+  ArrayPrototypePush(shadowRootRefs, new WeakRefCtor(root));
+  for (let i = 0; i < shadowRootListeners.length; i++) {
+    const entry = shadowRootListeners[i];
+    EventTargetPrototypeAddEventListener(root, entry.type, entry.listener, { __proto__: null, capture: true });
+  }
+  for (let i = 0; i < shadowRootObservers.length; i++) {
+    MutationObserverPrototypeObserve(shadowRootObservers[i].observer, root, shadowRootObservers[i].options);
+  }
+}
+
+// The shadow root of `element`: its open one, or one it made with attachShadow().
+function shadowRootOf(element) {
+  return ElementPrototypeGetShadowRoot(element) ?? madeShadowRoots.get(element) ?? null;
+}
+
+// Every shadow root of the document that is connected, outermost trees first; open roots
+// the parser made are found (and adopted) here.
+function shadowRootsOfDocument() {
+  const roots = safeList();
+  const seen = new SafeSet();
+  const visit = (tree) => {
+    const elements = querySelectorAllIn(tree, "*");
+    const count = NodeListPrototypeGetLength(elements);
+    for (let i = 0; i < count; i++) {
+      const root = shadowRootOf(elements[i]);
+      if (root === null || seen.has(root)) continue;
+      seen.add(root);
+      adoptShadowRoot(root);
+      ArrayPrototypePush(roots, root);
+      visit(root);
+    }
+  };
+  visit(ownDocument);
+  // Forget roots that were collected.
+  let kept = 0;
+  for (let i = 0; i < shadowRootRefs.length; i++) {
+    if (WeakRefPrototypeDeref(shadowRootRefs[i]) !== undefined) shadowRootRefs[kept++] = shadowRootRefs[i];
+  }
+  shadowRootRefs.length = kept;
+  return roots;
+}
+
+// The document's forms (matching `selector`) in tree order, then those of each shadow tree.
+function formsOfDocument(selector) {
+  const forms = safeList();
+  const add = (tree) => {
+    const found = querySelectorAllIn(tree, selector);
+    const count = NodeListPrototypeGetLength(found);
+    for (let i = 0; i < count; i++) ArrayPrototypePush(forms, found[i]);
+  };
+  add(ownDocument);
+  const roots = shadowRootsOfDocument();
+  for (let i = 0; i < roots.length; i++) add(roots[i]);
+  return forms;
+}
+
+// attachShadow(), wrapped: the harness learns of every root, closed ones too.
+function installShadowRootHook() {
+  defineMethod(
+    Element.prototype,
+    "attachShadow",
+    {
+      attachShadow(init) {
+        const root = ReflectApply(ElementPrototypeAttachShadow, this, arguments);
+        madeShadowRoots.set(this, root);
+        adoptShadowRoot(root);
+        if (declarativeObserver !== null) scheduleDeclarativeScan();
+        return root;
+      },
+    }.attachShadow,
+  );
+}
+
 // The form's listed controls in tree order (those associated with `form=` too).
 function listedControlsOf(form) {
   const found = safeList();
-  const all = DocumentPrototypeQuerySelectorAll(ownDocument, LISTED_CONTROLS);
+  const all = querySelectorAllIn(NodePrototypeGetRootNode(form), LISTED_CONTROLS);
   const count = NodeListPrototypeGetLength(all);
   for (let i = 0; i < count; i++) {
     if (formOwnerOf(all[i]) === form) ArrayPrototypePush(found, all[i]);
@@ -455,7 +552,7 @@ function formModelOf(form) {
   for (let i = 0; i < controls.length; i++) {
     const control = controls[i];
     if (isDisabledOrReadOnly(control)) continue;
-    const name = attribute(control, "name") ?? "";
+    const name = stripWhiteSpace(attribute(control, "name") ?? ""); // Chromium trims names
     let list = byName.get(name);
     if (list === undefined) {
       list = safeList();
@@ -659,7 +756,8 @@ function parameterSchema(kind, controls) {
         schema.uniqueItems = true;
       }
       if (title !== null) schema.title = title;
-      const description = groupDescription(controls);
+      // A group of one is described like a single control (its own description or labels).
+      const description = controls.length === 1 ? computeDescription(control) : groupDescription(controls);
       if (description !== null) schema.description = description;
       return schema;
     }
@@ -988,8 +1086,8 @@ function toolNameOfForm(form) {
 // The first candidate form (connected, with toolname and tooldescription) named `name`, in
 // tree order, matching `selector` when one is given.
 function candidateFormNamed(name, selector) {
-  const forms = DocumentPrototypeQuerySelectorAll(ownDocument, "form[toolname][tooldescription]");
-  const count = NodeListPrototypeGetLength(forms);
+  const forms = formsOfDocument("form[toolname][tooldescription]");
+  const count = forms.length;
   for (let i = 0; i < count; i++) {
     if (attribute(forms[i], "toolname") !== name) continue;
     if (selector === null || ElementPrototypeMatches(forms[i], selector)) return forms[i];
@@ -1000,8 +1098,8 @@ function candidateFormNamed(name, selector) {
 // How a warning names a form: its tag with toolname (and id), and its place in the document.
 function formDescription(form) {
   const id = attribute(form, "id");
-  const forms = DocumentPrototypeQuerySelectorAll(ownDocument, "form");
-  const count = NodeListPrototypeGetLength(forms);
+  const forms = formsOfDocument("form");
+  const count = forms.length;
   let index = 0;
   while (index < count && forms[index] !== form) index++;
   const tag = `<form toolname=${JSONStringify(toolNameOfForm(form))}${id !== null ? ` id=${JSONStringify(id)}` : ""}>`;
@@ -1073,8 +1171,8 @@ function sameRecord(definition, record) {
 function scanDeclarativeForms() {
   declarativeScanDirty = false;
   declarativeLastScan = DateNow();
-  const forms = DocumentPrototypeQuerySelectorAll(ownDocument, "form");
-  const count = NodeListPrototypeGetLength(forms);
+  const forms = formsOfDocument("form");
+  const count = forms.length;
   const records = new SafeMap();
   const ordered = safeList();
   for (let i = 0; i < count; i++) {
@@ -1095,9 +1193,7 @@ function scanDeclarativeForms() {
     if (modelContextToolMap.get(definition.name) === definition) modelContextToolMap.delete(definition.name);
     scriptRefusals.delete(definition.name);
     const run = runningDeclarativeTools.get(stale[i]);
-    if (run !== undefined && !run.handlingSubmit) {
-      finishDeclarativeRun(run, null, false, DECLARATIVE_MESSAGES.definitionUpdated, "cancelled");
-    }
+    if (run !== undefined) definitionChangedUnder(run);
     changed = true;
   }
   const refusals = safeList();
@@ -1154,8 +1250,29 @@ function onDeclarativeMutations(records) {
       if (name === "style" || name === "class") continue;
     }
     scheduleDeclarativeScan();
+    // A running call whose form changed ends now, not at the next scan: Chromium cancels it
+    // when the change happens, before an answer that settles in the same task is delivered.
+    runningDeclarativeTools.forEach((run) => {
+      const definition = declarativeDefinitions.get(run.form);
+      const current = declarativeRecordOf(run.form);
+      if (definition === undefined || current === null || !sameRecord(definition, current)) {
+        definitionChangedUnder(run);
+      }
+    });
     return;
   }
+}
+
+// The form of a running call went away or changed. Chromium lets a call whose form changed
+// during its submit event's dispatch (or that dispatch's microtasks) wait for its
+// respondWith() answer; any other change cancels it.
+function definitionChangedUnder(run) {
+  if (run.handlingSubmit || run.finished) return;
+  if (run.inSubmitDispatch || run.outlivesDefinition) {
+    run.outlivesDefinition = true;
+    return;
+  }
+  finishDeclarativeRun(run, null, false, DECLARATIVE_MESSAGES.definitionUpdated, "cancelled");
 }
 
 // Before the tool map is read (getTools, executeTool, the harness's `list`): apply DOM changes
@@ -1199,7 +1316,22 @@ function finishDeclarativeRun(run, result, success, message, outcome) {
   }
   if (!localPendingToolExecutions.has(run.uuid)) return; // cancelled through its signal
   localPendingToolExecutions.delete(run.uuid);
+  // A submission that goes ahead may take the document with it before the result gets out
+  // (the answer to the harness is a task later, and an about:blank or fast response commits
+  // first): the harness hears of it now.
+  if (success && isObject(outcome)) reportSubmission(run.name, run.callId, outcome);
   run.completionSteps(result, success, message, undefined, outcome);
+}
+
+function reportSubmission(toolName, callId, details) {
+  declarativeHooks.send(
+    '"type":"submitted","name":' +
+      JSONStringify(toolName) +
+      ',"callId":' +
+      (callId === null ? "null" : JSONStringify(callId)) +
+      ',"submitted":' +
+      JSONStringify(details),
+  );
 }
 
 function fireDeclarativeToolActivated(toolName, callId) {
@@ -1239,6 +1371,8 @@ function runDeclarativeTool(definition, inputObject, uuid, callId, signal, compl
     finished: false,
     handlingSubmit: false,
     submitEvent: null,
+    inSubmitDispatch: false,
+    outlivesDefinition: false,
   };
   runningDeclarativeTools.set(form, run);
   setRunMarkers(run, true);
@@ -1260,6 +1394,7 @@ function runDeclarativeTool(definition, inputObject, uuid, callId, signal, compl
 function submitDeclarativeRun(run, submitter) {
   run.handlingSubmit = true;
   run.submitEvent = null;
+  duringSubmitDispatch(run);
   try {
     if (submitter !== null) HTMLFormElementPrototypeRequestSubmit(run.form, submitter);
     else HTMLFormElementPrototypeRequestSubmit(run.form);
@@ -1276,6 +1411,30 @@ function submitDeclarativeRun(run, submitter) {
     return;
   }
   afterSubmitDispatch(run);
+}
+
+// How many microtask hops the window after a submit event stays open: a page's chain of
+// microtasks (awaits in an async submit handler) that started during the dispatch runs one
+// level per hop of ours.
+const SUBMIT_DISPATCH_MICROTASK_HOPS = 32;
+
+// From the submit event's dispatch to the end of the microtask checkpoint that follows it:
+// DOM changes made then do not cancel the call (Chromium dispatches from the event loop, so
+// the handlers' microtasks run inside its dispatch; ours is called from script, so they run
+// after it). A later task is outside the window. Changes not scanned yet are scanned before
+// the window closes, so they count as made during it.
+function duringSubmitDispatch(run) {
+  run.inSubmitDispatch = true;
+  let hops = 0;
+  const hop = () => {
+    if (++hops < SUBMIT_DISPATCH_MICROTASK_HOPS) {
+      queueMicrotaskFn(hop);
+      return;
+    }
+    flushDeclarativeScan();
+    run.inSubmitDispatch = false;
+  };
+  queueMicrotaskFn(hop);
 }
 
 // After the submit event was dispatched: the submission goes ahead (null), respondWith()
@@ -1330,7 +1489,10 @@ function onSubmitCapture(event) {
   agentInvokedEvents.set(event, true);
   run.submitEvent = event;
   // A submission the user (or the page) started: look at the outcome once it was dispatched.
-  if (!run.handlingSubmit) queueGlobalTask(() => afterSubmitDispatch(run));
+  if (!run.handlingSubmit) {
+    duringSubmitDispatch(run);
+    queueGlobalTask(() => afterSubmitDispatch(run));
+  }
 }
 
 function onResetCapture(event) {
@@ -1464,17 +1626,24 @@ function fillReviewedValues(form, values) {
 
 function installDeclarativePolyfill() {
   installSubmitEventMembers();
-  const capture = { __proto__: null, capture: true };
-  EventTargetPrototypeAddEventListener(ownWindow, "submit", onSubmitCapture, capture);
-  EventTargetPrototypeAddEventListener(ownWindow, "reset", onResetCapture, capture);
+  listenOnWindow("submit", onSubmitCapture, true);
+  listenOnWindow("reset", onResetCapture, true);
+  ArrayPrototypePush(shadowRootListeners, { __proto__: null, type: "submit", listener: onSubmitCapture });
+  ArrayPrototypePush(shadowRootListeners, { __proto__: null, type: "reset", listener: onResetCapture });
   declarativeObserver = new MutationObserverCtor(onDeclarativeMutations);
-  MutationObserverPrototypeObserve(declarativeObserver, ownDocument, {
+  const observed = {
     __proto__: null,
     subtree: true,
     childList: true,
     attributes: true,
     characterData: true,
-  });
+  };
+  MutationObserverPrototypeObserve(declarativeObserver, ownDocument, observed);
+  ArrayPrototypePush(shadowRootObservers, { __proto__: null, observer: declarativeObserver, options: observed });
+  installShadowRootHook();
+  // A document that has content before its state starts (a reused window's newer document,
+  // realm.js): no mutation will announce what is already there.
+  if (NodePrototypeGetFirstChild(ownDocument) !== null) scheduleDeclarativeScan();
   declarativeRefusedText = () => {
     const all = safeList();
     for (let i = 0; i < declarativeRefusals.length; i++) ArrayPrototypePush(all, declarativeRefusals[i]);
@@ -1513,8 +1682,8 @@ let nativeNamesQueued = false;
 function updateNativeDeclarativeNames() {
   nativeNamesQueued = false;
   nativeDeclarativeNames.clear();
-  const forms = DocumentPrototypeQuerySelectorAll(ownDocument, "form[toolname][tooldescription]");
-  const count = NodeListPrototypeGetLength(forms);
+  const forms = formsOfDocument("form[toolname][tooldescription]");
+  const count = forms.length;
   for (let i = 0; i < count; i++) nativeDeclarativeNames.add(toolNameOfForm(forms[i]));
   nativeScriptRefusals.forEach((form, name) => {
     if (!nativeDeclarativeNames.has(name)) nativeScriptRefusals.delete(name);
@@ -1546,8 +1715,8 @@ function nativeRefusals(backend) {
     if (definition.source === "script") scriptNames.add(definition.name);
   });
   const seen = new SafeSet();
-  const forms = DocumentPrototypeQuerySelectorAll(ownDocument, "form[toolname][tooldescription]");
-  const count = NodeListPrototypeGetLength(forms);
+  const forms = formsOfDocument("form[toolname][tooldescription]");
+  const count = forms.length;
   for (let i = 0; i < count; i++) {
     const name = toolNameOfForm(forms[i]);
     if (!isValidToolName(name)) continue;
@@ -1568,8 +1737,8 @@ function nativeRefusals(backend) {
 
 // Snapshot extras for the forms Chromium registers (CDP gives no title): one per name.
 function forEachDeclarativeExtra(skip, callback) {
-  const forms = DocumentPrototypeQuerySelectorAll(ownDocument, "form[toolname][tooldescription]");
-  const count = NodeListPrototypeGetLength(forms);
+  const forms = formsOfDocument("form[toolname][tooldescription]");
+  const count = forms.length;
   const seen = new SafeSet();
   for (let i = 0; i < count; i++) {
     const record = declarativeRecordOf(forms[i]);
@@ -1585,36 +1754,63 @@ function installDeclarativeNativeHelpers(backend) {
     nativeNamesQueued = true;
     queueGlobalTask(updateNativeDeclarativeNames);
   });
-  MutationObserverPrototypeObserve(observer, ownDocument, {
+  const observed = {
     __proto__: null,
     subtree: true,
     childList: true,
     attributes: true,
     attributeFilter: ["toolname", "tooldescription"],
-  });
+  };
+  MutationObserverPrototypeObserve(observer, ownDocument, observed);
+  ArrayPrototypePush(shadowRootObservers, { __proto__: null, observer, options: observed });
+  // A document with content before its state starts (realm.js): read its forms now.
+  if (NodePrototypeGetFirstChild(ownDocument) !== null) {
+    nativeNamesQueued = true;
+    queueGlobalTask(updateNativeDeclarativeNames);
+  }
   const agentInvoked = (event) =>
     NativeSubmitEventPrototypeGetAgentInvoked !== null && NativeSubmitEventPrototypeGetAgentInvoked(event) === true;
-  EventTargetPrototypeAddEventListener(
-    ownWindow,
-    "submit",
-    (event) => {
-      // Only the browser's own agent-invoked submission: a page can construct a SubmitEvent
-      // with {agentInvoked: true}, but not a trusted one, and dispatching it submits nothing.
-      if (!agentInvoked(event) || !EventGetIsTrusted(event)) return;
-      const form = EventPrototypeGetTarget(event);
-      const submitter = SubmitEventPrototypeGetSubmitter(event);
-      // Read now, before the page's submit listeners run: a listener may rename the form.
-      const toolName = toolNameOfForm(form);
-      queueGlobalTask(() => {
-        if (EventPrototypeGetDefaultPrevented(event)) return;
-        const details = submissionDetails(form, submitter);
-        declarativeHooks.send(
-          '"type":"submitted","name":' + JSONStringify(toolName) + ',"submitted":' + JSONStringify(details),
-        );
-      });
-    },
-    { __proto__: null, capture: true },
-  );
+  // An agent-invoked submission that goes ahead: reported at its `formdata` event (fired once
+  // the submit event was not cancelled, before the navigation starts), so the report leaves
+  // before the document can go; a dialog submission has no form data: a task later.
+  const submitting = new SafeWeakMap(); // form → {event, toolName, submitter, reported}
+  const onSubmit = (event) => {
+    // Only the browser's own agent-invoked submission: a page can construct a SubmitEvent
+    // with {agentInvoked: true}, but not a trusted one, and dispatching it submits nothing.
+    if (!agentInvoked(event) || !EventGetIsTrusted(event)) return;
+    const form = EventPrototypeGetTarget(event);
+    // The tool's name is read now, before the page's submit listeners run: a listener may
+    // rename the form.
+    const pending = {
+      __proto__: null,
+      event,
+      toolName: toolNameOfForm(form),
+      submitter: SubmitEventPrototypeGetSubmitter(event),
+      reported: false,
+    };
+    submitting.set(form, pending);
+    queueGlobalTask(() => {
+      if (submitting.get(form) === pending) submitting.delete(form);
+      if (pending.reported || EventPrototypeGetDefaultPrevented(event)) return;
+      reportSubmission(pending.toolName, null, submissionDetails(form, pending.submitter));
+    });
+  };
+  const onFormData = (event) => {
+    const form = EventPrototypeGetTarget(event);
+    const pending = submitting.get(form);
+    if (pending === undefined || pending.reported) return;
+    // `new FormData(form)` in a submit handler fires one too: the submission's own comes
+    // after the submit event's dispatch, and only when it was not cancelled.
+    if (EventPrototypeGetEventPhase(pending.event) !== 0 || EventPrototypeGetDefaultPrevented(pending.event)) return;
+    pending.reported = true;
+    submitting.delete(form);
+    reportSubmission(pending.toolName, null, submissionDetails(form, pending.submitter));
+  };
+  listenOnWindow("submit", onSubmit, true);
+  listenOnWindow("formdata", onFormData, true);
+  ArrayPrototypePush(shadowRootListeners, { __proto__: null, type: "submit", listener: onSubmit });
+  ArrayPrototypePush(shadowRootListeners, { __proto__: null, type: "formdata", listener: onFormData });
+  installShadowRootHook();
   // form.submit() from a submit handler ends a running call with null, and sends no submit event.
   defineMethod(
     HTMLFormElement.prototype,
@@ -1622,16 +1818,14 @@ function installDeclarativeNativeHelpers(backend) {
     {
       submit() {
         const running = NodePrototypeGetNodeType(this) === 1 && ElementPrototypeMatches(this, "form:tool-form-active");
-        const result = ReflectApply(HTMLFormElementPrototypeSubmitMethod, this, []);
         if (running) {
-          declarativeHooks.send(
-            '"type":"submitted","name":' +
-              JSONStringify(toolNameOfForm(this)) +
-              ',"submitted":' +
-              JSONStringify(submissionDetails(this, null)),
-          );
+          // Reported here, before its `formdata` event could report it again.
+          const pending = submitting.get(this);
+          if (pending !== undefined) pending.reported = true;
+          submitting.delete(this);
+          reportSubmission(toolNameOfForm(this), null, submissionDetails(this, null));
         }
-        return result;
+        return ReflectApply(HTMLFormElementPrototypeSubmitMethod, this, []);
       },
     }.submit,
   );

@@ -25,6 +25,74 @@ function defineMethod(object, name, method) {
   });
 }
 
+// setToolState() (seed 004): tools disabled by name, with what re-registers them.
+const disabledTools = new SafeMap(); // name → {tool, options, surface}
+
+// A tool state: true/false, "enabled"/"disabled", or {enabled: boolean}.
+function toolStateEnabled(state) {
+  if (typeof state === "boolean") return state;
+  if (state === "enabled" || state === "disabled") return state === "enabled";
+  const enabled = isObject(state) ? state.enabled : undefined;
+  if (typeof enabled === "boolean") return enabled;
+  throw new TypeErrorCtor(
+    "Failed to execute 'setToolState': the state must be true, false, \"enabled\", \"disabled\" or {enabled: boolean}.",
+  );
+}
+
+// What registers a disabled tool again: its converted tool and options, from its definition.
+function reRegistrationOf(definition) {
+  const parsed = (text, none) => (text === none ? undefined : JSONParse(text));
+  return {
+    __proto__: null,
+    tool: {
+      __proto__: null,
+      name: definition.name,
+      title: definition.title,
+      description: definition.description,
+      execute: definition.execute,
+      inputSchema: parsed(definition.inputSchema, ""),
+      annotations: definition.annotations,
+      rawAnnotations: parsed(definition.rawAnnotationsJSON, "{}"),
+      outputSchema: parsed(definition.outputSchemaJSON, "null"),
+      resolve: definition.resolve,
+    },
+    options: {
+      __proto__: null,
+      exposedTo: definition.exposedTo === null ? undefined : definition.exposedTo,
+      signal: definition.signal,
+    },
+    surface: definition.surface,
+  };
+}
+
+// Disables (the tool leaves the registry, and so every agent's list) or re-enables a script
+// tool of this document. Its registration's signal still counts: aborted while the tool was
+// disabled, it does not come back.
+function setToolState(backend, nameValue, state) {
+  const name = idlDOMString(nameValue);
+  const enabled = toolStateEnabled(state);
+  let registered;
+  backend.forEachTool((definition) => {
+    if (definition.name === name && definition.source === "script") registered = definition;
+  });
+  if (!enabled) {
+    if (disabledTools.has(name)) return;
+    if (registered === undefined) throw domException(`No tool named "${name}" is registered.`, "NotFoundError");
+    disabledTools.set(name, reRegistrationOf(registered));
+    backend.unregister(name);
+    return;
+  }
+  const saved = disabledTools.get(name);
+  if (saved === undefined) {
+    if (registered !== undefined) return; // enabled already
+    throw domException(`No tool named "${name}" is registered.`, "NotFoundError");
+  }
+  disabledTools.delete(name);
+  if (saved.options.signal !== undefined && AbortSignalPrototypeGetAborted(saved.options.signal)) return;
+  backend.validate(saved.tool, saved.options, null); // another tool took the name meanwhile
+  reportRejection(backend.register(saved.tool, saved.options, saved.surface), "setToolState");
+}
+
 function installLegacySurfaces(backend) {
   const theModelContext = backend.modelContext;
   const brand = (value) => {
@@ -52,7 +120,9 @@ function installLegacySurfaces(backend) {
   defineMethod(backend.prototype, "unregisterTool", {
     unregisterTool(name) {
       brand(this);
-      backend.unregister(idlDOMString(name));
+      const toolName = idlDOMString(name);
+      disabledTools.delete(toolName);
+      backend.unregister(toolName);
     },
   }.unregisterTool);
 
@@ -103,6 +173,7 @@ function installLegacySurfaces(backend) {
       const names = safeList();
       backend.forEachTool((definition) => ArrayPrototypePush(names, definition.name));
       for (let i = 0; i < names.length; i++) backend.unregister(names[i]);
+      disabledTools.clear();
     },
   }.clearContext);
 
@@ -123,9 +194,16 @@ function installLegacySurfaces(backend) {
       }.registerTool);
       defineMethod(delegate, "unregisterTool", {
         unregisterTool(name) {
-          backend.unregister(idlDOMString(name));
+          const toolName = idlDOMString(name);
+          disabledTools.delete(toolName);
+          backend.unregister(toolName);
         },
       }.unregisterTool);
+      defineMethod(delegate, "setToolState", {
+        setToolState(name, state) {
+          setToolState(backend, name, state);
+        },
+      }.setToolState);
       return ObjectFreeze(delegate);
     },
   }.createAutomationDelegate);
@@ -148,9 +226,16 @@ function installLegacySurfaces(backend) {
   }.registerTool);
   defineMethod(mcp, "unregisterTool", {
     unregisterTool(name) {
-      backend.unregister(idlDOMString(name));
+      const toolName = idlDOMString(name);
+      disabledTools.delete(toolName);
+      backend.unregister(toolName);
     },
   }.unregisterTool);
+  defineMethod(mcp, "setToolState", {
+    setToolState(name, state) {
+      setToolState(backend, name, state);
+    },
+  }.setToolState);
   ObjectDefineProperty(ownWindow, "mcp", {
     __proto__: null,
     value: ObjectFreeze(mcp),

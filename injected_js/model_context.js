@@ -481,7 +481,10 @@ const FRAME_PROTOCOL = "webmcp-harness/1";
 const GET_TOOLS_DEADLINE_MS = 500;
 const HANDSHAKE_DEADLINE_MS = 1000;
 const frameRequests = new SafeMap(); // request id → handler(kind, data, source, origin)
-const executionsForOtherFrames = new SafeMap(); // caller's id → {source, uuid}
+const executionsForOtherFrames = new SafeMap(); // caller's id → {source, origin, uuid}
+// While a caller waits for another frame's tool, it checks this often that the frame is
+// still there: a removed frame sends nothing (Chromium rejects such a call at once).
+const FRAME_WATCH_MS = 50;
 
 function postToFrame(target, message, targetOrigin) {
   if (targetOrigin === "null") return;
@@ -537,7 +540,7 @@ function inclusiveDescendantNavigables() {
 
 // Registers a handler for the answers to one request; `onDeadline` runs if none finished it.
 function startFrameRequest(id, handler, deadlineMs, onDeadline) {
-  const request = { __proto__: null, handler, timer: null };
+  const request = { __proto__: null, handler, timer: null, onGone: null };
   if (deadlineMs > 0) {
     request.timer = setTimeoutFn(() => finishFrameRequest(id) && onDeadline(), deadlineMs);
   }
@@ -567,9 +570,16 @@ function onFrameMessage(event) {
   if (event.isTrusted !== true) return; // a synthetic MessageEvent could claim any origin
   const source = MessageEventPrototypeGetSource(event);
   const origin = MessageEventPrototypeGetOrigin(event);
-  if (!isInThisTab(source) || origin === "null") return;
   const kind = ownData(data, "kind");
   const id = ownData(data, "id");
+  if (!isInThisTab(source) && origin !== "null" && kind === "result" && typeof id === "string") {
+    // A document that went away (pagehide) fails the calls it was running; by the time its
+    // message arrives, its window is no longer in the tab.
+    const request = frameRequests.get(id);
+    if (request !== undefined && request.onGone !== null) request.onGone(origin);
+    return;
+  }
+  if (!isInThisTab(source) || origin === "null") return;
   if (typeof id === "string" && frameRequests.has(id)) {
     frameRequests.get(id).handler(kind, data, source, origin);
     return;
@@ -717,13 +727,39 @@ function requestExecutionInOtherFrame(execution, toolName, inputArguments) {
       const message = ownData(data, "message");
       if (ownData(data, "success") === true && (typeof result === "string" || result === null)) {
         execution.completionSteps(result, true, null, undefined);
+      } else if (ownData(data, "errorName") === "DataError" && typeof message === "string") {
+        execution.settle(null, false, message, "DataError");
       } else {
         fail(typeof message === "string" ? message : MESSAGES.unknown);
       }
     }
   };
   startFrameRequest(id, handler, HANDSHAKE_DEADLINE_MS, () => fail(MESSAGES.unknown));
+  frameRequests.get(id).onGone = (origin) => {
+    if (origin === execution.expectedOrigin && finishFrameRequest(id)) fail(MESSAGES.unknown);
+  };
   postToFrame(target, frameMessage("hello", { id }), "*");
+  // The frame may go away with the call in flight (removed: it says nothing; navigated: its
+  // document answers from `pagehide`, see answerPendingExecutionsOnPageHide).
+  const watch = () => {
+    if (!frameRequests.has(id)) return;
+    if (!isInThisTab(target)) {
+      if (finishFrameRequest(id)) fail(MESSAGES.unknown);
+      return;
+    }
+    setTimeoutFn(watch, FRAME_WATCH_MS);
+  };
+  setTimeoutFn(watch, FRAME_WATCH_MS);
+}
+
+// This document is going away: the frames waiting for its tools get their failure now, as
+// Chromium rejects their executeTool() when the tool's document is gone.
+function answerPendingExecutionsOnPageHide() {
+  executionsForOtherFrames.forEach((execution, id) => {
+    const reply = frameMessage("result", { id, result: null, success: false, message: MESSAGES.unknown });
+    postToFrame(execution.source, reply, execution.origin);
+  });
+  executionsForOtherFrames.clear();
 }
 
 // Target side: another frame asks this document to run one of its tools.
@@ -745,8 +781,17 @@ function runExecutionForOtherFrame(data, id, source, origin) {
       reply(null, false, MESSAGES.unknown);
       return;
     }
+    const violation = inputViolation(definition, inputArguments);
+    if (violation !== null) {
+      postToFrame(
+        source,
+        frameMessage("result", { id, result: null, success: false, message: violation, errorName: "DataError" }),
+        origin,
+      );
+      return;
+    }
     const uuid = newUUID();
-    executionsForOtherFrames.set(id, { __proto__: null, source, uuid });
+    executionsForOtherFrames.set(id, { __proto__: null, source, origin, uuid });
     queueGlobalTask(() =>
       toolExecuteSteps(toolName, inputArguments, uuid, null, null, (result, success, message) => {
         executionsForOtherFrames.delete(id);
@@ -808,6 +853,7 @@ function registerToolSteps(tool, options, surface) {
   if (!isValidToolName(toolName)) throw domException(MESSAGES.invalidName, "InvalidStateError");
   if (tool.description === "") throw domException(MESSAGES.noDescription, "InvalidStateError");
   const stringifiedInputSchema = stringifyInputSchema(tool.inputSchema, "registerTool");
+  checkSchemaSubset(stringifiedInputSchema, "registerTool");
   const signal = options.signal;
   if (signal !== undefined && AbortSignalPrototypeGetAborted(signal)) {
     throw AbortSignalPrototypeGetReason(signal);
@@ -887,6 +933,7 @@ function createToolDefinition(tool, stringifiedInputSchema, options, exposedOrig
     origin: ownOrigin,
     surface,
     source: "script",
+    signal: options.signal, // kept for legacy.js's setToolState(), which re-registers the tool
   });
 }
 
@@ -996,11 +1043,14 @@ function executeToolSteps(tool, inputObject, signal) {
     expectedOrigin,
     // The completion steps run once: whichever of settlement and cancellation comes first.
     completionSteps(result, success, message) {
+      execution.settle(result, success, message, "UnknownError");
+    },
+    settle(result, success, message, errorName) {
       if (!pendingToolExecutions.has(uuid)) return;
       pendingToolExecutions.delete(uuid);
       queueGlobalTask(() => {
         if (success) resolvePromise(result);
-        else rejectPromise(domException(message ?? MESSAGES.unknown, "UnknownError"));
+        else rejectPromise(domException(message ?? MESSAGES.unknown, errorName));
       });
     },
   };
@@ -1029,6 +1079,11 @@ function executeToolSteps(tool, inputObject, signal) {
     const definition = modelContextToolMap.get(toolName);
     if (ownOrigin !== expectedOrigin || definition === undefined) {
       execution.completionSteps(null, false, MESSAGES.unknown);
+      return;
+    }
+    const violation = inputViolation(definition, inputArguments);
+    if (violation !== null) {
+      execution.settle(null, false, violation, "DataError");
       return;
     }
     queueGlobalTask(() =>
@@ -1137,6 +1192,17 @@ function toolExecuteSteps(toolName, inputArguments, uuid, callId, extraOptions, 
       completionSteps(null, false, MESSAGES.toolFailed, reason);
     },
   );
+}
+
+// The DataError message for page input that breaks a script tool's inputSchema (schema.js),
+// or null. Forms check their input themselves (Chromium's own messages).
+function inputViolation(definition, inputArguments) {
+  if (definition.source !== "script") return null;
+  try {
+    return inputSchemaViolation(definition.inputSchema, inputArguments);
+  } catch {
+    return null; // a schema the checker cannot read: execute decides
+  }
 }
 
 // What executeTool() resolves to, the way Chromium serializes an execute result.
@@ -1335,13 +1401,14 @@ function registerATool(converted, options, surface) {
 // The same checks registerToolSteps() makes, without registering: for surfaces that must
 // fail synchronously (provideContext, createAutomationDelegate). `replacing` names tools the
 // call is about to remove.
-function validateToolRegistration(tool, options, isRegistered, replacing) {
+function validateToolRegistration(tool, options, isRegistered, replacing, checkSubset = true) {
   if (isRegistered(tool.name) && !(replacing !== null && replacing.has(tool.name))) {
     throw domException(MESSAGES.duplicate, "InvalidStateError");
   }
   if (!isValidToolName(tool.name)) throw domException(MESSAGES.invalidName, "InvalidStateError");
   if (tool.description === "") throw domException(MESSAGES.noDescription, "InvalidStateError");
-  stringifyInputSchema(tool.inputSchema, "registerTool");
+  const stringified = stringifyInputSchema(tool.inputSchema, "registerTool");
+  if (checkSubset) checkSchemaSubset(stringified, "registerTool");
   if (options.signal !== undefined && AbortSignalPrototypeGetAborted(options.signal)) {
     throw AbortSignalPrototypeGetReason(options.signal);
   }
@@ -1379,6 +1446,8 @@ function installModelContextPolyfill() {
           return theModelContext;
         }
         NodePrototypeGetNodeType(this); // throws "Illegal invocation" for non-nodes
+        // The window's newer document, in a reused realm (realm.js): its own state answers.
+        if (this === WindowGetDocument(ownWindow)) return currentDocumentRun().modelContext ?? undefined;
         return undefined; // documents without a browsing context have no tools
       },
     }.modelContext,
@@ -1387,10 +1456,8 @@ function installModelContextPolyfill() {
   exposeInterface("ToolActivatedEvent", ToolActivatedEvent);
   exposeInterface("ToolCancelEvent", ToolCancelEvent);
 
-  EventTargetPrototypeAddEventListener(ownWindow, "message", onFrameMessage, {
-    __proto__: null,
-    capture: true,
-  });
+  listenOnWindow("message", onFrameMessage, true);
+  listenOnWindow("pagehide", answerPendingExecutionsOnPageHide, true);
   if (toolsPolicy === "pending") askParentForToolsPolicy();
 
   return ObjectFreeze({

@@ -8,27 +8,6 @@
 //   to the next call of a tool (the `prepare` op), keeping `signal`;
 // - `invoke`, run through the native getTools/executeTool captured here.
 
-// Captured before any page script: the page may replace all of these later.
-const nativeModelContextDescriptor = ObjectGetOwnPropertyDescriptor(Document.prototype, "modelContext");
-const NativeModelContextPrototype =
-  nativeModelContextDescriptor !== undefined && typeof globalThis.ModelContext === "function"
-    ? globalThis.ModelContext.prototype
-    : null;
-const nativeRegisterTool =
-  NativeModelContextPrototype !== null ? NativeModelContextPrototype.registerTool : null;
-const nativeGetTools =
-  NativeModelContextPrototype !== null ? uncurryThis(NativeModelContextPrototype.getTools) : null;
-const nativeExecuteTool =
-  NativeModelContextPrototype !== null ? uncurryThis(NativeModelContextPrototype.executeTool) : null;
-const nativeToolEventGetToolName =
-  typeof globalThis.ToolActivatedEvent === "function"
-    ? uncurryGetter(globalThis.ToolActivatedEvent.prototype, "toolName")
-    : null;
-const nativeToolCancelEventGetToolName =
-  typeof globalThis.ToolCancelEvent === "function"
-    ? uncurryGetter(globalThis.ToolCancelEvent.prototype, "toolName")
-    : null;
-
 // Chromium knows the "tools" permissions policy feature; its answer is the native one.
 const nativeFeaturePolicy =
   nativeModelContextDescriptor !== undefined && typeof globalThis.FeaturePolicy === "function"
@@ -125,9 +104,17 @@ function installNativeLayer() {
     try {
       // A <form toolname> holds its name in Chromium's map too (declarative.js).
       const taken = (name) => sideRegistry.has(name) || declarativeNameInUse(name);
-      validateToolRegistration(tool, options, taken, null);
+      validateToolRegistration(tool, options, taken, null, false);
     } catch {
       accepted = false;
+    }
+    if (accepted) {
+      // Outside WebMCP's subset, refused before Chromium (which accepts it) sees it (schema.js).
+      try {
+        checkSchemaSubset(stringifyInputSchema(tool.inputSchema, "registerTool"), "registerTool");
+      } catch (error) {
+        return PromiseReject(error);
+      }
     }
     const controller = new AbortControllerCtor();
     const signal = AbortControllerPrototypeGetSignal(controller);
@@ -209,6 +196,28 @@ function installNativeLayer() {
   }.registerTool;
   defineMethod(NativeModelContextPrototype, "registerTool", registerTool);
 
+  // The page-visible executeTool: input that breaks one of this document's script tools'
+  // inputSchema rejects with a DataError before Chromium runs it (schema.js). Anything else,
+  // and anything the check cannot read, is Chromium's.
+  const executeTool = {
+    executeTool(tool, inputObject = undefined, options = undefined) {
+      if (this === nativeObject && isObject(tool) && isObject(inputObject)) {
+        let violation = null;
+        try {
+          const definition = ownData(tool, "window") === ownWindow ? sideRegistry.get(ownData(tool, "name")) : undefined;
+          if (definition !== undefined) {
+            violation = inputSchemaViolation(definition.inputSchema, JSONStringify(inputObject));
+          }
+        } catch {
+          violation = null;
+        }
+        if (violation !== null) return PromiseReject(domException(violation, "DataError"));
+      }
+      return ReflectApply(nativeExecuteToolMethod, this, arguments);
+    },
+  }.executeTool;
+  defineMethod(NativeModelContextPrototype, "executeTool", executeTool);
+
   // document.modelContext, through the native getter, noting the surface like the polyfill.
   ObjectDefineProperty(Document.prototype, "modelContext", {
     __proto__: null,
@@ -216,6 +225,10 @@ function installNativeLayer() {
     configurable: true,
     get: {
       modelContext() {
+        if (this !== ownDocument && this === WindowGetDocument(ownWindow)) {
+          // The window's newer document, in a reused realm (realm.js): renew the layer for it.
+          return currentDocumentRun().modelContext ?? undefined;
+        }
         const value = ReflectApply(nativeModelContextDescriptor.get, this, []);
         if (value === nativeObject) modelContextAccessedThrough = "document.modelContext";
         return value;

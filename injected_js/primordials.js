@@ -144,6 +144,14 @@ const ElementPrototypeSetAttribute = uncurryThis(Element.prototype.setAttribute)
 const ElementPrototypeRemoveAttribute = uncurryThis(Element.prototype.removeAttribute);
 const NodePrototypeGetTextContent = uncurryGetter(Node.prototype, "textContent");
 const NodePrototypeGetIsConnected = uncurryGetter(Node.prototype, "isConnected");
+// Shadow trees (declarative.js: forms in them are tools too).
+const ElementPrototypeAttachShadow = Element.prototype.attachShadow;
+const ElementPrototypeGetShadowRoot = uncurryGetter(Element.prototype, "shadowRoot");
+const ShadowRootPrototypeGetHost = uncurryGetter(ShadowRoot.prototype, "host");
+const DocumentFragmentPrototypeQuerySelectorAll = uncurryThis(DocumentFragment.prototype.querySelectorAll);
+const NodePrototypeGetRootNode = uncurryThis(Node.prototype.getRootNode);
+const WeakRefCtor = WeakRef;
+const WeakRefPrototypeDeref = uncurryThis(WeakRef.prototype.deref);
 const DocumentPrototypeGetImplementation = uncurryGetter(Document.prototype, "implementation");
 const DocumentPrototypeCreateElement = uncurryThis(Document.prototype.createElement);
 const DOMImplementationPrototypeCreateHTMLDocument = uncurryThis(
@@ -216,13 +224,11 @@ const WindowGetTop = uncurryGetter(globalThis, "top");
 const WindowGetParent = uncurryGetter(globalThis, "parent");
 const WindowGetLength = uncurryGetter(globalThis, "length");
 
-// What this document is, read once: none of it can change for the document's lifetime.
+// This realm's window. Its document can change without a new realm: an iframe's initial
+// about:blank document that navigates to a same-origin URL keeps its Window (HTML's "reuse
+// the window"), and no init script runs for the new document (realm.js deals with it).
 const ownWindow = globalThis;
-const ownDocument = globalThis.document;
-const ownOrigin = globalThis.origin;
-// `location` and its members are unforgeable (non-configurable own properties).
-const ownLocation = globalThis.location;
-const isSecureContextAtStart = globalThis.isSecureContext === true;
+const WindowGetDocument = uncurryGetter(globalThis, "document");
 
 // Collections whose methods are own properties of their prototype, so patching
 // Map.prototype/Set.prototype later changes nothing. Iterate them with forEach only.
@@ -340,4 +346,39 @@ function plainJSONText(value, depth = 0) {
 
 function newUUID() {
   return CryptoRandomUUID(theCrypto);
+}
+
+// Chromium's own WebMCP, when it has one (native_layer.js layers on it). Captured before any
+// page script, and before this harness patches any of it: the page may replace them later.
+const nativeModelContextDescriptor = ObjectGetOwnPropertyDescriptor(Document.prototype, "modelContext");
+const NativeModelContextPrototype =
+  nativeModelContextDescriptor !== undefined && typeof globalThis.ModelContext === "function"
+    ? globalThis.ModelContext.prototype
+    : null;
+const nativeRegisterTool =
+  NativeModelContextPrototype !== null ? NativeModelContextPrototype.registerTool : null;
+const nativeGetTools =
+  NativeModelContextPrototype !== null ? uncurryThis(NativeModelContextPrototype.getTools) : null;
+const nativeExecuteToolMethod =
+  NativeModelContextPrototype !== null ? NativeModelContextPrototype.executeTool : null;
+const nativeExecuteTool = nativeExecuteToolMethod !== null ? uncurryThis(nativeExecuteToolMethod) : null;
+const nativeToolEventGetToolName =
+  typeof globalThis.ToolActivatedEvent === "function"
+    ? uncurryGetter(globalThis.ToolActivatedEvent.prototype, "toolName")
+    : null;
+const nativeToolCancelEventGetToolName =
+  typeof globalThis.ToolCancelEvent === "function"
+    ? uncurryGetter(globalThis.ToolCancelEvent.prototype, "toolName")
+    : null;
+
+// The channel's binding (channel.js): the raw CDP binding Playwright installs, and the named
+// wrapper, which is deleted so page script cannot call it. Read once per realm, before any
+// page script could replace either.
+const rawBinding =
+  typeof globalThis.__playwright__binding__ === "function" ? globalThis.__playwright__binding__ : null;
+const bindingWrapper = globalThis[HARNESS.binding];
+try {
+  delete globalThis[HARNESS.binding];
+} catch {
+  // Not configurable: then it cannot be ours either; nothing to hide.
 }

@@ -25,7 +25,7 @@ redirect people (`303 See Other` back to the page) otherwise:
 | method and path                  | form fields                                       | JSON answer                                  |
 |----------------------------------|---------------------------------------------------|----------------------------------------------|
 | `GET /todos?status=…`            |                                                   | `{"todos": [todo, …]}`                       |
-| `POST /todos`                    | `text`, `priority`, `reminder.date`, `reminder.time`, `list` | 201, the todo and the details      |
+| `POST /todos`                    | `text`, `priority`, `date`, `time` (the `reminder` fieldset), `list` | 201, the todo and the details |
 | `POST /todos/{id}/complete`      |                                                   | the todo; HTTP `Location: /declarative`      |
 | `POST /todos/clear-done`         |                                                   | the deleted todos; `_meta.uiRedirect`        |
 """
@@ -327,11 +327,8 @@ class TodoSite:
         priority = form.get("priority", "medium")
         if priority not in PRIORITIES:
             raise _error(web.HTTPBadRequest, f"priority must be one of {', '.join(PRIORITIES)}")
-        reminder = {
-            key: str(form[f"reminder.{key}"])
-            for key in ("date", "time")
-            if form.get(f"reminder.{key}")
-        }
+        # What the HTML form sends: a fieldset's name is no part of its controls' names.
+        reminder = {key: str(form[key]) for key in ("date", "time") if form.get(key)}
         todo = self.store.add(text)
         if not _wants_json(request):
             raise web.HTTPSeeOther("/declarative")

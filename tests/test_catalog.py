@@ -65,3 +65,21 @@ def test_drop_frame_and_unsubscribe() -> None:
     catalog.replace_frame(CHILD, [tool("y", CHILD)])
     assert [c.removed for c in seen] == [[], ["x"]]
     assert catalog.names() == ["y"]
+
+
+def test_a_held_catalog_keeps_its_tools_and_publishes_once_released() -> None:
+    catalog = Catalog()
+    seen: list[ToolChange] = []
+    catalog.replace_frame(MAIN, [tool("running", MAIN), tool("other", MAIN)])
+    catalog.subscribe(seen.append)
+    release = catalog.hold()
+    inner = catalog.hold()
+    # The running tool unregisters itself and another appears, mid-call: nothing shows yet.
+    catalog.replace_frame(MAIN, [tool("other", MAIN), tool("next", MAIN)])
+    catalog.drop_frame(CHILD.key)
+    assert catalog.names() == ["other", "running"] and seen == []
+    assert inner() == ToolChange() and seen == []  # holds nest
+    change = release()
+    assert change == ToolChange(added=["next"], removed=["running"])
+    assert seen == [change] and catalog.names() == ["next", "other"]
+    assert release() == ToolChange() and len(seen) == 1  # a second release does nothing

@@ -4,6 +4,7 @@ from __future__ import annotations
 
 import asyncio
 from collections.abc import AsyncIterator
+from typing import Any
 
 import pytest
 
@@ -123,3 +124,83 @@ async def test_a_closed_session_says_so(harness: Harness, page_server: PageServe
     await s.close()
     with pytest.raises(SessionClosed, match="open a new one"):
         await s.call("echo", {"text": "x"})
+
+
+async def test_parameter_names_need_not_be_ascii(harness: Harness, page_server: PageServer) -> None:
+    s = await harness.open(page_server.url("s_unicode.html"))
+    try:
+        greeted = await s.call("greet", {"prénom": "Zoë"})
+        assert greeted.result.structured_content == {"greeting": "Bonjour Zoë", "annotated": True}
+        filled = await s.call("fiche", {"prénom": "Zoë"})
+        assert filled.result.structured_content == {"prénom": "Zoë"}
+        sent = await s.call("envoi", {"prénom": "Zoë"})
+        assert not sent.is_error
+        assert "The form was submitted (GET " in sent.result.content[0].text  # type: ignore[union-attr]
+    finally:
+        await s.close()
+
+
+async def test_a_disabled_tool_leaves_the_catalog_and_comes_back(
+    harness: Harness, page_server: PageServer
+) -> None:
+    s = await harness.open(page_server.url("mc_legacy.html"))
+    s.policy = None  # the page's tools declare no trust annotations; this is about the catalog
+    try:
+        changes: list[ToolChange] = []
+        s.on_tools_changed(changes.append)
+        await s.tool("add")
+        await s.page.evaluate("delegate.setToolState('add', false)")
+        for _ in range(100):
+            if any("add" in c.removed for c in changes):
+                break
+            await asyncio.sleep(0.05)
+        assert "add" not in [t.name for t in await s.tools()]
+        await s.page.evaluate("delegate.setToolState('add', true)")
+        assert (await s.wait_for_tool("add")).surface == "createAutomationDelegate"
+        outcome = await s.call("add", {"a": 2, "b": 3})
+        assert outcome.result.content[0].text == frame_untrusted("5", origin(s))  # type: ignore[union-attr]
+        assert [c.removed for c in changes if c.removed] == [["add"]]
+        assert [c.added for c in changes if c.added] == [["add"]]
+    finally:
+        await s.close()
+
+
+async def test_script_tools_follow_the_result_catalog_navigation_order(
+    harness: Harness, page_server: PageServer
+) -> None:
+    # Seed 002 §6.1 for every tool: the result, then the catalog's change, then navigation.
+    s = await harness.open(page_server.url("o_ordering.html"))
+    s.policy = None
+    try:
+        order: list[tuple[str, Any]] = []
+        s.on_call(lambda _args, outcome: order.append(("result", outcome.tool)))
+        s.on_tools_changed(lambda change: order.append(("tools", (change.added, change.removed))))
+        s.page.on("framenavigated", lambda frame: order.append(("navigated", frame.url)))
+        finishing = asyncio.ensure_future(s.call("finish"))
+        # Mid-call, the tool that unregistered itself is still offered.
+        await s.page.wait_for_function("finishing.signal.aborted")
+        assert s.catalog.get("finish") is not None
+        finished = await finishing
+        assert not finished.is_error
+        await s.settled()
+        assert order == [("result", "finish"), ("tools", ([], ["finish"]))]
+        order.clear()
+
+        advanced = await s.call("advance")
+        assert not advanced.is_error
+        await s.settled()
+        after = page_server.url("o_after.html")
+        assert order == [
+            ("result", "advance"),
+            ("tools", (["next_step"], [])),
+            ("navigated", after),
+            ("tools", (["after"], ["advance", "elsewhere", "next_step"])),
+        ]
+        assert s.url == after
+
+        await s.open(page_server.url("o_ordering.html"))
+        await s.call("elsewhere")
+        await s.settled()
+        assert s.url == page_server.url("o_ordering.html")  # another origin: not followed
+    finally:
+        await s.close()

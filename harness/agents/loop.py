@@ -327,6 +327,9 @@ class AgentLoop:
             self._changed.clear()
             if isinstance(action, CallAction):
                 record = await self._call(action)
+                # §6.1: the catalog's change (and any navigation) follows the delivered
+                # result; both belong to this step.
+                await self.session.settled()
             else:
                 record = await self._navigate(action)
             if self._changed_during_step:

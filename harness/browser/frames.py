@@ -75,13 +75,35 @@ class FrameKeys:
     async def info(self, frame: Frame) -> FrameInfo:
         """Where the frame is and whether its tools may be offered at all."""
         key = self.key(frame)
-        origin = origin_of(frame.url)
+        origin = await document_origin(frame)
         main = frame.parent_frame is None
         if main:
             return FrameInfo(key=key, url=frame.url, origin=origin, is_main=True)
-        top = origin_of(frame.page.main_frame.url)
+        top = await document_origin(frame.page.main_frame)
         exposed = origin == top or await _iframe_allows_tools(frame)
         return FrameInfo(key=key, url=frame.url, origin=origin, is_main=False, exposed=exposed)
+
+
+# URLs whose document takes its origin from elsewhere: a srcdoc document has its parent's
+# (HTML's "iframe srcdoc document"), an about:blank one its creator's, which for a frame
+# is its parent (unless a sandbox without allow-same-origin makes it opaque).
+INHERITING_URLS = ("about:srcdoc", "about:blank")
+
+
+async def document_origin(frame: Frame) -> str:
+    """The origin of the frame's document: its URL's, or the parent's for srcdoc/about:blank."""
+    origin = origin_of(frame.url)
+    parent = frame.parent_frame
+    if origin != "null" or parent is None or frame.url not in INHERITING_URLS:
+        return origin
+    try:
+        element = await frame.frame_element()
+        sandbox = await element.get_attribute("sandbox")
+    except PlaywrightError:
+        return "null"  # the frame went away
+    if sandbox is not None and "allow-same-origin" not in sandbox.lower().split():
+        return "null"
+    return await document_origin(parent)
 
 
 async def _iframe_allows_tools(frame: Frame) -> bool:

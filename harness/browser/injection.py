@@ -22,10 +22,14 @@ from playwright.async_api import Error as PlaywrightError
 
 Mode = Literal["polyfill", "native"]
 
-# Order matters: later files use what earlier ones define.
-FILES: tuple[str, ...] = (
-    "primordials.js",
+# Order matters: later files use what earlier ones define. The realm's files run once per
+# realm, before any page script; the document's files run once per document of that realm
+# (realm.js: a reused window gets a new document without a new realm); realm.js starts it.
+REALM_FILES: tuple[str, ...] = ("primordials.js",)
+DOCUMENT_FILES: tuple[str, ...] = (
+    "document.js",
     "events.js",
+    "schema.js",
     "model_context.js",
     "declarative.js",
     "legacy.js",
@@ -34,6 +38,8 @@ FILES: tuple[str, ...] = (
     "channel.js",
     "declarative_seed.js",  # after channel.js: it reports through sendToHarness
 )
+START_FILES: tuple[str, ...] = ("realm.js",)
+FILES: tuple[str, ...] = (*REALM_FILES, *DOCUMENT_FILES, *START_FILES)
 
 
 def _js_dir() -> Path:
@@ -61,13 +67,26 @@ class ChannelKeys:
     entry: str = field(default_factory=lambda: "__wmh_e_" + secrets.token_hex(6))
 
 
-def build_init_script(keys: ChannelKeys, mode: Mode) -> str:
+SchemaSubset = Literal["accept", "refuse"]
+"""What ``registerTool()`` does with a schema outside WebMCP's subset (``schema.js``)."""
+
+
+def build_init_script(keys: ChannelKeys, mode: Mode, schema_subset: SchemaSubset = "accept") -> str:
     """The whole init script for one Harness and backend mode."""
     config = json.dumps(
-        {"secret": keys.secret, "binding": keys.binding, "entry": keys.entry, "mode": mode}
+        {
+            "secret": keys.secret,
+            "binding": keys.binding,
+            "entry": keys.entry,
+            "mode": mode,
+            "schemaSubset": schema_subset,
+        }
     )
     return (
-        f'(() => {{\n"use strict";\nconst HARNESS = Object.freeze({config});\n{read_js()}\n}})();\n'
+        f'(() => {{\n"use strict";\nconst HARNESS = Object.freeze({config});\n'
+        f"{read_js(REALM_FILES)}\n"
+        f"function startDocument() {{\n{read_js(DOCUMENT_FILES)}\nreturn thisDocument;\n}}\n"
+        f"{read_js(START_FILES)}\n}})();\n"
     )
 
 
@@ -100,9 +119,12 @@ class PageChannel:
     in its ``hello`` message and answers to ``whoami``.
     """
 
-    def __init__(self, keys: ChannelKeys, mode: Mode) -> None:
+    def __init__(
+        self, keys: ChannelKeys, mode: Mode, schema_subset: SchemaSubset = "accept"
+    ) -> None:
         self.keys = keys
         self.mode: Mode = mode
+        self.schema_subset: SchemaSubset = schema_subset
         self.rejected = 0
         self._handler: MessageHandler | None = None
         self._context: BrowserContext | None = None
@@ -118,7 +140,7 @@ class PageChannel:
         self._handler = handler
         self._context = context
         await context.expose_binding(self.keys.binding, self._on_binding)
-        await context.add_init_script(build_init_script(self.keys, self.mode))
+        await context.add_init_script(build_init_script(self.keys, self.mode, self.schema_subset))
         await self._follow(await context.new_cdp_session(page))
 
     async def _follow(self, session: CDPSession) -> None:
@@ -148,8 +170,15 @@ class PageChannel:
         if message.get("type") == "hello":
             token = message.get("token")
             if isinstance(token, str):
+                previous = self._token_of_frame.get(frame)
                 self._token_of_frame[frame] = token
                 self._silent.pop(frame, None)
+                if previous is not None and previous != token:
+                    # A new document in the same realm (a reused window): its context answers
+                    # `whoami` with the new token now.
+                    for key, known in self._contexts.items():
+                        if known == previous:
+                            self._contexts[key] = None
             return
         outcome = self._handler(frame, message)
         if outcome is not None:

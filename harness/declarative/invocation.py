@@ -54,6 +54,7 @@ from harness.declarative.synthesis import (
     Declaration,
     EncodingError,
     FileValue,
+    Leaf,
     NotATool,
     Pair,
     Plan,
@@ -62,6 +63,7 @@ from harness.declarative.synthesis import (
     elicitation_schema,
     encode,
     extra_problems,
+    form_default,
     merge_answer,
     parse_declarations,
     synthesize,
@@ -489,10 +491,7 @@ def _form_data(pairs: list[Pair]) -> FormData:
     data = FormData()
     for name, value in pairs:
         if isinstance(value, FileValue):
-            data.append(
-                name,
-                {"name": value.name, "mimeType": "application/octet-stream", "buffer": value.data},
-            )
+            data.append(name, {"name": value.name, "mimeType": value.mime, "buffer": value.data})
         else:
             data.append(name, value)
     return data
@@ -571,8 +570,10 @@ class SeedStage:
                 "cannot be shown in an elicitation form; nothing was submitted."
             )
         prefilled = {}
-        for path, _node in elicit_fields(seed.plan):
+        for path, node in elicit_fields(seed.plan):
             present, value = value_at(request.arguments, path)
+            if not present and isinstance(node, Leaf):
+                present, value = form_default(node)  # the form's own default (§8.1.1)
             if present:
                 prefilled[".".join(path)] = value
         asked = ElicitationRequest(
@@ -597,6 +598,12 @@ class SeedStage:
         refused = check_arguments(tool, merged)
         if refused is not None:
             return refused
+        problems = extra_problems(tool.input_schema, merged)  # HTML's rules bind the user too
+        if problems:
+            lines = [f"The user's answer for {tool.name!r} breaks the form's rules; nothing sent."]
+            lines += [f"- {path or '(the arguments object)'}: {why}" for path, why in problems]
+            detail = [{"path": p, "message": m, "schema_path": ""} for p, m in problems]
+            return error_result("\n".join(lines), {META_PREFIX + "validation": detail})
         request.arguments = merged
         request.notes.append(f"tool-elicit: the user confirmed {', '.join(schema['properties'])}")
         return None

@@ -18,12 +18,15 @@ browser:
 
 The invocation (fetch-first, ordering, navigation) is in :mod:`harness.declarative.invocation`.
 
-Wire names: a parameter is submitted under its path joined with dots, so a control
-``street`` inside ``<fieldset name="address">`` is sent as ``address.street``, exactly
-like a control named ``address.street`` — fieldset scoping and dot-notation are one
-structure, on the wire too. Arrays are repeated names, in the agent's order; an array of
-objects (dot-notation names repeated row by row) is sent row by row, each row's fields in
-the form's order.
+What goes on the wire is what a person's submit of the same form would send (§0 "If a
+human can submit it, an agent can submit it"): each control's own HTML name (a control
+``street`` inside ``<fieldset name="address">`` is the schema's ``address.street`` and the
+wire's ``street``: a fieldset's name is never part of a control's name); values in HTML's
+syntax (a ``datetime-local`` is ``2025-01-02T10:00``, its RFC 3339 zone dropped: the control
+is local); read-only controls with their own value (they are no parameters: a person cannot
+change them); the default submit button's ``name=value``; every row of an array of objects
+(the rows the agent left out as the form has them); files with their name and type. Arrays
+are repeated names, in the agent's order.
 """
 
 from __future__ import annotations
@@ -65,6 +68,8 @@ _DATE_LIKE = {"date", "time", "datetime-local"}
 _NOT_SUBMITTED = {"submit", "reset", "button", "image"}
 # Controls whose value cannot be left empty by a person: `required` does not apply (HTML).
 _NO_REQUIRED = {"hidden", "range", "color"}
+# Where HTML's `readonly` applies: such a control is sent with its own value, never the agent's.
+_READONLY_TYPES = {*_TEXT_LIKE, "date", "month", "week", "time", "datetime-local", "number"}
 _PARAM_TYPES = {"string", "number", "integer", "boolean"}
 
 
@@ -189,7 +194,7 @@ class Leaf:
 
     key: str
     wire: str  # the name it is submitted under
-    shape: Literal["value", "boolean", "choice", "list", "checkboxes", "options", "files"]
+    shape: Literal["value", "boolean", "choice", "list", "checkboxes", "options", "files", "fixed"]
     controls: list[SeedControl]
     schema: dict[str, Any]
     required: bool
@@ -210,12 +215,15 @@ class Group:
     wire: str
     children: list[Leaf | Group] = field(default_factory=list)
     rows: int | None = None  # an array of objects: how many rows the form has
+    row_schemas: list[dict[str, Any]] = field(default_factory=list)  # each row's, as HTML says
     title: str | None = None
     description: str | None = None
 
     @property
     def required(self) -> bool:
-        """Whether any field below must be given."""
+        """Whether any field below must be given (for rows: in any row)."""
+        if self.row_schemas:
+            return any(row.get("required") for row in self.row_schemas)
         return any(child.required for child in self.children)
 
 
@@ -363,7 +371,7 @@ def control_schema(control: SeedControl) -> dict[str, Any]:
     if kind == "checkbox":
         return {"type": "boolean"}
     if kind == "file":
-        return {"type": "string", "contentEncoding": "base64"}
+        return file_schema()
     if kind in _NUMERIC:
         schema = {}
         _numeric(control, schema)
@@ -379,12 +387,70 @@ def control_schema(control: SeedControl) -> dict[str, Any]:
         _texts(control, schema, pattern=True)
     if kind in _DATE_LIKE:
         # JSON Schema's minimum/maximum are numeric; for dates and times the bounds are
-        # ajv-formats' formatMinimum/formatMaximum, which the harness checks itself.
-        if control.attr("min"):
-            schema["formatMinimum"] = control.attr("min")
-        if control.attr("max"):
-            schema["formatMaximum"] = control.attr("max")
+        # ajv-formats' formatMinimum/formatMaximum, which the harness checks itself, written
+        # in the format's own syntax (RFC 3339 for date-time and time).
+        for attr, key in (("min", "formatMinimum"), ("max", "formatMaximum")):
+            bound = control.attr(attr)
+            if bound:
+                schema[key] = rfc3339_bound(kind, bound)
     return schema
+
+
+def rfc3339_bound(kind: str, bound: str) -> str:
+    """An HTML ``min``/``max`` of a date, time or datetime-local in its format's syntax."""
+    if kind == "time" and re.fullmatch(r"\d{2}:\d{2}(:\d{2}(\.\d+)?)?", bound):
+        return (bound if len(bound) > 5 else bound + ":00") + "Z"
+    if kind == "datetime-local":
+        match = re.fullmatch(r"(\d{4,}-\d{2}-\d{2})[T ](\d{2}:\d{2}(:\d{2}(\.\d+)?)?)", bound)
+        if match:
+            clock = match.group(2)
+            return f"{match.group(1)}T{clock if len(clock) > 5 else clock + ':00'}Z"
+    return bound
+
+
+def html_value(kind: str, text: str) -> str:
+    """An RFC 3339 ``time`` or ``date-time`` argument in HTML's value syntax: a local clock
+    (``10:30``, ``2025-01-02T10:30``), without the zone the format demands."""
+    if kind == "time":
+        match = re.fullmatch(r"(\d{2}:\d{2})(:\d{2})?(\.\d+)?(?:[zZ]|[+-]\d{2}:\d{2})?", text)
+        if match:
+            return _clock_text(match.group(1), match.group(2), match.group(3))
+    if kind == "datetime-local":
+        match = re.fullmatch(
+            r"(\d{4,}-\d{2}-\d{2})[Tt ](\d{2}:\d{2})(:\d{2})?(\.\d+)?(?:[zZ]|[+-]\d{2}:\d{2})?",
+            text,
+        )
+        if match:
+            return f"{match.group(1)}T{_clock_text(match.group(2), match.group(3), match.group(4))}"
+    return text
+
+
+def _clock_text(minutes: str, seconds: str | None, fraction: str | None) -> str:
+    if fraction and fraction.rstrip("0") != ".":
+        return f"{minutes}{seconds or ':00'}{fraction[:4]}"
+    if seconds and seconds != ":00":
+        return minutes + seconds
+    return minutes
+
+
+def file_schema() -> dict[str, Any]:
+    """A file: its bytes in base64 (or a ``data:`` URL, which carries its type), or an object
+    that carries its name and type as well — what a person's file part has."""
+    return {
+        "anyOf": [
+            {"type": "string", "contentEncoding": "base64"},
+            {
+                "type": "object",
+                "properties": {
+                    "name": {"type": "string"},
+                    "type": {"type": "string"},
+                    "content": {"type": "string", "contentEncoding": "base64"},
+                },
+                "required": ["content"],
+                "additionalProperties": False,
+            },
+        ]
+    }
 
 
 def _option_values(control: SeedControl) -> list[str]:
@@ -485,8 +551,17 @@ def _describe(schema: dict[str, Any], controls: list[SeedControl]) -> None:
         schema["description"] = text
 
 
+def _fixed(control: SeedControl) -> bool:
+    """A read-only control: sent with its own value, no parameter (a person cannot edit it)."""
+    if not control.has("readonly"):
+        return False
+    return control.tag == "textarea" or (control.tag == "input" and control.type in _READONLY_TYPES)
+
+
 def _leaf(key: str, wire: str, controls: list[SeedControl], warnings: list[str]) -> Leaf:
     first = controls[0]
+    if all(_fixed(c) for c in controls):
+        return Leaf(key=key, wire=wire, shape="fixed", controls=controls, schema={}, required=False)
     elicit = any(c.has("tool-elicit") and _interactive(c) for c in controls)
     required = any(
         c.has("required") and not c.has("readonly") and c.type not in _NO_REQUIRED for c in controls
@@ -636,7 +711,10 @@ def _build(trie: _Trie, key: str, wire: str, warnings: list[str]) -> Group:
     for name in trie.order:
         child_wire = f"{wire}.{name}" if wire else name
         if name in trie.slots:
-            group.children.append(_leaf(name, child_wire, trie.slots[name], warnings))
+            controls = trie.slots[name]
+            # On the wire, a control's own HTML name (a fieldset's name is no part of it).
+            own = controls[0].name or child_wire
+            group.children.append(_leaf(name, own, controls, warnings))
             continue
         sub = trie.groups[name]
         counts = _counts(sub)
@@ -648,18 +726,44 @@ def _build(trie: _Trie, key: str, wire: str, warnings: list[str]) -> Group:
                 for i in range(rows)
             ]
             template = built[0]
+            per_row = [group_schema(b) for b in built]  # each row as HTML has it
             template.rows = rows
             template.children = [
                 _merge_rows([b.children[i] for b in built]) for i in range(len(template.children))
             ]
+            # The rows' fields (from the merged row), each row with what HTML requires of it.
+            shape = group_schema(template, in_row=True)
+            template.row_schemas = [_with_required(shape, row) for row in per_row]
             group.children.append(template)
         else:
             group.children.append(_build(sub, name, child_wire, warnings))
     return group
 
 
+def _with_required(shape: dict[str, Any], row: dict[str, Any]) -> dict[str, Any]:
+    """``shape`` with ``row``'s fields (a field read-only in that row is none of its
+    parameters) and what ``row`` requires of them, nested objects too."""
+    merged = {k: v for k, v in shape.items() if k != "required"}
+    own = row.get("properties", {})
+    properties = {k: v for k, v in shape.get("properties", {}).items() if k in own}
+    for key, sub in properties.items():
+        inner = row.get("properties", {}).get(key)
+        if sub.get("type") == "object" and isinstance(inner, dict):
+            properties[key] = _with_required(sub, inner)
+    merged["properties"] = properties
+    required = [k for k in row.get("required", []) if k in properties]
+    if required:
+        merged = {**merged, "required": required}
+        # `required` goes before additionalProperties, as everywhere else.
+        merged = {k: merged[k] for k in ("type", "properties", "required") if k in merged} | {
+            k: v for k, v in merged.items() if k not in ("type", "properties", "required")
+        }
+    return merged
+
+
 def _merge_rows(nodes: list[Node]) -> Node:
-    first = nodes[0]
+    # A field read-only in some rows only is a parameter (of the rows that can change it).
+    first = next((n for n in nodes if not (isinstance(n, Leaf) and n.shape == "fixed")), nodes[0])
     if isinstance(first, Leaf):
         controls = [c for n in nodes if isinstance(n, Leaf) for c in n.controls]
         return Leaf(
@@ -691,14 +795,14 @@ def group_schema(group: Group, *, in_row: bool = False) -> dict[str, Any]:
     required: list[str] = []
     for child in group.children:
         if isinstance(child, Leaf):
+            if child.shape == "fixed":
+                continue  # read-only: sent as the form has it, never the agent's to set
             properties[child.key] = child.schema
-            # In a row of an array of objects, every field but a checkbox is sent, so
-            # that the rows stay aligned on the wire.
-            if child.required or (in_row and child.shape != "boolean"):
+            if child.required:
                 required.append(child.key)
         else:
             properties[child.key] = node_schema(child, in_row=in_row)
-            if child.required or (in_row and child.rows is None):
+            if child.required:
                 required.append(child.key)
     schema: dict[str, Any] = {"type": "object", "properties": properties}
     if required:
@@ -712,13 +816,17 @@ def node_schema(group: Group, *, in_row: bool = False) -> dict[str, Any]:
     if group.rows is None:
         schema = group_schema(group, in_row=in_row)
     else:
-        schema = {
-            "type": "array",
-            "items": group_schema(group, in_row=True),
-            "maxItems": group.rows,
-        }
-        if group.required:
-            schema["minItems"] = 1
+        # Each row requires what HTML requires of its controls: one schema for all rows
+        # when they agree, else one per row. Rows up to the last with a required field
+        # must be given; the others are sent as the form has them.
+        rows = group.row_schemas or [group_schema(group, in_row=True)] * group.rows
+        if all(row == rows[0] for row in rows):
+            schema = {"type": "array", "items": rows[0], "maxItems": group.rows}
+        else:
+            schema = {"type": "array", "prefixItems": rows, "maxItems": group.rows}
+        needed = [i + 1 for i, row in enumerate(rows) if row.get("required")]
+        if needed:
+            schema["minItems"] = max(needed)
     if group.title:
         schema["title"] = group.title
     if group.description:
@@ -761,6 +869,22 @@ def _attach_fieldsets(trie: _Trie, form: SeedForm) -> None:
 # -- the tool ----------------------------------------------------------------------------
 
 
+def default_submitter(form: SeedForm) -> tuple[str, str] | None:
+    """The ``name=value`` of the form's default button (its first submit button), which a
+    person's submit sends (Enter, or a click on it); None when it has no name."""
+    for control in form.controls:
+        button = control.tag == "button" and control.type == "submit"
+        if not (button or (control.tag == "input" and control.type in ("submit", "image"))):
+            continue
+        if control.disabled or not control.name or control.type == "image":
+            return None  # an image button sends where it was clicked: nothing to repeat
+        value = control.attr("value")
+        if value is None:
+            value = "" if button else "Submit"  # Chromium's default label of a submit input
+        return control.name, value
+    return None
+
+
 def _method(raw: str | None) -> str:
     value = (raw or "").strip().lower()
     return value if value in ("get", "post", "dialog") else "get"
@@ -793,6 +917,7 @@ def synthesize(declaration: Declaration) -> SeedTool:
         encoding = _encoding(form.enctype)
         root, warnings = parameters(form)
         schema = group_schema(root)
+        submitter = default_submitter(form)
     elif declaration.kind == "a":
         url = _web_url(declaration.href, "href" if declaration.href else "href (missing)")
         method, encoding, schema = "get", "urlencoded", empty_schema()
@@ -864,10 +989,11 @@ def synthesize(declaration: Declaration) -> SeedTool:
 
 @dataclass(frozen=True)
 class FileValue:
-    """A file part: the decoded bytes of a base64 argument."""
+    """A file part: its name, its media type and its bytes."""
 
     name: str
     data: bytes
+    mime: str = "application/octet-stream"
 
 
 Pair = tuple[str, str | FileValue]
@@ -888,14 +1014,27 @@ def wire_text(value: Any) -> str:
     return str(value)
 
 
+_DATA_URL = re.compile(r"^data:([^;,]*)((?:;[^;,]*)*);base64,(.*)$", re.DOTALL)
+
+
 def _decode_file(value: Any, wire: str) -> FileValue:
+    """A file argument: base64, a ``data:`` URL (its type), or ``{name, type, content}``."""
+    name, mime = wire, "application/octet-stream"
+    if isinstance(value, dict):
+        name = str(value.get("name") or name)
+        mime = str(value.get("type") or mime)
+        value = value.get("content")
     if not isinstance(value, str):
-        raise EncodingError(f"{wire}: a file is a base64 string")
+        raise EncodingError(f"{wire}: a file is base64, a data: URL or {{name, type, content}}")
+    data_url = _DATA_URL.match(value)
+    if data_url is not None:
+        mime = data_url.group(1) or mime
+        value = data_url.group(3)
     try:
         data = base64.b64decode(value, validate=True)
     except (binascii.Error, ValueError) as exc:
         raise EncodingError(f"{wire}: not valid base64 ({exc})") from None
-    return FileValue(name=wire.rsplit(".", 1)[-1], data=data)
+    return FileValue(name=name, data=data, mime=mime)
 
 
 def _dom_pairs(leaf: Leaf, controls: list[SeedControl]) -> list[Pair]:
@@ -918,18 +1057,29 @@ def _dom_pairs(leaf: Leaf, controls: list[SeedControl]) -> list[Pair]:
 
 def _leaf_pairs(leaf: Leaf, value: Any, given: bool, row: int | None) -> list[Pair]:
     controls = leaf.controls if row is None else leaf.controls[row : row + 1]
-    if not given:
+    if not given or leaf.shape == "fixed" or all(_fixed(c) for c in controls):
         return _dom_pairs(leaf, controls)
-    if leaf.shape == "boolean":
+    # In a row, the row's own control decides (rows of one name may differ in kind).
+    boolean = leaf.shape == "boolean" or (
+        row is not None and not leaf.many and controls[0].type == "checkbox"
+    )
+    if boolean:
         return [(leaf.wire, controls[0].attr("value") or "on")] if value is True else []
+    kind = controls[0].type if controls else ""
     if leaf.many:
         items = value if isinstance(value, list) else [value]
         if leaf.file:
             return [(leaf.wire, _decode_file(v, leaf.wire)) for v in items]
-        return [(leaf.wire, wire_text(v)) for v in items]
+        return [(leaf.wire, _text_of(kind, v)) for v in items]
     if leaf.file:
         return [(leaf.wire, _decode_file(value, leaf.wire))]
-    return [(leaf.wire, wire_text(value))]
+    return [(leaf.wire, _text_of(kind, value))]
+
+
+def _text_of(kind: str, value: Any) -> str:
+    if kind in ("time", "datetime-local") and isinstance(value, str):
+        return html_value(kind, value)  # HTML's local syntax, not RFC 3339
+    return wire_text(value)
 
 
 def _group_pairs(group: Group, value: Any, given: bool, row: int | None) -> list[Pair]:
@@ -950,7 +1100,16 @@ def _rows_pairs(group: Group, value: Any, given: bool) -> list[Pair]:
     if not given:  # every row as the form has it
         return [p for i in range(group.rows or 0) for p in _group_pairs(group, {}, False, i)]
     items = value if isinstance(value, list) else []
-    return [p for i, item in enumerate(items) for p in _group_pairs(group, item, True, i)]
+    # A person's submit sends every row: those the agent left out go as the form has them.
+    return [
+        p
+        for i in range(max(group.rows or 0, len(items)))
+        for p in (
+            _group_pairs(group, items[i], True, i)
+            if i < len(items)
+            else _group_pairs(group, {}, False, i)
+        )
+    ]
 
 
 def encode(plan: Plan, arguments: dict[str, Any]) -> list[Pair]:
@@ -973,11 +1132,24 @@ def encode(plan: Plan, arguments: dict[str, Any]) -> list[Pair]:
 # -- what JSON Schema cannot check --------------------------------------------------------
 
 
+def _is_file_schema(schema: dict[str, Any]) -> bool:
+    return bool(schema.get("anyOf") == file_schema()["anyOf"])
+
+
 def _walk(schema: dict[str, Any], value: Any, path: str, found: list[tuple[str, str]]) -> None:
+    if isinstance(value, dict) and _is_file_schema(schema):
+        content = value.get("content")
+        if isinstance(content, str):
+            _walk(file_schema()["anyOf"][0], content, f"{path}/content", found)
+        return
     if isinstance(value, dict) and isinstance(schema.get("properties"), dict):
         for key, sub in schema["properties"].items():
             if key in value and isinstance(sub, dict):
                 _walk(sub, value[key], f"{path}/{key}", found)
+        return
+    if isinstance(value, list) and isinstance(schema.get("prefixItems"), list):
+        for index, (item, sub) in enumerate(zip(value, schema["prefixItems"], strict=False)):
+            _walk(sub, item, f"{path}/{index}", found)
         return
     if isinstance(value, list) and isinstance(schema.get("items"), dict):
         for index, item in enumerate(value):
@@ -991,11 +1163,12 @@ def _walk(schema: dict[str, Any], value: Any, path: str, found: list[tuple[str, 
         found.append((path, f"{value!r} is before the form's min {low!r}"))
     if isinstance(high, str) and _compare(value, high, fmt) > 0:
         found.append((path, f"{value!r} is after the form's max {high!r}"))
-    if schema.get("contentEncoding") == "base64":
+    if schema.get("contentEncoding") == "base64" or _is_file_schema(schema):
+        data_url = _DATA_URL.match(value)
         try:
-            base64.b64decode(value, validate=True)
+            base64.b64decode(data_url.group(3) if data_url else value, validate=True)
         except (binascii.Error, ValueError):
-            found.append((path, "is not valid base64"))
+            found.append((path, "is not valid base64 (nor a base64 data: URL)"))
 
 
 def _clock(text: str, fmt: Any) -> str:
@@ -1080,6 +1253,33 @@ def elicitation_schema(plan: Plan) -> tuple[dict[str, Any], list[str]]:
     return schema, unshowable
 
 
+def form_default(leaf: Leaf) -> tuple[bool, Any]:
+    """``(present, value)``: what the form itself holds for a field before anyone edits it
+    (its ``value``/``checked``/``selected`` attributes), as the field's JSON value."""
+    first = leaf.controls[0]
+    if leaf.shape == "boolean":
+        return True, first.has("checked")
+    if leaf.shape == "choice":
+        checked = [c.attr("value") or "on" for c in leaf.controls if c.has("checked")]
+        return (True, checked[-1]) if checked else (False, None)
+    if first.tag == "select":
+        chosen = [o.value for o in first.options if o.default_selected and not o.disabled]
+        if leaf.shape == "options":
+            return True, chosen
+        return (True, chosen[0]) if chosen else (False, None)
+    if leaf.shape == "checkboxes":
+        return True, [c.attr("value") or "on" for c in leaf.controls if c.has("checked")]
+    if leaf.file or first.tag == "textarea" or first.attr("value") is None:
+        return False, None
+    text = first.attr("value") or ""
+    if leaf.schema.get("type") in ("number", "integer"):
+        number = parse_float(text)
+        return (True, _number(number)) if number is not None else (False, None)
+    if leaf.many:
+        return True, [c.attr("value") or "" for c in leaf.controls]
+    return True, text
+
+
 def value_at(arguments: dict[str, Any], path: tuple[str, ...]) -> tuple[bool, Any]:
     """``(present, value)`` of a nested argument."""
     node: Any = arguments
@@ -1095,7 +1295,9 @@ def merge_answer(
 ) -> dict[str, Any]:
     """The arguments with the user's elicited values in place (§8.1 "Merging").
 
-    A field the user left empty keeps no agent value: it is sent as the form has it.
+    A field the user left empty is sent empty, as a person's cleared field is (a checkbox
+    unchecked, a list with nothing); only a radio group or a select, which a person cannot
+    empty, is then sent as the form has it.
     """
     merged: dict[str, Any] = _copy(arguments)
     answers = content or {}
@@ -1111,6 +1313,12 @@ def merge_answer(
             parent = child
         if name in answers:
             parent[path[-1]] = answers[name]
+        elif node.shape == "boolean":
+            parent[path[-1]] = False
+        elif node.many and not node.file:
+            parent[path[-1]] = []
+        elif node.shape == "value" and not node.file:
+            parent[path[-1]] = ""
         else:
             parent.pop(path[-1], None)
     return merged

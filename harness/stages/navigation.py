@@ -1,9 +1,12 @@
-"""Agent navigations: leaving the start URL's origin needs the user's yes.
+"""Navigations: the agent's (leaving the start URL's origin needs the user's yes), and the
+ones a tool's result asks for (seed 002's ``_meta.uiRedirect``).
 
 A navigation is a request like any other: an agent that puts data in a URL's
 query can send it anywhere. Agents (the loop, MCP clients) navigate through
 :func:`navigate_as_agent`, so a cross-origin move is asked of the user — and
-nobody there to answer means no.
+nobody there to answer means no. A script tool's ``_meta.uiRedirect`` is applied
+after its result was delivered (§6.1), within the tool's own origin only
+(:func:`ui_redirect_target`): page text never sends the browser elsewhere.
 
 Origins are decided the way the browser will decide them (:mod:`harness.browser.urls`,
 a WHATWG parser), and the page is sent the URL that parser serialized, so a URL Python
@@ -14,7 +17,7 @@ about too, and without a yes the page goes back to where it was.
 
 from __future__ import annotations
 
-from typing import Protocol
+from typing import Any, Protocol
 
 from harness.browser.urls import http_url, origin_of, resolve, scheme_of
 from harness.elicitation.base import ElicitationHandler, ElicitationRequest, ask
@@ -129,3 +132,18 @@ async def navigate_as_agent(session: Navigator, start_url: str, target: str) -> 
         f"Not navigated: {target} redirected to {there}, and the user did not allow leaving "
         f"{home} for it (answer: {answered}); the page is back at {session.url}."
     )
+
+
+def ui_redirect_target(meta: dict[str, Any] | None, frame_url: str, origin: str) -> str | None:
+    """Where a tool result's ``_meta.uiRedirect`` points, resolved against the tool's frame;
+    None when there is none, or it leaves the tool's origin (or http/https)."""
+    redirect = (meta or {}).get("uiRedirect")
+    if not isinstance(redirect, str) or not redirect.strip():
+        return None
+    # Resolved and serialized as the browser will (a WHATWG parser), so the origin checked
+    # is the one Chromium opens.
+    resolved = resolve(frame_url, redirect.strip())
+    target = http_url(resolved) if resolved is not None else None
+    if target is None or origin_of(target) != origin:
+        return None
+    return target

@@ -30,6 +30,7 @@ from pydantic import BaseModel, ConfigDict
 
 from harness.models import META_PREFIX, CatalogWarning, Tool, error_result
 from harness.schemas import Unresolvable, unresolvable_references, validator_for
+from harness.stages import patterns
 
 _FORMATS = Draft202012Validator.FORMAT_CHECKER
 _TYPE_KEYWORD = Draft202012Validator.VALIDATORS["type"]
@@ -80,7 +81,7 @@ def _type(
 
 
 _Validator: Any = validators.extend(  # type: ignore[no-untyped-call]
-    Draft202012Validator, {"multipleOf": _multiple_of, "type": _type}
+    Draft202012Validator, {"multipleOf": _multiple_of, "type": _type, **patterns.KEYWORDS}
 )
 
 
@@ -115,7 +116,9 @@ def _pointer(parts: Any) -> str:
 def schema_problem(schema: dict[str, Any]) -> str | None:
     """Why ``schema`` is not a valid Draft 2020-12 schema, or None when it is."""
     try:
-        Draft202012Validator.check_schema(schema)
+        Draft202012Validator.check_schema(
+            patterns.checkable_schema(schema), format_checker=patterns.SCHEMA_FORMATS
+        )
     except SchemaError as exc:
         return f"{exc.message} (at {_pointer(exc.absolute_path) or '/'})"
     except RecursionError:
@@ -163,7 +166,9 @@ def schema_warnings(tools: Iterable[Tool]) -> list[CatalogWarning]:
 
 @lru_cache(maxsize=512)
 def _validator(schema_json: str) -> Any:
-    return validator_for(json.loads(schema_json), _Validator, format_checker=_FORMATS)
+    return validator_for(
+        patterns.checkable_schema(json.loads(schema_json)), _Validator, format_checker=_FORMATS
+    )
 
 
 def unrepresentable_numbers(arguments: Any) -> list[ArgumentProblem]:

@@ -23,6 +23,7 @@ from harness.browser.injection import ChannelKeys, Mode, PageChannel
 from tests.conftest import PageServer
 
 MODES: tuple[Mode, ...] = ("polyfill", "native")
+UNKNOWN_MESSAGE = "The operation failed for an unknown transient reason (e.g. out of memory)."
 
 
 @dataclass
@@ -120,6 +121,12 @@ async def harnessed_pages(
 def mc(request: pytest.FixtureRequest, harnessed_pages: dict[Mode, Harnessed]) -> Harnessed:
     """The harnessed page of one mode (every test using it runs once per mode)."""
     return harnessed_pages[request.param]
+
+
+@pytest.fixture
+def polyfill_mc(harnessed_pages: dict[Mode, Harnessed]) -> Harnessed:
+    """The harnessed page on the polyfill."""
+    return harnessed_pages["polyfill"]
 
 
 @pytest.fixture
@@ -906,3 +913,259 @@ async def test_a_hostile_page_can_neither_forge_nor_watch_the_channel(mc: Harnes
     spied = await mc.page.evaluate("window.spied")
     assert not [s for s in spied if mc.channel.keys.secret in s]
     assert not [s for s in spied if '"type":' in s or '"status":' in s]
+
+
+# ---------------------------------------------------------------------------------------
+# Frames whose window outlives its first document, and srcdoc frames.
+
+
+@pytest.mark.parametrize("page", ["f_reused.html", "f_touched.html"])
+async def test_a_reused_iframe_window_serves_its_new_document(mc: Harnessed, page: str) -> None:
+    # The iframe's initial about:blank is touched (by the polyfill's `toolchange`, or by the
+    # page) before it navigates to a same-origin URL: the window and its realm are reused
+    # and no init script runs for the new document. Its tools must still be there.
+    await mc.goto(page)
+    which = "reused" if page == "f_reused.html" else "touched"
+    child = next(f for f in mc.page.frames if "f_child.html" in f.url)
+    await child.wait_for_load_state()
+    assert await child.evaluate("window.modelContextType") == "object"
+    expected = sorted([f"child_form_{which}", f"child_tool_{which}"])
+    assert set(expected) <= set(await eventually(lambda: _names_if(mc, set(expected))))
+    ran = await mc.page.evaluate(
+        """async (name) => {
+          const tool = (await document.modelContext.getTools()).find((t) => t.name === name);
+          return document.modelContext.executeTool(tool, {n: 2});
+        }""",
+        f"child_tool_{which}",
+    )
+    assert ran == f"child tool ran in {which} with 2"
+    # The harness's channel reaches the child's new document, not the retired about:blank one.
+    assert sorted(await mc.listed(child)) == expected
+    answer = await mc.command(
+        {"op": "invoke", "callId": "c1", "name": f"child_tool_{which}", "input": {"n": 3}}, child
+    )
+    assert answer == {"status": "ok", "json": f"child tool ran in {which} with 3"}
+
+
+async def test_srcdoc_frames_share_the_parents_origin_and_tools(mc: Harnessed) -> None:
+    await mc.goto("f_reused.html")
+    srcdoc = next(f for f in mc.page.frames if f.url == "about:srcdoc")
+    await srcdoc.wait_for_load_state()
+    assert await srcdoc.evaluate("origin") == mc.server.origin
+    names = await eventually(lambda: _names_if(mc, {"srcdoc_form", "srcdoc_tool", "top_form"}))
+    assert {"srcdoc_form", "srcdoc_tool", "top_form"} <= set(names)
+    assert sorted(await mc.listed(srcdoc)) == ["srcdoc_form", "srcdoc_tool"]
+
+
+async def _names_if(mc: Harnessed, wanted: set[str]) -> list[str] | None:
+    names: list[str] = await mc.page.evaluate(
+        "async () => (await document.modelContext.getTools()).map((t) => t.name)"
+    )
+    return names if wanted <= set(names) else None
+
+
+@pytest.mark.parametrize("how", ["remove", "navigate"])
+async def test_a_frame_that_goes_away_fails_the_callers_execute_tool(
+    mc: Harnessed, how: str
+) -> None:
+    await mc.goto("mc_detach.html")
+    child = next(f for f in mc.page.frames if "mc_frame_child" in f.url)
+    await child.wait_for_load_state()
+    await child.evaluate(
+        """() => document.modelContext.registerTool({name: 'never', description: 'never answers',
+             execute: () => { window.started = true; return new Promise(() => {}); }})"""
+    )
+    await mc.page.evaluate(
+        """async () => {
+          const tool = (await document.modelContext.getTools()).find((t) => t.name === 'never');
+          window.outcome = 'pending';
+          document.modelContext.executeTool(tool, {}).then(
+            (v) => { window.outcome = `resolved ${v}`; },
+            (e) => { window.outcome = `${e.name}: ${e.message}`; });
+        }"""
+    )
+    await child.wait_for_function("window.started === true")
+    if how == "remove":
+        await mc.page.evaluate("document.getElementById('child').remove()")
+    else:
+        await mc.page.evaluate("document.getElementById('child').src = '/mc_blank.html'")
+    outcome = await eventually(
+        lambda: mc.page.evaluate("window.outcome === 'pending' ? null : window.outcome")
+    )
+    assert outcome == f"UnknownError: {UNKNOWN_MESSAGE}"
+
+
+# ---------------------------------------------------------------------------------------
+# What the spec's tentative tests define and Chromium 156 lacks (schema.js).
+
+DATA_ERROR_JS = """async () => {
+  const mc = document.modelContext;
+  window.executed = 0;
+  const execute = async (input) => { window.executed++; return JSON.stringify(input); };
+  const schemas = {
+    required: {type: 'object', properties: {field: {type: 'string'}}, required: ['field']},
+    enumed: {type: 'object', properties: {color: {type: 'string', enum: ['red', 'green']}}},
+    patterned: {type: 'object', properties: {code: {type: 'string', pattern: '^[a-z]+$'}}},
+    typed: {type: 'object', properties: {age: {type: 'integer', minimum: 0}}},
+    closed: {type: 'object', properties: {a: {type: 'string'}}, additionalProperties: false},
+    nested: {type: 'object', properties: {tags: {type: 'array', items: {type: 'string', maxLength: 2}}}},
+    letters: {type: 'object', properties: {name: {type: 'string', pattern: '^\\\\p{L}+$'}}},
+  };
+  for (const [name, inputSchema] of Object.entries(schemas)) {
+    await mc.registerTool({name, description: name, inputSchema, execute});
+  }
+  const tools = Object.fromEntries((await mc.getTools()).map((t) => [t.name, t]));
+  const run = async (name, input) => {
+    try { return await mc.executeTool(tools[name], input); }
+    catch (e) { return e.name === 'DataError' ? {DataError: JSON.parse(e.message)} : `${e.name}: ${e.message}`; }
+  };
+  return {
+    required: await run('required', {}),
+    enumed: await run('enumed', {color: 'blue'}),
+    patterned: await run('patterned', {code: 'ABC123'}),
+    typed: await run('typed', {age: 'old'}),
+    below: await run('typed', {age: -1}),
+    closed: await run('closed', {a: 'x', b: 'y'}),
+    nested: await run('nested', {tags: ['ok', 'too long']}),
+    letters: await run('letters', {name: 'Zoë'}),
+    valid: await run('typed', {age: 30}),
+    executed: window.executed,
+  };
+}"""
+
+
+async def test_execute_tool_refuses_input_that_breaks_the_schema(mc: Harnessed) -> None:
+    # The tentative spec: DataError with {path, reason, schemaPath}; execute is not called.
+    await mc.goto("mc_blank.html")
+    results = await mc.page.evaluate(DATA_ERROR_JS)
+
+    def data_error(path: str, reason: str) -> dict[str, Any]:
+        return {"DataError": {"path": path, "reason": reason, "schemaPath": f"/{reason}"}}
+
+    assert results == {
+        "required": data_error("/field", "required"),
+        "enumed": data_error("/color", "enum"),
+        "patterned": data_error("/code", "pattern"),
+        "typed": data_error("/age", "type"),
+        "below": data_error("/age", "minimum"),
+        "closed": data_error("/b", "additionalProperties"),
+        "nested": data_error("/tags/1", "maxLength"),
+        "letters": '{"name":"Zoë"}',
+        "valid": '{"age":30}',
+        "executed": 2,
+    }
+
+
+async def test_execute_tool_refuses_bad_input_for_another_frames_tool(
+    polyfill_mc: Harnessed,
+) -> None:
+    # The polyfill checks in the tool's own document and sends the DataError back.
+    await polyfill_mc.goto("mc_detach.html")
+    child = next(f for f in polyfill_mc.page.frames if "mc_frame_child" in f.url)
+    await child.wait_for_load_state()
+    await child.evaluate(
+        """() => document.modelContext.registerTool({name: 'typed', description: 'd',
+             inputSchema: {type: 'object', properties: {n: {type: 'integer'}}, required: ['n']},
+             execute: ({n}) => `ran ${n}`})"""
+    )
+    results = await polyfill_mc.page.evaluate(
+        """async () => {
+          const tool = (await document.modelContext.getTools()).find((t) => t.name === 'typed');
+          const run = (input) => document.modelContext.executeTool(tool, input)
+            .catch((e) => `${e.name}: ${e.message}`);
+          return [await run({n: 'x'}), await run({n: 2})];
+        }"""
+    )
+    assert results == ['DataError: {"path":"/n","reason":"type","schemaPath":"/type"}', "ran 2"]
+
+
+SUBSET_JS = """async () => {
+  const schemas = {
+    ref: {type: 'object', properties: {x: {$ref: '#/foo'}}},
+    format: {type: 'object', properties: {x: {type: 'string', format: 'email'}}},
+    openObject: {type: 'object', additionalProperties: true},
+    mapObject: {type: 'object', additionalProperties: {type: 'string'}},
+    unevaluated: {type: 'object', unevaluatedProperties: false},
+    dependent: {type: 'object', dependentRequired: {x: ['y']}},
+    badPattern: {type: 'string', pattern: '['},
+    defs: {type: 'object', properties: {x: {type: 'string', $defs: {}}}},
+    encoded: {type: 'object', properties: {x: {type: 'string', contentEncoding: 'base64'}}},
+    inSubset: {type: 'object', properties: {n: {type: 'integer', minimum: 1},
+      tags: {type: 'array', prefixItems: [{type: 'string'}], items: {type: 'string'}}},
+      required: ['n'], additionalProperties: false},
+  };
+  const out = {};
+  for (const [name, inputSchema] of Object.entries(schemas)) {
+    try {
+      await document.modelContext.registerTool({name, description: name, inputSchema, execute: () => 1});
+      out[name] = 'registered';
+    } catch (e) {
+      out[name] = e.name;
+    }
+  }
+  out.listed = (await document.modelContext.getTools()).map((t) => t.name).sort();
+  return out;
+}"""
+
+
+@pytest.mark.parametrize("mode", MODES)
+@pytest.mark.parametrize("subset", ["accept", "refuse"])
+async def test_register_tool_refuses_schemas_outside_the_subset_when_asked(
+    browsers: dict[Mode, Browser], page_server: PageServer, mode: Mode, subset: str
+) -> None:
+    context = await browsers[mode].new_context()
+    try:
+        page = await context.new_page()
+        channel = PageChannel(ChannelKeys(), mode, "refuse" if subset == "refuse" else "accept")
+        await channel.install(context, page, lambda _frame, _message: None)
+        await page.goto(page_server.url("mc_blank.html"))
+        results = await page.evaluate(SUBSET_JS)
+    finally:
+        await context.close()
+    outside = [
+        *("ref", "format", "openObject", "mapObject", "unevaluated"),
+        *("dependent", "badPattern", "defs", "encoded"),
+    ]
+    if subset == "accept":  # as Chromium does: real pages register such schemas
+        assert all(results[name] == "registered" for name in outside), results
+        assert len(results["listed"]) == len(outside) + 1
+    else:
+        assert {name: results[name] for name in outside} == dict.fromkeys(outside, "TypeError")
+        assert results["listed"] == ["inSubset"]
+    assert results["inSubset"] == "registered"
+
+
+async def test_set_tool_state_disables_and_brings_back_a_tool(mc: Harnessed) -> None:
+    # Seed 004's setToolState(): on the legacy surfaces (createAutomationDelegate, window.mcp).
+    await mc.goto("mc_legacy.html")
+    names = "async () => (await document.modelContext.getTools()).map((t) => t.name).sort()"
+    before = await mc.page.evaluate(names)
+    assert "add" in before and "add_todo" in before
+    await mc.page.evaluate("delegate.setToolState('add', false)")
+    assert "add" not in await mc.page.evaluate(names)
+    assert "add" not in await mc.listed()
+    await mc.page.evaluate("delegate.setToolState('add', 'disabled')")  # already: no change
+    await mc.page.evaluate("delegate.setToolState('add', {enabled: true})")
+    assert await mc.page.evaluate(names) == before
+    listed = await mc.listed()
+    assert listed["add"]["surface"] == "createAutomationDelegate"
+    assert listed["add"]["annotations"] == {"readOnlyHint": "true"}
+    assert listed["add"]["inputSchema"]["properties"]["a"] == {"type": "number"}
+    ran = await mc.page.evaluate(
+        """async () => document.modelContext.executeTool(
+             (await document.modelContext.getTools()).find((t) => t.name === 'add'), {a: 1, b: 2})"""
+    )
+    assert ran == "3"
+    await mc.page.evaluate("window.mcp.setToolState('add_todo', 'disabled')")
+    assert "add_todo" not in await mc.page.evaluate(names)
+    await mc.page.evaluate("window.mcp.setToolState('add_todo', true)")
+    assert "add_todo" in await mc.page.evaluate(names)
+    # Unregistered while disabled: it does not come back.
+    await mc.page.evaluate("delegate.setToolState('add', false); delegate.unregisterTool('add')")
+    errors = await mc.page.evaluate(
+        """() => [['add', true], ['nope', false], ['add_todo', 'off']].map(([name, state]) => {
+             try { delegate.setToolState(name, state); return 'ok'; } catch (e) { return e.name; }
+           })"""
+    )
+    assert errors == ["NotFoundError", "NotFoundError", "TypeError"]
+    assert "add" not in await mc.page.evaluate(names)

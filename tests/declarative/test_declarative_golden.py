@@ -12,7 +12,7 @@ from jsonschema import Draft202012Validator
 
 from harness import Harness, Session
 from harness.declarative.invocation import seed_tools_of
-from harness.declarative.synthesis import SEED_SURFACE, elicit_fields
+from harness.declarative.synthesis import SEED_SURFACE, elicit_fields, file_schema
 from harness.models import Tool
 from tests.conftest import PageServer
 
@@ -32,6 +32,7 @@ def obj(
 
 
 S = {"type": "string"}
+LINE = {"sku": S, "qty": {"type": "integer", "minimum": 1}, "gift": {"type": "boolean"}}
 
 # rule → (tool, expected inputSchema)
 GOLDEN: dict[str, tuple[str, dict[str, Any]]] = {
@@ -59,13 +60,13 @@ GOLDEN: dict[str, tuple[str, dict[str, Any]]] = {
     ),
     "time → string/time": ("t_time", obj({"v": {"type": "string", "format": "time"}})),
     "checkbox → boolean": ("t_checkbox", obj({"v": {"type": "boolean"}})),
-    "file → string, base64": (
+    "file → base64 (or a data: URL), or {name, type, content}": (
         "t_file",
-        obj({"v": {"type": "string", "contentEncoding": "base64"}}),
+        obj({"v": file_schema()}),
     ),
-    "file multiple → array of base64 strings": (
+    "file multiple → array of files": (
         "t_file_multiple",
-        obj({"v": {"type": "array", "items": {"type": "string", "contentEncoding": "base64"}}}),
+        obj({"v": {"type": "array", "items": file_schema()}}),
     ),
     "text, search, tel, password, color, month, week (and unknown types) → string": (
         "t_strings",
@@ -104,9 +105,9 @@ GOLDEN: dict[str, tuple[str, dict[str, Any]]] = {
         obj({"v": {"type": "string", "enum": ["open", "done", "on"]}}, ["v"]),
     ),
     # Constraints
-    "required → required (not on hidden or readonly; a checkbox must be checked)": (
+    "required → required (not on hidden; a checkbox must be checked; readonly is no parameter)": (
         "t_required",
-        obj({"a": S, "b": S, "c": S, "d": {"type": "boolean", "const": True}, "e": S}, ["a", "d"]),
+        obj({"a": S, "b": S, "c": S, "d": {"type": "boolean", "const": True}}, ["a", "d"]),
     ),
     "pattern → anchored pattern": (
         "t_pattern",
@@ -127,7 +128,7 @@ GOLDEN: dict[str, tuple[str, dict[str, Any]]] = {
                     "formatMinimum": "2025-01-01",
                     "formatMaximum": "2025-12-31",
                 },
-                "t": {"type": "string", "format": "time", "formatMinimum": "09:00"},
+                "t": {"type": "string", "format": "time", "formatMinimum": "09:00:00Z"},
                 "r": {"type": "integer", "minimum": 10, "maximum": 10},
             }
         ),
@@ -224,20 +225,17 @@ GOLDEN: dict[str, tuple[str, dict[str, Any]]] = {
             }
         ),
     ),
-    "array of objects from dot-notation with repeated names": (
+    "array of objects from dot-notation with repeated names (required only where HTML says)": (
         "t_rows",
         obj(
             {
                 "lines": {
                     "type": "array",
-                    "items": obj(
-                        {
-                            "sku": S,
-                            "qty": {"type": "integer", "minimum": 1},
-                            "gift": {"type": "boolean"},
-                        },
-                        ["sku", "qty"],
-                    ),
+                    "prefixItems": [
+                        obj(LINE, ["sku"]),  # the first row's sku is `required`
+                        obj(LINE),
+                        obj(LINE),
+                    ],
                     "maxItems": 3,
                     "minItems": 1,
                 }
@@ -251,10 +249,7 @@ GOLDEN: dict[str, tuple[str, dict[str, Any]]] = {
             {
                 "people": {
                     "type": "array",
-                    "items": obj(
-                        {"name": S, "email": {"type": "string", "format": "email"}},
-                        ["name", "email"],
-                    ),
+                    "items": obj({"name": S, "email": {"type": "string", "format": "email"}}),
                     "maxItems": 2,
                 }
             }
@@ -293,7 +288,6 @@ GOLDEN: dict[str, tuple[str, dict[str, Any]]] = {
                 "level": {"type": "integer", "enum": [1, 2]},
                 "asked": S,
                 "secret": S,
-                "frozen": S,
             }
         ),
     ),

@@ -19,6 +19,7 @@ import base64
 import datetime as dt
 import html
 import math
+import re
 import threading
 from collections.abc import Coroutine, Iterator
 from decimal import Decimal
@@ -116,6 +117,25 @@ def controls(draw: st.DrawFn, fieldsets: int) -> dict[str, Any]:
 def forms(draw: st.DrawFn) -> dict[str, Any]:
     fieldsets = draw(st.lists(st.sampled_from(FIELDSETS), max_size=3))
     listed = draw(st.lists(controls(len(fieldsets)), max_size=10))
+    for control in listed:
+        # A fieldset's name is no part of a control's HTML name: controls in different
+        # scopes get names of their own, so that a server can tell them apart.
+        scope = [fieldsets[i] for i in control["fieldsets"]]
+        if scope:
+            control["name"] = "_".join([*scope, control["name"]])
+    first: dict[str, dict[str, Any]] = {}
+    for control in listed:
+        # The controls of one name are of one kind (rows, arrays), read-only or not, as in
+        # real forms; each may still be required or disabled on its own.
+        model = first.setdefault(control["name"], control)
+        if model is not control:
+            flags = {k: v for k, v in control["attributes"].items() if k == "required"}
+            others = {k: v for k, v in model["attributes"].items() if k != "required"}
+            control.update(tag=model["tag"], type=model["type"], attributes={**others, **flags})
+            if "options" in model:
+                control["options"] = model["options"]
+            else:
+                control.pop("options", None)
     has_file = any(c["type"] == "file" for c in listed)
     return {
         "id": 1,
@@ -140,6 +160,7 @@ class Unsatisfiable(Exception):
 
 
 def _clock(text: str) -> str:
+    text = text.removesuffix("Z")  # a local clock: the bound's RFC 3339 zone means nothing
     return text if len(text) > 16 else text + ":00"
 
 
@@ -147,6 +168,8 @@ def values_for(schema: dict[str, Any], *, complete: bool) -> st.SearchStrategy[A
     """Values valid under one of the schemas the synthesis writes."""
     if "const" in schema:
         return st.just(schema["const"])
+    if "anyOf" in schema:  # a file: base64, or {name, type, content}
+        return values_for(schema["anyOf"][0], complete=complete)
     if "enum" in schema:
         if not schema["enum"]:
             raise Unsatisfiable("an empty enum")
@@ -169,6 +192,12 @@ def values_for(schema: dict[str, Any], *, complete: bool) -> st.SearchStrategy[A
 
 
 def _arrays(schema: dict[str, Any], *, complete: bool) -> st.SearchStrategy[list[Any]]:
+    # Rows of an array of objects are drawn whole: a field left out of a row is sent as the
+    # form has it, which a server cannot tell from the agent's (nothing, in these forms).
+    if "prefixItems" in schema:  # rows whose required fields differ: one schema per row
+        rows = [values_for(row, complete=True) for row in schema["prefixItems"]]
+        low = schema.get("minItems", 0)
+        return st.integers(low, len(rows)).flatmap(lambda n: st.tuples(*rows[:n]).map(list))
     items = schema["items"]
     low, high = schema.get("minItems", 0), min(schema.get("maxItems", 3), 3)
     needed = [c["contains"]["const"] for c in schema.get("allOf", [])]
@@ -177,9 +206,8 @@ def _arrays(schema: dict[str, Any], *, complete: bool) -> st.SearchStrategy[list
         high = min(high, len(items["enum"]))
     if low > high:
         raise Unsatisfiable("more items needed than allowed")
-    drawn = st.lists(
-        values_for(items, complete=complete), min_size=low, max_size=high, unique=unique
-    )
+    whole = complete or items.get("type") == "object"
+    drawn = st.lists(values_for(items, complete=whole), min_size=low, max_size=high, unique=unique)
     return drawn.map(
         lambda xs: (needed + [x for x in xs if x not in needed])[: max(high, len(needed))]
     )
@@ -220,7 +248,8 @@ def _strings(schema: dict[str, Any]) -> st.SearchStrategy[str]:
         last_dt = dt.datetime.fromisoformat(_clock(high)) if high else dt.datetime(2050, 1, 1)
         return st.datetimes(first_dt, last_dt).map(lambda d: d.strftime("%Y-%m-%dT%H:%M:%S") + "Z")
     if "pattern" in schema:
-        return st.from_regex(schema["pattern"], fullmatch=True)
+        # Patterns are ECMAScript's: `\d` and `\w` are ASCII there (Python's are Unicode).
+        return st.from_regex(re.compile(schema["pattern"], re.ASCII), fullmatch=True)
     alphabet = st.characters(codec="utf-8", exclude_categories=("Cs", "Cc"))
     return st.text(
         alphabet, min_size=schema.get("minLength", 0), max_size=schema.get("maxLength", 8)
@@ -241,6 +270,9 @@ def _paths(
     elif isinstance(value, list) and isinstance(schema.get("items"), dict):
         for index, item in enumerate(value):
             yield from _paths(schema["items"], item, (*path, index))
+    elif isinstance(value, list) and isinstance(schema.get("prefixItems"), list):
+        for index, item in enumerate(value):
+            yield from _paths(schema["prefixItems"][index], item, (*path, index))
 
 
 def _replace(value: Any, path: tuple[Any, ...], new: Any) -> Any:
@@ -302,10 +334,14 @@ def _leaves(group: Group) -> list[Leaf]:
     return found
 
 
-def _convert(leaf: Leaf, text: Any) -> Any:
+def _convert(leaf: Leaf, text: Any, row: int | None = None) -> Any:
     schema = leaf.schema["items"] if leaf.many else leaf.schema
     if isinstance(text, dict):  # a file part, as the server recorded it
         return text["base64"]
+    control = leaf.controls[row if row is not None and row < len(leaf.controls) else 0]
+    if control.type in ("time", "datetime-local"):
+        # HTML's local syntax on the wire; the drawn arguments are RFC 3339 with seconds, Z.
+        return (text if len(text) in (8, 19) else text + ":00") + "Z"
     kind = schema.get("type")
     if kind == "integer":
         return int(text)
@@ -314,26 +350,31 @@ def _convert(leaf: Leaf, text: Any) -> Any:
     return text
 
 
-def decode(group: Group, pairs: list[tuple[str, Any]]) -> dict[str, Any]:
+def decode(group: Group, pairs: list[tuple[str, Any]], row: int | None = None) -> dict[str, Any]:
     """The arguments a server reads from form data, by HTML's conventions."""
     out: dict[str, Any] = {}
     for child in group.children:
         if isinstance(child, Leaf):
+            if child.shape == "fixed":
+                continue  # read-only: the form's own value, never an argument
             values = [v for name, v in pairs if name == child.wire]
             if not values:
                 continue
             if child.shape == "boolean":
                 out[child.key] = True
             elif child.many:
-                out[child.key] = [_convert(child, v) for v in values]
+                out[child.key] = [_convert(child, v, row) for v in values]
             else:
-                out[child.key] = _convert(child, values[0])
+                out[child.key] = _convert(child, values[0], row)
         elif child.rows is not None:
-            rows = _split_rows(child, pairs)
+            # Rows a person's submit sends as the form has them (empty, or read-only fields
+            # only) say nothing of the agent's; normalize drops such rows too.
+            rows = [decode(child, one, i) for i, one in enumerate(_split_rows(child, pairs))]
+            rows = [row for row in rows if not _blank(row)]
             if rows:
-                out[child.key] = [decode(child, row) for row in rows]
+                out[child.key] = rows
         else:
-            inner = decode(child, pairs)
+            inner = decode(child, pairs, row)
             if inner:
                 out[child.key] = inner
     return out
@@ -357,14 +398,24 @@ def _split_rows(group: Group, pairs: list[tuple[str, Any]]) -> list[list[tuple[s
     return rows
 
 
+def _blank(row: Any) -> bool:
+    """A row with nothing but empty text in it (or nothing at all)."""
+    if isinstance(row, dict):
+        return all(_blank(v) for v in row.values())
+    if isinstance(row, list):
+        return all(_blank(v) for v in row)
+    return row == ""
+
+
 def normalize(value: Any) -> Any:
-    """What survives HTML's encoding: false and empty leave nothing on the wire."""
+    """What survives HTML's encoding: false and empty leave nothing on the wire, and a blank
+    row of an array of objects is one the form sends anyway."""
     if isinstance(value, dict):
         kept = {k: normalize(v) for k, v in value.items()}
         return {k: v for k, v in kept.items() if v is not False and v != [] and v != {}}
     if isinstance(value, list):
         items = [normalize(v) for v in value]
-        return [v for v in items if v != {}]
+        return [v for v in items if v != {} and not (isinstance(v, dict) and _blank(v))]
     return value
 
 
@@ -379,6 +430,11 @@ def tool_of(declaration: dict[str, Any]) -> tuple[Tool, Any]:
     try:
         seed = synthesize(Declaration.model_validate(declaration))
     except NotATool:
+        reject()
+    wires = [leaf.wire for leaf in _leaves(seed.plan.root)]
+    if len(wires) != len(set(wires)):
+        # HTML names shared by fields of different fieldsets: a server cannot tell them
+        # apart, and neither can a submission (a person's sends both under one name).
         reject()
     tool = Tool(
         name=seed.name, description="", inputSchema=seed.input_schema, origin="o", frame="main"
@@ -419,6 +475,8 @@ def _paths_of_schema(schema: dict[str, Any]) -> Iterator[tuple[str, dict[str, An
             yield f"/{key}{path}", inner
     if isinstance(schema.get("items"), dict):
         yield from _paths_of_schema(schema["items"])
+    for row in schema.get("prefixItems", []):
+        yield from _paths_of_schema(row)
 
 
 @QUICK

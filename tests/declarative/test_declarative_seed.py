@@ -42,6 +42,7 @@ class Received:
     form: list[tuple[str, Any]]
     headers: dict[str, str]
     port: int
+    file_types: list[tuple[str, str]] = field(default_factory=list)  # (name, Content-Type)
 
 
 @dataclass
@@ -63,6 +64,7 @@ class SeedServer:
 
     async def _record(self, request: web.Request) -> Received:
         form: list[tuple[str, Any]] = []
+        file_types: list[tuple[str, str]] = []
         if request.method == "POST":
             if request.content_type == "multipart/form-data":
                 reader = await request.multipart()
@@ -70,6 +72,7 @@ class SeedServer:
                     assert isinstance(part, BodyPartReader)
                     data = await part.read()
                     if part.filename is not None:
+                        file_types.append((part.name or "", part.headers.get("Content-Type", "")))
                         form.append(
                             (
                                 part.name or "",
@@ -87,6 +90,7 @@ class SeedServer:
             form=form,
             headers=dict(request.headers),
             port=request.url.port or 0,
+            file_types=file_types,
         )
         self.log.append(received)
         return received
@@ -239,8 +243,8 @@ async def test_a_form_posts_form_data_with_json_accept_and_the_page_credentials(
     assert got.form == [
         ("text", "hi there"),
         ("priority", "low"),
-        ("address.street", "Main St"),
-        ("address.zip", "12345"),
+        ("street", "Main St"),  # HTML's names: a fieldset's name is no part of them
+        ("zip", "12345"),
         ("urgent", "yes"),
         ("tags", "a"),
         ("lines.sku", "A1"),
@@ -274,8 +278,8 @@ async def test_left_out_parameters_are_sent_as_the_form_has_them_now(
     assert got.form == [
         ("text", "hi"),
         ("priority", "medium"),  # the selected option
-        ("address.street", "Typed by the user"),  # the control's current value
-        ("address.zip", ""),  # an empty text field is sent empty, as HTML does
+        ("street", "Typed by the user"),  # the control's current value
+        ("zip", ""),  # an empty text field is sent empty, as HTML does
         ("tags", "b"),  # the checked box; the unchecked `urgent` is not sent
         ("lines.sku", ""),
         ("lines.qty", ""),
@@ -315,6 +319,23 @@ async def test_a_file_makes_the_submission_multipart(invoke: Session, server: Se
     ]
     assert enctype.headers["Content-Type"].startswith("multipart/form-data")
     assert enctype.form == [("title", "no file")]
+
+
+async def test_a_file_part_carries_the_name_and_type_the_argument_gives(
+    invoke: Session, server: SeedServer
+) -> None:
+    content = base64.b64encode(b"hello").decode()
+    for attachment in (
+        {"name": "notes.txt", "type": "text/plain", "content": content},
+        f"data:text/csv;base64,{content}",
+    ):
+        outcome = await invoke.call("file_form", {"title": "t", "attachment": attachment})
+        assert not outcome.is_error, text_of(outcome)
+    as_object, as_data_url = server.received("/echo")
+    assert as_object.form[1] == ("attachment", {"file": "notes.txt", "base64": content})
+    assert as_object.file_types == [("attachment", "text/plain")]
+    assert as_data_url.form[1][1]["base64"] == content
+    assert as_data_url.file_types == [("attachment", "text/csv")]
 
 
 async def test_a_link_gets_its_href_and_a_button_submits_its_form(
@@ -527,6 +548,44 @@ async def test_tool_elicit_not_accepted_submits_nothing(
     assert server.log == []
 
 
+@pytest.fixture
+async def elicit_rules(shared: Session, server: SeedServer) -> Session:
+    server.log.clear()
+    return await reopen(shared, server.url("ds_elicit_rules.html"))
+
+
+async def test_tool_elicit_answers_keep_html_rules_and_start_from_the_forms_defaults(
+    elicit_rules: Session, server: SeedServer
+) -> None:
+    # The user's answer is bound by HTML's rules as a person's typing is: a date before the
+    # field's min is not sent.
+    elicit_rules.elicitation = ScriptedHandler(
+        [ScriptedAnswer(tool="elicited_rules", action="accept", values={"when": "2024-12-31"})]
+    )
+    outcome = await elicit_rules.call("elicited_rules", {})
+    assert outcome.is_error and "breaks the form's rules" in text_of(outcome)
+    assert "/when" in text_of(outcome)
+    assert server.log == []
+    # What the user was shown starts from the form's own values (the agent sent none).
+    assert elicit_rules.elicitations[-1].prefilled == {
+        "when": "2025-06-01",
+        "remark": "from the page",
+    }
+    # A field the user clears is sent empty, not with the page's value; the default
+    # button's name=value goes with the form, as a person's click sends it.
+    elicit_rules.elicitation = ScriptedHandler(
+        [
+            ScriptedAnswer(
+                tool="elicited_rules", action="accept", values={"when": "2025-07-01", "remark": ""}
+            )
+        ]
+    )
+    outcome = await elicit_rules.call("elicited_rules", {"note": "n"})
+    assert not outcome.is_error, text_of(outcome)
+    [got] = server.received("/echo")
+    assert got.form == [("when", "2025-07-01"), ("remark", ""), ("note", "n"), ("action", "save")]
+
+
 # -- the catalog follows the DOM -----------------------------------------------------------------
 
 
@@ -673,7 +732,7 @@ async def test_todo_forms_work_end_to_end(todo: tuple[Session, RunningSites]) ->
     }
     posted = [r for r in sites.requests("todo") if r.method == "POST"]
     assert posted[-1].body == (
-        "text=Water+the+plants&priority=high&reminder.date=2026-05-01&reminder.time=&list=inbox"
+        "text=Water+the+plants&priority=high&date=2026-05-01&time=&list=inbox"
     )
     assert posted[-1].headers["accept"] == "application/json"
     assert REQUEST_ANNOTATIONS_HEADER.lower() in posted[-1].headers

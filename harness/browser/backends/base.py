@@ -15,7 +15,7 @@ from typing import Any, Literal, Protocol
 from playwright.async_api import BrowserContext, Page
 from pydantic import BaseModel, ConfigDict, Field
 
-from harness.browser.injection import ChannelKeys
+from harness.browser.injection import ChannelKeys, SchemaSubset
 from harness.catalog import Catalog, FrameInfo
 from harness.elicitation.base import ElicitationHandler
 from harness.models import BackendName, Tool
@@ -130,9 +130,11 @@ class Backend(ABC):
 
     name: BackendName
 
-    def __init__(self, keys: ChannelKeys) -> None:
-        """``keys``: the Harness's channel keys (shared by its sessions)."""
+    def __init__(self, keys: ChannelKeys, *, schema_subset: SchemaSubset = "accept") -> None:
+        """``keys``: the Harness's channel keys (shared by its sessions). ``schema_subset``:
+        whether the page's ``registerTool()`` refuses schemas outside WebMCP's subset."""
         self.keys = keys
+        self.schema_subset: SchemaSubset = schema_subset
         # Decides about filled <form toolname> waiting for the user (the session sets it;
         # None: such forms are never submitted by the harness).
         self.form_reviewer: FormReviewer | None = None
@@ -173,3 +175,8 @@ class Backend(ABC):
         """What follows a call's delivered result (seed 002 §6.1: catalog recompute, then
         navigation), for the session to run; default: nothing."""
         return None
+
+    async def navigate_frame(self, frame_key: str, url: str) -> None:
+        """Load ``url`` in the frame with that key and read its tools (a result's
+        ``_meta.uiRedirect``); raises when the frame is gone or the page cannot be loaded."""
+        raise NotImplementedError(f"{self.name} cannot navigate frame {frame_key}")

@@ -24,11 +24,17 @@ from playwright.async_api import BrowserContext, CDPSession, Frame, Page
 from playwright.async_api import Error as PlaywrightError
 
 from harness.browser.backends.base import RawResult
-from harness.browser.backends.polyfill import ChannelBackend, executed_text, is_gone
+from harness.browser.backends.polyfill import (
+    SUBMISSION_REPORT_WAIT_S,
+    ChannelBackend,
+    executed_text,
+    is_gone,
+    raw_from_answer,
+)
 from harness.browser.backends.snapshots import refused_warnings, tools_from_snapshots
 from harness.browser.chromium import NATIVE_WEBMCP_FLAGS
 from harness.browser.frames import origin_of
-from harness.browser.injection import ChannelKeys, FrameGone, Message, Mode
+from harness.browser.injection import ChannelKeys, FrameGone, Message, Mode, SchemaSubset
 from harness.catalog import Catalog
 from harness.errors import NativeWebMCPUnavailable
 from harness.models import Tool
@@ -61,8 +67,8 @@ class NativeBackend(ChannelBackend):
     name = "native"
     mode: Mode = "native"
 
-    def __init__(self, keys: ChannelKeys) -> None:
-        super().__init__(keys)
+    def __init__(self, keys: ChannelKeys, *, schema_subset: SchemaSubset = "accept") -> None:
+        super().__init__(keys, schema_subset=schema_subset)
         self._cdp: CDPSession | None = None
         self._native: dict[str, dict[str, dict[str, Any]]] = {}  # cdp frame id → name → tool
         self._cdp_frames: dict[str, dict[str, Any]] = {}  # cdp frame id → {parentId, url, name}
@@ -76,6 +82,7 @@ class NativeBackend(ChannelBackend):
         self._call_frames: dict[str, tuple[Frame, int]] = {}  # call id → (frame, navigations)
         self._submitting: set[str] = set()  # invocations whose form submission went ahead
         self._cancel_reasons: dict[str, str] = {}  # invocation id → the harness's reason
+        self._declarative: set[str] = set()  # invocations of <form toolname> tools
         self._published: dict[str, float] = {}  # cdp frame id → when its tools were published
         self._publish_due: set[str] = set()  # frames with a publication scheduled
 
@@ -148,10 +155,20 @@ class NativeBackend(ChannelBackend):
             "url": frame.get("url", ""),
             "name": frame.get("name", ""),
         }
-        # A new document: its predecessor's tools and calls are gone.
+        # A new document: its predecessor's tools and calls are gone, and so are the frames
+        # it contained (Chromium sends no frameDetached for them; left here, their ids
+        # would shadow the new document's frames of the same name).
         self._native.pop(cdp_id, None)
         self._fail_frame(cdp_id)
+        self._forget_descendants(cdp_id)
         self._spawn(self._publish(cdp_id))
+
+    def _forget_descendants(self, cdp_id: str) -> None:
+        for child in [i for i, r in self._cdp_frames.items() if r["parentId"] == cdp_id]:
+            self._forget_descendants(child)
+            self._native.pop(child, None)
+            self._fail_frame(child)
+            self._cdp_frames.pop(child, None)
 
     def _on_cdp_detached(self, params: dict[str, Any]) -> None:
         cdp_id = params["frameId"]
@@ -374,31 +391,40 @@ class NativeBackend(ChannelBackend):
             return RawResult(status="navigation")
         started = asyncio.get_running_loop().time()
         self._call_frames[call_id] = (frame, self._navigations.get(frame, 0))
+        in_page = _has_non_ascii_key(arguments)
         try:
-            if meta or tool.registration is not None:
-                # The call's options, and the registration it was checked against: the
-                # layer's wrapper runs no other definition of the tool.
-                await self.channel.command(
-                    frame,
-                    {
-                        "op": "prepare",
-                        "name": tool.name,
-                        "meta": meta or None,
-                        "registration": tool.registration,
-                    },
+            if in_page:
+                # CDP's invokeTool refuses input with a non-ASCII key ("Invalid parameters");
+                # Chromium's own executeTool() in the page (the layer's `invoke`) takes it.
+                invocation = f"page:{call_id}"
+            else:
+                if meta or tool.registration is not None:
+                    # The call's options, and the registration it was checked against: the
+                    # layer's wrapper runs no other definition of the tool.
+                    await self.channel.command(
+                        frame,
+                        {
+                            "op": "prepare",
+                            "name": tool.name,
+                            "meta": meta or None,
+                            "registration": tool.registration,
+                        },
+                    )
+                reply = await self._cdp.send(
+                    "WebMCP.invokeTool",
+                    {"frameId": cdp_id, "toolName": tool.name, "input": arguments},
                 )
-            reply = await self._cdp.send(
-                "WebMCP.invokeTool", {"frameId": cdp_id, "toolName": tool.name, "input": arguments}
-            )
+                invocation = reply["invocationId"]
         except FrameGone:
             return RawResult(status="navigation")
         except PlaywrightError as exc:
             if is_gone(exc):
                 return RawResult(status="navigation")
             return RawResult(status="error", error_name="NotFoundError", error_message=str(exc))
-        invocation = reply["invocationId"]
         future: asyncio.Future[RawResult] = asyncio.get_running_loop().create_future()
         self._pending[invocation] = future
+        if tool.source == "declarative":
+            self._declarative.add(invocation)
         self._invocation_frame[invocation] = cdp_id
         self._running[call_id] = invocation
         self._call_tools[call_id] = (tool, started)
@@ -406,6 +432,17 @@ class NativeBackend(ChannelBackend):
         early = self._early.pop(invocation, None)
         if early is not None:
             self._on_responded(early)
+        if in_page:
+            command = {
+                "op": "invoke",
+                "callId": call_id,
+                "name": tool.name,
+                "input": arguments,
+                "meta": meta or None,
+                # The registration the call was checked against: the layer runs no other.
+                "registration": tool.registration,
+            }
+            self._spawn(self._invoke_in_page(frame, command, invocation, future))
         try:
             return await future
         finally:
@@ -416,6 +453,7 @@ class NativeBackend(ChannelBackend):
             self._call_frames.pop(call_id, None)
             self._end_questions(call_id)
             self._submitting.discard(invocation)
+            self._declarative.discard(invocation)
             self._cancel_reasons.pop(invocation, None)
 
     def _on_responded(self, params: dict[str, Any]) -> None:
@@ -434,13 +472,60 @@ class NativeBackend(ChannelBackend):
                 raw = RawResult(status="cancelled", error_message=reason)
             future.set_result(raw)
 
+    async def _invoke_in_page(
+        self,
+        frame: Frame,
+        command: dict[str, Any],
+        invocation: str,
+        future: asyncio.Future[RawResult],
+    ) -> None:
+        """Run a call through the layer's ``invoke`` (Chromium's executeTool in the page)."""
+        try:
+            answer = await self.channel.command(frame, command)
+        except (FrameGone, PlaywrightError) as exc:
+            if isinstance(exc, PlaywrightError) and not is_gone(exc):
+                raise
+            answer = None
+        if future.done() or invocation in self._submitting:
+            return  # cancelled, or a submission that went ahead: _on_submitted answers
+        submission = isinstance(answer, dict) and answer.get("status") == "ok"
+        if answer is None or (submission and answer.get("json") is None):
+            # The document went away, or a form's submission went ahead (executeTool gives
+            # null): the page's `submitted` report decides, as for CDP's calls.
+            if invocation in self._declarative:
+                await self._fail_unless_submitted(invocation, future)
+                if not future.done() and answer is not None:
+                    future.set_result(raw_from_answer(answer))
+                return
+            if answer is None:
+                future.set_result(RawResult(status="navigation"))
+                return
+        future.set_result(raw_from_answer(answer))
+
     def _fail_frame(self, cdp_id: str) -> None:
         for invocation, frame_id in list(self._invocation_frame.items()):
             future = self._pending.get(invocation)
             if invocation in self._submitting:
                 continue
             if frame_id == cdp_id and future is not None and not future.done():
-                future.set_result(RawResult(status="navigation"))
+                if invocation in self._declarative:
+                    # The page reported (or is reporting) whether the form's submission went
+                    # ahead; its message may be read after this navigation.
+                    self._spawn(self._fail_unless_submitted(invocation, future))
+                else:
+                    future.set_result(RawResult(status="navigation"))
+
+    async def _fail_unless_submitted(
+        self, invocation: str, future: asyncio.Future[RawResult]
+    ) -> None:
+        loop = asyncio.get_running_loop()
+        deadline = loop.time() + SUBMISSION_REPORT_WAIT_S
+        while invocation not in self._submitting and loop.time() < deadline:
+            if future.done():
+                return
+            await asyncio.sleep(0.02)
+        if invocation not in self._submitting and not future.done():
+            future.set_result(RawResult(status="navigation"))
 
     def _fail_all(self) -> None:
         for future in self._pending.values():
@@ -453,9 +538,29 @@ class NativeBackend(ChannelBackend):
         invocation = self._running.get(call_id)
         if invocation is None or self._cdp is None:
             return
+        if invocation.startswith("page:"):
+            frame = self._call_frames.get(call_id, (None, 0))[0]
+            future = self._pending.get(invocation)
+            if future is not None and not future.done():
+                future.set_result(RawResult(status="cancelled", error_message=reason))
+            if frame is not None:
+                with contextlib.suppress(PlaywrightError, FrameGone):
+                    await self.channel.command(
+                        frame, {"op": "cancel", "callId": call_id, "reason": reason}
+                    )
+            return
         self._cancel_reasons[invocation] = reason
         with contextlib.suppress(PlaywrightError):  # already finished, or the page is gone
             await self._cdp.send("WebMCP.cancelInvocation", {"invocationId": invocation})
+
+
+def _has_non_ascii_key(value: Any) -> bool:
+    """Whether any object key in ``value`` (at any depth) has a non-ASCII character."""
+    if isinstance(value, dict):
+        return any(not k.isascii() or _has_non_ascii_key(v) for k, v in value.items())
+    if isinstance(value, list):
+        return any(_has_non_ascii_key(v) for v in value)
+    return False
 
 
 def _merge(native: dict[str, Any], extra: dict[str, Any] | None) -> dict[str, Any]:

@@ -20,8 +20,15 @@ from playwright.async_api import Error as PlaywrightError
 
 from harness.browser.backends.base import Backend, FormReviewDecision, FormReviewRequest, RawResult
 from harness.browser.backends.snapshots import refused_warnings, tools_from_snapshots
-from harness.browser.frames import FrameKeys, origin_of
-from harness.browser.injection import ChannelKeys, FrameGone, Message, Mode, PageChannel
+from harness.browser.frames import FrameKeys, document_origin, origin_of
+from harness.browser.injection import (
+    ChannelKeys,
+    FrameGone,
+    Message,
+    Mode,
+    PageChannel,
+    SchemaSubset,
+)
 from harness.catalog import Catalog
 from harness.elicitation.base import AutoHandler
 from harness.elicitation.questions import answer_tool_question
@@ -32,6 +39,11 @@ log = logging.getLogger("harness.browser.backends")
 # How long a call whose form submission replaces its page waits for the new page, to say
 # where it went (and so that the request was sent before the caller moves on).
 SUBMISSION_NAVIGATION_WAIT_S = 10.0
+
+# How long a <form toolname> call whose document went away waits for the page's report that
+# its submission went ahead (sent before the document could go, but on another channel
+# than the call's answer, so it may be read second).
+SUBMISSION_REPORT_WAIT_S = 5.0
 
 # Playwright's words for "the document (or the page) went away under us".
 _GONE = (
@@ -54,9 +66,9 @@ class ChannelBackend(Backend):
 
     mode: Mode
 
-    def __init__(self, keys: ChannelKeys) -> None:
-        super().__init__(keys)
-        self.channel = PageChannel(keys, self.mode)
+    def __init__(self, keys: ChannelKeys, *, schema_subset: SchemaSubset = "accept") -> None:
+        super().__init__(keys, schema_subset=schema_subset)
+        self.channel = PageChannel(keys, self.mode, schema_subset)
         self.frames = FrameKeys()
         self.page_events: list[Message] = []
         self._page: Page | None = None
@@ -143,6 +155,11 @@ class ChannelBackend(Backend):
             self.page_events.append({**message, "frame": self.frames.key(frame)})
         elif message.get("type") == "declarations":
             await self._apply_declarations(frame, message.get("declarations"))
+        elif message.get("type") == "submitted":
+            self._submission_reported(message)
+
+    def _submission_reported(self, message: Message) -> None:
+        """A ``<form toolname>`` submission went ahead (the page says so before it may go)."""
 
     async def _apply(self, frame: Frame, snapshots: Any, refused: Any = None) -> None:
         if frame.is_detached():
@@ -205,7 +222,7 @@ class ChannelBackend(Backend):
             answering = answer_tool_question(
                 message,
                 handler=handler,
-                origin=origin_of(frame.url),
+                origin=await document_origin(frame),
                 tool=call[1] if call is not None else None,
             )
             context = self._call_contexts.get(call[0]) if call is not None else None
@@ -247,6 +264,13 @@ class ChannelBackend(Backend):
         for frame in list(self.page.frames):
             await self._relist(frame)
 
+    async def navigate_frame(self, frame_key: str, url: str) -> None:
+        frame = self.frames.frame(frame_key)
+        if frame is None:
+            raise FrameGone(f"frame {frame_key} is gone")
+        await frame.goto(url)
+        await self.refresh()
+
     async def _relist(self, frame: Frame) -> None:
         try:
             listing = await self.channel.command(frame, {"op": "list"})
@@ -266,10 +290,12 @@ class PolyfillBackend(ChannelBackend):
     name = "polyfill"
     mode: Mode = "polyfill"
 
-    def __init__(self, keys: ChannelKeys) -> None:
-        super().__init__(keys)
+    def __init__(self, keys: ChannelKeys, *, schema_subset: SchemaSubset = "accept") -> None:
+        super().__init__(keys, schema_subset=schema_subset)
         self._running: dict[str, Frame] = {}
         self._running_tools: dict[str, str] = {}  # call id → tool name
+        # Submissions the page reported for the harness's running calls, by call id.
+        self._submissions: dict[str, asyncio.Future[dict[str, Any]]] = {}
 
     @staticmethod
     def launch_args() -> list[str]:
@@ -294,23 +320,43 @@ class PolyfillBackend(ChannelBackend):
         }
         self._running[call_id] = frame
         self._running_tools[call_id] = tool.name
+        self._submissions[call_id] = asyncio.get_running_loop().create_future()
         self._begin_call(call_id)
         navigations = self._navigations.get(frame, 0)
         try:
             answer = await self.channel.command(frame, command)
         except FrameGone:
-            return RawResult(status="navigation")
+            return await self._gone(tool, call_id, frame, navigations)
         except PlaywrightError as exc:
             if is_gone(exc):
-                return RawResult(status="navigation")
+                return await self._gone(tool, call_id, frame, navigations)
             raise
         finally:
             self._running.pop(call_id, None)
             self._running_tools.pop(call_id, None)
             self._end_questions(call_id)
+            self._submissions.pop(call_id, None)
         if isinstance(answer, dict) and isinstance(answer.get("submitted"), dict):
             return await self._submission_result(frame, answer["submitted"], navigations)
         return raw_from_answer(answer)
+
+    def _submission_reported(self, message: Message) -> None:
+        reported = self._submissions.get(str(message.get("callId")))
+        details = message.get("submitted")
+        if reported is not None and not reported.done() and isinstance(details, dict):
+            reported.set_result(details)
+
+    async def _gone(self, tool: Tool, call_id: str, frame: Frame, navigations: int) -> RawResult:
+        """The call's document went away before its answer came: a ``<form toolname>`` whose
+        submission went ahead took it (its report says so), anything else was interrupted."""
+        reported = self._submissions.get(call_id)
+        if tool.source != "declarative" or reported is None:
+            return RawResult(status="navigation")
+        try:
+            details = await asyncio.wait_for(asyncio.shield(reported), SUBMISSION_REPORT_WAIT_S)
+        except TimeoutError:
+            return RawResult(status="navigation")
+        return await self._submission_result(frame, details, navigations)
 
     async def _questioning_call(self, frame: Frame, message: Message) -> tuple[str, str] | None:
         # The polyfill names the harness's call; it must run in the frame that asks.

@@ -250,15 +250,20 @@ async def _(t: TestContext) -> None:
     ),
 )
 async def _(t: TestContext) -> None:
-    has = await t.js("typeof navigator.modelContext.setToolState === 'function'")
-    check(has, "navigator.modelContext has no setToolState")
-    await t.js("navigator.modelContext.setToolState('stateful', false)")
+    # Seed 004's surface: the delegate of window.createAutomationDelegate() (the seed's only
+    # object; navigator.modelContext is the spec's ModelContext, which has no setToolState).
+    has = await t.js(
+        "typeof window.createAutomationDelegate === 'function' && "
+        "typeof window.createAutomationDelegate().setToolState === 'function'"
+    )
+    check(has, "window.createAutomationDelegate() has no setToolState")
+    await t.js("window.createAutomationDelegate().setToolState('stateful', false)")
 
     async def listed() -> list[str]:
         return [tool.name for tool in await t.session.tools()]
 
     await t.eventually(lambda: _absent(listed, "stateful"), "the disabled tool left the catalog")
-    await t.js("navigator.modelContext.setToolState('stateful', true)")
+    await t.js("window.createAutomationDelegate().setToolState('stateful', true)")
     await t.session.wait_for_tool("stateful")
 
 

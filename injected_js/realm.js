@@ -1,0 +1,44 @@
+// The realm's side: the harness's entry point (defined once per realm) and which document's
+// state answers. `startDocument()` runs document.js … declarative_seed.js for the window's
+// current document and returns that document's `thisDocument` (channel.js).
+//
+// Why: when an iframe's initial about:blank document navigates to a same-origin URL, the
+// browser keeps its Window and realm (HTML's "reuse the window"), so no init script runs for
+// the new document, and the state the script set up belongs to the about:blank document.
+// That happens whenever anything touched the iframe's window before it navigated (a parent
+// script, or the parent's polyfill posting `toolchange` to its frames). The first thing that
+// meets the new document — its script reading `document.modelContext`, a message from
+// another frame, a command from the harness — renews the state: the old document's state
+// is retired and the init script's per-document part runs again, for the new document, with
+// the built-ins captured when the realm started (primordials.js), before any page script.
+
+let currentDocumentState = null;
+
+function currentDocumentRun() {
+  if (currentDocumentState !== null && currentDocumentState.document === WindowGetDocument(ownWindow)) {
+    return currentDocumentState;
+  }
+  if (currentDocumentState !== null) currentDocumentState.retire();
+  currentDocumentState = startDocument();
+  return currentDocumentState;
+}
+
+// Harness → page: `window[HARNESS.entry](secret, command)` (CHANNEL.md). Non-writable and
+// non-configurable, defined before page scripts run; it answers for the window's current
+// document.
+ObjectDefineProperty(ownWindow, HARNESS.entry, {
+  __proto__: null,
+  value: ObjectFreeze(
+    {
+      entry(secret, command) {
+        if (secret !== HARNESS.secret) throw new TypeErrorCtor("denied");
+        return currentDocumentRun().runCommand(command);
+      },
+    }.entry,
+  ),
+  writable: false,
+  enumerable: false,
+  configurable: false,
+});
+
+currentDocumentRun();

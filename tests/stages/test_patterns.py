@@ -1,0 +1,77 @@
+"""JSON Schema patterns with ECMAScript semantics; empty choice lists; never a whole tool lost."""
+
+from __future__ import annotations
+
+from typing import Any
+
+from harness.models import Tool
+from harness.stages.patterns import checkable_schema, pattern_warnings, search
+from harness.stages.validation import check_arguments, schema_problem, validate_arguments
+
+
+def tool(properties: dict[str, Any], name: str = "t") -> Tool:
+    schema = {"type": "object", "properties": properties, "additionalProperties": False}
+    return Tool(
+        name=name, description="d", inputSchema=schema, origin="http://a.test", frame="main"
+    )
+
+
+def test_an_ecmascript_only_pattern_is_checked_with_ecmascript_semantics() -> None:
+    # `\p{L}` (a letter in any script) is JavaScript's; Python's `re` cannot compile it.
+    names = tool({"name": {"type": "string", "pattern": r"^\p{L}+$"}})
+    assert schema_problem(names.input_schema) is None
+    assert check_arguments(names, {"name": "Zoë"}) is None
+    assert check_arguments(names, {"name": "Łukasz"}) is None
+    problems = validate_arguments(names, {"name": "R2D2"})
+    assert [(p.path, p.schema_path) for p in problems] == [("/name", "/properties/name/pattern")]
+    assert pattern_warnings([names]) == []
+
+
+def test_ecmascript_and_python_disagree_where_it_matters() -> None:
+    # `\d` is ASCII in ECMAScript, any digit in Python; `$` matches before a final newline
+    # in Python only.
+    assert search(r"^\d+$", "١٢٣") is False
+    assert search(r"^a$", "a\n") is False
+    assert search(r"^[\w-]+$", "a-b") is True
+
+
+def test_a_pattern_no_engine_accepts_costs_only_its_keyword() -> None:
+    broken = tool({"code": {"type": "string", "pattern": "(", "maxLength": 3}})
+    assert schema_problem(broken.input_schema) is None
+    assert check_arguments(broken, {"code": "abc"}) is None  # the pattern is not checked …
+    assert check_arguments(broken, {"code": "abcd"}) is not None  # … the rest of it is
+    (warning,) = pattern_warnings([broken])
+    assert warning.code == "invalid-pattern" and warning.tool == "t"
+    assert "/properties/code/pattern" in warning.message
+
+
+def test_pattern_properties_use_ecmascript_too() -> None:
+    schema = tool({})
+    map_tool = Tool(
+        name="m",
+        description="d",
+        inputSchema={"type": "object", "patternProperties": {r"^\p{Lu}": {"type": "integer"}}},
+        origin="http://a.test",
+        frame="main",
+    )
+    assert schema_problem(map_tool.input_schema) is None
+    assert check_arguments(map_tool, {"Été": 1, "lower": "x"}) is None
+    assert check_arguments(map_tool, {"Été": "x"}) is not None
+    assert pattern_warnings([schema, map_tool]) == []
+
+
+def test_an_empty_choice_list_means_no_value_not_a_broken_tool() -> None:
+    # <select name=city></select>, filled by script later: Chromium writes anyOf: [].
+    cities = tool(
+        {
+            "city": {"type": "string", "anyOf": [], "enum": []},
+            "tags": {"type": "array", "items": {"type": "string", "anyOf": [], "enum": []}},
+            "q": {"type": "string"},
+        }
+    )
+    assert schema_problem(cities.input_schema) is None
+    assert check_arguments(cities, {"q": "x"}) is None
+    assert check_arguments(cities, {"tags": []}) is None
+    refused = validate_arguments(cities, {"city": "Paris"})
+    assert {p.path for p in refused} == {"/city"}
+    assert checkable_schema({"anyOf": [], "x": 1}) == {"not": {}, "x": 1}
