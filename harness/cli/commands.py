@@ -23,7 +23,7 @@ from rich.console import Console
 from harness.agents import make_agent
 from harness.agents.loop import DEFAULT_MAX_STEPS, RunResult, run_agent
 from harness.catalog import Settle
-from harness.cli import conformance
+from harness.cli import bench, conformance
 from harness.cli import sites as sites_command
 from harness.cli.options import (
     EXIT_FAILED,
@@ -101,6 +101,7 @@ def build_parser() -> Parser:
     _add_agent_commands(sub)
     _add_mcp_command(sub)
     conformance.add_parser(sub)
+    bench.add_parser(sub)
     return parser
 
 
@@ -468,6 +469,8 @@ def _dispatch(args: argparse.Namespace, out: Console) -> int:
         return sites_command.run(args)
     if args.command == "conformance":
         return conformance.run(args, out)
+    if args.command == "bench":
+        return bench.run(args, out)
     if args.command == "demo":
         from harness.cli.demo import run_demo
 
