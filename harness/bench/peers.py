@@ -32,7 +32,7 @@ from mcp.client.stdio import stdio_client
 from mcp.client.streamable_http import streamable_http_client
 
 from harness.bench.report import Item, Target
-from harness.bench.timing import Sample, interleaved
+from harness.bench.timing import Measured, Sample, interleaved
 from harness.browser.chromium import NATIVE_WEBMCP_FLAGS, QUIET_FLAGS, find_chromium
 
 PLAYWRIGHT_MCP = (
@@ -180,10 +180,11 @@ async def _wait_for_port(port: int, process: subprocess.Popen[bytes]) -> None:
     raise RuntimeError(f"the MCP server did not listen on port {port}")
 
 
-async def cold_start(server: Server) -> None:
-    """Spawn, connect, reach a ``tools/list`` with the page's tool, and stop."""
+async def cold_start(server: Server) -> Measured:
+    """Spawn, connect, reach a ``tools/list`` with the page's tool (measured), and stop."""
+    started = time.perf_counter()
     async with connect(server):
-        pass
+        return Measured((time.perf_counter() - started) * 1000)
 
 
 class Holder:
@@ -246,7 +247,7 @@ async def mcp_items(url: str, *, rounds: int, cold_rounds: int, peers: bool) -> 
         cold_samples = await interleaved(
             {server.label: _cold(server) for server in cold_servers},
             rounds=cold_rounds,
-            warmup=1,
+            warmup=0 if cold_rounds == 1 else 1,
         )
         cold = _item(
             "cold_start",
@@ -257,7 +258,7 @@ async def mcp_items(url: str, *, rounds: int, cold_rounds: int, peers: bool) -> 
     return [round_trip, cold]
 
 
-def _cold(server: Server) -> Callable[[], Awaitable[None]]:
+def _cold(server: Server) -> Callable[[], Awaitable[Measured]]:
     return lambda: cold_start(server)
 
 

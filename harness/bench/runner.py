@@ -60,7 +60,7 @@ async def run_bench(*, quick: bool, progress: Progress | None = None) -> BenchRe
         report.items += await peers.mcp_items(
             site.url("echo.html"),
             rounds=scale.rounds,
-            cold_rounds=2 if quick else 5,
+            cold_rounds=1 if quick else 5,
             peers=not quick,
         )
     say("redaction")

@@ -15,8 +15,6 @@ from typing import Any
 
 from rich.console import Console
 
-from harness.bench.report import markdown, to_json, write
-from harness.bench.runner import run_bench
 from harness.cli.options import EXIT_OK
 
 DEFAULT_OUTPUT = "reports"
@@ -44,6 +42,10 @@ def add_parser(sub: Any) -> None:
 
 def run(args: argparse.Namespace, out: Console) -> int:
     """Run the benchmark, write both reports, and print one of them."""
+    # Imported here: the other commands (and `mcp`'s cold start) need not pay for them.
+    from harness.bench.report import markdown, to_json, write
+    from harness.bench.runner import run_bench
+
     progress = None if args.json else (lambda text: out.print(f"[dim]bench: {text}…[/]"))
     report = asyncio.run(run_bench(quick=args.quick, progress=progress))
     as_json, as_md = write(report, Path(args.output))
