@@ -11,7 +11,7 @@ import asyncio
 import json
 from dataclasses import dataclass
 
-from mcp.types import CallToolResult, TextContent
+from mcp_types import CallToolResult, TextContent
 from playwright.async_api import Page
 
 from harness.bench.pages import BenchSite

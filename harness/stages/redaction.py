@@ -40,7 +40,7 @@ from functools import lru_cache
 from typing import Any
 from urllib.parse import unquote
 
-from mcp.types import CallToolResult, ContentBlock, TextContent
+from mcp_types import CallToolResult, ContentBlock, TextContent
 from pydantic import BaseModel, ConfigDict, TypeAdapter, ValidationError
 
 from harness.browser.urls import origin_of, resolve, scheme_of

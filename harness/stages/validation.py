@@ -25,7 +25,7 @@ from typing import Any
 
 from jsonschema import Draft202012Validator, validators
 from jsonschema.exceptions import SchemaError, ValidationError
-from mcp.types import CallToolResult
+from mcp_types import CallToolResult
 from pydantic import BaseModel, ConfigDict
 
 from harness.models import META_PREFIX, CatalogWarning, Tool, error_result
