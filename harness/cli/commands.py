@@ -24,7 +24,7 @@ from rich.console import Console
 from harness.agents import make_agent
 from harness.agents.loop import DEFAULT_MAX_STEPS, RunResult, run_agent
 from harness.catalog import Settle
-from harness.cli import bench, conformance
+from harness.cli import bench, conformance, experiment
 from harness.cli import sites as sites_command
 from harness.cli.options import (
     EXIT_FAILED,
@@ -102,6 +102,7 @@ def build_parser() -> Parser:
     _add_agent_commands(sub)
     _add_mcp_command(sub)
     conformance.add_parser(sub)
+    experiment.add_parser(sub)
     bench.add_parser(sub)
     return parser
 
@@ -485,6 +486,8 @@ def _dispatch(args: argparse.Namespace, out: Console) -> int:
         return EXIT_OK
     if args.command == "mcp":
         return run_mcp_command(args, Console(stderr=True, soft_wrap=True))
+    if args.command == "experiment":
+        return experiment.run(args, out)
     if args.command == "sites":
         return sites_command.run(args)
     if args.command == "conformance":

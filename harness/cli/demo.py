@@ -1,8 +1,9 @@
 """``make demo`` / ``webmcp-harness demo``: the harness at work on the bundled sites.
 
-Four short acts, each on its own site (its own origin): the call pipeline on the todo
+Five short acts, each on its own site (its own origin): the call pipeline on the todo
 site (on both backends), secrets kept from the agent on the keys console, a prompt
-injection stopped by policy on the mail site, and a scripted agent with its trace.
+injection stopped by policy on the mail site, a scripted agent with its trace, and a
+small experiment (two agents × the mail injection × no policy / the default pack).
 """
 
 from __future__ import annotations
@@ -18,6 +19,7 @@ from rich.text import Text
 
 from harness.agents.loop import run_agent
 from harness.agents.scripted import ScriptedAgent
+from harness.cli.experiment import headline_table
 from harness.cli.render import page_json, page_text, print_tools
 from harness.errors import HarnessError, RevealError
 from harness.harness import Harness
@@ -191,6 +193,42 @@ async def act_agent(console: Console, url: str) -> None:
         show_trace(Path(tmp) / "run", console=console)
 
 
+# A cut of examples/experiments/grid.toml: one task of the attack suite, one seed.
+EXPERIMENT = """\
+[experiment]
+name = "demo"
+policies = ["none", "default"]
+workers = 2
+suites = ["webmcp-attacks"]
+select = ["mail-salaries"]
+
+[[agents]]
+spec = "obedient"
+
+[[agents]]
+spec = "scripted"
+"""
+
+
+async def act_experiment(console: Console) -> None:
+    """A grid: the obedient and scripted agents on the mail injection, without and with policy."""
+    from harness.experiments import RunOptions, load_grid, run_experiment
+
+    console.rule("[bold]5. An experiment[/] — agents × policies on the mail injection")
+    with tempfile.TemporaryDirectory(prefix="webmcp-demo-") as tmp:
+        grid = Path(tmp) / "grid.toml"
+        grid.write_text(EXPERIMENT, encoding="utf-8")
+        study = await run_experiment(
+            load_grid(grid), RunOptions(output=Path(tmp) / "study", progress=False, report=False)
+        )
+        console.print(headline_table(study.results, "Utility and attack success per policy"))
+        console.print(
+            f"{study.ran} episodes in {study.seconds:.1f} s; the full grid: "
+            "webmcp-harness experiment examples/experiments/grid.toml",
+            highlight=False,
+        )
+
+
 async def run_demo(console: Console) -> int:
     """Serve the bundled sites and run the four acts."""
     from harness.sites.server import serve_sites
@@ -205,6 +243,7 @@ async def run_demo(console: Console) -> int:
             await act_mail(console, sites.url("mail"), sites["mail"].site.outbox)
             await sites.reset("todo")
             await act_agent(console, sites.url("todo"))
+            await act_experiment(console)
         except HarnessError as exc:
             console.print(Text("demo failed: ", "red") + page_text(str(exc)))
             return 1
