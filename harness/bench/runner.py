@@ -6,14 +6,13 @@ servers as processes after those browsers are closed, so they do not compete wit
 
 from __future__ import annotations
 
-import importlib.util
 import subprocess
 import time
 from collections.abc import Callable
 
-from harness.bench import peers, suite
+from harness.bench import episodes, peers, suite
 from harness.bench.pages import BenchSite
-from harness.bench.report import BenchReport, Item, finish_machine, machine_info, now
+from harness.bench.report import BenchReport, finish_machine, machine_info, now
 from harness.browser.chromium import find_chromium
 
 SHARED_MACHINE = (
@@ -65,19 +64,8 @@ async def run_bench(*, quick: bool, progress: Progress | None = None) -> BenchRe
         )
     say("redaction")
     report.items.append(await suite.redaction(scale))
-    report.items.append(episodes_item())
+    say("episodes per minute")
+    report.items.append(await episodes.episodes_item(quick=quick))
     finish_machine(machine)
     report.duration_s = time.perf_counter() - started
     return report
-
-
-def episodes_item() -> Item:
-    """Item 7, episodes per minute: measured once the experiment runner exists."""
-    exists = importlib.util.find_spec("harness.experiments") is not None
-    reason = (
-        "the experiment runner (harness.experiments) exists, but this benchmark does not "
-        "drive it yet."
-        if exists
-        else "the experiment runner (harness.experiments, issue 16) is not in this build."
-    )
-    return Item(key="episodes", title="7. Episodes per minute", skipped=reason)

@@ -69,7 +69,7 @@ async def test_quick_bench_through_the_console_script(tmp_path: Path) -> None:
     assert len(items["throughput"]["figures"]) == 4  # 1 and 2 pages, harness and floor
     assert items["mcp"]["figures"] and items["cold_start"]["figures"]
     assert "Playwright MCP" in items["mcp"]["skipped"]  # the quick run has no peers
-    assert items["episodes"]["skipped"]
+    assert "quick run does not run experiments" in items["episodes"]["skipped"]
     assert "(must be 0)" in items["redaction"]["note"]
     assert items["redaction"]["note"].startswith("Sensitive values left in the agent view: 0 ")
     assert measured >= 20
