@@ -100,7 +100,8 @@ def playwright_server(cli: Path, url: str, config: Path, *, http: bool, settle: 
     port = None
     if http:
         port = _free_port()
-        command += ["--port", str(port), "--host", "127.0.0.1"]
+        # Bound to loopback; its host check would refuse the 127.0.0.1 Host header otherwise.
+        command += ["--port", str(port), "--host", "127.0.0.1", "--allowed-hosts", "*"]
     return Server(label, command, http_port=port, navigate_to=url, tool="webmcp_echo")
 
 
@@ -224,7 +225,12 @@ async def mcp_items(url: str, *, rounds: int, cold_rounds: int, peers: bool) -> 
         holder = Holder()
         try:
             for server in servers:
-                await holder.open(server)
+                try:
+                    await holder.open(server)
+                except Exception as exc:  # a peer that cannot start is reported, not fatal
+                    if server.label.startswith("webmcp-harness"):
+                        raise
+                    skipped = f"{server.label}: it did not start ({_first_line(exc)})."
             samples = await interleaved(
                 {label: conn.call for label, conn in holder.connections.items()},
                 rounds=rounds,
@@ -239,7 +245,7 @@ async def mcp_items(url: str, *, rounds: int, cold_rounds: int, peers: bool) -> 
             skipped,
         )
         cold_servers = [harness_server(url, http=False)]
-        if found is not None:
+        if found is not None and all(s.label in holder.connections for s in servers):
             cold_servers += [
                 playwright_server(found[0], url, config, http=False, settle=True),
                 playwright_server(found[0], url, config, http=False, settle=False),
@@ -256,6 +262,11 @@ async def mcp_items(url: str, *, rounds: int, cold_rounds: int, peers: bool) -> 
             skipped,
         )
     return [round_trip, cold]
+
+
+def _first_line(exc: BaseException) -> str:
+    text = str(exc).strip()
+    return text.splitlines()[0] if text else type(exc).__name__
 
 
 def _cold(server: Server) -> Callable[[], Awaitable[Measured]]:

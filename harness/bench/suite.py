@@ -85,6 +85,13 @@ class Browsers:
         return page
 
 
+async def _close(plain: Page, *sessions: Session) -> None:
+    """Close an item's plain page (with its context) and its sessions."""
+    await plain.context.close()
+    for session in sessions:
+        await session.close()
+
+
 async def call_overhead(browsers: Browsers, scale: Scale) -> Item:
     """Item 1: one call of a trivial tool, the full pipeline against the browser's own call."""
     url = browsers.site.url("echo.html")
@@ -130,9 +137,7 @@ async def call_overhead(browsers: Browsers, scale: Scale) -> Item:
                 ),
             ]
         item.add(name, sample, targets=targets)
-    await plain.context.close()
-    await poly.close()
-    await native.close()
+    await _close(plain, poly, native)
     return item.finish()
 
 
@@ -175,9 +180,7 @@ async def discovery(browsers: Browsers, scale: Scale) -> Item:
         if name.startswith("Session"):
             targets = [Target(text="≤ 1.3× native getTools()", against=item.anchor, max_ratio=1.3)]
         item.add(name, sample, targets=targets)
-    await plain.context.close()
-    await poly.close()
-    await native.close()
+    await _close(plain, poly, native)
     return item.finish()
 
 
@@ -220,9 +223,7 @@ async def declarative(browsers: Browsers, scale: Scale) -> Item:
     )
     for name, sample in samples.items():
         item.add(name, sample)
-    await plain.context.close()
-    await poly.close()
-    await native.close()
+    await _close(plain, poly, native)
     item.finish()
     http_floor = item.figure("HTTP floor: a bare POST of the form")
     for figure in item.figures:  # the seed dialect's ratio is to its own floor
