@@ -1,4 +1,4 @@
-"""Item 7: episodes per minute of the experiment runner, with 1, 2 and 4 local workers.
+"""Item 7: episodes per minute of the experiment runner: 1, 2 and 4 local workers, local Ray.
 
 The runner is another front end, so it runs as what a user runs: ``webmcp-harness
 experiment GRID --workers N`` in a process of its own, on the bundled grid
@@ -22,6 +22,7 @@ from harness.bench.timing import Sample
 
 GRID = Path(__file__).resolve().parents[2] / "examples" / "experiments" / "grid.toml"
 WORKERS = (1, 2, 4)
+RAY_WORKERS = 2  # Ray actors, each with its own Chromium, on a local Ray instance
 RUN_TIMEOUT_S = 900.0
 
 
@@ -80,11 +81,23 @@ async def episodes_item(*, quick: bool) -> Item:
                 Sample(median=rate, min=rate, max=rate, n=1, unit="episodes/min"),
                 higher_is_better=True,
             )
+        if importlib.util.find_spec("ray") is None:
+            item.skipped = "local Ray: the `ray` extra is not installed on this machine."
+        else:
+            try:
+                rate, wall = await _run(RAY_WORKERS, Path(tmp) / "ray", backend="ray")
+            except (RuntimeError, TimeoutError, OSError, sqlite3.Error) as exc:
+                item.skipped = f"local Ray: the run did not finish ({str(exc)[:200]})."
+            else:
+                walls.append(f"Ray: {wall:.0f} s")
+                item.add(
+                    f"local Ray, {RAY_WORKERS} workers",
+                    Sample(median=rate, min=rate, max=rate, n=1, unit="episodes/min"),
+                    higher_is_better=True,
+                )
     item.note = (
         "One run each (a run is 40 episodes); the command's wall time, start-up included: "
         + ", ".join(walls)
         + "."
     )
-    if importlib.util.find_spec("ray") is None:
-        item.skipped = "local Ray: the `ray` extra is not installed on this machine."
     return item.finish()
