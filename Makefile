@@ -72,8 +72,10 @@ lint: $(STAMP)
 typecheck: $(STAMP)
 	$(BIN)/mypy harness
 
+# Two workers (pytest-xdist): the suite is mostly waiting on Chromium, and every test serves
+# its pages on free ports, so the workers never share state.
 unit: setup $(CONFORMANCE)
-	$(BIN)/python -m pytest
+	$(BIN)/python -m pytest -n 2
 
 test: lint typecheck unit
 

@@ -1,9 +1,10 @@
 """``make demo`` / ``webmcp-harness demo``: the harness at work on the bundled sites.
 
-Five short acts, each on its own site (its own origin): the call pipeline on the todo
+Six short acts, each on its own site (its own origin): the call pipeline on the todo
 site (on both backends), secrets kept from the agent on the keys console, a prompt
-injection stopped by policy on the mail site, a scripted agent with its trace, and a
-small experiment (two agents × the mail injection × no policy / the default pack).
+injection stopped by policy on the mail site, a scripted agent with its trace, a
+small experiment (two agents × the mail injection × no policy / the default pack), and
+the conformance audit of a site that plants every defect it looks for.
 """
 
 from __future__ import annotations
@@ -229,11 +230,33 @@ async def act_experiment(console: Console) -> None:
         )
 
 
+async def act_audit(console: Console, url: str) -> None:
+    """``conformance site`` on the evil site: what is wrong with its tools, by severity."""
+    from harness.conformance.audit import audit_sites
+
+    console.rule("[bold]6. A site audit[/] — conformance site on a page full of defects")
+    _, audits = await audit_sites([(url, "/evil")])
+    findings = [f for audit in audits for f in audit.findings]
+    table = Table("severity", "findings", "codes (a few)")
+    for severity in ("error", "warning", "info"):
+        codes = sorted({f.code for f in findings if f.severity == severity})
+        found = sum(f.severity == severity for f in findings)
+        table.add_row(
+            severity, str(found), ", ".join(codes[:4]) + (", …" if len(codes) > 4 else "")
+        )
+    console.print(table)
+    console.print(
+        "reports for CI (wptreport JSON, JUnit, HTML, Markdown): webmcp-harness conformance "
+        "site URL; the browser side: webmcp-harness conformance ua",
+        highlight=False,
+    )
+
+
 async def run_demo(console: Console) -> int:
-    """Serve the bundled sites and run the four acts."""
+    """Serve the bundled sites and run the six acts."""
     from harness.sites.server import serve_sites
 
-    async with serve_sites(["todo", "keys", "mail"]) as sites:
+    async with serve_sites(["todo", "keys", "mail", "evil"]) as sites:
         console.rule("[bold]webmcp-harness demo[/]")
         for name, url in sites.urls.items():
             console.print(f"  {name:5} {url}")
@@ -244,6 +267,7 @@ async def run_demo(console: Console) -> int:
             await sites.reset("todo")
             await act_agent(console, sites.url("todo"))
             await act_experiment(console)
+            await act_audit(console, sites.url("evil"))
         except HarnessError as exc:
             console.print(Text("demo failed: ", "red") + page_text(str(exc)))
             return 1
