@@ -6,7 +6,7 @@ VENV   := .venv
 BIN    := $(VENV)/bin
 STAMP  := $(VENV)/.installed
 
-.PHONY: setup chromium demo test lint typecheck unit clean conformance conformance-deps reports
+.PHONY: setup chromium demo test lint typecheck unit clean conformance conformance-deps reports bench bench-deps
 
 setup: $(STAMP) chromium
 
@@ -34,6 +34,20 @@ conformance-deps: $(CONFORMANCE)
 # The suite against `webmcp-harness mcp --transport http` (tests/test_conformance.py runs it too).
 conformance: setup $(CONFORMANCE)
 	$(BIN)/python conformance/run.py
+
+# Playwright MCP, the peer `webmcp-harness bench` measures the MCP bridge against, pinned
+# by bench/package-lock.json (npm ci: needs npm, and the npm registry on first use).
+BENCH_DEPS := bench/node_modules/.installed
+
+$(BENCH_DEPS): bench/package.json bench/package-lock.json
+	cd bench && npm ci --no-audit --no-fund
+	touch $(BENCH_DEPS)
+
+bench-deps: $(BENCH_DEPS)
+
+# The benchmark against the anchors: writes reports/bench.json and reports/bench.md.
+bench: setup $(BENCH_DEPS)
+	$(BIN)/webmcp-harness bench
 
 demo: setup
 	$(BIN)/webmcp-harness demo
@@ -66,4 +80,4 @@ unit: setup $(CONFORMANCE)
 test: lint typecheck unit
 
 clean:
-	rm -rf $(VENV) .mypy_cache .ruff_cache .pytest_cache conformance/node_modules
+	rm -rf $(VENV) .mypy_cache .ruff_cache .pytest_cache conformance/node_modules bench/node_modules

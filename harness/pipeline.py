@@ -14,7 +14,7 @@ from __future__ import annotations
 import asyncio
 import time
 
-from mcp.types import CallToolResult
+from mcp_types import CallToolResult
 
 from harness.browser.backends.base import Backend, RawResult
 from harness.catalog import Catalog

@@ -12,7 +12,7 @@ from collections.abc import Callable, Iterator
 from dataclasses import dataclass, field
 from typing import Any
 
-from mcp.types import CallToolResult
+from mcp_types import CallToolResult
 from playwright.async_api import BrowserContext, Page
 from playwright.async_api import Error as PlaywrightError
 

@@ -17,7 +17,7 @@ import threading
 from collections.abc import Callable, Coroutine
 from typing import Any, Protocol, TypeVar
 
-from mcp.types import CallToolResult
+from mcp_types import CallToolResult
 
 from harness import harness as _async
 from harness import session as _session

@@ -17,6 +17,8 @@ functions and no other parser.
 
 from __future__ import annotations
 
+from functools import lru_cache
+
 from ada_url import URL, join_url
 
 HTTP_SCHEMES = ("http:", "https:")
@@ -30,6 +32,7 @@ def parse(url: str) -> URL | None:
         return None
 
 
+@lru_cache(maxsize=4096)  # a pure function of the text, asked for on every call
 def origin_of(url: str) -> str:
     """The serialized origin of a URL, as the browser computes it.
 

@@ -11,6 +11,7 @@ from __future__ import annotations
 import argparse
 import asyncio
 import contextlib
+import importlib
 import json
 import sys
 from collections.abc import Sequence
@@ -23,7 +24,7 @@ from rich.console import Console
 from harness.agents import make_agent
 from harness.agents.loop import DEFAULT_MAX_STEPS, RunResult, run_agent
 from harness.catalog import Settle
-from harness.cli import conformance, experiment
+from harness.cli import bench, conformance, experiment
 from harness.cli import sites as sites_command
 from harness.cli.options import (
     EXIT_FAILED,
@@ -102,6 +103,7 @@ def build_parser() -> Parser:
     _add_mcp_command(sub)
     conformance.add_parser(sub)
     experiment.add_parser(sub)
+    bench.add_parser(sub)
     return parser
 
 
@@ -186,21 +188,23 @@ def _add_mcp_command(sub: Any) -> None:
 
 def run_mcp_command(args: argparse.Namespace, err: Console) -> int:
     """Serve until the client closes stdio, or Ctrl-C stops the HTTP server."""
-    from harness.mcp.server import DEFAULT_PORT, is_loopback, serve
-
     check_elicit(args.elicit, args.elicit_timeout)
     policy = policy_option(args.policy)
     settle = settle_option(args)
     if args.transport == "stdio" and args.elicit == "terminal":
         raise UsageError("--elicit terminal needs stdin, which the stdio transport uses.")
-    if args.transport == "http" and not is_loopback(args.host):
-        raise UsageError(
-            f"--host {args.host}: the MCP server listens on loopback only (127.0.0.1, ::1, "
-            "localhost); it has no authentication and drives your browser page."
-        )
-    port = DEFAULT_PORT if args.port is None else args.port
-    if not 0 <= port <= 65535:
-        raise UsageError(f"--port must be 0–65535, not {port}.")
+    port = 0  # stdio has none
+    if args.transport == "http":
+        from harness.mcp.server import DEFAULT_PORT, is_loopback
+
+        if not is_loopback(args.host):
+            raise UsageError(
+                f"--host {args.host}: the MCP server listens on loopback only (127.0.0.1, ::1, "
+                "localhost); it has no authentication and drives your browser page."
+            )
+        port = DEFAULT_PORT if args.port is None else args.port
+        if not 0 <= port <= 65535:
+            raise UsageError(f"--port must be 0–65535, not {port}.")
     # Over stdio the terminal is not the user's: stdin carries the protocol.
     elicit = args.elicit or ("cancel" if args.transport == "stdio" else None)
     harness = Harness(
@@ -218,19 +222,36 @@ def run_mcp_command(args: argparse.Namespace, err: Console) -> int:
             highlight=False,
         )
 
-    with contextlib.suppress(KeyboardInterrupt):
-        asyncio.run(
-            serve(
-                harness,
-                args.url,
-                transport=args.transport,
-                host=args.host,
-                port=port,
-                on_ready=ready,
-                wait_for=args.wait_for_tool,
-                forward_console=args.forward_console,
-            )
+    async def run() -> None:
+        # The MCP SDK takes a second or more to import; over stdio the browser starts and
+        # the page's tab opens meanwhile (over HTTP the port is bound first: a taken port
+        # fails before any browser starts).
+        loading = asyncio.ensure_future(
+            asyncio.to_thread(importlib.import_module, "harness.mcp.server")
         )
+        session = None
+        try:
+            if args.transport == "stdio":
+                session = await harness.new_session()
+            server = await loading
+        except BaseException:
+            await asyncio.gather(loading, return_exceptions=True)
+            await harness.close()
+            raise
+        await server.serve(
+            harness,
+            args.url,
+            transport=args.transport,
+            host=args.host,
+            port=port,
+            on_ready=ready,
+            wait_for=args.wait_for_tool,
+            forward_console=args.forward_console,
+            session=session,
+        )
+
+    with contextlib.suppress(KeyboardInterrupt):
+        asyncio.run(run())
     return EXIT_OK
 
 
@@ -471,6 +492,8 @@ def _dispatch(args: argparse.Namespace, out: Console) -> int:
         return sites_command.run(args)
     if args.command == "conformance":
         return conformance.run(args, out)
+    if args.command == "bench":
+        return bench.run(args, out)
     if args.command == "demo":
         from harness.cli.demo import run_demo
 

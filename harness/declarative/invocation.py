@@ -40,7 +40,7 @@ from dataclasses import dataclass, field
 from typing import Any, Protocol
 from urllib.parse import urlencode, urlsplit, urlunsplit
 
-from mcp.types import CallToolResult
+from mcp_types import CallToolResult
 from playwright.async_api import Error as PlaywrightError
 from playwright.async_api import FormData, Page
 

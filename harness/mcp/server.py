@@ -540,8 +540,12 @@ async def serve(
     on_ready: Callable[[str], None] | None = None,
     wait_for: Sequence[str] = (),
     forward_console: bool = False,
+    session: Session | None = None,
 ) -> None:
     """Open ``url`` in ``harness`` and serve its tools until the client (or Ctrl-C) stops.
+
+    ``session``: a session of ``harness`` made beforehand (the CLI makes it while this
+    module is still being imported); it is opened on ``url`` instead of a new one.
 
     The page is served once its catalog settled and the tools named in ``wait_for`` are
     offered (each within the settle cap, or :class:`~harness.errors.UnknownTool`).
@@ -560,6 +564,7 @@ async def serve(
                 on_ready=on_ready,
                 wait_for=wait_for,
                 forward_console=forward_console,
+                session=session,
             )
         except BaseExceptionGroup as group:  # the stdio transport's task group wraps errors
             raise _the_harness_error(group) or group from None
@@ -567,16 +572,26 @@ async def serve(
     sock = bind_loopback(host, port)  # before the browser starts: a taken port fails fast
     with sock:
         async with harness:
-            session = await _open_ready(harness, url, wait_for)
+            session = await _open_ready(harness, url, wait_for, session)
             async with McpBridge(
                 session, start_url=url, framing=framing, forward_console=forward_console
             ) as bridge:
                 await bridge.serve_http(sock, on_ready=on_ready)
 
 
-async def _open_ready(harness: Harness, url: str, wait_for: Sequence[str]) -> Session:
-    """The session on ``url``, settled, with the ``wait_for`` tools offered."""
-    session = await harness.open(url)
+async def _open_ready(
+    harness: Harness, url: str, wait_for: Sequence[str], session: Session | None = None
+) -> Session:
+    """The session on ``url`` (``session``, or a new one), settled, with the ``wait_for``
+    tools offered."""
+    if session is None:
+        session = await harness.open(url)
+    else:
+        try:
+            await session.open(url)
+        except BaseException:
+            await session.close()
+            raise
     for name in wait_for:
         await session.wait_for_tool(name, timeout=session.settle.timeout)
     return session
@@ -590,10 +605,11 @@ async def _serve_stdio(
     on_ready: Callable[[str], None] | None,
     wait_for: Sequence[str],
     forward_console: bool,
+    session: Session | None = None,
 ) -> None:
-    # Claim stdin and stdout before the browser starts, so stray output goes to stderr.
+    # Claim stdin and stdout before the page opens, so stray output goes to stderr.
     async with stdio_server() as (read_stream, write_stream), harness:
-        session = await _open_ready(harness, url, wait_for)
+        session = await _open_ready(harness, url, wait_for, session)
         async with McpBridge(
             session, start_url=url, framing=framing, forward_console=forward_console
         ) as bridge:

@@ -13,7 +13,7 @@ import copy
 import re
 from typing import Any
 
-from mcp.types import CallToolResult, ContentBlock, TextContent
+from mcp_types import CallToolResult, ContentBlock, TextContent
 
 from harness.models import META_PREFIX, ErrorKind
 from harness.schemas import subschemas

@@ -59,7 +59,7 @@ from pathlib import Path
 from typing import Any, ClassVar, Literal, TypeAlias
 
 import yaml
-from mcp.types import CallToolResult
+from mcp_types import CallToolResult
 from pydantic import BaseModel, ConfigDict, Field, TypeAdapter, ValidationError
 
 from harness.browser.frames import origin_of

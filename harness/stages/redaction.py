@@ -40,7 +40,7 @@ from functools import lru_cache
 from typing import Any
 from urllib.parse import unquote
 
-from mcp.types import CallToolResult, ContentBlock, TextContent
+from mcp_types import CallToolResult, ContentBlock, TextContent
 from pydantic import BaseModel, ConfigDict, TypeAdapter, ValidationError
 
 from harness.browser.urls import origin_of, resolve, scheme_of
@@ -275,15 +275,23 @@ def _sensitive(
     walk = _Walk(schema)
     walk.visit(schema, instance, (), frozenset())
     outermost: list[tuple[JsonPath, str]] = []
+    kept: set[JsonPath] = set()
+
+    def covered(path: JsonPath) -> bool:  # the path, or one of its ancestors, is withheld
+        return any(path[:length] in kept for length in range(len(path) + 1))
+
+    # Each path looks up its own prefixes (linear in its depth), never every kept path:
+    # a result with 10 000 sensitive fields stays linear, not quadratic.
     for path in sorted(walk.found, key=len):
-        if not any(path[: len(kept)] == kept for kept, _ in outermost):
+        if not covered(path):
             outermost.append((path, walk.found[path]))
+            kept.add(path)
     # A key inside a withheld value goes with it; the others, deepest first, so renaming
     # one never changes the path to another.
     keys = [
         (path, label)
         for path, label in sorted(walk.keys.items(), key=lambda item: -len(item[0]))
-        if not any(path[: len(kept)] == kept for kept, _ in outermost)
+        if not covered(path)
     ]
     return outermost, keys, walk.unresolved
 
@@ -460,6 +468,7 @@ class _Run:
         self.withheld: list[WithheldItem] = []
         self.notes: list[str] = []
         self.needles: dict[str, str] = {}  # a withheld text → the handle that replaces it
+        self._compiled: tuple[int, re.Pattern[str]] | None = None  # see _pattern()
         self.handles: set[str] = set()
 
     def keep(
@@ -607,9 +616,8 @@ class _Run:
         if isinstance(value, str):
             if value in self.handles:
                 return value
-            pattern = _needle_pattern(tuple(sorted(self.needles, key=len, reverse=True)))
             # One pass, longest first: a handle just written is never searched again.
-            return pattern.sub(lambda m: self.needles[m.group(0)], value)
+            return self._pattern().sub(lambda m: self.needles[m.group(0)], value)
         if isinstance(value, dict):
             # Keys are text too: a secret used as a key elsewhere is replaced there as well.
             scrubbed: dict[str, Any] = {}
@@ -623,13 +631,30 @@ class _Run:
             return [self.scrub(v) for v in value]
         return value
 
-    def withhold_in(self, value: Any, where: str, *, inside: bool = True) -> tuple[Any, bool]:
+    def _pattern(self) -> re.Pattern[str]:
+        """Every withheld text, longest first, as one pattern; made again only when a
+        text was added (needles only grow), not for every string scrubbed."""
+        if self._compiled is None or self._compiled[0] != len(self.needles):
+            needles = tuple(sorted(self.needles, key=len, reverse=True))
+            self._compiled = (len(self.needles), _needle_pattern(needles))
+        return self._compiled[1]
+
+    def withhold_in(
+        self,
+        value: Any,
+        where: str,
+        *,
+        inside: bool = True,
+        found: tuple[list[tuple[JsonPath, str]], list[tuple[JsonPath, str]], set[str]]
+        | None = None,
+    ) -> tuple[Any, bool]:
         """``value`` (JSON the outputSchema describes) with its x-sensitive values and keys
         replaced by handles; True when the value as a whole is sensitive (then untouched).
         ``where`` is the JSON pointer of ``value`` in the result; with ``inside`` False
-        (JSON inside a text), every item is listed at ``where`` itself."""
+        (JSON inside a text), every item is listed at ``where`` itself. ``found``: what
+        :func:`_sensitive` found in ``value`` already (it is not walked twice)."""
         schema = self.tool.output_schema or {}
-        paths, keys, _ = _sensitive(schema, value)
+        paths, keys, _ = found if found is not None else _sensitive(schema, value)
         if any(path == () for path, _ in paths):
             return value, True
         redacted = copy.deepcopy(value)
@@ -741,13 +766,14 @@ def _fields(run: _Run, schema: dict[str, Any], parts: _Parts) -> tuple[str | Non
         if not parts.content:
             return None, None
         return "it has no structuredContent, so its x-sensitive fields cannot be found", None
-    _, _, unresolved = _sensitive(schema, structured)
+    found = _sensitive(schema, structured)
+    unresolved = found[2]
     if unresolved:
         refs = ", ".join(sorted(unresolved))
         return f"its outputSchema has $refs the harness cannot follow ({refs})", None
     if not _fits(schema, structured):
         return "its structuredContent does not fit the tool's outputSchema", None
-    redacted, whole = run.withhold_in(structured, "/structuredContent")
+    redacted, whole = run.withhold_in(structured, "/structuredContent", found=found)
     if whole:
         return "its whole outputSchema is x-sensitive", None
     return None, redacted

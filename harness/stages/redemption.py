@@ -23,7 +23,7 @@ import logging
 import time
 from dataclasses import dataclass
 
-from mcp.types import CallToolResult
+from mcp_types import CallToolResult
 from playwright.async_api import APIRequestContext, APIResponse
 from playwright.async_api import Error as PlaywrightError
 

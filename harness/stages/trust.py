@@ -26,7 +26,7 @@ from collections.abc import Awaitable, Callable, Iterable
 from dataclasses import dataclass, field
 from typing import Any, Literal
 
-from mcp.types import CallToolResult, ContentBlock
+from mcp_types import CallToolResult, ContentBlock
 from playwright.async_api import Error as PlaywrightError
 from pydantic import BaseModel, ConfigDict, Field
 from pydantic.alias_generators import to_camel

@@ -25,7 +25,7 @@ from typing import Any
 
 from jsonschema import Draft202012Validator, validators
 from jsonschema.exceptions import SchemaError, ValidationError
-from mcp.types import CallToolResult
+from mcp_types import CallToolResult
 from pydantic import BaseModel, ConfigDict
 
 from harness.models import META_PREFIX, CatalogWarning, Tool, error_result
@@ -164,11 +164,48 @@ def schema_warnings(tools: Iterable[Tool]) -> list[CatalogWarning]:
     return warnings
 
 
-@lru_cache(maxsize=512)
+class _Checked(BaseModel):
+    """What a tool's ``inputSchema`` allows, worked out once per schema (not per call)."""
+
+    model_config = ConfigDict(frozen=True, arbitrary_types_allowed=True)
+
+    invalid: str | None = None  # why it is not a valid Draft 2020-12 schema
+    outside: str | None = None  # why it cannot be used: references outside itself
+    validator: Any = None  # the compiled validator, when the schema is usable
+
+
+@lru_cache(maxsize=1024)
+def _checked(schema_json: str) -> _Checked:
+    """The meta-schema check, the outside-reference check and the compiled validator of one
+    schema, by its canonical JSON: a call pays for them only the first time its schema is seen.
+
+    Keyed by value, not by tool: a page that registers the same name again with another
+    schema gets the other schema's checks, and nothing is shared that could differ.
+    """
+    schema = json.loads(schema_json)
+    invalid = schema_problem(schema)
+    if invalid is not None:
+        return _Checked(invalid=invalid)
+    outside = outside_references_problem("inputSchema", schema)
+    if outside is not None:
+        return _Checked(outside=outside)
+    return _Checked(validator=_compiled(schema))
+
+
+def _compiled(schema: Any) -> Any:
+    """A validator for ``schema``, its patterns checked with ECMAScript semantics."""
+    return validator_for(patterns.checkable_schema(schema), _Validator, format_checker=_FORMATS)
+
+
+def _canonical(schema: Any) -> str:
+    return json.dumps(schema, sort_keys=True)
+
+
 def _validator(schema_json: str) -> Any:
-    return validator_for(
-        patterns.checkable_schema(json.loads(schema_json)), _Validator, format_checker=_FORMATS
-    )
+    checked = _checked(schema_json)
+    if checked.validator is None:  # an unusable schema: validate it as before, uncached
+        return _compiled(json.loads(schema_json))
+    return checked.validator
 
 
 def unrepresentable_numbers(arguments: Any) -> list[ArgumentProblem]:
@@ -205,7 +242,7 @@ def validate_arguments(tool: Tool, arguments: Any) -> list[ArgumentProblem]:
     unrepresentable = unrepresentable_numbers(arguments)
     if unrepresentable:
         return unrepresentable
-    validator = _validator(json.dumps(tool.input_schema, sort_keys=True))
+    validator = _validator(_canonical(tool.input_schema))
     errors = sorted(validator.iter_errors(arguments), key=lambda e: (list(e.path), e.message))
     return [
         ArgumentProblem(
@@ -226,15 +263,21 @@ def describe_problems(tool: Tool, problems: list[ArgumentProblem]) -> str:
 
 def check_arguments(tool: Tool, arguments: Any) -> CallToolResult | None:
     """The validation stage: an ``isError`` result when the arguments do not fit."""
-    problem = schema_problem(tool.input_schema)
-    if problem is not None:
+    try:
+        checked = _checked(_canonical(tool.input_schema))
+    except RecursionError:
         return error_result(
             f"Tool {tool.name!r} has an invalid inputSchema, so its arguments cannot be "
-            f"checked; the tool was not run. Schema problem: {problem}"
+            "checked; the tool was not run. Schema problem: it is nested too deeply to be "
+            "checked"
         )
-    outside = outside_references_problem("inputSchema", tool.input_schema)
-    if outside is not None:
-        return _unusable(tool, outside)
+    if checked.invalid is not None:
+        return error_result(
+            f"Tool {tool.name!r} has an invalid inputSchema, so its arguments cannot be "
+            f"checked; the tool was not run. Schema problem: {checked.invalid}"
+        )
+    if checked.outside is not None:
+        return _unusable(tool, checked.outside)
     try:
         problems = validate_arguments(tool, arguments)
     except Unresolvable as exc:  # a reference the static check did not see: still never fetched

@@ -17,7 +17,7 @@ from collections.abc import Callable
 from dataclasses import dataclass, field
 from typing import Any, Literal
 
-from mcp.types import CallToolResult
+from mcp_types import CallToolResult
 from pydantic import BaseModel, ConfigDict, Field
 
 from harness.errors import UnknownHandle

@@ -26,7 +26,7 @@ import time
 from collections.abc import Iterator, Sequence
 from typing import Any, Protocol
 
-from mcp.types import CallToolResult, TextContent
+from mcp_types import CallToolResult, TextContent
 
 from harness import sync_api
 from harness.agent_view import agent_tools

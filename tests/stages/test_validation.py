@@ -76,3 +76,51 @@ def test_an_invalid_schema_refuses_every_call() -> None:
     result = check_arguments(bad, {})
     assert result is not None and result.is_error
     assert "invalid inputSchema" in result.content[0].text  # type: ignore[union-attr]
+
+
+def test_a_schema_is_checked_against_the_metaschema_once_not_per_call(monkeypatch) -> None:  # type: ignore[no-untyped-def]
+    """The profile of issue 17: the meta-schema check was the largest cost of every call."""
+    from jsonschema import Draft202012Validator
+
+    seen: list[object] = []
+    original = Draft202012Validator.check_schema
+
+    def counting(schema: object) -> None:
+        seen.append(schema)
+        original(schema)
+
+    monkeypatch.setattr(Draft202012Validator, "check_schema", counting)
+    schema = {"type": "object", "properties": {"q": {"type": "string", "maxLength": 7}}}
+    tool = Tool(
+        name="once", description="d", inputSchema=schema, origin="http://a.test", frame="main"
+    )
+    for _ in range(5):
+        assert check_arguments(tool, {"q": "fits"}) is None
+        refused = check_arguments(tool, {"q": "far too long"})
+        assert refused is not None and refused.is_error
+    assert len(seen) == 1
+
+
+def test_the_checks_follow_the_schema_not_the_tool_name() -> None:
+    """A page that registers a name again with another schema gets that schema's verdict."""
+    strict = Tool(
+        name="same",
+        description="d",
+        inputSchema={"type": "object", "properties": {"n": {"type": "integer"}}},
+        origin="http://a.test",
+        frame="main",
+    )
+    broken = strict.model_copy(update={"input_schema": {"type": "object", "minProperties": -1}})
+    outside = strict.model_copy(
+        update={
+            "input_schema": {"type": "object", "properties": {"n": {"$ref": "http://x.test/s"}}}
+        }
+    )
+    assert check_arguments(strict, {"n": 1}) is None
+    problem = check_arguments(broken, {"n": 1})
+    assert problem is not None and "invalid inputSchema" in problem.content[0].text  # type: ignore[union-attr]
+    refused = check_arguments(outside, {"n": 1})
+    assert refused is not None and "never fetches" in refused.content[0].text  # type: ignore[union-attr]
+    loose = strict.model_copy(update={"input_schema": {"type": "object"}})
+    assert check_arguments(loose, {"n": "text"}) is None
+    assert check_arguments(strict, {"n": "text"}) is not None  # the strict verdict still holds

@@ -1,0 +1,16 @@
+"""The benchmark against the anchors: ``webmcp-harness bench``.
+
+Every figure is measured next to its anchor in the same run, the variants interleaved
+round by round (A, B, C, A, B, C, …), so a busy machine slows all of them alike:
+
+- :mod:`harness.bench.pages` — the pages measured (a trivial tool, a large catalog, both
+  declarative dialects), served on loopback;
+- :mod:`harness.bench.timing` — interleaved rounds, medians with min–max;
+- :mod:`harness.bench.suite` — the items: call overhead, discovery, declarative calls,
+  throughput, redaction;
+- :mod:`harness.bench.peers` — the MCP bridge against Playwright MCP, over stdio and HTTP;
+- :mod:`harness.bench.report` — the report model, its targets (PASS/MISS), JSON and Markdown.
+
+A front end: it may import the core, the stages, the browser layer and the models, never
+another front end (the CLI dispatches to it; it runs ``webmcp-harness mcp`` as a process).
+"""

@@ -1,0 +1,296 @@
+"""Item 4: the MCP bridge against Playwright MCP, over stdio and HTTP.
+
+Both servers run as processes, driven by the official MCP SDK client, calling the same
+page tool. ``webmcp-harness mcp`` serves the page it is given; Playwright MCP
+(``@playwright/mcp``, pinned in ``bench/package.json``, ``make bench-deps``) is told to
+navigate there first and then offers the page's tools as ``webmcp_<name>``. It runs with
+Debian's Chromium and the WebMCP flags, with its default settle wait after each action
+and with ``--timeout-settle 0``.
+
+Cold start: from spawning the process to the first ``tools/list`` that lists the page's
+tool — for Playwright MCP that includes the ``browser_navigate`` it needs first.
+"""
+
+from __future__ import annotations
+
+import contextlib
+import json
+import os
+import socket
+import subprocess
+import sys
+import tempfile
+import time
+from collections.abc import AsyncIterator, Awaitable, Callable
+from dataclasses import dataclass
+from pathlib import Path
+from typing import Any
+
+import anyio
+from mcp import Client, StdioServerParameters
+from mcp.client.stdio import stdio_client
+from mcp.client.streamable_http import streamable_http_client
+
+from harness.bench.report import Item, Target
+from harness.bench.timing import Measured, Sample, interleaved
+from harness.browser.chromium import NATIVE_WEBMCP_FLAGS, QUIET_FLAGS, find_chromium
+
+PLAYWRIGHT_MCP = (
+    Path(__file__).resolve().parents[2] / "bench" / "node_modules" / "@playwright" / "mcp"
+)
+START_TIMEOUT_S = 60.0
+
+
+def playwright_mcp() -> tuple[Path, str] | None:
+    """Playwright MCP's CLI and version, when ``make bench-deps`` installed it."""
+    manifest = PLAYWRIGHT_MCP / "package.json"
+    cli = PLAYWRIGHT_MCP / "cli.js"
+    if not (manifest.is_file() and cli.is_file()):
+        return None
+    return cli, str(json.loads(manifest.read_text(encoding="utf-8")).get("version", ""))
+
+
+def _free_port() -> int:
+    with socket.socket() as probe:
+        probe.bind(("127.0.0.1", 0))
+        return int(probe.getsockname()[1])
+
+
+@dataclass
+class Server:
+    """How to start one MCP server, and how to reach the page's echo tool through it."""
+
+    label: str
+    command: list[str]
+    http_port: int | None = None  # None: stdio
+    navigate_to: str | None = None  # Playwright MCP: browser_navigate here first
+    tool: str = "echo"
+
+
+def harness_server(url: str, *, http: bool) -> Server:
+    """``webmcp-harness mcp`` on ``url`` (the default backend and policy)."""
+    command = [sys.executable, "-m", "harness.cli", "mcp", url]
+    if not http:
+        return Server("webmcp-harness mcp, stdio", command)
+    port = _free_port()
+    return Server(
+        "webmcp-harness mcp, HTTP",
+        [*command, "--transport", "http", "--port", str(port)],
+        http_port=port,
+    )
+
+
+def playwright_server(cli: Path, url: str, config: Path, *, http: bool, settle: bool) -> Server:
+    """Playwright MCP on Debian's Chromium with the WebMCP flags."""
+    command = [
+        "node",
+        str(cli),
+        "--headless",
+        "--isolated",
+        "--no-sandbox",
+        "--executable-path",
+        str(find_chromium()),
+        "--config",
+        str(config),
+    ]
+    if not settle:
+        command += ["--timeout-settle", "0"]
+    label = "Playwright MCP, " + ("HTTP" if http else "stdio")
+    label += "" if settle else ", --timeout-settle 0"
+    port = None
+    if http:
+        port = _free_port()
+        # Bound to loopback; its host check would refuse the 127.0.0.1 Host header otherwise.
+        command += ["--port", str(port), "--host", "127.0.0.1", "--allowed-hosts", "*"]
+    return Server(label, command, http_port=port, navigate_to=url, tool="webmcp_echo")
+
+
+def playwright_config(directory: Path) -> Path:
+    """Playwright MCP's config: the launch flags the harness's native backend uses."""
+    path = directory / "playwright-mcp.json"
+    config = {"browser": {"launchOptions": {"args": [*QUIET_FLAGS, *NATIVE_WEBMCP_FLAGS]}}}
+    path.write_text(json.dumps(config), encoding="utf-8")
+    return path
+
+
+class Connected:
+    """A running server with a connected client: ``call()`` is one round trip."""
+
+    def __init__(self, server: Server, client: Client) -> None:
+        self.server = server
+        self.client = client
+
+    async def call(self) -> None:
+        """One ``tools/call`` of the page's echo tool."""
+        result = await self.client.call_tool(self.server.tool, {"text": "hello"})
+        if result.is_error:
+            raise RuntimeError(f"{self.server.label}: the echo tool failed")
+
+    async def listed(self) -> bool:
+        """Whether ``tools/list`` lists the page's tool."""
+        listing = await self.client.list_tools()
+        return any(tool.name == self.server.tool for tool in listing.tools)
+
+
+@contextlib.asynccontextmanager
+async def connect(server: Server) -> AsyncIterator[Connected]:
+    """Start ``server``, connect, navigate if it needs to, and wait for the page's tool."""
+    with contextlib.ExitStack() as stack:
+        if server.http_port is None:
+            params = StdioServerParameters(
+                command=server.command[0], args=server.command[1:], env=dict(os.environ)
+            )
+            errlog = stack.enter_context(open(os.devnull, "w"))
+            transport: Any = stdio_client(params, errlog=errlog)
+        else:
+            process = subprocess.Popen(
+                server.command, stdout=subprocess.DEVNULL, stderr=subprocess.DEVNULL
+            )
+            stack.callback(_stop, process)
+            await _wait_for_port(server.http_port, process)
+            transport = streamable_http_client(f"http://127.0.0.1:{server.http_port}/mcp")
+        async with Client(transport, mode="legacy") as client:
+            connected = Connected(server, client)
+            if server.navigate_to is not None:
+                await client.call_tool("browser_navigate", {"url": server.navigate_to})
+            with anyio.fail_after(START_TIMEOUT_S):
+                while not await connected.listed():
+                    await anyio.sleep(0.02)
+            yield connected
+
+
+def _stop(process: subprocess.Popen[bytes]) -> None:
+    process.terminate()
+    try:
+        process.wait(timeout=10)
+    except subprocess.TimeoutExpired:
+        process.kill()
+        process.wait()
+
+
+async def _wait_for_port(port: int, process: subprocess.Popen[bytes]) -> None:
+    deadline = time.monotonic() + START_TIMEOUT_S
+    while time.monotonic() < deadline:
+        if process.poll() is not None:
+            raise RuntimeError(f"the MCP server exited with status {process.returncode}")
+        with contextlib.suppress(OSError):
+            stream = await anyio.connect_tcp("127.0.0.1", port)
+            await stream.aclose()
+            return
+        await anyio.sleep(0.02)
+    raise RuntimeError(f"the MCP server did not listen on port {port}")
+
+
+async def cold_start(server: Server) -> Measured:
+    """Spawn, connect, reach a ``tools/list`` with the page's tool (measured), and stop."""
+    started = time.perf_counter()
+    async with connect(server):
+        return Measured((time.perf_counter() - started) * 1000)
+
+
+class Holder:
+    """Keeps each connection open in a task of its own (the SDK client's task group must be
+    left by the task that entered it), for the interleaved round trips."""
+
+    def __init__(self) -> None:
+        self._stack = contextlib.AsyncExitStack()
+        self.connections: dict[str, Connected] = {}
+
+    async def open(self, server: Server) -> None:
+        """Start and connect ``server``."""
+        self.connections[server.label] = await self._stack.enter_async_context(connect(server))
+
+    async def close(self) -> None:
+        """Stop every server."""
+        await self._stack.aclose()
+
+
+async def mcp_items(url: str, *, rounds: int, cold_rounds: int, peers: bool) -> list[Item]:
+    """Item 4: the MCP round trip and the cold start, against Playwright MCP when installed."""
+    found = playwright_mcp() if peers else None
+    skipped = None
+    if not peers:
+        skipped = "Playwright MCP (the quick run measures webmcp-harness only)."
+    elif found is None:
+        skipped = "Playwright MCP is not installed (run `make bench-deps`)."
+    with tempfile.TemporaryDirectory(prefix="webmcp-bench-") as tmp:
+        servers = [harness_server(url, http=False), harness_server(url, http=True)]
+        if found is not None:
+            config = playwright_config(Path(tmp))
+            servers += [
+                playwright_server(found[0], url, config, http=False, settle=True),
+                playwright_server(found[0], url, config, http=False, settle=False),
+                playwright_server(found[0], url, config, http=True, settle=False),
+            ]
+        holder = Holder()
+        try:
+            for server in servers:
+                try:
+                    await holder.open(server)
+                except Exception as exc:  # a peer that cannot start is reported, not fatal
+                    if server.label.startswith("webmcp-harness"):
+                        raise
+                    skipped = f"{server.label}: it did not start ({_first_line(exc)})."
+            samples = await interleaved(
+                {label: conn.call for label, conn in holder.connections.items()},
+                rounds=rounds,
+                batch=3,
+            )
+        finally:
+            await holder.close()
+        round_trip = _item(
+            "mcp",
+            "4a. MCP round trip: tools/call of the page's echo tool",
+            samples,
+            skipped,
+        )
+        cold_servers = [harness_server(url, http=False)]
+        if found is not None and all(s.label in holder.connections for s in servers):
+            cold_servers += [
+                playwright_server(found[0], url, config, http=False, settle=True),
+                playwright_server(found[0], url, config, http=False, settle=False),
+            ]
+        cold_samples = await interleaved(
+            {server.label: _cold(server) for server in cold_servers},
+            rounds=cold_rounds,
+            warmup=0 if cold_rounds == 1 else 1,
+        )
+        cold = _item(
+            "cold_start",
+            "4b. Cold start: spawn to the first tools/list with the page's tool (stdio)",
+            cold_samples,
+            skipped,
+        )
+    return [round_trip, cold]
+
+
+def _first_line(exc: BaseException) -> str:
+    text = str(exc).strip()
+    return text.splitlines()[0] if text else type(exc).__name__
+
+
+def _cold(server: Server) -> Callable[[], Awaitable[Measured]]:
+    return lambda: cold_start(server)
+
+
+def _item(key: str, title: str, samples: dict[str, Sample], skipped: str | None) -> Item:
+    anchor = "Playwright MCP, stdio, --timeout-settle 0"
+    item = Item(
+        key=key,
+        title=title,
+        anchor=anchor if anchor in samples else None,
+        anchor_is="Playwright MCP 0.0.x (`@playwright/mcp`, native WebMCP on the same "
+        "Chromium) with `--timeout-settle 0`, its fastest setting; its default (a 500 ms "
+        "settle after each action) is measured too. The official MCP SDK client drives "
+        "both. webmcp-harness serves with its defaults (polyfill backend, default policy).",
+        skipped=skipped,
+    )
+    for label, sample in samples.items():
+        targets = []
+        if label.startswith("webmcp-harness"):
+            transport = "HTTP" if "HTTP" in label else "stdio"
+            peer = f"Playwright MCP, {transport}, --timeout-settle 0"
+            if peer in samples:
+                targets = [Target(text=f"below {peer}", against=peer, max_ratio=1.0)]
+        item.add(label, sample, targets=targets)
+    return item.finish()

@@ -1,0 +1,57 @@
+"""``webmcp-harness bench [--quick] [--json]``: the benchmark against the anchors.
+
+Writes ``bench.json`` and ``bench.md`` into ``--output`` (default ``reports/``). Exit
+status 0 when the run finished — a missed target is a finding in the report, not a
+failure — 1 when it could not run (no browser), 2 for usage errors.
+"""
+
+from __future__ import annotations
+
+import argparse
+import asyncio
+import json
+from pathlib import Path
+from typing import Any
+
+from rich.console import Console
+
+from harness.cli.options import EXIT_OK
+
+DEFAULT_OUTPUT = "reports"
+
+
+def add_parser(sub: Any) -> None:
+    """Register ``bench``."""
+    bench = sub.add_parser(
+        "bench", help="measure the harness against its anchors (writes bench.json, bench.md)"
+    )
+    bench.add_argument(
+        "--quick",
+        action="store_true",
+        help="a small run that shows the command works (CI); no Playwright MCP",
+    )
+    bench.add_argument("--json", action="store_true", help="print the report as JSON on stdout")
+    bench.add_argument(
+        "--output",
+        default=DEFAULT_OUTPUT,
+        metavar="DIR",
+        help=f"where bench.json and bench.md go (default {DEFAULT_OUTPUT}/)",
+    )
+    bench.set_defaults(usage_parser=bench)
+
+
+def run(args: argparse.Namespace, out: Console) -> int:
+    """Run the benchmark, write both reports, and print one of them."""
+    # Imported here: the other commands (and `mcp`'s cold start) need not pay for them.
+    from harness.bench.report import markdown, to_json, write
+    from harness.bench.runner import run_bench
+
+    progress = None if args.json else (lambda text: out.print(f"[dim]bench: {text}…[/]"))
+    report = asyncio.run(run_bench(quick=args.quick, progress=progress))
+    as_json, as_md = write(report, Path(args.output))
+    if args.json:
+        print(json.dumps(to_json(report), indent=2))
+    else:
+        out.print(markdown(report), markup=False, highlight=False)
+        out.print(f"wrote {as_json} and {as_md}", markup=False, highlight=False)
+    return EXIT_OK

@@ -1,0 +1,158 @@
+"""``webmcp-harness bench``: the quick run works end to end; the report's arithmetic holds.
+
+Nothing here asserts a speed: the figures are findings of the report (PASS/MISS), and a
+busy machine must not fail a test. What is asserted is the shape a reader relies on —
+every figure a positive number with min ≤ median ≤ max, a ratio wherever there is an
+anchor, a verdict for every target — and that no sensitive value reaches the report.
+"""
+
+from __future__ import annotations
+
+import json
+import math
+from pathlib import Path
+
+import pytest
+
+from harness.bench.report import BenchReport, Item, Target, machine_info, markdown, to_json
+from harness.bench.timing import Measured, Sample, interleaved
+from tests.console_script import run_script
+
+QUICK_ITEMS = {
+    "call",
+    "discovery",
+    "declarative",
+    "throughput",
+    "mcp",
+    "cold_start",
+    "redaction",
+    "episodes",
+}
+
+
+@pytest.mark.native
+@pytest.mark.timeout(600)
+async def test_quick_bench_through_the_console_script(tmp_path: Path) -> None:
+    code, out, err = await run_script(
+        "bench", "--quick", "--json", "--output", str(tmp_path), timeout=540
+    )
+    assert code == 0, err
+    report = json.loads(out)
+    assert report["quick"] is True
+    assert report["machine"]["cpus"] >= 1 and report["machine"]["chromium"]
+    items = {item["key"]: item for item in report["items"]}
+    assert set(items) == QUICK_ITEMS
+    measured = 0
+    for item in report["items"]:
+        names = [f["name"] for f in item["figures"]]
+        if item["anchor"] is not None and names:  # what was measured includes its anchor
+            assert item["anchor"] in names, item["key"]
+        for figure in item["figures"]:
+            s = figure["sample"]
+            for value in (s["median"], s["min"], s["max"]):
+                assert isinstance(value, float) and math.isfinite(value) and value > 0
+            assert s["min"] <= s["median"] <= s["max"] and s["n"] >= 1
+            if item["anchor"] is not None and figure["name"] != item["anchor"]:
+                assert isinstance(figure["ratio"], float) and figure["ratio"] > 0
+            assert figure["status"] in ("PASS", "MISS", "")
+            for target in figure["targets"]:
+                assert target["met"] in (True, False), (figure["name"], target)
+            measured += 1
+    # Every variant the issue names is measured, each next to its anchor.
+    call = {f["name"] for f in items["call"]["figures"]}
+    assert {
+        "Session.call, polyfill",
+        "Session.call, native",
+        "Playwright page.webmcp.call_tool (native)",
+        "native executeTool in the page",
+    } <= call
+    assert len(items["throughput"]["figures"]) == 4  # 1 and 2 pages, harness and floor
+    assert items["mcp"]["figures"] and items["cold_start"]["figures"]
+    assert "Playwright MCP" in items["mcp"]["skipped"]  # the quick run has no peers
+    assert "quick run does not run experiments" in items["episodes"]["skipped"]
+    assert "(must be 0)" in items["redaction"]["note"]
+    assert items["redaction"]["note"].startswith("Sensitive values left in the agent view: 0 ")
+    assert measured >= 20
+    # Both files, and the JSON on stdout is the file's.
+    assert json.loads((tmp_path / "bench.json").read_text()) == report
+    md = (tmp_path / "bench.md").read_text()
+    assert "| variant | median | min–max | ratio to anchor | target |" in md
+    assert "## 1. Call overhead" in md
+    # The redaction item's sensitive values never reach a report or the output.
+    for text in (out, err, md):
+        assert "HXBENCH" not in text
+
+
+def _sample(median: float) -> Sample:
+    return Sample(median=median, min=median, max=median, n=1)
+
+
+def test_ratios_and_verdicts() -> None:
+    item = Item(key="k", title="t", anchor="floor")
+    item.add("floor", _sample(2.0))
+    item.add("peer", _sample(5.0))
+    item.add(
+        "ours",
+        _sample(3.0),
+        targets=[
+            Target(text="≤ 1.2× floor", against="floor", max_ratio=1.2),
+            Target(text="below peer", against="peer", max_ratio=1.0),
+            Target(text="below missing", against="missing", max_ratio=1.0),
+        ],
+    )
+    item.add("fast", _sample(2.2), targets=[Target(text="≤ 1.2×", against="floor", max_ratio=1.2)])
+    item.add("abs", _sample(400.0), targets=[Target(text="≤ 0.5 s", max_value=500.0)])
+    item.finish()
+    ours, fast, absolute = item.figure("ours"), item.figure("fast"), item.figure("abs")
+    assert ours is not None and fast is not None and absolute is not None
+    assert item.figure("floor").ratio is None  # type: ignore[union-attr]
+    assert ours.ratio == pytest.approx(1.5)
+    assert [t.met for t in ours.targets] == [False, True, None]
+    assert ours.status == "MISS" and fast.status == "PASS" and absolute.status == "PASS"
+
+
+def test_higher_is_better_targets() -> None:
+    item = Item(key="k", title="t", anchor="floor")
+    item.add("floor", _sample(100.0), higher_is_better=True)
+    item.add(
+        "ours",
+        _sample(90.0),
+        higher_is_better=True,
+        targets=[Target(text="≥ floor / 1.2", against="floor", max_ratio=1.2)],
+    )
+    item.finish()
+    assert item.figure("ours").status == "PASS"  # type: ignore[union-attr]
+
+
+async def test_rounds_are_interleaved_and_rotated() -> None:
+    order: list[str] = []
+
+    def op(name: str):  # type: ignore[no-untyped-def]
+        async def run() -> None:
+            order.append(name)
+
+        return run
+
+    samples = await interleaved({"a": op("a"), "b": op("b"), "c": op("c")}, rounds=3, warmup=0)
+    assert order == ["a", "b", "c", "b", "c", "a", "c", "a", "b"]
+    assert {name: s.n for name, s in samples.items()} == {"a": 3, "b": 3, "c": 3}
+
+
+async def test_an_operation_may_measure_itself() -> None:
+    async def own() -> Measured:
+        return Measured(7.0)
+
+    samples = await interleaved({"own": own}, rounds=2, warmup=1, batch=2)
+    assert samples["own"].median == 7.0 and samples["own"].n == 2
+
+
+def test_markdown_shows_targets_and_skips() -> None:
+    report = BenchReport(started="now", quick=True, machine=machine_info(shared="shared box"))
+    item = Item(key="k", title="Some item", anchor="floor", anchor_is="the floor")
+    item.add("floor", _sample(1.0))
+    item.add("ours", _sample(1.5), targets=[Target(text="≤ 1.2×", against="floor", max_ratio=1.2)])
+    report.items = [item.finish(), Item(key="s", title="Skipped one", skipped="no peer")]
+    md = markdown(report)
+    assert "| ours | 1.50 ms | 1.50 ms–1.50 ms | 1.50× | MISS: ≤ 1.2× |" in md
+    assert "| floor (anchor) |" in md and "Not measured: no peer" in md and "shared box" in md
+    assert to_json(report)["items"][0]["figures"][1]["status"] == "MISS"  # type: ignore[index]
