@@ -23,6 +23,7 @@ from fractions import Fraction
 from functools import lru_cache
 from typing import Any
 
+import regex
 from jsonschema import Draft202012Validator, validators
 from jsonschema.exceptions import SchemaError, ValidationError
 from mcp.types import CallToolResult
@@ -79,8 +80,40 @@ def _type(
         )
 
 
+# How long one ``pattern`` may take on one string: a page's schema may carry a pattern
+# that backtracks for ever on the agent's argument ("^(a+)+$"), which must not hang the
+# validator. `regex` stops a match at its timeout; `re` cannot be stopped.
+PATTERN_BUDGET_S = 1.0
+
+
+def _pattern(
+    validator: Any, pattern: Any, instance: Any, schema: dict[str, Any]
+) -> Iterator[ValidationError]:
+    """``pattern``, within :data:`PATTERN_BUDGET_S` per string."""
+    if not isinstance(instance, str) or not isinstance(pattern, str):
+        return
+    try:
+        found = regex.search(pattern, instance, timeout=PATTERN_BUDGET_S)
+    except TimeoutError:
+        yield ValidationError(
+            f"the schema's pattern {_clip(pattern)} took over {PATTERN_BUDGET_S:g} s on this "
+            "string (a pattern that backtracks without end), so the value cannot be checked; "
+            "send a shorter or simpler value, or ask the site to fix its pattern"
+        )
+        return
+    except (regex.error, ValueError) as exc:
+        yield ValidationError(f"the schema's pattern {_clip(pattern)} is not valid: {exc}")
+        return
+    if found is None:
+        yield ValidationError(f"{_clip(instance)} does not match {_clip(pattern)}")
+
+
+def _clip(text: str) -> str:
+    return repr(text if len(text) <= 60 else text[:57] + "...")
+
+
 _Validator: Any = validators.extend(  # type: ignore[no-untyped-call]
-    Draft202012Validator, {"multipleOf": _multiple_of, "type": _type}
+    Draft202012Validator, {"multipleOf": _multiple_of, "type": _type, "pattern": _pattern}
 )
 
 

@@ -247,6 +247,9 @@ class ChannelBackend(Backend):
         for frame in list(self.page.frames):
             await self._relist(frame)
 
+    async def interrupt(self) -> None:
+        await self.channel.terminate()
+
     async def _relist(self, frame: Frame) -> None:
         try:
             listing = await self.channel.command(frame, {"op": "list"})
@@ -292,6 +295,8 @@ class PolyfillBackend(ChannelBackend):
             # The registration the call was checked against: the page runs no other.
             "registration": tool.registration,
         }
+        if self.max_result_bytes is not None:
+            command["maxResultBytes"] = self.max_result_bytes
         self._running[call_id] = frame
         self._running_tools[call_id] = tool.name
         self._begin_call(call_id)
@@ -345,6 +350,8 @@ def raw_from_answer(answer: Any) -> RawResult:
     status = answer.get("status")
     if status == "changed":
         return RawResult(status="changed")
+    if status == "too_large" and isinstance(answer.get("size"), int):
+        return RawResult(status="too_large", size=answer["size"])
     if status == "ok" and isinstance(answer.get("submitted"), dict):
         return submitted_result(answer["submitted"])
     if status == "ok":
