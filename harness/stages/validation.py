@@ -23,7 +23,7 @@ from fractions import Fraction
 from functools import lru_cache
 from typing import Any
 
-import regex
+import regex  # type: ignore[import-untyped]
 from jsonschema import Draft202012Validator, validators
 from jsonschema.exceptions import SchemaError, ValidationError
 from mcp.types import CallToolResult
@@ -31,6 +31,7 @@ from pydantic import BaseModel, ConfigDict
 
 from harness.models import META_PREFIX, CatalogWarning, Tool, error_result
 from harness.schemas import Unresolvable, unresolvable_references, validator_for
+from harness.stages.normalization import MAX_RESULT_DEPTH, json_depth
 
 _FORMATS = Draft202012Validator.FORMAT_CHECKER
 _TYPE_KEYWORD = Draft202012Validator.VALIDATORS["type"]
@@ -252,6 +253,10 @@ def describe_problems(tool: Tool, problems: list[ArgumentProblem]) -> str:
     return "\n".join(lines)
 
 
+# The deepest arguments checked (deeper ones are refused before any recursive reader).
+MAX_ARGUMENT_DEPTH = MAX_RESULT_DEPTH
+
+
 def check_arguments(tool: Tool, arguments: Any) -> CallToolResult | None:
     """The validation stage: an ``isError`` result when the arguments do not fit."""
     problem = schema_problem(tool.input_schema)
@@ -263,6 +268,11 @@ def check_arguments(tool: Tool, arguments: Any) -> CallToolResult | None:
     outside = outside_references_problem("inputSchema", tool.input_schema)
     if outside is not None:
         return _unusable(tool, outside)
+    if json_depth(arguments) > MAX_ARGUMENT_DEPTH:
+        return error_result(
+            f"Invalid arguments for tool {tool.name!r}; the tool was not run: they are nested "
+            f"deeper than {MAX_ARGUMENT_DEPTH} levels. Send flatter arguments."
+        )
     try:
         problems = validate_arguments(tool, arguments)
     except Unresolvable as exc:  # a reference the static check did not see: still never fetched
