@@ -6,7 +6,7 @@ VENV   := .venv
 BIN    := $(VENV)/bin
 STAMP  := $(VENV)/.installed
 
-.PHONY: setup chromium demo test lint typecheck unit clean conformance conformance-deps
+.PHONY: setup chromium demo selftest test lint typecheck unit clean conformance conformance-deps
 
 setup: $(STAMP) chromium
 
@@ -37,6 +37,10 @@ conformance: setup $(CONFORMANCE)
 
 demo: setup
 	$(BIN)/webmcp-harness demo
+
+# The reliability selftest's full run (writes reports/reliability.md and .json).
+selftest: setup
+	$(BIN)/webmcp-harness selftest --full
 
 lint: $(STAMP)
 	$(BIN)/ruff check .

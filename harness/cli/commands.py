@@ -23,6 +23,7 @@ from rich.console import Console
 from harness.agents import make_agent
 from harness.agents.loop import DEFAULT_MAX_STEPS, RunResult, run_agent
 from harness.catalog import Settle
+from harness.cli import selftest as selftest_command
 from harness.cli import sites as sites_command
 from harness.cli.options import (
     EXIT_FAILED,
@@ -94,6 +95,7 @@ def build_parser() -> Parser:
     call.set_defaults(usage_parser=call)
 
     sites_command.add_parser(sub)
+    selftest_command.add_parser(sub)
 
     demo = sub.add_parser("demo", help="serve the todo site and show the harness at work")
     demo.set_defaults(usage_parser=demo)
@@ -464,6 +466,8 @@ def _dispatch(args: argparse.Namespace, out: Console) -> int:
         return run_mcp_command(args, Console(stderr=True, soft_wrap=True))
     if args.command == "sites":
         return sites_command.run(args)
+    if args.command == "selftest":
+        return selftest_command.run(args, sys.stdout)
     if args.command == "demo":
         from harness.cli.demo import run_demo
 

@@ -29,6 +29,10 @@ from harness.trace.recorder import TraceRecorder
 FAULT_CALL_TIMEOUT_S = 5.0
 # A fault that takes longer than this to end counts as a hang.
 HANG_LIMIT_S = 60.0
+# How long listing and calling among 10^5 tools may take before it counts as a hang.
+MANY_TOOLS_LIMIT_S = 600.0
+# The `id` the fault page is opened with (each echo names it).
+FAULTS_PAGE = "faults"
 # The V8 heap the crash scenario's browser gets: a huge allocation crashes the renderer fast.
 SMALL_HEAP_FLAG = "--js-flags=--max-old-space-size=128"
 
@@ -107,14 +111,20 @@ class FaultRun:
         return not outcome.is_error and f'"page":"{page_id}"' in text
 
     async def scenario(
-        self, name: str, group: str, body: Callable[[], Awaitable[tuple[bool, str, str]]]
+        self,
+        name: str,
+        group: str,
+        body: Callable[[], Awaitable[tuple[bool, str, str]]],
+        *,
+        limit: float = HANG_LIMIT_S * 2,
     ) -> FaultResult:
-        """Run one scenario; a hang, or any exception, is a failure that says so."""
+        """Run one scenario; a hang (no end within ``limit`` seconds), or any exception, is
+        a failure that says so."""
         started = time.perf_counter()
         try:
-            survived, outcome, detail = await asyncio.wait_for(body(), HANG_LIMIT_S * 2)
+            survived, outcome, detail = await asyncio.wait_for(body(), limit)
         except TimeoutError:
-            survived, outcome, detail = False, "hang", f"no result within {HANG_LIMIT_S * 2:g} s"
+            survived, outcome, detail = False, "hang", f"no result within {limit:g} s"
         except Exception as exc:  # a selftest reports every failure instead of stopping
             survived, outcome, detail = False, type(exc).__name__, _first_line(str(exc))
         result = FaultResult(
@@ -130,33 +140,39 @@ class FaultRun:
 
     async def calls(self, harness: Harness) -> None:
         """Every misbehaving tool of ``faults.html``, each followed by a working call."""
-        page_id = "faults"
-        session = await harness.open(self.pages.url("faults.html", id=page_id))
+        session = await harness.open(self.pages.url("faults.html", id=FAULTS_PAGE))
         for tool, group, arguments, expected in FAULT_CALLS:
-            label = tool + ("" if not arguments else f"({_args(arguments)})")
-            if session.url.find("faults.html") < 0 or "detach_frame" not in [
-                t.name for t in session.catalog.tools()
-            ]:
-                await session.open(self.pages.url("faults.html", id=page_id))
-
-            async def body(
-                tool: str = tool,
-                arguments: dict[str, Any] = arguments,
-                expected: set[str] = expected,
-            ) -> tuple[bool, str, str]:
-                outcome = await self._call(session, tool, arguments)
-                kind = outcome.error_kind or "ok"
-                clear = kind in expected
-                now = page_id
-                if kind == "navigation":  # as an agent is told to: list the tools again
-                    await session.tools()
-                    now = "navigated" if tool == "navigate_away" else page_id
-                return clear and await self._usable(session, now), kind, _told(outcome)
-
-            await self.scenario(label, group, body)
+            await self.one(session, tool, group, arguments, expected)
         await session.close()
 
-    async def crash(self, harness: Harness) -> None:
+    async def one(
+        self,
+        session: Session,
+        tool: str,
+        group: str,
+        arguments: dict[str, Any],
+        expected: set[str],
+    ) -> FaultResult:
+        """One misbehaving call on ``faults.html``: it must end as one of ``expected``, and
+        ``echo`` must answer afterwards (after re-listing, when the document changed)."""
+        names = {t.name for t in session.catalog.tools()}
+        if f"faults.html?id={FAULTS_PAGE}" not in session.url or "detach_frame" not in names:
+            await session.open(self.pages.url("faults.html", id=FAULTS_PAGE))
+
+        async def body() -> tuple[bool, str, str]:
+            outcome = await self._call(session, tool, arguments)
+            kind = outcome.error_kind or "ok"
+            now = FAULTS_PAGE
+            if kind == "navigation":  # as an agent is told to: list the tools again
+                await session.page.wait_for_load_state("load")
+                await session.tools()
+                now = "navigated" if tool == "navigate_away" else FAULTS_PAGE
+            return kind in expected and await self._usable(session, now), kind, _told(outcome)
+
+        label = tool + ("" if not arguments else f"({_args(arguments)})")
+        return await self.scenario(label, group, body)
+
+    async def crash(self, harness: Harness) -> FaultResult:
         """The renderer dies of a huge allocation mid-call: a clear result, a clear
         refusal afterwards, and a new session that works."""
 
@@ -176,9 +192,9 @@ class FaultRun:
             clear = kind in ("crashed", "navigation") and "new session" in told
             return clear and usable, kind, _first_line(told)
 
-        await self.scenario("renderer_crash", "process", body)
+        return await self.scenario("renderer_crash", "process", body)
 
-    async def browser_killed(self, harness: Harness) -> None:
+    async def browser_killed(self, harness: Harness) -> FaultResult:
         """The browser process is killed mid-call: the call ends clearly, the session says
         how to recover, and ``Harness.open`` launches a new browser that works."""
 
@@ -186,7 +202,7 @@ class FaultRun:
             session = await harness.open(self.pages.url("faults.html", id="kill"))
             running = asyncio.ensure_future(session.call("hang", {}, timeout=HANG_LIMIT_S))
             await asyncio.sleep(0.5)
-            _kill_browser(harness)
+            await _kill_browser(harness)
             outcome = await asyncio.wait_for(running, HANG_LIMIT_S)
             self._record("hang", {}, outcome)
             kind = outcome.error_kind or "ok"
@@ -201,7 +217,7 @@ class FaultRun:
             clear = kind in ("crashed", "navigation") and "Harness.open" in told
             return clear and usable, kind, _first_line(told)
 
-        await self.scenario("browser_killed", "process", body)
+        return await self.scenario("browser_killed", "process", body)
 
     async def storms(self, harness: Harness, *, many: int) -> None:
         """Registration storms: a consistent catalog, coalesced change events."""
@@ -235,7 +251,8 @@ class FaultRun:
             return ok, "ok", "listed and called while the page registers in a loop"
 
         await self.scenario("register_storm_10000", "registry", burst)
-        await self.scenario(f"tools_{many}", "registry", many_tools)
+        # Each of 10^5 tools is checked and diffed on every listing: minutes on a busy machine.
+        await self.scenario(f"tools_{many}", "registry", many_tools, limit=MANY_TOOLS_LIMIT_S)
         await self.scenario("register_forever", "registry", forever)
 
     def close(self) -> bool:
@@ -253,46 +270,14 @@ async def _until(session: Session, condition: str) -> None:
     await session.page.wait_for_function(condition, timeout=60_000)
 
 
-def _kill_browser(harness: Harness) -> None:
+async def _kill_browser(harness: Harness) -> None:
     """Kill the browser process (SIGKILL), as an out-of-memory killer would."""
-    process = getattr(harness.browser, "_impl_obj", None)
-    pid = _browser_pid(process)
-    if pid is None:
+    cdp = await harness.browser.new_browser_cdp_session()
+    info = await cdp.send("SystemInfo.getProcessInfo")
+    pids = [p["id"] for p in info.get("processInfo", []) if p.get("type") == "browser"]
+    if not pids:
         raise HarnessError("cannot find the browser's process id to kill it")
-    os.kill(pid, signal.SIGKILL)
-
-
-def _browser_pid(_browser: Any) -> int | None:
-    """The pid of the Chromium this process launched last (a child of Playwright's driver)."""
-    children = _children_named(os.getpid(), "chrom")
-    return children[-1] if children else None
-
-
-def _children_named(root: int, fragment: str) -> list[int]:
-    """Descendants of ``root`` whose command name contains ``fragment`` (oldest first),
-    excluding Chromium's own helper processes (zygotes, renderers)."""
-    found: list[int] = []
-    stack = [root]
-    while stack:
-        parent = stack.pop()
-        for pid in _children(parent):
-            stack.append(pid)
-            try:
-                cmdline = Path(f"/proc/{pid}/cmdline").read_bytes().split(b"\0")
-            except OSError:
-                continue
-            name = cmdline[0].decode(errors="replace") if cmdline else ""
-            if fragment in name and not any(arg.startswith(b"--type=") for arg in cmdline):
-                found.append(pid)
-    return sorted(found)
-
-
-def _children(pid: int) -> list[int]:
-    try:
-        text = Path(f"/proc/{pid}/task/{pid}/children").read_text()
-    except OSError:
-        return []
-    return [int(part) for part in text.split()]
+    os.kill(int(pids[0]), signal.SIGKILL)
 
 
 def _told(outcome: CallOutcome) -> str:
