@@ -19,6 +19,7 @@ class ReliabilityReport(BaseModel):
     faults: list[FaultResult]
     inputs: list[InputResult]
     load: LoadResult | None
+    bridge_load: LoadResult | None = None  # MCP clients over HTTP (`pages` is 1: one bridge)
     trace_valid: bool
     leaks: int
     canaries: list[str]  # what was looked for (names, not values)
@@ -38,11 +39,10 @@ class ReliabilityReport(BaseModel):
     @property
     def ok(self) -> bool:
         """No fault failed, every input was answered clearly, nothing lost, crossed or leaked."""
-        load_ok = self.load is None or (
-            self.load.lost == 0
-            and self.load.crossed == 0
-            and self.load.duplicated == 0
-            and not self.load.errors
+        load_ok = all(
+            load.lost == 0 and load.crossed == 0 and load.duplicated == 0 and not load.errors
+            for load in (self.load, self.bridge_load)
+            if load is not None
         )
         return (
             self.faults_survived == len(self.faults)
@@ -87,6 +87,12 @@ class ReliabilityReport(BaseModel):
                 f"| calls over {load.pages} concurrent pages | {load.calls} in {load.seconds:g} s |",
                 f"| results lost / duplicated / crossed | {load.lost} / {load.duplicated} / {load.crossed} |",
                 f"| results that were errors | {sum(load.errors.values())} {load.errors or ''} |",
+            ]
+        if self.bridge_load is not None:
+            bridged = self.bridge_load
+            lines += [
+                f"| MCP bridge over HTTP, 8 concurrent clients | {bridged.calls} calls in {bridged.seconds:g} s |",
+                f"| its results lost / duplicated / crossed / errors | {bridged.lost} / {bridged.duplicated} / {bridged.crossed} / {sum(bridged.errors.values())} |",
             ]
         lines += [
             f"| trace valid JSONL | {'yes' if self.trace_valid else 'NO'} |",

@@ -1,8 +1,9 @@
 """``webmcp-harness selftest``: the fault scenarios, the bad inputs and the load run, with
 one verdict and a report (:mod:`harness.selftest.report`).
 
-``quick`` (CI): every fault kind and bad input, 10^4 tools, 1 600 calls over 16 pages.
-``full``: 10^5 tools and 10 000 calls over 16 pages (the committed report's run).
+``quick`` (CI): every fault kind and bad input, 10^4 tools, 1 600 calls over 16 pages,
+8 MCP clients × 20 calls. ``full``: 10^5 tools, 10 000 calls over 16 pages, 8 MCP clients
+× 500 calls (the committed report's run).
 """
 
 from __future__ import annotations
@@ -15,6 +16,7 @@ from pathlib import Path
 from typing import Literal
 
 from harness.harness import Harness
+from harness.selftest.bridge import BridgeProcess, bridge_load, malformed_requests
 from harness.selftest.faults import FAULT_CALL_TIMEOUT_S, SMALL_HEAP_FLAG, FaultRun
 from harness.selftest.inputs import all_inputs
 from harness.selftest.load import run_load
@@ -51,6 +53,9 @@ async def run_selftest(mode: Mode = "quick") -> ReliabilityReport:
                     loaded, pages, calls=10_000 if full else 1_600, concurrency=16
                 )
                 chromium_mb = _chromium_rss_mb()
+            async with BridgeProcess(pages.url("faults.html", id="bridge")) as bridge:
+                bridge_requests = await malformed_requests(bridge)
+                bridged = await bridge_load(bridge, clients=8, calls=500 if full else 20)
             async with Harness(
                 call_timeout=FAULT_CALL_TIMEOUT_S, launch_args=[SMALL_HEAP_FLAG]
             ) as small:
@@ -58,12 +63,13 @@ async def run_selftest(mode: Mode = "quick") -> ReliabilityReport:
                 await run.crash(small)
             trace_valid = run.close()
             trace_text = (trace_dir / "trace.jsonl").read_text(encoding="utf-8")
-        inputs = all_inputs()
+        inputs = [*all_inputs(), *bridge_requests]
     report = ReliabilityReport(
         mode=mode,
         faults=run.results,
         inputs=inputs,
         load=load,
+        bridge_load=bridged,
         trace_valid=trace_valid,
         leaks=0,
         canaries=["the page's x-sensitive value", "the channel secrets"],
