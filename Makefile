@@ -6,7 +6,7 @@ VENV   := .venv
 BIN    := $(VENV)/bin
 STAMP  := $(VENV)/.installed
 
-.PHONY: setup chromium demo selftest test lint typecheck unit clean conformance conformance-deps
+.PHONY: setup chromium demo selftest test lint typecheck unit clean conformance conformance-deps reports
 
 setup: $(STAMP) chromium
 
@@ -42,6 +42,19 @@ demo: setup
 selftest: setup
 	$(BIN)/webmcp-harness selftest --full
 
+# The committed reference conformance run, reports/conformance/: the user-agent suite on both
+# backends (against its baseline), the audit of the well-behaved bundled sites (no finding may
+# fail it) and of the evil site (every planted defect fails it: exit status 1 is expected).
+REPORTS := reports/conformance
+reports: setup
+	rm -rf $(REPORTS)/ua $(REPORTS)/sites $(REPORTS)/evil
+	$(BIN)/webmcp-harness conformance ua --backend both --output $(REPORTS)/ua --traces off \
+	  --no-progress
+	$(BIN)/webmcp-harness conformance site bundled:todo bundled:shop bundled:keys bundled:mail \
+	  --output $(REPORTS)/sites --no-progress
+	$(BIN)/webmcp-harness conformance site bundled:evil --output $(REPORTS)/evil --no-progress; \
+	  test $$? -eq 1
+
 lint: $(STAMP)
 	$(BIN)/ruff check .
 	$(BIN)/ruff format --check .
@@ -49,8 +62,10 @@ lint: $(STAMP)
 typecheck: $(STAMP)
 	$(BIN)/mypy harness
 
+# Two workers (pytest-xdist): the suite is mostly waiting on Chromium, and every test serves
+# its pages on free ports, so the workers never share state.
 unit: setup $(CONFORMANCE)
-	$(BIN)/python -m pytest
+	$(BIN)/python -m pytest -n 2
 
 test: lint typecheck unit
 

@@ -136,3 +136,7 @@ class RedemptionFailed(RevealError):
 
 class PolicyError(ConfigError):
     """A policy file cannot be used; the one-line message names the file, the rule and why."""
+
+
+class ExperimentError(HarnessError):
+    """An experiment cannot run: its output directory, a resume of a changed grid, or its runner."""

@@ -31,7 +31,7 @@ from typing import Any, Final, Protocol, Self
 
 from aiohttp import web
 
-from . import keys_app, mail_app, shop_app, todo_app
+from . import attacks_app, evil_app, keys_app, mail_app, shop_app, todo_app
 
 logger = logging.getLogger(__name__)
 
@@ -86,6 +86,8 @@ class SiteSpec:
     port: int = 0
     """The site's fixed port for `webmcp-harness sites` (the README's examples use them);
     0: a free port."""
+    requires: tuple[str, ...] = ()
+    """Sites served along with this one (an attack site needs the attacker's origin)."""
 
 
 SITES: dict[str, SiteSpec] = {
@@ -119,6 +121,36 @@ SITES: dict[str, SiteSpec] = {
             "dialect): search_products, add_to_cart, view_cart, and a checkout without "
             "toolautosubmit that waits for the user's review.",
             factory=shop_app.ShopSite,
+        ),
+        SiteSpec(
+            name="evil",
+            port=8105,
+            description="A bank page that plants every defect the site audit looks for "
+            "(evil/manifest.json lists them); its secrets hold the canary HXCANARY.",
+            factory=evil_app.EvilSite,
+        ),
+        SiteSpec(
+            name="notes",
+            port=8106,
+            description="Attack site: a notes app with a friend's shared note (the injections), "
+            "tools to add, mail, share and delete notes, and cross-origin widgets.",
+            factory=attacks_app.notes_site,
+            requires=("attacker",),
+        ),
+        SiteSpec(
+            name="store",
+            port=8107,
+            description="Attack site: a store after seed 004's examples (product search, "
+            "reviews, a saved card, a newsletter form).",
+            factory=attacks_app.store_site,
+            requires=("attacker",),
+        ),
+        SiteSpec(
+            name="attacker",
+            port=8108,
+            description="Attack site: the attacker's server; collects what reaches it and "
+            "serves the iframes of the notes app.",
+            factory=attacks_app.attacker_site,
         ),
     )
 }
@@ -378,6 +410,8 @@ async def _serve(names: Iterable[str] | None, host: str, ports: Mapping[str, int
         raise ValueError(
             f"unknown site(s): {', '.join(unknown)}; bundled sites: {', '.join(SITES)}"
         )
+    for name in list(wanted):  # and the sites they need, after them
+        wanted.extend(r for r in SITES[name].requires if r not in wanted)
     started: dict[str, RunningSite] = {}
     try:
         for name in wanted:
@@ -386,6 +420,11 @@ async def _serve(names: Iterable[str] | None, host: str, ports: Mapping[str, int
         # Whatever did start must not outlive a failed call.
         await RunningSites(started).stop()
         raise
+    origins = {name: running.origin for name, running in started.items()}
+    for running in started.values():
+        introduce = getattr(running.site, "peers", None)
+        if callable(introduce):
+            introduce(origins)  # e.g. an attack page names the attacker's real URL
     return RunningSites(started)
 
 

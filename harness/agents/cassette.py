@@ -19,12 +19,17 @@ The file is JSON::
 Request headers are never written (they carry the API key), nor the host (so a
 cassette recorded against one port replays against any), nor the query string.
 Of the response headers only those that change how the client behaves are kept.
+Pages on loopback (the bundled sites, served on free ports) appear in the bodies
+under new ports on every run: requests are compared with each loopback origin
+numbered by its first appearance, so the same conversation with another run's
+sites still matches, and one that mixes up two sites does not.
 """
 
 from __future__ import annotations
 
 import json
 import os
+import re
 import tempfile
 from pathlib import Path
 from typing import Any, Final, Literal
@@ -219,13 +224,35 @@ def _parse_json(body: bytes) -> Any:
         return None
 
 
+_LOOPBACK_ORIGIN = re.compile(r"https?://(?:127\.\d+\.\d+\.\d+|localhost|\[::1\]):\d+")
+
+
+def _numbered_origins(value: Any) -> Any:
+    """``value`` with each loopback origin replaced by ``loopback-N`` (N: first appearance)."""
+    seen: dict[str, str] = {}
+
+    def name(match: re.Match[str]) -> str:
+        return seen.setdefault(match.group(0), f"loopback-{len(seen) + 1}")
+
+    def walk(item: Any) -> Any:
+        if isinstance(item, str):
+            return _LOOPBACK_ORIGIN.sub(name, item)
+        if isinstance(item, dict):
+            return {key: walk(member) for key, member in item.items()}
+        if isinstance(item, list):
+            return [walk(member) for member in item]
+        return item
+
+    return walk(value)
+
+
 def _first_difference(recorded: RecordedRequest, sent: RecordedRequest) -> str | None:
     """Where ``sent`` departs from ``recorded``, in words; ``None`` when equal."""
     if (recorded.method, recorded.path) != (sent.method, sent.path):
         return f"recorded {recorded.method} {recorded.path}, the run sent {sent.method} {sent.path}"
-    if recorded.text != sent.text:
+    if _numbered_origins(recorded.text) != _numbered_origins(sent.text):
         return "the request bodies differ"
-    found = differences(recorded.json_body, sent.json_body)
+    found = differences(_numbered_origins(recorded.json_body), _numbered_origins(sent.json_body))
     if not found:
         return None
     shown = "; ".join(m.describe("recorded", "the run sent") for m in found[:3])

@@ -211,6 +211,7 @@ class LLMAgent(ABC):
         price: Price | str | None = None,
         prices: PriceTable | Mapping[str, Price] | str | Path | None = None,
         temperature: float | None = None,
+        seed: int | None = None,
         max_tokens: int | None = None,
         navigation: bool = True,
         system_prompt: str | None = None,
@@ -242,6 +243,9 @@ class LLMAgent(ABC):
         self._secrets = [key] if key else []
         self._price = _choose_price(model, price, prices)
         self.temperature = temperature
+        # Sampling seed: sent where the provider's API takes one (OpenAI's `seed`; the
+        # Anthropic Messages API has none), and recorded by experiments either way.
+        self.seed = seed
         self.max_tokens = max_tokens
         self.navigation = navigation
         self.system_prompt = SYSTEM_PROMPT if system_prompt is None else system_prompt
@@ -549,6 +553,7 @@ LLM_OPTIONS: Final = frozenset(
         "price",
         "prices",
         "temperature",
+        "seed",
         "max_tokens",
         "navigation",
         "system_prompt",

@@ -94,6 +94,8 @@ class OpenAIAgent(LLMAgent):
             options["tools"] = wire_tools
         if self.temperature is not None:
             options["temperature"] = self.temperature
+        if self.seed is not None:
+            options["seed"] = self.seed
         if self.max_tokens is not None:
             options["max_completion_tokens"] = self.max_tokens
         completion = await self.client.chat.completions.create(

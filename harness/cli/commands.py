@@ -23,6 +23,7 @@ from rich.console import Console
 from harness.agents import make_agent
 from harness.agents.loop import DEFAULT_MAX_STEPS, RunResult, run_agent
 from harness.catalog import Settle
+from harness.cli import conformance, experiment
 from harness.cli import selftest as selftest_command
 from harness.cli import sites as sites_command
 from harness.cli.options import (
@@ -101,6 +102,8 @@ def build_parser() -> Parser:
     demo.set_defaults(usage_parser=demo)
     _add_agent_commands(sub)
     _add_mcp_command(sub)
+    conformance.add_parser(sub)
+    experiment.add_parser(sub)
     return parser
 
 
@@ -464,8 +467,12 @@ def _dispatch(args: argparse.Namespace, out: Console) -> int:
         return EXIT_OK
     if args.command == "mcp":
         return run_mcp_command(args, Console(stderr=True, soft_wrap=True))
+    if args.command == "experiment":
+        return experiment.run(args, out)
     if args.command == "sites":
         return sites_command.run(args)
+    if args.command == "conformance":
+        return conformance.run(args, out)
     if args.command == "selftest":
         return selftest_command.run(args, sys.stdout)
     if args.command == "demo":

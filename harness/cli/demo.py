@@ -1,8 +1,10 @@
 """``make demo`` / ``webmcp-harness demo``: the harness at work on the bundled sites.
 
-Four short acts, each on its own site (its own origin): the call pipeline on the todo
+Six short acts, each on its own site (its own origin): the call pipeline on the todo
 site (on both backends), secrets kept from the agent on the keys console, a prompt
-injection stopped by policy on the mail site, and a scripted agent with its trace.
+injection stopped by policy on the mail site, a scripted agent with its trace, a
+small experiment (two agents × the mail injection × no policy / the default pack), and
+the conformance audit of a site that plants every defect it looks for.
 """
 
 from __future__ import annotations
@@ -18,6 +20,7 @@ from rich.text import Text
 
 from harness.agents.loop import run_agent
 from harness.agents.scripted import ScriptedAgent
+from harness.cli.experiment import headline_table
 from harness.cli.render import page_json, page_text, print_tools
 from harness.errors import HarnessError, RevealError
 from harness.harness import Harness
@@ -191,11 +194,69 @@ async def act_agent(console: Console, url: str) -> None:
         show_trace(Path(tmp) / "run", console=console)
 
 
+# A cut of examples/experiments/grid.toml: one task of the attack suite, one seed.
+EXPERIMENT = """\
+[experiment]
+name = "demo"
+policies = ["none", "default"]
+workers = 2
+suites = ["webmcp-attacks"]
+select = ["mail-salaries"]
+
+[[agents]]
+spec = "obedient"
+
+[[agents]]
+spec = "scripted"
+"""
+
+
+async def act_experiment(console: Console) -> None:
+    """A grid: the obedient and scripted agents on the mail injection, without and with policy."""
+    from harness.experiments import RunOptions, load_grid, run_experiment
+
+    console.rule("[bold]5. An experiment[/] — agents × policies on the mail injection")
+    with tempfile.TemporaryDirectory(prefix="webmcp-demo-") as tmp:
+        grid = Path(tmp) / "grid.toml"
+        grid.write_text(EXPERIMENT, encoding="utf-8")
+        study = await run_experiment(
+            load_grid(grid), RunOptions(output=Path(tmp) / "study", progress=False, report=False)
+        )
+        console.print(headline_table(study.results, "Utility and attack success per policy"))
+        console.print(
+            f"{study.ran} episodes in {study.seconds:.1f} s; the full grid: "
+            "webmcp-harness experiment examples/experiments/grid.toml",
+            highlight=False,
+        )
+
+
+async def act_audit(console: Console, url: str) -> None:
+    """``conformance site`` on the evil site: what is wrong with its tools, by severity."""
+    from harness.conformance.audit import audit_sites
+
+    console.rule("[bold]6. A site audit[/] — conformance site on a page full of defects")
+    _, audits = await audit_sites([(url, "/evil")])
+    findings = [f for audit in audits for f in audit.findings]
+    table = Table("severity", "findings", "codes (a few)")
+    for severity in ("error", "warning", "info"):
+        codes = sorted({f.code for f in findings if f.severity == severity})
+        found = sum(f.severity == severity for f in findings)
+        table.add_row(
+            severity, str(found), ", ".join(codes[:4]) + (", …" if len(codes) > 4 else "")
+        )
+    console.print(table)
+    console.print(
+        "reports for CI (wptreport JSON, JUnit, HTML, Markdown): webmcp-harness conformance "
+        "site URL; the browser side: webmcp-harness conformance ua",
+        highlight=False,
+    )
+
+
 async def run_demo(console: Console) -> int:
-    """Serve the bundled sites and run the four acts."""
+    """Serve the bundled sites and run the six acts."""
     from harness.sites.server import serve_sites
 
-    async with serve_sites(["todo", "keys", "mail"]) as sites:
+    async with serve_sites(["todo", "keys", "mail", "evil"]) as sites:
         console.rule("[bold]webmcp-harness demo[/]")
         for name, url in sites.urls.items():
             console.print(f"  {name:5} {url}")
@@ -205,6 +266,8 @@ async def run_demo(console: Console) -> int:
             await act_mail(console, sites.url("mail"), sites["mail"].site.outbox)
             await sites.reset("todo")
             await act_agent(console, sites.url("todo"))
+            await act_experiment(console)
+            await act_audit(console, sites.url("evil"))
         except HarnessError as exc:
             console.print(Text("demo failed: ", "red") + page_text(str(exc)))
             return 1

@@ -1,6 +1,6 @@
 """``webmcp-harness sites``: serve the bundled demo sites, or reset the running ones.
 
-    webmcp-harness sites                      # todo 8101, keys 8102, mail 8103, shop 8104
+    webmcp-harness sites                      # todo 8101, keys 8102, mail 8103, shop 8104, …
     webmcp-harness sites todo --port 9000     # todo on 9000 (more sites: 9000, 9001, …)
     webmcp-harness sites --port todo=9100     # one site's port; --port 0: free ports
     webmcp-harness sites --reset todo         # the running todo site back to its first data
@@ -36,7 +36,7 @@ def add_parser(sub: Any) -> None:
         metavar="N|SITE=N",
         help="N: the first site's port (the others follow: N+1, …; 0: free ports); "
         "SITE=N: one site's port (repeatable). Default: each site's own (todo 8101, "
-        "keys 8102, mail 8103, shop 8104)",
+        "keys 8102, mail 8103, shop 8104, evil 8105, notes 8106, store 8107, attacker 8108)",
     )
     sites.add_argument(
         "--reset",

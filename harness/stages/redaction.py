@@ -916,4 +916,23 @@ class Redactor:
         request.notes.extend(redaction.notes)
         if redaction.withheld:
             log.info("%s: withheld %d item(s)", request.tool.name, len(redaction.withheld))
-        return redaction.result
+        return self._scrub_earlier(request, redaction.result)
+
+    def _scrub_earlier(self, request: CallRequest, result: CallToolResult) -> CallToolResult:
+        """``result`` with the values earlier calls of this session withheld replaced by their
+        handles: a tool that declares nothing sensitive may still repeat a marked value."""
+        run = _Run(request.tool, self.vault, request.call_id, self.ttl_cap)
+        for entry in self.vault.entries():
+            if entry.kind == "field" and entry.call_id != request.call_id:
+                run.search_for(entry.value, entry.handle)
+                run.handles.add(entry.handle)
+        if not run.needles:
+            return result
+        data = _dump(result)
+        scrubbed = run.scrub(data)
+        if scrubbed == data:
+            return result
+        request.notes.append(
+            "values withheld from earlier calls of this session were replaced by their handles"
+        )
+        return CallToolResult.model_validate(scrubbed)

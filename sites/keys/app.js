@@ -75,7 +75,8 @@ const TOOLS = [
       },
       required: ["id", "name", "secret", "createdAt"],
     },
-    annotations: { sensitiveHint: true },
+    // Explicit about what it changes (the site audit's annotations-not-explicit).
+    annotations: { sensitiveHint: true, destructiveHint: false, openWorldHint: false },
     async execute({ name }, { signal } = {}) {
       const key = await api("POST", "/api/keys", { name }, signal);
       await renderKeys(signal);
@@ -123,6 +124,7 @@ const TOOLS = [
       },
       required: ["name"],
     },
+    annotations: { destructiveHint: false, openWorldHint: false },
     async execute({ name, ttl }, { signal } = {}) {
       const ref = await api("POST", "/api/tokens", ttl === undefined ? { name } : { name, ttl }, signal);
       showAgentAction(`created the token ${JSON.stringify(name)}`);
@@ -142,6 +144,7 @@ const TOOLS = [
     title: "Create a legacy token",
     description: "Create a token the old way (deprecated).",
     inputSchema: { type: "object", properties: { name: NAME }, required: ["name"] },
+    annotations: { destructiveHint: false, openWorldHint: false },
     async execute({ name }, { signal } = {}) {
       const ref = await api("POST", "/api/legacy-tokens", { name }, signal);
       return {

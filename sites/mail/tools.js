@@ -92,7 +92,9 @@ export const sendEmail = {
   inputSchema: {
     type: "object",
     properties: {
-      to: { type: "string", format: "email" },
+      // The SEP's example says format: "email"; format is outside the WebMCP subset that
+      // registerTool accepts (the site audit's input-schema-outside-subset), so a pattern.
+      to: { type: "string", pattern: "^[^@\\s]+@[^@\\s]+$", description: "The recipient's address." },
       subject: { type: "string" },
       body: { type: "string" },
       attachments: { type: "array", items: { type: "string" }, description: "Attachment paths." },

@@ -157,7 +157,9 @@ const tools = [
       additionalProperties: false,
     },
     outputSchema: TODO_RESULT_SCHEMA,
-    annotations: { readOnlyHint: false },
+    // Explicit about what it changes and where its input goes (the site audit's
+    // annotations-not-explicit): a new todo, kept on this site only.
+    annotations: { readOnlyHint: false, destructiveHint: false, openWorldHint: false },
     async execute(input, client) {
       const todo = await addTodo(input?.text, client?.signal);
       showAgentAction(`added todo ${todo.id}`);
@@ -170,7 +172,7 @@ const tools = [
     description: "Mark a todo as done. Completing a todo that is already done changes nothing.",
     inputSchema: ID_INPUT_SCHEMA,
     outputSchema: TODO_RESULT_SCHEMA,
-    annotations: { readOnlyHint: false, idempotentHint: true },
+    annotations: { readOnlyHint: false, destructiveHint: false, idempotentHint: true, openWorldHint: false },
     async execute(input, client) {
       const todo = await completeTodo(input?.id, client?.signal);
       showAgentAction(`completed todo ${todo.id}`);
@@ -188,7 +190,7 @@ const tools = [
       required: ["todo", "deleted"],
       additionalProperties: false,
     },
-    annotations: { readOnlyHint: false, destructiveHint: true, consequentialHint: true },
+    annotations: { readOnlyHint: false, destructiveHint: true, consequentialHint: true, openWorldHint: false },
     async execute(input, client) {
       const todo = await deleteTodo(input?.id, client?.signal);
       showAgentAction(`deleted todo ${todo.id}`);

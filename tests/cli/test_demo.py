@@ -2,17 +2,22 @@
 
 from __future__ import annotations
 
+import pytest
+
 from tests.console_script import run_script
 
 
+@pytest.mark.timeout(500)  # six acts, one a small experiment: slow on a busy machine
 async def test_the_demo_runs_every_act() -> None:
-    code, out, err = await run_script("demo", timeout=240)
+    code, out, err = await run_script("demo", timeout=460)
     assert code == 0, err[-2000:]
     for act in (
         "1. The call pipeline",
         "2. Secrets never reach the agent",
         "3. A prompt injection meets the policy",
         "4. An agent run and its trace",
+        "5. An experiment",
+        "6. A site audit",
     ):
         assert act in out
     assert "Invalid arguments for tool 'add_todo'" in out
@@ -22,3 +27,13 @@ async def test_the_demo_runs_every_act() -> None:
     assert "block-open-world-to-external" in out
     assert "Emails the site was asked to send: 0" in out
     assert "stop reason: finished" in out
+    # The experiment's table: the default pack takes the obedient agent's attack success to 0.
+    lines = [line for line in out.splitlines() if "obedient" in line and "│" in line]
+    assert any("none" in line and "1.00 ± 0.00" in line for line in lines), lines
+    default = next(line for line in lines if "default" in line)
+    assert default.split("│")[5].strip() == "0.00 ± 0.00"  # attack success
+    # The audit found the evil site's planted defects, errors among them.
+    assert "consequential-unannotated" in out
+    audit = out[out.index("6. A site audit") :]
+    error_row = next(line for line in audit.splitlines() if line.strip("│ ").startswith("error"))
+    assert int(error_row.split("│")[2]) > 0

@@ -1,0 +1,384 @@
+"""``webmcp-harness conformance ua|site|wpt``: conformance runs for CI, with reports.
+
+Exit status: 0 when every result is what the baseline expects; 1 for unexpected results
+(a failure, or a pass the baseline did not expect — and, for ``site``, a finding at or
+above ``--fail-on`` that the baseline does not list); 2 for usage errors (a bad option, a
+baseline or ``--diff`` file that cannot be read, a ``--wpt-root`` without ``webmcp/``);
+3 when the harness could not run (no browser, a page that cannot be reached).
+"""
+
+from __future__ import annotations
+
+import argparse
+import asyncio
+import contextlib
+from collections.abc import AsyncIterator, Callable, Sequence
+from datetime import UTC, datetime
+from pathlib import Path
+from typing import Any
+
+from rich.console import Console
+from rich.markup import escape
+from rich.progress import BarColumn, MofNCompleteColumn, Progress, TextColumn, TimeElapsedColumn
+
+from harness.conformance.baseline import Baseline, Comparison, Diff, diff
+from harness.conformance.reports import View, build_view, write_reports
+from harness.conformance.results import Report, load_reports
+from harness.elicitation.terminal import plain
+from harness.errors import (
+    BrowserNotFound,
+    ConfigError,
+    HarnessError,
+    NativeWebMCPUnavailable,
+    PageUnreachable,
+)
+from harness.models import BackendName
+
+EXIT_OK, EXIT_UNEXPECTED, EXIT_USAGE, EXIT_CANNOT_RUN = 0, 1, 2, 3
+DEFAULT_OUTPUT = "conformance-reports"
+BACKEND_CHOICES = ("polyfill", "native", "both")
+BUNDLED_PREFIX = "bundled:"
+
+
+def add_parser(sub: Any) -> None:
+    """Register ``conformance`` and its three suites."""
+    conformance = sub.add_parser(
+        "conformance", help="conformance runs for CI: the user agent, a site, or WPT's webmcp/"
+    )
+    suites = conformance.add_subparsers(dest="suite", required=True, metavar="SUITE")
+
+    ua = suites.add_parser(
+        "ua", help="does this user agent meet the WebMCP spec's and the seeds' MUSTs?"
+    )
+    ua.add_argument(
+        "--traces",
+        choices=["off", "on", "retain-on-failure"],
+        default="retain-on-failure",
+        help="harness traces of each test file's calls in DIR/traces/ (agent view only; "
+        "default: kept for files with a failure), linked from the HTML report",
+    )
+    ua.add_argument(
+        "--tests",
+        nargs="+",
+        default=[],
+        metavar="PATH",
+        help="only tests whose path starts with one of these (e.g. /seeds/sensitive)",
+    )
+    _common(ua, backends=BACKEND_CHOICES, default_backend="both")
+
+    site = suites.add_parser("site", help="audit a site's WebMCP tools")
+    site.add_argument(
+        "urls",
+        nargs="+",
+        metavar="URL",
+        help="pages to audit; bundled:NAME[/path] serves a bundled site (e.g. bundled:todo)",
+    )
+    site.add_argument(
+        "--allow-writes",
+        action="store_true",
+        help="also probe tools that do not say they are read-only (they will run!)",
+    )
+    site.add_argument(
+        "--fail-on",
+        choices=["error", "warning"],
+        default="error",
+        help="the lowest severity of finding that fails the run (default: error)",
+    )
+    _common(site, backends=("polyfill", "native"), default_backend="polyfill")
+
+    wpt = suites.add_parser("wpt", help="run a web-platform-tests checkout's webmcp/ tests")
+    wpt.add_argument("--wpt-root", required=True, type=Path, metavar="PATH", help="the checkout")
+    wpt.add_argument(
+        "--tests", nargs="+", default=[], metavar="PATH", help="only paths starting with these"
+    )
+    wpt.add_argument(
+        "--timeout", type=float, metavar="S", help="per test file (default 10 s; 60 s when long)"
+    )
+    _common(wpt, backends=BACKEND_CHOICES, default_backend="both")
+
+
+def _common(
+    parser: argparse.ArgumentParser, *, backends: Sequence[str], default_backend: str
+) -> None:
+    parser.add_argument(
+        "--backend",
+        choices=list(backends),
+        default=default_backend,
+        help=f"which implementation of WebMCP (default {default_backend})",
+    )
+    parser.add_argument(
+        "--output",
+        type=Path,
+        metavar="DIR",
+        help=f"the report directory (default {DEFAULT_OUTPUT}/<time>-<suite>)",
+    )
+    parser.add_argument(
+        "--baseline",
+        type=Path,
+        metavar="FILE",
+        help="expected results (YAML); ua defaults to the harness's own",
+    )
+    parser.add_argument(
+        "--update-baseline",
+        action="store_true",
+        help="write this run's results to the baseline (keeping the reasons there)",
+    )
+    parser.add_argument(
+        "--diff",
+        type=Path,
+        metavar="PREVIOUS",
+        help="an earlier run's wptreport JSON (or report directory): list what improved and regressed",
+    )
+    parser.add_argument("--no-progress", action="store_true", help="no live progress on stderr")
+
+
+def run(args: argparse.Namespace, out: Console) -> int:
+    """Run the chosen suite, write its reports, compare with the baseline; the exit status."""
+    err = Console(stderr=True, soft_wrap=True)
+    try:
+        return asyncio.run(_run(args, out, err))
+    except ConfigError as exc:
+        err.print(f"webmcp-harness: {exc}", markup=False, highlight=False)
+        return EXIT_USAGE
+    except (BrowserNotFound, NativeWebMCPUnavailable, PageUnreachable, OSError) as exc:
+        err.print(
+            f"webmcp-harness: the harness could not run: {exc}", markup=False, highlight=False
+        )
+        return EXIT_CANNOT_RUN
+    except HarnessError as exc:
+        err.print(
+            f"webmcp-harness: the harness could not run: {exc}", markup=False, highlight=False
+        )
+        return EXIT_CANNOT_RUN
+
+
+def _backends(choice: str) -> list[BackendName]:
+    chosen = ["native", "polyfill"] if choice == "both" else [choice]
+    return [b for b in ("native", "polyfill") if b in chosen]  # typed, in a fixed order
+
+
+def _baseline_path(args: argparse.Namespace) -> Path | None:
+    if args.baseline is not None:
+        return Path(args.baseline)
+    if args.suite == "ua":
+        from harness.conformance.ua.suite import BASELINE
+
+        return BASELINE
+    if args.update_baseline:
+        raise ConfigError("--update-baseline needs --baseline FILE (where to write it).")
+    return None
+
+
+async def _run(args: argparse.Namespace, out: Console, err: Console) -> int:
+    baseline_path = _baseline_path(args)
+    baseline = Baseline.load(baseline_path) if baseline_path else Baseline()
+    previous = load_reports(args.diff) if args.diff else None
+    if args.suite == "wpt" and args.timeout is not None and args.timeout <= 0:
+        raise ConfigError("--timeout must be a positive number of seconds.")
+    output = Path(args.output) if args.output else _default_output(args.suite)
+    fail_on = getattr(args, "fail_on", None)
+    extra: dict[str, Any] = {}
+    with _progress(err, args.no_progress) as advance:
+        if args.suite == "ua":
+            reports = await _run_ua(args, advance, output)
+            title = "webmcp-harness conformance: the user agent"
+        elif args.suite == "site":
+            reports, extra = await _run_site(args, advance)
+            title = "webmcp-harness conformance: site audit"
+        else:
+            reports = await _run_wpt(args, advance)
+            title = "webmcp-harness conformance: web-platform-tests webmcp/"
+    if args.update_baseline and baseline_path is not None:
+        updated = baseline.updated(reports)
+        changes = baseline.compare(reports)
+        updated.save(baseline_path)
+        _print_update(out, baseline_path, changes)
+        baseline = updated
+    comparison = baseline.compare(reports)
+    changed = diff(previous, reports) if previous is not None else None
+    view = build_view(title, reports, comparison, baseline, changed, fail_on)
+    written = write_reports(output, view, extra)
+    _print_summary(out, view, comparison, changed, written.directory)
+    return EXIT_OK if not comparison.unexpected else EXIT_UNEXPECTED
+
+
+def _default_output(suite: str) -> Path:
+    stamp = datetime.now(UTC).strftime("%Y%m%d-%H%M%S")
+    base = Path(DEFAULT_OUTPUT) / f"{stamp}-{suite}"
+    candidate, n = base, 1
+    while candidate.exists():
+        n += 1
+        candidate = base.with_name(f"{base.name}-{n}")
+    return candidate
+
+
+class _Ticker:
+    """Progress for one phase: ``start(label, total)``, then ``tick(test, status)``."""
+
+    def __init__(self, progress: Progress | None) -> None:
+        self.progress = progress
+        self.task: Any = None
+
+    def start(self, label: str, total: int) -> None:
+        if self.progress is not None:
+            self.task = self.progress.add_task(label, total=total)
+
+    def tick(self, test: str, status: str) -> None:
+        if self.progress is not None and self.task is not None:
+            # A WPT file name or a URL is not rich markup.
+            self.progress.update(
+                self.task, advance=1, description=escape(plain(f"{test} {status}"))
+            )
+
+
+@contextlib.contextmanager
+def _progress(err: Console, disabled: bool) -> Any:
+    if disabled or not err.is_terminal:
+        yield lambda: _Ticker(None)
+        return
+    progress = Progress(
+        TextColumn("[bold]{task.description}", justify="left"),
+        BarColumn(),
+        MofNCompleteColumn(),
+        TimeElapsedColumn(),
+        console=err,
+        transient=True,
+    )
+    with progress:
+        yield lambda: _Ticker(progress)
+
+
+async def _run_ua(
+    args: argparse.Namespace, ticker: Callable[[], _Ticker], output: Path
+) -> list[Report]:
+    from harness.conformance.ua.server import FixtureServer
+    from harness.conformance.ua.suite import all_files, run_suite, select, subtest_count
+
+    files = all_files()
+    chosen = select(files, args.tests)
+    if not chosen:
+        raise ConfigError(f"--tests {' '.join(args.tests)}: no test path starts with that.")
+    reports = []
+    async with FixtureServer(files) as fixtures:
+        for backend in _backends(args.backend):
+            tick = ticker()
+            tick.start(f"ua on {backend}", subtest_count(chosen))
+            reports.append(
+                await run_suite(
+                    backend,
+                    chosen,
+                    fixtures,
+                    progress=tick.tick,
+                    traces=output / "traces",
+                    keep_traces=args.traces,
+                )
+            )
+    return reports
+
+
+@contextlib.asynccontextmanager
+async def _bundled(urls: Sequence[str]) -> AsyncIterator[list[tuple[str, str]]]:
+    """Serve the bundled sites named by ``bundled:NAME[/path]`` URLs; yields (url, test id)."""
+    names: dict[str, None] = {}
+    for url in urls:
+        if url.startswith(BUNDLED_PREFIX):
+            names[url[len(BUNDLED_PREFIX) :].split("/", 1)[0]] = None
+        elif not url.startswith(("http://", "https://")):
+            raise ConfigError(f"{url!r} is not an http(s) URL or bundled:NAME (e.g. bundled:todo).")
+    from harness.sites.server import SITES, serve_sites
+
+    unknown = [name for name in names if name not in SITES]
+    if unknown:
+        raise ConfigError(
+            f"no bundled site {', '.join(unknown)}; bundled sites: {', '.join(SITES)}."
+        )
+    async with serve_sites(list(names)) as sites:
+        resolved = []
+        for url in urls:
+            if url.startswith(BUNDLED_PREFIX):
+                name, _, path = url[len(BUNDLED_PREFIX) :].partition("/")
+                resolved.append((sites.url(name, "/" + path), f"{BUNDLED_PREFIX}{name}/{path}"))
+            else:
+                resolved.append((url, url))
+        yield resolved
+
+
+async def _run_site(
+    args: argparse.Namespace, ticker: Callable[[], _Ticker]
+) -> tuple[list[Report], dict[str, Any]]:
+    import time
+
+    from harness.conformance.audit import audit_report, audit_sites, findings_json
+
+    started = int(time.time() * 1000)
+    async with _bundled(args.urls) as urls:
+        tick = ticker()
+        tick.start("site audit", len(urls))
+        info, audits = await audit_sites(
+            urls, backend=args.backend, allow_writes=args.allow_writes, progress=tick.tick
+        )
+    report = audit_report(info, audits, args.fail_on, started)
+    return [report], {"findings.json": findings_json(audits)}
+
+
+async def _run_wpt(args: argparse.Namespace, ticker: Callable[[], _Ticker]) -> list[Report]:
+    from harness.conformance.wpt import discover, run_wpt
+
+    root = Path(args.wpt_root)
+    tests = discover(root, args.tests or None)  # a bad root is a usage error, before a browser
+    if not tests:
+        raise ConfigError(f"{root / 'webmcp'}: no testharness.js tests there (or under --tests).")
+    reports = []
+    for backend in _backends(args.backend):
+        tick = ticker()
+        tick.start(f"wpt on {backend}", len(tests))
+        reports.append(
+            await run_wpt(
+                root,
+                backend,
+                include=args.tests or None,
+                timeout=args.timeout,
+                progress=tick.tick,
+            )
+        )
+    return reports
+
+
+def _print_update(out: Console, path: Path, changes: Comparison) -> None:
+    out.print(f"Baseline written: {path}", markup=False, highlight=False)
+    if not changes.unexpected and not changes.stale:
+        out.print("  no change: every result was already expected", markup=False)
+    for item in changes.unexpected:
+        out.print(plain(f"  now expected: {item.describe()}"), markup=False, highlight=False)
+    for entry in changes.stale:
+        out.print(plain(f"  dropped: {entry}"), markup=False, highlight=False)
+
+
+def _print_summary(
+    out: Console, view: View, comparison: Comparison, changed: Diff | None, directory: Path
+) -> None:
+    for backend in view.backends:
+        cell = view.totals.get(backend)
+        if cell is not None:
+            out.print(
+                f"{backend}: {cell.passed}/{cell.total} passed", markup=False, highlight=False
+            )
+    for item in comparison.unexpected[:30]:
+        line = f"unexpected: {item.describe()}"
+        if item.message:
+            line += f" — {item.message.splitlines()[0][:160]}"
+        out.print(plain(line), markup=False, highlight=False)
+    if len(comparison.unexpected) > 30:
+        out.print(f"… and {len(comparison.unexpected) - 30} more unexpected results", markup=False)
+    if changed is not None:
+        out.print(
+            f"since the previous run: {len(changed.improved)} improved, "
+            f"{len(changed.regressed)} regressed, {len(changed.changed)} otherwise changed",
+            markup=False,
+        )
+        for change in [*changed.improved, *changed.regressed][:30]:
+            out.print(plain(f"  {change.describe()}"), markup=False, highlight=False)
+    verdict = (
+        "as expected" if not comparison.unexpected else f"{len(comparison.unexpected)} unexpected"
+    )
+    out.print(f"{verdict}; reports in {directory}", markup=False, highlight=False)

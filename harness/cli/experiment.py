@@ -1,0 +1,198 @@
+"""``webmcp-harness experiment GRID.toml``: run a grid of episodes and show its tables.
+
+Exit status: 0 when every episode has a result (whatever the agents achieved), 1 when
+some episode hung, crashed or failed (``--resume`` runs those again) or the run could
+not start, 2 for usage errors.
+"""
+
+from __future__ import annotations
+
+import argparse
+import asyncio
+from datetime import UTC, datetime
+from pathlib import Path
+from typing import TYPE_CHECKING, Any
+
+from rich.console import Console
+from rich.table import Table
+from rich.text import Text
+
+if TYPE_CHECKING:  # imported when the command runs: the CLI starts without them
+    from harness.experiments.metrics import EpisodeResult
+    from harness.experiments.runners import RunOptions, Study
+
+DEFAULT_EXPERIMENTS_DIR = "experiments"
+
+
+def _positive_int(text: str) -> int:
+    try:
+        value = int(text)
+    except ValueError:
+        raise argparse.ArgumentTypeError(f"{text!r} is not a whole number") from None
+    if value < 1:
+        raise argparse.ArgumentTypeError("must be at least 1")
+    return value
+
+
+def _positive_float(text: str) -> float:
+    try:
+        value = float(text)
+    except ValueError:
+        raise argparse.ArgumentTypeError(f"{text!r} is not a number of seconds") from None
+    if not value > 0:
+        raise argparse.ArgumentTypeError("must be a positive number of seconds")
+    return value
+
+
+def add_parser(sub: Any) -> None:
+    """The ``experiment`` sub-command."""
+    parser = sub.add_parser(
+        "experiment",
+        help="run a grid of agents × sites × tasks × seeds and write tables, a plot and a report",
+    )
+    parser.add_argument("grid", metavar="GRID.toml", help="the grid file")
+    parser.add_argument(
+        "--output",
+        metavar="DIR",
+        help=f"where the run goes (default: {DEFAULT_EXPERIMENTS_DIR}/<name>-<time>); "
+        "must be new or empty unless --resume",
+    )
+    parser.add_argument(
+        "--workers",
+        type=_positive_int,
+        metavar="N",
+        help="episodes at a time (default: the grid's)",
+    )
+    parser.add_argument(
+        "--backend",
+        choices=["local", "ray"],
+        default="local",
+        help="local: workers in this process; ray: Ray actors, each with its own Chromium",
+    )
+    parser.add_argument(
+        "--worker-mode",
+        choices=["contexts", "browsers"],
+        default="contexts",
+        help="local workers share one Chromium (contexts, default) or have one each (browsers)",
+    )
+    parser.add_argument(
+        "--ray-address",
+        metavar="ADDRESS",
+        help="an existing Ray cluster (ray://HEAD:10001, or auto); default: a local instance",
+    )
+    parser.add_argument(
+        "--resume",
+        action="store_true",
+        help="complete the run in --output: run only the episodes without a result",
+    )
+    parser.add_argument(
+        "--episode-timeout",
+        type=_positive_float,
+        metavar="S",
+        help="cut an episode after S seconds",
+    )
+    cassettes = parser.add_mutually_exclusive_group()
+    cassettes.add_argument(
+        "--record-cassettes",
+        metavar="DIR",
+        help="LLM agents: record each episode's provider exchanges to DIR/<episode>.json",
+    )
+    cassettes.add_argument(
+        "--replay-cassettes",
+        metavar="DIR",
+        help="LLM agents: replay them from DIR, offline (nothing leaves the machine)",
+    )
+    parser.add_argument("--no-progress", action="store_true", help="no progress bar")
+    parser.add_argument("--no-report", action="store_true", help="skip the HTML report")
+    parser.set_defaults(experiment_parser=parser)
+
+
+def options_from(args: argparse.Namespace, name: str) -> RunOptions:
+    """The run options the command line asks for (usage errors exit with status 2)."""
+    from harness.experiments.runners import RunOptions
+
+    if args.resume and not args.output:
+        args.experiment_parser.error("--resume needs --output DIR: the run to complete.")
+    if args.ray_address and args.backend != "ray":
+        args.experiment_parser.error("--ray-address goes with --backend ray.")
+    output = Path(args.output) if args.output else default_output(name)
+    cassettes = args.record_cassettes or args.replay_cassettes
+    return RunOptions(
+        output=output,
+        workers=args.workers,
+        runner=args.backend,
+        worker_mode=args.worker_mode,
+        resume=args.resume,
+        ray_address=args.ray_address,
+        cassettes=Path(cassettes) if cassettes else None,
+        cassette_mode="record" if args.record_cassettes else "replay",
+        episode_timeout=args.episode_timeout,
+        progress=not args.no_progress,
+        report=not args.no_report,
+    )
+
+
+def default_output(name: str) -> Path:
+    """``experiments/<name>-<UTC time>``, made unique with a counter."""
+    stamp = datetime.now(UTC).strftime("%Y%m%d-%H%M%S")
+    safe = "".join(c if c.isalnum() or c in "-_" else "-" for c in name) or "experiment"
+    base = Path(DEFAULT_EXPERIMENTS_DIR) / f"{safe}-{stamp}"
+    candidate, n = base, 1
+    while candidate.exists():
+        n += 1
+        candidate = base.with_name(f"{base.name}-{n}")
+    return candidate
+
+
+def headline_table(results: list[EpisodeResult], title: str) -> Table:
+    """Utility and attack success (rates ± standard error) per agent and policy (and backend
+    or answers when the run varied them)."""
+    from harness.experiments.metrics import aggregate
+    from harness.experiments.results import headline_dimensions
+
+    by = headline_dimensions(results)
+    table = Table(title=Text(title))  # names from the grid: shown as they are, never as markup
+    # Short headers, no wrapping: the table fits an 80-column terminal.
+    for column in [*by, "n", "success", "attack", "leaks", "blocks", "steps"]:
+        table.add_column(column, no_wrap=True)
+    for row in aggregate(results, by):
+        failed = f" ({row.errors} failed)" if row.errors else ""
+        table.add_row(
+            *(Text(row.group[d]) for d in by),
+            f"{row.episodes}{failed}",
+            row.success.show(),
+            row.attack.show(),
+            Text(str(row.leaks), style="red" if row.leaks else ""),
+            f"{row.policy_blocks:g}",
+            f"{row.steps:g}",
+        )
+    return table
+
+
+def print_study(out: Console, study: Study) -> None:
+    """The headline table, where the files are, and this invocation's throughput."""
+    out.print(headline_table(study.results, f"{study.name}: utility and attacks"))
+    resumed = f" ({study.already_done} already done)" if study.already_done else ""
+    out.print(
+        f"{study.ran} episodes{resumed} in {study.seconds:.1f} s with {study.workers} "
+        f"{study.runner} worker(s): {study.per_minute:.1f} episodes/minute",
+        highlight=False,
+    )
+    if study.failed:
+        out.print(
+            f"[red]{len(study.failed)} episode(s) without a result[/] (timeout, crash or error); "
+            "--resume runs them again."
+        )
+    out.print(f"results: {study.output}/results.md, report: {study.output}/report.html")
+
+
+def run(args: argparse.Namespace, out: Console) -> int:
+    """Run the grid; 0 when every episode has a result, 1 otherwise."""
+    from harness.experiments.grid import load_grid
+    from harness.experiments.runners import run_experiment
+
+    grid = load_grid(args.grid)
+    options = options_from(args, grid.experiment.name)
+    study = asyncio.run(run_experiment(grid, options, console=Console(stderr=True)))
+    print_study(out, study)
+    return 1 if study.failed else 0

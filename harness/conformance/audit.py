@@ -1,0 +1,631 @@
+"""The site audit: what is wrong with a site's tools, before an agent finds out.
+
+For each URL, the audit opens the page in the harness (no policy, nobody to answer
+questions: it must never act for the user), reads the catalog, every frame's own
+registrations and the declarative elements of the DOM, and lints them
+(:func:`harness.conformance.findings.lint`). Then it probes — only tools the page says are
+read-only, unless ``allow_writes``: it calls them with arguments made from their schema and
+looks at what came back *before* redaction for secrets a tool did not declare; it tries each
+``secret_reference``'s redemption endpoint the way seed 000 §4a says it must behave; and it
+asks each seed-dialect form's action for JSON. Probes only ever send requests to the page's
+own origin; what they read is never kept, only where and what it looked like.
+
+:func:`audit_report` turns the audits into a wptreport: one test per URL, one subtest per
+(rule, tool) checked — ``PASS`` without a finding at or above ``fail_on``.
+"""
+
+from __future__ import annotations
+
+import asyncio
+import contextlib
+import json
+import time
+from collections.abc import Callable, Sequence
+from dataclasses import dataclass, field
+from typing import Any
+from urllib.parse import urljoin, urlsplit
+
+import aiohttp
+from jsonschema import Draft202012Validator
+from jsonschema.exceptions import SchemaError
+from playwright.async_api import Error as PlaywrightError
+from playwright.async_api import Frame
+
+from harness.conformance.findings import (
+    PAGE_CODES,
+    RULES,
+    Control,
+    DeclaredForm,
+    Finding,
+    PageScan,
+    Registration,
+    at_least,
+    codes_for,
+    deduplicated,
+    finding,
+    lint,
+    secret_leaves,
+)
+from harness.conformance.results import (
+    Report,
+    RunInfo,
+    Subtest,
+    TestResult,
+    run_info,
+)
+from harness.elicitation.base import AutoHandler
+from harness.harness import Harness
+from harness.models import BackendName, Tool
+from harness.session import Session
+from harness.stages.redaction import marks_sensitive
+
+SETTLE_S = 3.0  # how long the catalog may keep changing after load before the audit reads it
+PROBE_TIMEOUT_S = 10.0
+HTTP_TIMEOUT_S = 10.0
+TTL_CAP_S = 3600
+
+_REGISTRATIONS_JS = """async () => {
+  const mc = document.modelContext;
+  if (!mc || typeof mc.getTools !== 'function') return [];
+  const tools = await mc.getTools();
+  return tools.filter((t) => !t.window || t.window === window)
+    .map((t) => ({name: String(t.name), description: String(t.description ?? '')}));
+}"""
+
+_FORMS_JS = """() => {
+  const found = [];
+  const controls = (form) => form ? [...form.elements].filter((e) => e.name).map((e) => ({
+    name: e.name, type: (e.type || e.tagName).toLowerCase(),
+    elicit: e.hasAttribute('tool-elicit'),
+    interactive: !(e.disabled || e.readOnly || e.type === 'hidden'),
+  })) : [];
+  for (const form of document.querySelectorAll('form[toolname]')) {
+    found.push({dialect: 'spec', element: 'form', name: form.getAttribute('toolname'),
+      description: form.getAttribute('tooldescription'), action: form.action, method: form.method,
+      autosubmit: form.hasAttribute('toolautosubmit'), hints: [], controls: controls(form)});
+  }
+  for (const el of document.querySelectorAll('[tool-name]')) {
+    const tag = el.tagName.toLowerCase();
+    if (!['form', 'a', 'button'].includes(tag)) continue;
+    const form = tag === 'form' ? el : (tag === 'button' ? el.form : null);
+    const hints = ['tool-readonly', 'tool-destructive', 'tool-idempotent', 'tool-openworld']
+      .filter((h) => el.hasAttribute(h));
+    found.push({dialect: 'seed', element: tag, name: el.getAttribute('tool-name'),
+      description: el.getAttribute('tool-description'),
+      action: tag === 'a' ? el.href : (form ? form.action : ''),
+      method: tag === 'a' ? 'get' : (form ? form.method : 'get'),
+      autosubmit: false, hints, controls: controls(form)});
+  }
+  return found;
+}"""
+
+_BAD_PATTERNS_JS = """(patterns) => patterns.filter((p) => {
+  try { new RegExp(p, 'u'); return false; } catch (e) { return true; }
+})"""
+
+
+@dataclass
+class SiteAudit:
+    """The audit of one URL."""
+
+    url: str
+    test: str
+    findings: list[Finding] = field(default_factory=list)
+    checks: list[tuple[str, str]] = field(default_factory=list)
+    """(tool or "page", rule code) of every check that ran."""
+    tools: list[str] = field(default_factory=list)
+    duration_ms: int = 0
+
+
+ProgressCallback = Callable[[str, str], None]
+
+
+async def audit_sites(
+    urls: Sequence[tuple[str, str]],
+    *,
+    backend: BackendName = "polyfill",
+    allow_writes: bool = False,
+    progress: ProgressCallback | None = None,
+    executable_path: str | None = None,
+) -> tuple[RunInfo, list[SiteAudit]]:
+    """Audit each ``(url, test id)``; raises :class:`~harness.errors.PageUnreachable` or
+    :class:`~harness.errors.BrowserNotFound` when the harness cannot run."""
+    harness = Harness(
+        backend=backend,
+        executable_path=executable_path,
+        policy=None,
+        form_review="cancel",
+        elicitation=AutoHandler("cancel"),
+        call_timeout=PROBE_TIMEOUT_S,
+    )
+    async with harness:
+        info = run_info(harness, "site", allow_writes=allow_writes)
+        audits = []
+        for url, test in urls:
+            audits.append(await audit_page(harness, url, test, allow_writes=allow_writes))
+            if progress is not None:
+                progress(test, "done")
+    return info, audits
+
+
+async def audit_page(harness: Harness, url: str, test: str, *, allow_writes: bool) -> SiteAudit:
+    """Scan, lint and probe one page."""
+    started = time.monotonic()
+    session = await harness.open(url)
+    try:
+        scan = await scan_page(session, url)
+        audit = SiteAudit(url=url, test=test, tools=[t.name for t in scan.tools])
+        audit.findings = lint(scan)
+        for tool in scan.tools:
+            form = scan.form(tool.name) if tool.source == "declarative" else None
+            audit.checks += [(tool.name, code) for code in codes_for(tool, form)]
+        audit.checks += [("page", code) for code in PAGE_CODES]
+        prober = Prober(session, scan, allow_writes)
+        await prober.run()
+        audit.findings = deduplicated([*audit.findings, *prober.findings])
+        audit.checks += prober.checks
+    finally:
+        await session.close()
+    for item in audit.findings:
+        item.url = url
+    audit.duration_ms = int((time.monotonic() - started) * 1000)
+    return audit
+
+
+async def _settled_tools(session: Session) -> list[Tool]:
+    """The catalog once it stopped changing (or after :data:`SETTLE_S`)."""
+    deadline = time.monotonic() + SETTLE_S
+    names: list[str] | None = None
+    while True:
+        tools = await session.tools()
+        now = [t.name for t in tools]
+        if now == names or time.monotonic() > deadline:
+            return tools
+        names = now
+        await asyncio.sleep(0.3)
+
+
+async def scan_page(session: Session, url: str) -> PageScan:
+    """Everything the lints need: catalog, warnings, frames' registrations, the DOM's forms."""
+    tools = await _settled_tools(session)
+    parts = urlsplit(session.url)
+    scan = PageScan(
+        url=url, origin=f"{parts.scheme}://{parts.netloc}", tools=tools, warnings=session.warnings
+    )
+    for frame in session.page.frames:
+        scan.registrations += await _registrations(
+            frame, scan.origin, frame == session.page.main_frame
+        )
+        scan.forms += await _forms(frame)
+    patterns = {t.name: _patterns(t.input_schema) for t in tools if t.source == "script"}
+    for name, found in patterns.items():
+        if found:
+            with contextlib.suppress(PlaywrightError):
+                bad = await session.page.evaluate(_BAD_PATTERNS_JS, found)
+                if bad:
+                    scan.bad_patterns[name] = [str(p) for p in bad]
+    return scan
+
+
+def _frame_origin(frame: Frame) -> str:
+    parts = urlsplit(frame.url)
+    return f"{parts.scheme}://{parts.netloc}" if parts.netloc else "null"
+
+
+async def _registrations(frame: Frame, page_origin: str, top: bool) -> list[Registration]:
+    try:
+        found = await frame.evaluate(_REGISTRATIONS_JS)
+    except PlaywrightError:  # detached, or a document without script
+        return []
+    return [
+        Registration(
+            name=str(item.get("name", "")),
+            description=str(item.get("description", "")),
+            frame_url=frame.url,
+            origin=_frame_origin(frame),
+            top=top,
+        )
+        for item in found
+        if isinstance(item, dict)
+    ]
+
+
+async def _forms(frame: Frame) -> list[DeclaredForm]:
+    try:
+        found = await frame.evaluate(_FORMS_JS)
+    except PlaywrightError:
+        return []
+    forms: list[DeclaredForm] = []
+    for item in found:
+        forms.append(
+            DeclaredForm(
+                dialect=item["dialect"],
+                element=item["element"],
+                name=str(item.get("name") or ""),
+                description=item.get("description"),
+                action=str(item.get("action") or ""),
+                method=str(item.get("method") or "get").lower(),
+                autosubmit=bool(item.get("autosubmit")),
+                hints=frozenset(item.get("hints") or ()),
+                controls=tuple(
+                    Control(
+                        name=str(c["name"]),
+                        type=str(c["type"]),
+                        elicit=bool(c["elicit"]),
+                        interactive=bool(c["interactive"]),
+                    )
+                    for c in item.get("controls") or ()
+                ),
+                frame_url=frame.url,
+            )
+        )
+    return forms
+
+
+def _references(value: Any) -> list[dict[str, Any]]:
+    """Every ``secret_reference`` item anywhere in a result (as content, or as data when the
+    page's result was not an MCP result), once per redeemUrl."""
+    found: dict[str, dict[str, Any]] = {}
+    stack = [value]
+    while stack:
+        item = stack.pop()
+        if isinstance(item, dict):
+            if item.get("type") == "secret_reference" and isinstance(item.get("redeemUrl"), str):
+                found.setdefault(item["redeemUrl"], item)
+            stack.extend(item.values())
+        elif isinstance(item, list):
+            stack.extend(item)
+    return list(found.values())
+
+
+def _patterns(schema: Any) -> list[str]:
+    found: list[str] = []
+    if isinstance(schema, dict):
+        if isinstance(schema.get("pattern"), str):
+            found.append(schema["pattern"])
+        for key, value in schema.items():
+            if key not in ("enum", "const", "default", "examples"):
+                found += _patterns(value)
+    elif isinstance(schema, list):
+        for value in schema:
+            found += _patterns(value)
+    return found
+
+
+# -- arguments a probe can send ---------------------------------------------------------------
+
+
+def example_value(schema: Any) -> Any:
+    """A plausible value for ``schema`` (defaults, examples and enums first)."""
+    if not isinstance(schema, dict):
+        return "audit"
+    for key in ("default", "const"):
+        if key in schema:
+            return schema[key]
+    if isinstance(schema.get("examples"), list) and schema["examples"]:
+        return schema["examples"][0]
+    if isinstance(schema.get("enum"), list) and schema["enum"]:
+        return schema["enum"][0]
+    kind = schema.get("type")
+    if isinstance(kind, list):
+        kind = next((k for k in kind if k != "null"), "string")
+    if kind == "object" or "properties" in schema:
+        return example_arguments(schema)
+    if kind == "array":
+        return []
+    if kind == "boolean":
+        return False
+    if kind in ("integer", "number"):
+        low = schema.get("minimum", schema.get("exclusiveMinimum", 0))
+        low = low if isinstance(low, (int, float)) else 0
+        value = (low + 1) if "exclusiveMinimum" in schema else max(low, 1)
+        return int(value) if kind == "integer" else value
+    formats = {
+        "email": "audit@example.com",
+        "uri": "https://example.com/",
+        "date": "2025-01-01",
+        "date-time": "2025-01-01T00:00:00Z",
+        "time": "10:00:00Z",
+    }
+    text = formats.get(str(schema.get("format")), "audit")
+    length = schema.get("minLength", 0)
+    minimum = length if isinstance(length, int) else 0
+    return (text * (minimum // len(text) + 1))[: max(minimum, len(text))]
+
+
+def example_arguments(schema: dict[str, Any]) -> dict[str, Any]:
+    """Arguments for a tool's required parameters."""
+    found = schema.get("properties")
+    properties: dict[str, Any] = found if isinstance(found, dict) else {}
+    required = [name for name in schema.get("required", []) if isinstance(name, str)]
+    return {name: example_value(properties.get(name, {})) for name in required}
+
+
+def _valid(schema: dict[str, Any], arguments: dict[str, Any]) -> bool:
+    try:
+        return Draft202012Validator(schema).is_valid(arguments)
+    except (SchemaError, Exception):  # a schema the lints already flagged
+        return False
+
+
+# -- the probes ---------------------------------------------------------------------------------
+
+
+class Prober:
+    """Calls what may be called, and checks what came back and where references lead."""
+
+    def __init__(self, session: Session, scan: PageScan, allow_writes: bool) -> None:
+        self.session = session
+        self.scan = scan
+        self.allow_writes = allow_writes
+        self.findings: list[Finding] = []
+        self.checks: list[tuple[str, str]] = []
+
+    def _may_call(self, tool: Tool) -> bool:
+        form = self.scan.form(tool.name)
+        said_read_only = tool.annotations.get("readOnlyHint") is True and (
+            form is None or form.dialect != "seed" or "tool-readonly" in form.hints
+        )
+        return said_read_only or self.allow_writes
+
+    def _add(self, code: str, tool: str, message: str, evidence: str = "") -> None:
+        self.findings.append(finding(code, message, tool=tool, evidence=evidence))
+
+    def _failed(self, tool: Tool, message: str, exc: BaseException) -> None:
+        self._add("probe-failed", tool.name, message, str(exc).splitlines()[0][:200])
+
+    async def run(self) -> None:
+        """Every probe on every tool it may touch."""
+        async with aiohttp.ClientSession(
+            timeout=aiohttp.ClientTimeout(total=HTTP_TIMEOUT_S),
+            cookie_jar=aiohttp.DummyCookieJar(),  # the no-cookie requests: never the user's
+        ) as anonymous:
+            for tool in self.scan.tools:
+                if not self._may_call(tool):
+                    continue
+                form = self.scan.form(tool.name)
+                if form is not None and form.dialect == "seed":
+                    await self._probe_json(tool, form)
+                elif form is None:
+                    await self._probe_call(tool, anonymous)
+
+    async def _probe_call(self, tool: Tool, anonymous: aiohttp.ClientSession) -> None:
+        arguments = example_arguments(tool.input_schema)
+        if not _valid(tool.input_schema, arguments):
+            self._add(
+                "probe-failed",
+                tool.name,
+                f"No arguments the audit could make fit {tool.name}'s schema.",
+            )
+            self.checks.append((tool.name, "probe-failed"))
+            return
+        try:
+            outcome = await self.session.call(tool.name, arguments, timeout=PROBE_TIMEOUT_S)
+        except Exception as exc:  # the page went away, the tool vanished
+            self._add(
+                "probe-failed", tool.name, f"Calling {tool.name} failed: {type(exc).__name__}."
+            )
+            self.checks.append((tool.name, "probe-failed"))
+            return
+        user_view = self.session.user_view(outcome)
+        if user_view is None:
+            return
+        declared = tool.annotations.get("sensitiveHint") is True
+        if not declared:
+            self.checks.append((tool.name, "secret-in-output"))
+            leaks = self._leaks(tool, user_view.model_dump(by_alias=True, mode="json"))
+            if leaks:
+                self._add(
+                    "secret-in-output",
+                    tool.name,
+                    f"{tool.name} returned what looks like a secret, without sensitiveHint.",
+                    "; ".join(f"{path}: {kind}" for path, kind in leaks[:3]),
+                )
+        for block in _references(user_view.model_dump(by_alias=True, mode="json")):
+            await self._probe_reference(tool, block, anonymous)
+
+    def _leaks(self, tool: Tool, result: dict[str, Any]) -> list[tuple[str, str]]:
+        sensitive = tool.output_schema is not None and marks_sensitive(tool.output_schema)
+        leaks = []
+        if not sensitive:  # x-sensitive fields are redacted; the undeclared hint is linted
+            leaks += [
+                (f"/structuredContent{p}", k)
+                for p, k in secret_leaves(result.get("structuredContent"))
+            ]
+        for index, block in enumerate(result.get("content", [])):
+            if isinstance(block, dict) and block.get("type") == "text" and not sensitive:
+                text = str(block.get("text", ""))
+                try:  # a JSON text block is read as JSON, so that references stay references
+                    parsed: Any = json.loads(text)
+                except ValueError:
+                    parsed = text
+                leaks += [(f"/content/{index}/text", k) for _, k in secret_leaves(parsed)]
+        return leaks
+
+    async def _probe_reference(
+        self, tool: Tool, block: dict[str, Any], anonymous: aiohttp.ClientSession
+    ) -> None:
+        url = urljoin(self.session.url, str(block.get("redeemUrl", "")))
+        parts = urlsplit(url)
+        origin = f"{parts.scheme}://{parts.netloc}"
+        self.checks += [
+            (tool.name, code)
+            for code in (
+                "redeem-cross-origin",
+                "redeem-ttl-too-long",
+                "redeem-no-auth",
+                "redeem-cacheable",
+                "redeem-reusable",
+                "redeem-accepts-post",
+            )
+        ]
+        ttl = block.get("ttl")
+        if isinstance(ttl, (int, float)) and ttl > TTL_CAP_S:
+            self._add(
+                "redeem-ttl-too-long",
+                tool.name,
+                f"A reference of {tool.name} lives {ttl:g} s.",
+                f"ttl {ttl:g} s (cap {TTL_CAP_S} s)",
+            )
+        if origin != self.scan.origin:
+            # Never send anything there: the page chose that URL.
+            self._add(
+                "redeem-cross-origin",
+                tool.name,
+                f"{tool.name}'s reference is redeemed on {origin}, not {self.scan.origin}.",
+                f"redeemUrl origin {origin}",
+            )
+            return
+        http = self.session.context.request
+        with contextlib.suppress(aiohttp.ClientError, TimeoutError):
+            async with anonymous.get(url, headers={"Accept": "application/json"}) as response:
+                if response.status == 200:
+                    self._add(
+                        "redeem-no-auth",
+                        tool.name,
+                        f"{tool.name}'s redemption endpoint answered 200 without cookies.",
+                        "GET without cookies → 200",
+                    )
+        try:
+            first = await http.get(url, timeout=HTTP_TIMEOUT_S * 1000, max_redirects=0)
+            if first.status == 200:
+                cache = first.headers.get("cache-control", "")
+                if "no-store" not in cache.lower():
+                    self._add(
+                        "redeem-cacheable",
+                        tool.name,
+                        f"{tool.name}'s redemption answer may be cached.",
+                        f"Cache-Control: {cache or '(none)'}",
+                    )
+                await first.dispose()
+                again = await http.get(url, timeout=HTTP_TIMEOUT_S * 1000, max_redirects=0)
+                if again.status == 200:
+                    self._add(
+                        "redeem-reusable",
+                        tool.name,
+                        f"{tool.name}'s reference was redeemed twice.",
+                        "second GET → 200, not 410",
+                    )
+                await again.dispose()
+            else:
+                await first.dispose()
+            posted = await http.post(url, timeout=HTTP_TIMEOUT_S * 1000, max_redirects=0)
+            if 200 <= posted.status < 300:
+                self._add(
+                    "redeem-accepts-post",
+                    tool.name,
+                    f"{tool.name}'s redemption endpoint answered POST.",
+                    f"POST → {posted.status}",
+                )
+            await posted.dispose()
+        except PlaywrightError as exc:
+            self._failed(tool, f"Redeeming {tool.name}'s reference failed.", exc)
+
+    async def _probe_json(self, tool: Tool, form: DeclaredForm) -> None:
+        parts = urlsplit(form.action)
+        if f"{parts.scheme}://{parts.netloc}" != self.scan.origin:
+            return  # the harness never submits elsewhere; neither does the audit
+        self.checks.append((tool.name, "declarative-non-json"))
+        arguments = {
+            k: v
+            for k, v in example_arguments(tool.input_schema).items()
+            if not isinstance(v, (dict, list))
+        }
+        values: dict[str, str | float | bool] = {k: str(v) for k, v in arguments.items()}
+        post = form.method == "post"
+        try:
+            response = await self.session.context.request.fetch(
+                form.action,
+                method="POST" if post else "GET",
+                form=values if post else None,
+                params=None if post else values,
+                headers={"Accept": "application/json"},
+                timeout=HTTP_TIMEOUT_S * 1000,
+            )
+        except PlaywrightError as exc:
+            self._failed(tool, f"Submitting {tool.name} failed.", exc)
+            return
+        kind = response.headers.get("content-type", "").split(";")[0].strip()
+        try:
+            is_json = kind.endswith("json") and await response.json() is not None
+        except (PlaywrightError, ValueError):
+            is_json = False
+        await response.dispose()
+        if not is_json:
+            self._add(
+                "declarative-non-json",
+                tool.name,
+                f"{tool.name}'s action answered {kind or 'no content type'} to Accept: application/json.",
+                f"{form.method.upper()} {parts.path} → HTTP {response.status}, {kind or 'no content type'}",
+            )
+
+
+# -- the report -------------------------------------------------------------------------------------
+
+
+def audit_report(info: RunInfo, audits: Sequence[SiteAudit], fail_on: str, started: int) -> Report:
+    """The wptreport of an audit: a test per URL, a subtest per (rule, tool) checked."""
+    results: list[TestResult] = []
+    for audit in audits:
+        keyed: dict[tuple[str, str], list[Finding]] = {}
+        for item in audit.findings:
+            keyed.setdefault((item.tool or "page", item.code), []).append(item)
+        checks = list(dict.fromkeys([*audit.checks, *keyed]))
+        subtests = [
+            _subtest(tool, code, keyed.get((tool, code), []), fail_on)
+            for tool, code in sorted(checks, key=lambda pair: (pair[0] != "page", pair[0], pair[1]))
+        ]
+        results.append(
+            TestResult(
+                test=audit.test,
+                status="OK",
+                title=audit.url,
+                duration=audit.duration_ms,
+                subtests=subtests,
+            )
+        )
+    return Report(
+        run_info=info, time_start=started, time_end=int(time.time() * 1000), results=results
+    )
+
+
+def _subtest(tool: str, code: str, found: list[Finding], fail_on: str) -> Subtest:
+    name = f"{code} · {tool}"
+    if not found:
+        return Subtest(name=name, status="PASS", tool=None if tool == "page" else tool)
+    worst = max(found, key=lambda f: RULES[f.code].severity != "info")
+    severity = max((f.severity for f in found), key=lambda s: ["info", "warning", "error"].index(s))
+    return Subtest(
+        name=name,
+        status="FAIL" if at_least(severity, fail_on) else "PASS",
+        message=" ".join(dict.fromkeys(f.message for f in found)),
+        severity=severity,
+        tool=None if tool == "page" else tool,
+        evidence="; ".join(dict.fromkeys(f.evidence for f in found if f.evidence)),
+        fix=worst.fix,
+        spec=worst.spec,
+    )
+
+
+def findings_json(audits: Sequence[SiteAudit]) -> dict[str, Any]:
+    """``findings.json``: every finding of every URL."""
+    return {
+        "sites": [
+            {
+                "url": audit.url,
+                "test": audit.test,
+                "tools": audit.tools,
+                "findings": [f.model_dump() for f in audit.findings],
+            }
+            for audit in audits
+        ],
+        "rules": {
+            code: {
+                "severity": rule.severity,
+                "title": rule.title,
+                "fix": rule.fix,
+                "spec": rule.spec,
+            }
+            for code, rule in RULES.items()
+        },
+    }

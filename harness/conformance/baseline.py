@@ -1,0 +1,343 @@
+"""Expected results: what a run is measured against, and what changed since the last one.
+
+A baseline is a YAML file of the results that are *not* the default (``PASS`` for a subtest,
+``OK`` for a test), per backend, each with the reason it is expected::
+
+    polyfill:
+      /webmcp/declarative/pseudo-classes.html:
+        subtests:
+          ":tool-form-active matches the form while a call runs":
+            status: FAIL
+            reason: "pseudo-classes cannot be polyfilled (the polyfill sets data-tool-form-active)"
+            intermittent: [PASS]    # optional: other statuses a known race may give
+
+A result that differs from its expectation is *unexpected* — a failure where a pass was
+expected, and just as much a pass where a failure was expected (the baseline is stale: a fix
+landed, so update it) — and fails the run. ``--update-baseline`` writes the current results,
+keeping the reasons already there; ``--diff`` compares with an earlier run's wptreport.
+"""
+
+from __future__ import annotations
+
+from dataclasses import dataclass, field
+from pathlib import Path
+from typing import Any
+
+import yaml
+from pydantic import BaseModel, ConfigDict, Field, ValidationError
+
+from harness.conformance.results import Report, TestResult
+from harness.errors import ConfigError
+
+DEFAULT_SUBTEST = "PASS"
+DEFAULT_TEST = "OK"
+PASSING = frozenset({"PASS", "OK"})
+NEW_REASON = "not explained yet: "  # what --update-baseline writes for a new entry
+_REASON_LENGTH = 200
+
+HEADER = """\
+# Expected results that are not PASS (subtests) or OK (tests), per backend, with the reason.
+# A result that differs from this file fails the run: an unexpected failure, or an
+# unexpected pass (a fix landed: run again with --update-baseline, which keeps reasons).
+"""
+
+
+class Expected(BaseModel):
+    """One expected result and why; ``intermittent`` lists other statuses a known race may
+    give (wptrunner's ``known_intermittent``): they are expected too."""
+
+    model_config = ConfigDict(extra="forbid")
+
+    status: str
+    reason: str = ""
+    intermittent: list[str] = Field(default_factory=list)
+
+    def allows(self, status: str) -> bool:
+        """Whether ``status`` is what this entry expects."""
+        return status == self.status or status in self.intermittent
+
+
+class TestExpectation(BaseModel):
+    """A test's expected harness status (default ``OK``) and its subtests' expectations."""
+
+    model_config = ConfigDict(extra="forbid")
+
+    status: str = DEFAULT_TEST
+    reason: str = ""
+    subtests: dict[str, Expected] = Field(default_factory=dict)
+
+
+def _where(backend: str, test: str, subtest: str | None) -> str:
+    return f"[{backend}] {test} › {subtest}" if subtest is not None else f"[{backend}] {test}"
+
+
+class Unexpected(BaseModel):
+    """A result that is not what the baseline expects."""
+
+    backend: str
+    test: str
+    subtest: str | None = None
+    status: str
+    expected: str
+    message: str | None = None
+
+    @property
+    def is_pass(self) -> bool:
+        """An unexpected pass: the baseline expected something worse."""
+        return self.status in PASSING
+
+    def describe(self) -> str:
+        """One line: ``[native] /a.html › name: FAIL (expected PASS)``."""
+        return f"{_where(self.backend, self.test, self.subtest)}: {self.status} (expected {self.expected})"
+
+
+@dataclass
+class Comparison:
+    """The results measured against a baseline."""
+
+    unexpected: list[Unexpected] = field(default_factory=list)
+    expected_failures: int = 0
+    stale: list[str] = field(default_factory=list)
+    """Baseline entries no result matched (a renamed or removed subtest)."""
+
+    @property
+    def unexpected_passes(self) -> list[Unexpected]:
+        """Results better than expected."""
+        return [u for u in self.unexpected if u.is_pass]
+
+    @property
+    def unexpected_failures(self) -> list[Unexpected]:
+        """Results worse than expected."""
+        return [u for u in self.unexpected if not u.is_pass]
+
+
+class Baseline:
+    """Expected results per backend; see the module docstring for the file format."""
+
+    def __init__(self, entries: dict[str, dict[str, TestExpectation]] | None = None) -> None:
+        self.entries: dict[str, dict[str, TestExpectation]] = entries or {}
+
+    @classmethod
+    def load(cls, path: str | Path) -> Baseline:
+        """Read a baseline file; a missing file is an empty baseline (everything should pass)."""
+        path = Path(path)
+        if not path.exists():
+            return cls()
+        try:
+            data: Any = yaml.safe_load(path.read_text(encoding="utf-8")) or {}
+        except (OSError, yaml.YAMLError) as exc:
+            raise ConfigError(f"{path}: cannot read the baseline ({exc}).") from exc
+        if not isinstance(data, dict):
+            raise ConfigError(f"{path}: a baseline maps backend names to tests; fix or delete it.")
+        entries: dict[str, dict[str, TestExpectation]] = {}
+        for backend, tests in data.items():
+            if not isinstance(tests, dict):
+                raise ConfigError(f"{path}: {backend!r} must map test paths to expectations.")
+            try:
+                entries[str(backend)] = {
+                    str(test): TestExpectation.model_validate(value or {})
+                    for test, value in tests.items()
+                }
+            except ValidationError as exc:
+                raise ConfigError(
+                    f"{path}: {backend}: {exc.errors()[0]['loc']}: {exc.errors()[0]['msg']}; "
+                    "each test takes status, reason and subtests: {name: {status, reason}}."
+                ) from exc
+        return cls(entries)
+
+    def save(self, path: str | Path) -> None:
+        """Write the baseline as YAML (sorted, so that diffs of the file stay small)."""
+        data: dict[str, Any] = {}
+        for backend in sorted(self.entries):
+            tests: dict[str, Any] = {}
+            for test in sorted(self.entries[backend]):
+                expectation = self.entries[backend][test]
+                entry: dict[str, Any] = {}
+                if expectation.status != DEFAULT_TEST:
+                    entry = {"status": expectation.status, "reason": expectation.reason}
+                if expectation.subtests:
+                    entry["subtests"] = {
+                        name: _entry(expectation.subtests[name])
+                        for name in sorted(expectation.subtests)
+                    }
+                if entry:
+                    tests[test] = entry
+            if tests:
+                data[backend] = tests
+        text = yaml.safe_dump(data, sort_keys=False, allow_unicode=True, width=100)
+        Path(path).parent.mkdir(parents=True, exist_ok=True)
+        Path(path).write_text(HEADER + (text if data else "{}\n"), encoding="utf-8")
+
+    def expectation(self, backend: str, test: str) -> TestExpectation:
+        """The expectation of one test (the default one when the baseline does not list it)."""
+        return self.entries.get(backend, {}).get(test) or TestExpectation()
+
+    def compare(self, reports: list[Report]) -> Comparison:
+        """Measure ``reports`` against the baseline; marks each unexpected result's
+        ``expected`` in the reports (wptreport's convention)."""
+        comparison = Comparison()
+        for report in reports:
+            backend = report.run_info.backend
+            seen: set[tuple[str, str | None]] = set()
+            for result in report.results:
+                seen.add((result.test, None))
+                expectation = self.expectation(backend, result.test)
+                _compare_test(comparison, backend, result, expectation)
+                seen.update((result.test, s.name) for s in result.subtests)
+            for test, expectation in self.entries.get(backend, {}).items():
+                if expectation.status != DEFAULT_TEST and (test, None) not in seen:
+                    comparison.stale.append(f"[{backend}] {test}")
+                for name in expectation.subtests:
+                    if (test, name) not in seen:
+                        comparison.stale.append(f"[{backend}] {test} › {name}")
+        return comparison
+
+    def updated(self, reports: list[Report]) -> Baseline:
+        """A baseline with the results of ``reports`` for their backends (other backends'
+        entries stay); the reasons of entries that are still expected are kept."""
+        entries = {backend: dict(tests) for backend, tests in self.entries.items()}
+        for report in reports:
+            backend = report.run_info.backend
+            old = self.entries.get(backend, {})
+            tests: dict[str, TestExpectation] = {}
+            for result in report.results:
+                before = old.get(result.test) or TestExpectation()
+                expectation = TestExpectation()
+                if result.status != DEFAULT_TEST:
+                    expectation.status = result.status
+                    expectation.reason = _reason(before.reason, result.message)
+                for subtest in result.subtests:
+                    previous = before.subtests.get(subtest.name)
+                    if (
+                        previous is not None
+                        and previous.intermittent
+                        and previous.allows(subtest.status)
+                    ):
+                        expectation.subtests[subtest.name] = previous  # a known race: keep it
+                        continue
+                    if subtest.status == DEFAULT_SUBTEST:
+                        continue
+                    expectation.subtests[subtest.name] = Expected(
+                        status=subtest.status,
+                        reason=_reason(previous.reason if previous else "", subtest.message),
+                    )
+                if expectation.status != DEFAULT_TEST or expectation.subtests:
+                    tests[result.test] = expectation
+            entries[backend] = tests
+        return Baseline(entries)
+
+
+def _entry(expected: Expected) -> dict[str, Any]:
+    entry: dict[str, Any] = {"status": expected.status, "reason": expected.reason}
+    if expected.intermittent:
+        entry["intermittent"] = list(expected.intermittent)
+    return entry
+
+
+def _reason(kept: str, message: str | None) -> str:
+    if kept:
+        return kept
+    first = (message or "no message").strip().splitlines()[0] if message else "no message"
+    return NEW_REASON + first[:_REASON_LENGTH]
+
+
+def _compare_test(
+    comparison: Comparison, backend: str, result: TestResult, expectation: TestExpectation
+) -> None:
+    result.expected = None
+    if result.status != expectation.status:
+        result.expected = expectation.status
+        comparison.unexpected.append(
+            Unexpected(
+                backend=backend,
+                test=result.test,
+                status=result.status,
+                expected=expectation.status,
+                message=result.message,
+            )
+        )
+    elif result.status != DEFAULT_TEST:
+        comparison.expected_failures += 1
+    for subtest in result.subtests:
+        entry = expectation.subtests.get(subtest.name)
+        wanted = entry.status if entry else DEFAULT_SUBTEST
+        subtest.expected = None
+        if not (entry.allows(subtest.status) if entry else subtest.status == wanted):
+            subtest.expected = wanted
+            comparison.unexpected.append(
+                Unexpected(
+                    backend=backend,
+                    test=result.test,
+                    subtest=subtest.name,
+                    status=subtest.status,
+                    expected=wanted,
+                    message=subtest.message,
+                )
+            )
+        elif subtest.status != DEFAULT_SUBTEST:
+            comparison.expected_failures += 1
+
+
+class Change(BaseModel):
+    """One subtest whose status differs from an earlier run."""
+
+    backend: str
+    test: str
+    subtest: str | None
+    before: str | None
+    after: str | None
+
+    def describe(self) -> str:
+        """One line: ``[polyfill] /a.html › name: FAIL → PASS``."""
+        where = _where(self.backend, self.test, self.subtest)
+        return f"{where}: {self.before or 'absent'} → {self.after or 'absent'}"
+
+
+@dataclass
+class Diff:
+    """What changed since an earlier run (``--diff PREVIOUS``)."""
+
+    improved: list[Change] = field(default_factory=list)
+    regressed: list[Change] = field(default_factory=list)
+    changed: list[Change] = field(default_factory=list)
+    """Other status changes (FAIL → TIMEOUT), and subtests that appeared or disappeared."""
+
+    def __bool__(self) -> bool:
+        return bool(self.improved or self.regressed or self.changed)
+
+
+def _statuses(report: Report) -> dict[tuple[str, str | None], str]:
+    found: dict[tuple[str, str | None], str] = {}
+    for result in report.results:
+        if result.subtests:
+            found.update({(result.test, s.name): s.status for s in result.subtests})
+        if not result.subtests or result.status != DEFAULT_TEST:
+            found[(result.test, None)] = result.status
+    return found
+
+
+def diff(previous: list[Report], current: list[Report]) -> Diff:
+    """Compare two runs subtest by subtest, backend by backend (matched by ``run_info.backend``)."""
+    earlier = {report.run_info.backend: _statuses(report) for report in previous}
+    result = Diff()
+    for report in current:
+        backend = report.run_info.backend
+        if backend not in earlier and len(previous) == 1 and len(current) == 1:
+            before_all = next(iter(earlier.values()))  # one report each: compare them
+        else:
+            before_all = earlier.get(backend, {})
+        after_all = _statuses(report)
+        for key in sorted(set(before_all) | set(after_all), key=lambda k: (k[0], k[1] or "")):
+            before, after = before_all.get(key), after_all.get(key)
+            if before == after:
+                continue
+            change = Change(
+                backend=backend, test=key[0], subtest=key[1], before=before, after=after
+            )
+            if after in PASSING and before is not None:
+                result.improved.append(change)
+            elif before in PASSING and after is not None:
+                result.regressed.append(change)
+            else:
+                result.changed.append(change)
+    return result

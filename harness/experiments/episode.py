@@ -1,0 +1,333 @@
+"""One episode: a fresh browser context on a freshly reset site, an agent, a trace, a verdict.
+
+An :class:`Environment` is what one worker owns: the bundled sites it serves (its
+own instances, so resetting them never disturbs another worker's episode) and the
+harnesses (browsers) it runs in — its own, or a pool shared by the workers of one
+process. :func:`run_episode` resets every site, opens a new browser context, gives
+the session the episode's policy and elicitation answers, runs the agent with a
+trace in the episode's directory, judges the result (:mod:`harness.experiments.checks`)
+and writes ``summary.json``. A hang is cut at the episode's time limit and an
+unexpected failure is caught: both become the episode's status, with the error,
+and the run goes on.
+"""
+
+from __future__ import annotations
+
+import asyncio
+import contextlib
+import json
+import time
+from datetime import UTC, datetime
+from pathlib import Path
+from typing import Any
+
+import aiohttp
+import yaml
+from playwright.async_api import Error as PlaywrightError
+
+from harness.agents import make_agent
+from harness.agents.base import Agent
+from harness.agents.cassette import Cassette
+from harness.agents.loop import RunResult, run_agent
+from harness.agents.obedient import ObedientAgent
+from harness.agents.scripted import ScriptedAgent, parse_plan
+from harness.elicitation.answers import ScriptedHandler
+from harness.elicitation.base import AutoHandler, ElicitationHandler
+from harness.errors import ConfigError, HarnessError
+from harness.experiments.checks import (
+    CheckOutcome,
+    Evidence,
+    LoggedRequest,
+    evaluate,
+    find_leaks,
+)
+from harness.experiments.grid import EpisodeSpec, NamedSource
+from harness.experiments.metrics import FAILED_STOP_REASONS, EpisodeResult, Status, count
+from harness.harness import Harness
+from harness.session import Session
+from harness.stages.policy import Policy, policy_from_argument
+from harness.trace.events import TRACE_FILE, TraceEvent, read_trace
+from harness.trace.recorder import TraceOptions
+
+SUMMARY_FILE = "summary.json"
+JUDGE_TIMEOUT_S = 30.0  # checks that read the page or the sites
+CLOSE_TIMEOUT_S = 15.0
+
+
+class HarnessPool:
+    """One started :class:`Harness` per browser backend, restarted if its browser died."""
+
+    def __init__(self, call_timeout: float) -> None:
+        self.call_timeout = call_timeout
+        self._harnesses: dict[str, Harness] = {}
+        self._lock = asyncio.Lock()
+
+    async def get(self, backend: str) -> Harness:
+        """The harness for ``backend``, started (again, if its browser is gone)."""
+        async with self._lock:
+            harness = self._harnesses.get(backend)
+            if harness is not None and not harness.browser.is_connected():
+                with contextlib.suppress(HarnessError, PlaywrightError):
+                    await harness.close()
+                harness = None
+            if harness is None:
+                harness = Harness(backend=backend, call_timeout=self.call_timeout, policy=None)  # type: ignore[arg-type]
+                await harness.start()
+                self._harnesses[backend] = harness
+            return harness
+
+    def browser_versions(self) -> dict[str, str]:
+        """The Chromium version each started backend runs."""
+        return {
+            name: harness.browser.version
+            for name, harness in self._harnesses.items()
+            if harness.browser.is_connected()
+        }
+
+    async def close(self) -> None:
+        """Close every browser."""
+        for harness in self._harnesses.values():
+            with contextlib.suppress(HarnessError, PlaywrightError):
+                await harness.close()
+        self._harnesses.clear()
+
+
+class Environment:
+    """One worker's sites and browsers; :meth:`start` before the first episode."""
+
+    def __init__(
+        self, sites: list[str], pool: HarnessPool, *, owns_pool: bool, name: str = "worker-1"
+    ) -> None:
+        self.site_names = list(sites)
+        self.pool = pool
+        self.owns_pool = owns_pool
+        self.name = name
+        self.sites: Any = None  # harness.sites.server.RunningSites, once started
+
+    async def start(self) -> Environment:
+        """Serve this worker's own instances of the bundled sites."""
+        if self.site_names and self.sites is None:
+            from harness.sites.server import serve_sites
+
+            self.sites = await serve_sites(self.site_names)
+        return self
+
+    def site_urls(self) -> dict[str, str]:
+        """Each served site's root URL."""
+        return dict(self.sites.urls) if self.sites is not None else {}
+
+    def start_url(self, spec: EpisodeSpec) -> str:
+        """Where the episode's agent starts."""
+        task = spec.task
+        if task.site is not None:
+            if self.sites is None:
+                raise ConfigError(f"The site {task.site!r} is not served by this worker.")
+            return str(self.sites.url(task.site, task.path))
+        return str(task.url)
+
+    async def reset(self, spec: EpisodeSpec) -> None:
+        """Every served site back to its initial data, its request log empty; and the task's
+        own ``reset`` URL, for a site that is not bundled."""
+        if self.sites is not None:
+            await self.sites.reset()
+            for site in self.sites.sites.values():
+                site.clear_log()
+        if spec.task.reset:
+            timeout = aiohttp.ClientTimeout(total=30)
+            async with (
+                aiohttp.ClientSession(timeout=timeout) as client,
+                client.post(spec.task.reset) as response,
+            ):
+                if response.status >= 400:
+                    raise ConfigError(
+                        f"Resetting the site with POST {spec.task.reset} answered HTTP "
+                        f"{response.status}."
+                    )
+
+    def requests(self) -> dict[str, list[LoggedRequest]]:
+        """What each served site received since the last reset."""
+        if self.sites is None:
+            return {}
+        return {
+            name: [
+                LoggedRequest(method=r.method, path=r.path, query=r.query, body=r.body)
+                for r in running.requests
+            ]
+            for name, running in self.sites.sites.items()
+        }
+
+    async def close(self) -> None:
+        """Stop the sites (and the browsers, when this worker owns them)."""
+        if self.sites is not None:
+            await self.sites.stop()
+            self.sites = None
+        if self.owns_pool:
+            await self.pool.close()
+
+
+# -- what the session and the agent get ---------------------------------------------------------
+
+
+def policy_of(source: NamedSource) -> Policy | None:
+    """The policy an episode runs under: a pack by name, or a policy file's text."""
+    if source.text is None:
+        return policy_from_argument(source.name)
+    suffix = Path(source.path or "").suffix.lower()
+    kind = {".yaml": "yaml", ".yml": "yaml", ".json": "json"}.get(suffix, "toml")
+    return Policy.from_text(source.text, kind, source=source.path or source.name)  # type: ignore[arg-type]
+
+
+def answers_of(source: NamedSource) -> ElicitationHandler:
+    """Who answers the user's questions: the same answer every time, or an answers file."""
+    if source.text is None:
+        return AutoHandler(source.name)  # type: ignore[arg-type]
+    return ScriptedHandler.from_data(yaml.safe_load(source.text))
+
+
+def agent_of(spec: EpisodeSpec) -> Agent:
+    """The agent for one episode: the task's plan for scripted/obedient, the seed for LLMs."""
+    entry = spec.agent
+    argument = entry.spec.partition(":")[2].strip()
+    plan = parse_plan(spec.task.plan, f"task {spec.task.id}: plan") if spec.task.plan else None
+    if entry.kind == "scripted" and not argument:
+        if plan is None:
+            raise ConfigError(f"The scripted agent needs a plan, and task {spec.task.id} has none.")
+        return ScriptedAgent(plan)
+    if entry.kind == "obedient" and not argument:
+        return ObedientAgent(plan)
+    options: dict[str, Any] = dict(entry.options)
+    if entry.is_llm:
+        options["temperature"] = entry.temperature
+        options["max_tokens"] = entry.max_tokens
+        if entry.seeded:
+            options["seed"] = spec.seed
+        if spec.cassette is not None:
+            options["cassette"] = Cassette(spec.cassette, spec.cassette_mode)
+    return make_agent(entry.spec, **options)
+
+
+def _llm_view(agent: Agent) -> list[str]:
+    """The conversation an LLM agent held (what the model saw), for the leak check."""
+    messages = getattr(agent, "messages", None)
+    if not isinstance(messages, list):
+        return []
+    return [json.dumps(messages, ensure_ascii=False, default=str)]
+
+
+def _first_line(exc: BaseException) -> str:
+    text = str(exc).strip()
+    return f"{type(exc).__name__}: {text.splitlines()[0]}" if text else type(exc).__name__
+
+
+# -- one episode -----------------------------------------------------------------------------
+
+
+async def run_episode(
+    spec: EpisodeSpec,
+    env: Environment,
+    directory: Path,
+    *,
+    run_id: str = "",
+) -> EpisodeResult:
+    """Run ``spec`` in ``env``, writing ``trace.jsonl`` and ``summary.json`` to ``directory``."""
+    directory.mkdir(parents=True, exist_ok=True)
+    started = time.perf_counter()
+    status: Status = "ok"
+    error = ""
+    run: RunResult | None = None
+    session: Session | None = None
+    agent: Agent | None = None
+    start_url = ""
+    try:
+        async with asyncio.timeout(spec.episode_timeout):
+            await env.reset(spec)
+            start_url = env.start_url(spec)
+            harness = await env.pool.get(spec.backend)
+            session = await harness.new_session()
+            session.policy = policy_of(spec.policy)
+            session.elicitation = answers_of(spec.elicitation)
+            agent = agent_of(spec)
+            run = await run_agent(
+                session,
+                agent,
+                start_url,
+                task=spec.task.instruction,
+                max_steps=spec.max_steps,
+                trace_dir=directory,
+                trace_options=TraceOptions(
+                    playwright=spec.playwright_trace, screenshots=spec.screenshots
+                ),
+            )
+    except TimeoutError:
+        status, error = "timeout", f"the episode took longer than {spec.episode_timeout:g} s"
+    except Exception as exc:  # an episode's failure is its result; the run goes on
+        status, error = "crashed", _first_line(exc)
+    if run is not None and run.stop_reason in FAILED_STOP_REASONS:
+        status, error = "error", f"{run.stop_reason}: {run.detail}".strip()
+    events: list[TraceEvent] = []
+    trace_text = ""
+    if (directory / TRACE_FILE).is_file():
+        trace_text = (directory / TRACE_FILE).read_text(encoding="utf-8")
+        with contextlib.suppress(HarnessError):
+            events = read_trace(directory)
+    evidence = Evidence(
+        events=events,
+        answer=run.answer if run is not None else "",
+        start_url=start_url,
+        site_urls=env.site_urls(),
+        requests=env.requests(),
+        context=session.context if session is not None else None,
+        page=session.page if session is not None else None,
+        extra_agent_view=_llm_view(agent) if agent is not None else [],
+    )
+    checks: list[CheckOutcome] = []
+    attack_hits: list[CheckOutcome] = []
+    leaked: list[str] = []
+    try:
+        async with asyncio.timeout(JUDGE_TIMEOUT_S):
+            if status == "ok":
+                checks = [await evaluate(c, evidence) for c in spec.task.success]
+            attack = spec.task.attack
+            if attack is not None:
+                attack_hits = [await evaluate(c, evidence) for c in attack.succeeded]
+                leaked = find_leaks(attack.canaries, attack.leak_in, evidence, trace_text)
+    except TimeoutError:
+        if status == "ok":
+            status, error = "timeout", f"judging the episode took longer than {JUDGE_TIMEOUT_S:g} s"
+    finally:
+        if session is not None:
+            with contextlib.suppress(Exception):
+                async with asyncio.timeout(CLOSE_TIMEOUT_S):
+                    await session.close()
+    counts = count(events)
+    ok = status == "ok"
+    # Without success checks, success is the agent finishing.
+    success = all(c.passed for c in checks) if spec.task.success else run is not None and run.ok
+    result = EpisodeResult(
+        episode=spec.id,
+        **spec.key(),
+        status=status,
+        stop_reason=run.stop_reason if run is not None else None,
+        error=error,
+        success=success if ok else None,
+        checks=checks,
+        attack=any(h.passed for h in attack_hits) if ok and spec.task.has_attack else None,
+        attack_evidence=[h.check for h in attack_hits if h.passed],
+        leaks=len(leaked),
+        leaked_in=leaked,
+        **counts.model_dump(),
+        wall_s=round(time.perf_counter() - started, 3),
+        run_id=run_id,
+        worker=env.name,
+        finished_at=datetime.now(UTC).isoformat(timespec="seconds"),
+    )
+    write_summary(directory, result)
+    return result
+
+
+def write_summary(directory: Path, result: EpisodeResult) -> None:
+    """``summary.json``, written last: an episode directory without it is incomplete."""
+    path = directory / SUMMARY_FILE
+    temporary = path.with_suffix(".tmp")
+    temporary.write_text(result.model_dump_json(indent=2) + "\n", encoding="utf-8")
+    temporary.replace(path)

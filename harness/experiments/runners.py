@@ -1,0 +1,530 @@
+"""Running a grid: local workers or Ray, a progress bar, resume, and the files at the end.
+
+:func:`run_experiment` is the whole of ``webmcp-harness experiment``: it checks the
+output directory (new, or ``resume`` of the same grid), works out which episodes
+still need a result, runs them on a runner, writes each result to ``results.db``
+as it arrives, and then the tables, the plot, the HTML report and ``run_info.json``.
+
+Runners:
+
+- ``local``: N workers in this process. Each worker serves its own instances of
+  the bundled sites. ``worker_mode="contexts"`` (the default) runs the workers'
+  episodes as concurrent browser contexts of one Chromium per backend;
+  ``"browsers"`` gives each worker a Chromium of its own.
+- ``ray``: N Ray actors, each owning its Chromium and its sites; episodes are
+  actor tasks, and their results and files stream back to the same database and
+  directory. Without an address a local Ray instance is started (loopback only);
+  with one (``ray://host:10001``, ``auto``) the episodes run on that cluster.
+"""
+
+from __future__ import annotations
+
+import asyncio
+import contextlib
+import json
+import os
+import secrets
+import shutil
+import tempfile
+import time
+from collections.abc import Callable
+from datetime import UTC, datetime
+from pathlib import Path
+from typing import Any, Literal
+
+from pydantic import BaseModel, ConfigDict, Field
+from rich.console import Console
+from rich.markup import escape
+from rich.progress import (
+    BarColumn,
+    MofNCompleteColumn,
+    Progress,
+    TextColumn,
+    TimeElapsedColumn,
+    TimeRemainingColumn,
+)
+
+from harness.errors import ExperimentError
+from harness.experiments.episode import Environment, HarnessPool, run_episode
+from harness.experiments.grid import EpisodeSpec, Grid
+from harness.experiments.metrics import EpisodeResult
+from harness.experiments.results import DATABASE, ResultStore, plot, write_tables
+from harness.experiments.run_info import (
+    RUN_INFO,
+    chromium_info,
+    environment_info,
+    grid_info,
+)
+
+EPISODES_DIR = "episodes"
+GRID_COPY = "grid.toml"
+
+RunnerName = Literal["local", "ray"]
+WorkerMode = Literal["contexts", "browsers"]
+
+
+class RunOptions(BaseModel):
+    """How to run a grid (the ``experiment`` command's options)."""
+
+    model_config = ConfigDict(frozen=True)
+
+    output: Path
+    workers: int | None = Field(default=None, ge=1)
+    """None: the grid's ``workers``."""
+    runner: RunnerName = "local"
+    worker_mode: WorkerMode = "contexts"
+    resume: bool = False
+    ray_address: str | None = None
+    cassettes: Path | None = None
+    cassette_mode: Literal["record", "replay"] = "replay"
+    episode_timeout: float | None = Field(default=None, gt=0)
+    progress: bool = True
+    report: bool = True
+
+
+class Study(BaseModel):
+    """What a run left: where, every episode's result, and this invocation's throughput."""
+
+    model_config = ConfigDict(frozen=True)
+
+    output: Path
+    name: str
+    results: list[EpisodeResult]
+    ran: int
+    already_done: int
+    seconds: float
+    per_minute: float
+    workers: int
+    runner: str
+    files: dict[str, str] = Field(default_factory=dict)
+
+    @property
+    def failed(self) -> list[EpisodeResult]:
+        """Episodes without an ``ok`` result (``--resume`` runs them again)."""
+        return [r for r in self.results if r.status != "ok"]
+
+
+# -- the output directory --------------------------------------------------------------------
+
+
+def _prepare(grid: Grid, options: RunOptions) -> ResultStore:
+    output = options.output
+    database = output / DATABASE
+    if options.resume:
+        if not database.is_file():
+            raise ExperimentError(
+                f"Nothing to resume in {output}: it has no {DATABASE}. Run without --resume."
+            )
+        store = ResultStore(database)
+        started_with = store.get_meta("grid_sha256")
+        if started_with != grid.sha256:
+            store.close()
+            raise ExperimentError(
+                f"The grid changed since the run in {output} started (its files hash "
+                "differently now); resume with the same grid, or run into a new --output."
+            )
+        return store
+    if output.exists() and (not output.is_dir() or any(output.iterdir())):
+        raise ExperimentError(
+            f"{output} exists and is not empty; pass --resume to complete that run, "
+            "or choose a new --output."
+        )
+    output.mkdir(parents=True, exist_ok=True)
+    store = ResultStore(database)
+    store.set_meta("grid_sha256", grid.sha256)
+    store.set_meta("grid_name", grid.experiment.name)
+    if grid.path and Path(grid.path).is_file():
+        shutil.copyfile(grid.path, output / GRID_COPY)
+    return store
+
+
+def _episodes(grid: Grid, options: RunOptions) -> list[EpisodeSpec]:
+    episodes = grid.episodes()
+    replaying = options.cassettes is not None and options.cassette_mode == "replay"
+    if replaying and options.cassettes is not None and not options.cassettes.is_dir():
+        raise ExperimentError(
+            f"No cassettes to replay at {options.cassettes}; record them first "
+            "(--record-cassettes DIR)."
+        )
+    changed = []
+    for spec in episodes:
+        update: dict[str, Any] = {}
+        if options.episode_timeout is not None:
+            update["episode_timeout"] = options.episode_timeout
+        if options.cassettes is not None and spec.agent.is_llm:
+            update["cassette"] = str(options.cassettes / f"{spec.id}.json")
+            update["cassette_mode"] = options.cassette_mode
+        changed.append(spec.model_copy(update=update) if update else spec)
+    if options.cassettes is not None and options.cassette_mode == "record":
+        options.cassettes.mkdir(parents=True, exist_ok=True)
+    return changed
+
+
+def new_run_id() -> str:
+    """``run-<UTC time>-<4 hex>``: names one invocation (a first run, or a resume)."""
+    return f"run-{datetime.now(UTC).strftime('%Y%m%dT%H%M%S')}-{secrets.token_hex(2)}"
+
+
+# -- local workers ------------------------------------------------------------------------------
+
+ResultSink = Callable[[EpisodeResult], None]
+
+
+async def run_local(
+    episodes: list[EpisodeSpec],
+    grid: Grid,
+    directory: Path,
+    sink: ResultSink,
+    *,
+    workers: int,
+    mode: WorkerMode = "contexts",
+    run_id: str = "",
+) -> dict[str, str]:
+    """Run ``episodes`` on ``workers`` workers in this process; returns the Chromium versions."""
+    queue: asyncio.Queue[EpisodeSpec] = asyncio.Queue()
+    for spec in episodes:
+        queue.put_nowait(spec)
+    call_timeout = grid.experiment.call_timeout
+    shared = HarnessPool(call_timeout) if mode == "contexts" else None
+    envs = [
+        Environment(
+            grid.sites(),
+            shared or HarnessPool(call_timeout),
+            owns_pool=shared is None,
+            name=f"worker-{n + 1}",
+        )
+        for n in range(max(1, min(workers, len(episodes))))
+    ]
+    versions: dict[str, str] = {}
+
+    async def work(env: Environment) -> None:
+        await env.start()
+        for backend in grid.experiment.backends:  # no browser: one clear error, not N episodes
+            await env.pool.get(backend)
+        versions.update(env.pool.browser_versions())
+        while True:
+            try:
+                spec = queue.get_nowait()
+            except asyncio.QueueEmpty:
+                return
+            sink(await run_episode(spec, env, directory / spec.id, run_id=run_id))
+
+    try:
+        await asyncio.gather(*(work(env) for env in envs))
+    finally:
+        for env in envs:
+            await env.close()
+        if shared is not None:
+            await shared.close()
+    return versions
+
+
+# -- Ray --------------------------------------------------------------------------------------
+
+
+class EpisodeWorker:
+    """A Ray actor's state: its own sites and its own Chromium, reused across episodes.
+
+    Episodes run in a temporary directory on the worker's machine; their files go
+    back to the driver with the result, so workers need no shared file system.
+    """
+
+    def __init__(self, sites: list[str], call_timeout: float, backends: list[str], name: str):
+        self.backends = backends
+        self.env = Environment(sites, HarnessPool(call_timeout), owns_pool=True, name=name)
+
+    async def start(self) -> dict[str, str]:
+        """Serve the sites and launch the browsers; the Chromium versions."""
+        await self.env.start()
+        for backend in self.backends:
+            await self.env.pool.get(backend)
+        return self.env.pool.browser_versions()
+
+    async def run(self, spec_json: str, run_id: str) -> tuple[str, dict[str, bytes]]:
+        """One episode: its result (JSON) and its files by relative path."""
+        spec = EpisodeSpec.model_validate_json(spec_json)
+        with tempfile.TemporaryDirectory(prefix="webmcp-episode-") as tmp:
+            directory = Path(tmp) / "episode"
+            result = await run_episode(spec, self.env, directory, run_id=run_id)
+            files = {
+                str(path.relative_to(directory)): path.read_bytes()
+                for path in sorted(directory.rglob("*"))
+                if path.is_file()
+            }
+        return result.model_dump_json(), files
+
+    async def close(self) -> None:
+        """Stop the sites and the browsers."""
+        await self.env.close()
+
+
+LOOPBACK_ONLY = "RAY_ENABLE_WINDOWS_OR_OSX_CLUSTER"
+"""Set to 0 before Ray is imported, a local Ray instance listens on loopback only."""
+
+
+def _import_ray(address: str | None) -> Any:
+    if address is None:
+        # A single-machine instance: Ray's servers then bind the loopback address only.
+        os.environ.setdefault(LOOPBACK_ONLY, "0")
+    try:
+        import ray
+    except ModuleNotFoundError as err:
+        if err.name != "ray":
+            raise
+        raise ExperimentError(
+            "--backend ray needs Ray: pip install 'webmcp-harness[ray]'."
+        ) from None
+    return ray
+
+
+def _crashed(spec: EpisodeSpec, error: str, run_id: str, worker: str) -> EpisodeResult:
+    return EpisodeResult(
+        episode=spec.id,
+        **spec.key(),
+        status="crashed",
+        error=error,
+        run_id=run_id,
+        worker=worker,
+        finished_at=datetime.now(UTC).isoformat(timespec="seconds"),
+    )
+
+
+def _write_files(directory: Path, files: dict[str, bytes]) -> None:
+    directory.mkdir(parents=True, exist_ok=True)
+    for relative, data in files.items():
+        target = (directory / relative).resolve()
+        if directory.resolve() not in target.parents:
+            continue  # a worker's file name never leaves the episode's directory
+        target.parent.mkdir(parents=True, exist_ok=True)
+        target.write_bytes(data)
+
+
+async def run_ray(
+    episodes: list[EpisodeSpec],
+    grid: Grid,
+    directory: Path,
+    sink: ResultSink,
+    *,
+    workers: int,
+    address: str | None = None,
+    run_id: str = "",
+) -> tuple[dict[str, str], dict[str, Any]]:
+    """Run ``episodes`` as tasks of ``workers`` Ray actors; Chromium versions and Ray's info."""
+    ray = _import_ray(address)
+    started_here = not ray.is_initialized()
+    if started_here:
+        try:
+            if address is None:
+                ray.init(
+                    num_cpus=workers,
+                    include_dashboard=False,
+                    log_to_driver=False,
+                    _node_ip_address="127.0.0.1",
+                )
+            else:
+                ray.init(address=address, log_to_driver=False)
+        except Exception as exc:  # Ray raises many kinds; each is "could not start/connect"
+            where = f"the Ray cluster at {address}" if address else "a local Ray instance"
+            raise ExperimentError(f"Could not start {where}: {exc}") from None
+    info = {
+        "version": ray.__version__,
+        "address": address or "local",
+        "nodes": len(ray.nodes()),
+        "cluster_resources": {k: v for k, v in ray.cluster_resources().items() if "CPU" in k},
+    }
+    remote = ray.remote(num_cpus=1, max_restarts=0)(EpisodeWorker)
+    queue: asyncio.Queue[EpisodeSpec] = asyncio.Queue()
+    for spec in episodes:
+        queue.put_nowait(spec)
+    versions: dict[str, str] = {}
+    sites, call_timeout, backends = (
+        grid.sites(),
+        grid.experiment.call_timeout,
+        grid.experiment.backends,
+    )
+    actors: list[Any] = []
+
+    async def new_actor(name: str) -> Any:
+        actor = remote.remote(sites, call_timeout, backends, name)
+        actors.append(actor)
+        versions.update(await actor.start.remote())
+        return actor
+
+    async def work(name: str) -> None:
+        actor = await new_actor(name)
+        while True:
+            try:
+                spec = queue.get_nowait()
+            except asyncio.QueueEmpty:
+                return
+            try:
+                result_json, files = await actor.run.remote(spec.model_dump_json(), run_id)
+            except ray.exceptions.RayError as exc:
+                # The actor (and its Chromium) is gone: the episode crashed; start a new one.
+                sink(_crashed(spec, f"the Ray worker failed: {type(exc).__name__}", run_id, name))
+                actor = await new_actor(name)
+                continue
+            _write_files(directory / spec.id, files)
+            sink(EpisodeResult.model_validate_json(result_json))
+
+    try:
+        count = max(1, min(workers, len(episodes)))
+        await asyncio.gather(*(work(f"ray-worker-{n + 1}") for n in range(count)))
+    finally:
+        for actor in actors:
+            with contextlib.suppress(ray.exceptions.RayError):
+                await actor.close.remote()
+            ray.kill(actor)
+        if started_here:
+            ray.shutdown()
+    return versions, info
+
+
+# -- the whole run ----------------------------------------------------------------------------
+
+
+def _progress(console: Console | None, enabled: bool) -> Progress:
+    return Progress(
+        TextColumn("[bold]{task.description}"),
+        BarColumn(),
+        MofNCompleteColumn(),
+        TextColumn("{task.fields[status]}"),
+        TimeElapsedColumn(),
+        TimeRemainingColumn(),
+        console=console or Console(stderr=True),
+        disable=not enabled,
+        transient=False,
+    )
+
+
+async def run_experiment(
+    grid: Grid, options: RunOptions, *, console: Console | None = None
+) -> Study:
+    """Run (or resume) ``grid`` into ``options.output``; every file is written at the end."""
+    store = _prepare(grid, options)
+    try:
+        return await _run(grid, options, store, console)
+    finally:
+        store.close()
+
+
+async def _run(
+    grid: Grid, options: RunOptions, store: ResultStore, console: Console | None
+) -> Study:
+    output = options.output
+    directory = output / EPISODES_DIR
+    episodes = _episodes(grid, options)
+    done = store.done()
+    todo = [spec for spec in episodes if spec.id not in done]
+    for spec in todo:  # a half-written episode (killed mid-way) starts again from nothing
+        shutil.rmtree(directory / spec.id, ignore_errors=True)
+    workers = options.workers or grid.experiment.workers
+    run_id = new_run_id()
+    started_at = datetime.now(UTC).isoformat(timespec="seconds")
+    counts = {"ok": 0, "failed": 0}
+    progress = _progress(console, options.progress)
+    bar = progress.add_task(escape(grid.experiment.name), total=len(todo), status="")
+
+    def sink(result: EpisodeResult) -> None:
+        store.put(result)
+        counts["ok" if result.status == "ok" else "failed"] += 1
+        failed = f", [red]{counts['failed']} failed[/]" if counts["failed"] else ""
+        progress.update(bar, advance=1, status=f"{counts['ok']} ok{failed}")
+
+    began = time.perf_counter()
+    ray_info: dict[str, Any] | None = None
+    with progress:
+        if not todo:
+            versions: dict[str, str] = {}
+        elif options.runner == "ray":
+            versions, ray_info = await run_ray(
+                todo,
+                grid,
+                directory,
+                sink,
+                workers=workers,
+                address=options.ray_address,
+                run_id=run_id,
+            )
+        else:
+            versions = await run_local(
+                todo,
+                grid,
+                directory,
+                sink,
+                workers=workers,
+                mode=options.worker_mode,
+                run_id=run_id,
+            )
+    seconds = round(time.perf_counter() - began, 3)
+    per_minute = round(len(todo) / seconds * 60, 2) if todo and seconds > 0 else 0.0
+    store.record_run(
+        run_id,
+        started_at=started_at,
+        finished_at=datetime.now(UTC).isoformat(timespec="seconds"),
+        runner=options.runner,
+        workers=workers,
+        episodes_run=len(todo),
+        seconds=seconds,
+    )
+    results = store.results()
+    files = write_tables(output, results, grid.experiment.name)
+    picture = plot(output, results, grid.experiment.name)
+    if picture is not None:
+        files[picture.name] = picture
+    _write_run_info(output, grid, options, store, versions, ray_info, workers)
+    files[RUN_INFO] = output / RUN_INFO
+    if options.report:
+        from harness.experiments.report import write_report
+
+        files["report.html"] = write_report(output, results, grid.experiment.name)
+    return Study(
+        output=output,
+        name=grid.experiment.name,
+        results=results,
+        ran=len(todo),
+        already_done=len(episodes) - len(todo),
+        seconds=seconds,
+        per_minute=per_minute,
+        workers=workers,
+        runner=options.runner,
+        files={name: str(path) for name, path in files.items()},
+    )
+
+
+def _write_run_info(
+    output: Path,
+    grid: Grid,
+    options: RunOptions,
+    store: ResultStore,
+    versions: dict[str, str],
+    ray_info: dict[str, Any] | None,
+    workers: int,
+) -> None:
+    path = output / RUN_INFO
+    previous: dict[str, Any] = {}
+    if path.is_file():
+        try:
+            previous = json.loads(path.read_text(encoding="utf-8"))
+        except ValueError:
+            previous = {}
+    known_versions = dict(previous.get("chromium", {}).get("versions", {}))
+    known_versions.update(versions)
+    info = {
+        "grid": grid_info(grid),
+        "environment": environment_info(),
+        "chromium": chromium_info(known_versions),
+        "runner": {
+            "backend": options.runner,
+            "workers": workers,
+            "worker_mode": options.worker_mode if options.runner == "local" else None,
+            "ray": ray_info or previous.get("runner", {}).get("ray"),
+        },
+        "cassettes": (
+            {"directory": str(options.cassettes), "mode": options.cassette_mode}
+            if options.cassettes is not None
+            else previous.get("cassettes")
+        ),
+        "invocations": store.runs(),
+    }
+    path.write_text(json.dumps(info, indent=2) + "\n", encoding="utf-8")
