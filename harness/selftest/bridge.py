@@ -17,7 +17,7 @@ from mcp.client.client import Client
 from mcp.client.streamable_http import streamable_http_client
 
 from harness.selftest.inputs import InputResult
-from harness.selftest.load import LoadResult
+from harness.selftest.load import LoadResult, echoed
 
 START_TIMEOUT_S = 60.0
 
@@ -89,11 +89,8 @@ async def bridge_load(bridge: BridgeProcess, *, clients: int, calls: int) -> Loa
                 if result.is_error:
                     errors["isError"] = errors.get("isError", 0) + 1
                     continue
-                text = "".join(getattr(block, "text", "") for block in result.content)
-                body = text[text.find("{") : text.rfind("}") + 1]
-                try:
-                    answer = json.loads(body)
-                except ValueError:
+                answer = echoed(result.content)
+                if answer is None:
                     continue
                 if answer.get("n") != number:
                     crossed += 1

@@ -6,6 +6,8 @@ from __future__ import annotations
 import asyncio
 import json
 import time
+from collections.abc import Sequence
+from typing import Any
 
 from pydantic import BaseModel
 
@@ -24,6 +26,17 @@ class LoadResult(BaseModel):
     duplicated: int
     crossed: int
     seconds: float
+
+
+def echoed(content: Sequence[Any]) -> dict[str, Any] | None:
+    """What ``echo`` answered (``{"page", "n"}``), from a result's content (inside the
+    untrusted-data framing); None when it is not there."""
+    text = "".join(getattr(block, "text", "") for block in content)
+    try:
+        answer = json.loads(text[text.find("{") : text.rfind("}") + 1])
+    except ValueError:
+        return None
+    return answer if isinstance(answer, dict) else None
 
 
 async def run_load(
@@ -46,11 +59,9 @@ async def run_load(
             outcome = await session.call("echo", {"n": number})
             if outcome.error_kind is not None:
                 errors[outcome.error_kind] = errors.get(outcome.error_kind, 0) + 1
-            text = "".join(getattr(block, "text", "") for block in outcome.result.content)
-            body = text[text.find("{") : text.rfind("}") + 1]
-            try:
-                answer = json.loads(body)
-            except ValueError:
+                continue
+            answer = echoed(outcome.result.content)
+            if answer is None:
                 continue  # lost: counted below
             if answer.get("page") != f"page{index}" or answer.get("n") != number:
                 crossed += 1
