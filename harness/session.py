@@ -414,10 +414,16 @@ class Session:
             listener(sent, outcome)
         # Seed 002 §6.1: the result is delivered first (returned now); the catalog
         # recompute, its change event and any navigation the call asked for follow.
-        self._after_delivery = asyncio.ensure_future(
-            self._after_result(outcome, request.tool, release)
-        )
+        task = asyncio.ensure_future(self._after_result(outcome, request.tool, release))
+        task.add_done_callback(self._forget_after_delivery)
+        self._after_delivery = task
         return outcome
+
+    def _forget_after_delivery(self, task: asyncio.Task[None]) -> None:
+        # A finished task keeps the context it was created in (an MCP request's, with its
+        # client session): holding on to it would keep a closed client's session alive.
+        if self._after_delivery is task:
+            self._after_delivery = None
 
     async def _after_result(
         self, outcome: CallOutcome, tool: Tool, release: Callable[[], ToolChange]
