@@ -1,10 +1,11 @@
 """``make demo`` / ``webmcp-harness demo``: the harness at work on the bundled sites.
 
-Six short acts, each on its own site (its own origin): the call pipeline on the todo
+Seven short acts, each on its own site (its own origin): the call pipeline on the todo
 site (on both backends), secrets kept from the agent on the keys console, a prompt
 injection stopped by policy on the mail site, a scripted agent with its trace, a
-small experiment (two agents × the mail injection × no policy / the default pack), and
-the conformance audit of a site that plants every defect it looks for.
+small experiment (two agents × the mail injection × no policy / the default pack), the
+conformance audit of a site that plants every defect it looks for, and a hostile page
+whose tools hang, throw, alert and flood (pointing at ``selftest`` and ``bench``).
 """
 
 from __future__ import annotations
@@ -252,8 +253,41 @@ async def act_audit(console: Console, url: str) -> None:
     )
 
 
+FRAMING = ("<untrusted-data", "</untrusted-data")
+
+
+async def act_faults(console: Console) -> None:
+    """A page that misbehaves on purpose: every call ends clearly and the session goes on."""
+    from harness.selftest.pages import FaultPages
+
+    console.rule("[bold]7. A hostile page[/] — tools that hang, throw, alert and flood")
+    table = Table("tool", "ended as", "what the agent is told")
+    async with FaultPages() as pages, Harness(call_timeout=3) as harness:
+        session = await harness.open(pages.url("faults.html", id="demo"))
+        for tool, arguments in (
+            ("hang", {}),
+            ("throw_getters", {}),
+            ("dialog_alert", {}),
+            ("return_big", {"mb": 50}),
+            ("echo", {"n": 1}),
+        ):
+            outcome = await session.call(tool, arguments)
+            block = outcome.result.content[0] if outcome.result.content else None
+            told = getattr(block, "text", "") or ""
+            # The first line of what the page said, inside the untrusted-data framing.
+            lines = [t for t in told.splitlines() if t.strip() and not t.startswith(FRAMING)]
+            table.add_row(tool, outcome.error_kind or "ok", page_text((lines or [""])[0][:90]))
+        await session.close()
+    console.print(table)
+    console.print(
+        "every fault kind, malformed inputs and load, with figures: webmcp-harness selftest; "
+        "speed against the browser's own call and Playwright MCP: webmcp-harness bench",
+        highlight=False,
+    )
+
+
 async def run_demo(console: Console) -> int:
-    """Serve the bundled sites and run the six acts."""
+    """Serve the bundled sites and run the seven acts."""
     from harness.sites.server import serve_sites
 
     async with serve_sites(["todo", "keys", "mail", "evil"]) as sites:
@@ -268,6 +302,7 @@ async def run_demo(console: Console) -> int:
             await act_agent(console, sites.url("todo"))
             await act_experiment(console)
             await act_audit(console, sites.url("evil"))
+            await act_faults(console)
         except HarnessError as exc:
             console.print(Text("demo failed: ", "red") + page_text(str(exc)))
             return 1
