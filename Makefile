@@ -6,7 +6,7 @@ VENV   := .venv
 BIN    := $(VENV)/bin
 STAMP  := $(VENV)/.installed
 
-.PHONY: setup chromium demo test lint typecheck unit clean conformance conformance-deps reports bench bench-deps
+.PHONY: setup chromium demo selftest test lint typecheck unit clean conformance conformance-deps reports bench bench-deps
 
 setup: $(STAMP) chromium
 
@@ -51,6 +51,10 @@ bench: setup $(BENCH_DEPS)
 
 demo: setup
 	$(BIN)/webmcp-harness demo
+
+# The reliability selftest's full run (writes reports/reliability.md and .json).
+selftest: setup
+	$(BIN)/webmcp-harness selftest --full
 
 # The committed reference conformance run, reports/conformance/: the user-agent suite on both
 # backends (against its baseline), the audit of the well-behaved bundled sites (no finding may

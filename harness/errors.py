@@ -38,6 +38,11 @@ class SessionClosed(HarnessError):
     """The session (or its page) was closed; open a new one."""
 
 
+class PageCrashed(SessionClosed):
+    """The session's page crashed (its renderer died) or its browser went away; the
+    message says how to recover (a new session; a new Harness when the browser is gone)."""
+
+
 class ConfigError(HarnessError):
     """A harness option or input file is invalid; the message says which and why."""
 

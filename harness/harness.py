@@ -20,7 +20,8 @@ from harness.declarative.review import FORM_REVIEW_MODES, FormReviewMode
 from harness.elicitation.base import ElicitationHandler, close_handler
 from harness.errors import BrowserNotFound, ConfigError
 from harness.models import BackendName
-from harness.session import Session
+from harness.session import BROWSER_GONE, Session
+from harness.stages.normalization import DEFAULT_MAX_RESULT_BYTES
 from harness.stages.policy import DEFAULT_POLICY, Policy, PolicyOption, policy_option
 
 DEFAULT_CALL_TIMEOUT_S = 30.0
@@ -50,6 +51,7 @@ class Harness:
         form_review: FormReviewMode = "ask",
         schema_subset: SchemaSubset = "accept",
         settle: Settle | None = None,
+        max_result_bytes: int = DEFAULT_MAX_RESULT_BYTES,
     ) -> None:
         """``policy``: the default pack unless given a :class:`~harness.stages.policy.Policy`, a
         policy file (loaded now: a bad file fails before anything runs) or None (no policy).
@@ -62,6 +64,8 @@ class Harness:
         or ``"refuse"`` it with a TypeError, as the spec's tentative tests ask.
         ``settle``: when a page's catalog counts as ready (default: quiet for 500 ms, at
         most 5 s; see :class:`~harness.catalog.Settle`); sessions wait for it after each load.
+        ``max_result_bytes``: the biggest tool result passed on (default 10 MB); a bigger
+        one is refused, in the page, with an ``isError`` result naming its size.
         """
         if schema_subset not in get_args(SchemaSubset):
             raise ConfigError(f"schema_subset must be 'accept' or 'refuse', not {schema_subset!r}")
@@ -73,6 +77,11 @@ class Harness:
             raise ConfigError(f"Unknown backend {backend!r}; use 'polyfill' or 'native'.")
         if call_timeout <= 0:
             raise ConfigError(f"call_timeout must be positive, not {call_timeout}")
+        if isinstance(max_result_bytes, bool) or not isinstance(max_result_bytes, int):
+            raise ConfigError(f"max_result_bytes must be an integer, not {max_result_bytes!r}")
+        if max_result_bytes <= 0:
+            raise ConfigError(f"max_result_bytes must be positive, not {max_result_bytes}")
+        self.max_result_bytes = max_result_bytes
         self.backend: BackendName = backend
         self.headless = headless
         self.executable_path = executable_path
@@ -97,9 +106,11 @@ class Harness:
         return self._browser
 
     async def start(self) -> Harness:
-        """Launch the browser (idempotent)."""
-        if self._browser is not None:
+        """Launch the browser (idempotent; launches a new one when the last went away)."""
+        if self._browser is not None and self._browser.is_connected():
             return self
+        if self._browser is not None:  # killed or crashed: its sessions already know
+            await self._drop_browser()
         path = Path(self.executable_path) if self.executable_path else find_chromium()
         if not path.is_file():
             raise BrowserNotFound(f"No Chromium at {path}.")
@@ -113,7 +124,24 @@ class Harness:
             await self._playwright.stop()
             self._playwright = None
             raise BrowserNotFound(f"Chromium at {path} did not start: {exc}") from exc
+        self._browser.on("disconnected", self._on_disconnected)
         return self
+
+    def _on_disconnected(self, browser: Browser) -> None:
+        """The browser process went away: every session's running calls end, clearly."""
+        for session in self.sessions:
+            if session.context.browser is browser:
+                session.broke(BROWSER_GONE)
+
+    async def _drop_browser(self) -> None:
+        """Forget a browser that went away, and its sessions (they cannot be used)."""
+        gone = self._browser
+        self.sessions = [s for s in self.sessions if s.context.browser is not gone]
+        self._browser = None
+        if self._playwright is not None:
+            with contextlib.suppress(Exception):  # its driver may be gone with the browser
+                await self._playwright.stop()
+            self._playwright = None
 
     async def new_session(self) -> Session:
         """A fresh browser context and page, with the backend attached, on about:blank."""
@@ -159,6 +187,7 @@ class Harness:
             untrusted_framing=self.untrusted_framing,
             form_review=self.form_review,
             settle=self.settle,
+            max_result_bytes=self.max_result_bytes,
         )
 
     async def open(self, url: str, *, settle: bool | Settle = True) -> Session:

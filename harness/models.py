@@ -101,7 +101,9 @@ class ToolChange(BaseModel):
         return bool(self.added or self.removed or self.changed)
 
 
-ErrorKind = Literal["validation", "refused", "thrown", "timeout", "cancelled", "navigation"]
+ErrorKind = Literal[
+    "validation", "refused", "thrown", "timeout", "cancelled", "navigation", "crashed", "too_large"
+]
 
 # Namespace for the `_meta` keys the harness adds to results (MCP's reverse-DNS style).
 META_PREFIX = "webmcp-harness/"

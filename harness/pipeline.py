@@ -28,7 +28,13 @@ from harness.models import (
     Tool,
     error_result,
 )
-from harness.stages.normalization import normalize
+from harness.stages.normalization import (
+    DEFAULT_MAX_RESULT_BYTES,
+    ResultRefused,
+    check_size,
+    normalize,
+    too_large_message,
+)
 from harness.stages.validation import check_arguments
 
 __all__ = ["AfterCall", "BeforeCall", "CallRequest", "Pipeline", "check_arguments"]
@@ -53,6 +59,12 @@ class Pipeline:
         self.before: list[BeforeCall] = list(before or [])
         self.after: list[AfterCall] = list(after or [])
         self._abandoned: set[asyncio.Future[None]] = set()  # aborts of calls given up on
+        # The biggest result passed on (bytes of UTF-8); the session sets it.
+        self.max_result_bytes = DEFAULT_MAX_RESULT_BYTES
+        # Set (with why, and how to recover) when the page crashed or the browser went away:
+        # running calls end at once instead of waiting for a page that will never answer.
+        self.broken = asyncio.Event()
+        self.broken_reason = ""
 
     def lookup(self, name: str) -> Tool:
         """The tool to call, or :class:`UnknownTool`."""
@@ -95,6 +107,11 @@ class Pipeline:
         raw = await self._execute(request)
         if raw is not None and raw.status == "changed":
             return _changed_result(request.tool), "refused"
+        if raw is not None and raw.status == "too_large":
+            size = raw.size or 0
+            return error_result(too_large_message(size, self.max_result_bytes)), "too_large"
+        if raw is None and self.broken.is_set():
+            return error_result(f"Tool {request.tool.name!r}: {self.broken_reason}"), "crashed"
         if raw is None:
             return (
                 error_result(
@@ -108,8 +125,13 @@ class Pipeline:
             "error": "thrown",
             "cancelled": "cancelled",
             "navigation": "navigation",
+            "too_large": "too_large",
         }
-        return normalize(raw), kinds[raw.status]
+        try:
+            check_size(raw, self.max_result_bytes)
+            return normalize(raw), kinds[raw.status]
+        except ResultRefused as refused:
+            return error_result(str(refused)), "too_large"
 
     async def _changed(self, checked: Tool) -> CallToolResult | None:
         """An ``isError`` result when the page no longer offers ``checked`` as it was.
@@ -126,12 +148,16 @@ class Pipeline:
         return _changed_result(checked)
 
     async def _execute(self, request: CallRequest) -> RawResult | None:
-        """Run the tool in the page; None when it timed out (after aborting its signal)."""
+        """Run the tool in the page; None when it timed out (after aborting its signal) or
+        the page broke (:attr:`broken`)."""
         task = asyncio.ensure_future(
             self.backend.execute(request.tool, request.arguments, request.call_id, request.meta)
         )
+        broken = asyncio.ensure_future(self.broken.wait())
         try:
-            done, _ = await asyncio.wait({task}, timeout=request.timeout)
+            done, _ = await asyncio.wait(
+                {task, broken}, timeout=request.timeout, return_when=asyncio.FIRST_COMPLETED
+            )
         except asyncio.CancelledError:
             # The caller gave up (e.g. an MCP client's notifications/cancelled): the page's
             # tool must see its signal abort, even though nobody waits for its answer now.
@@ -139,20 +165,31 @@ class Pipeline:
             self._abandoned.add(abandon)
             abandon.add_done_callback(self._abandoned.discard)
             raise
-        if done:
+        finally:
+            broken.cancel()
+        if task in done:
             return task.result()
-        await self.backend.cancel(request.call_id, f"timed out after {request.timeout:g} s")
+        if self.broken.is_set():
+            task.cancel()  # the page will never answer
+            return None
+        await self._stop(task, request.call_id, f"timed out after {request.timeout:g} s")
+        return None
+
+    async def _stop(self, task: asyncio.Future[RawResult], call_id: str, reason: str) -> None:
+        """Abort a call's signal; a page too busy to hear it (a tool that never yields)
+        has its script stopped, so that the session stays usable."""
+        try:
+            await asyncio.wait_for(self.backend.cancel(call_id, reason), CANCEL_GRACE_S)
+        except TimeoutError:
+            await self.backend.interrupt()
         done, _ = await asyncio.wait({task}, timeout=CANCEL_GRACE_S)
         if not done:
+            await self.backend.interrupt()
             task.cancel()
-        return None
 
     async def _abandon(self, task: asyncio.Future[RawResult], call_id: str) -> None:
         """Abort a call nobody waits for any more, and let its execution end."""
-        await self.backend.cancel(call_id, "cancelled by the caller")
-        done, _ = await asyncio.wait({task}, timeout=CANCEL_GRACE_S)
-        if not done:
-            task.cancel()
+        await self._stop(task, call_id, "cancelled by the caller")
 
 
 def _changed_result(tool: Tool) -> CallToolResult:

@@ -28,11 +28,12 @@ from harness.elicitation.base import (
     ElicitationRecord,
     RecordingHandler,
 )
-from harness.errors import ConfigError, PageUnreachable, SessionClosed
+from harness.errors import ConfigError, PageCrashed, PageUnreachable, SessionClosed
 from harness.models import CallOutcome, CallRequest, CatalogWarning, Tool, ToolChange
 from harness.pipeline import Pipeline
 from harness.stages.framing import PAGE_RESULT_KINDS, frame_result
 from harness.stages.navigation import ui_redirect_target
+from harness.stages.normalization import DEFAULT_MAX_RESULT_BYTES
 from harness.stages.patterns import pattern_warnings
 from harness.stages.policy import (
     DEFAULT_POLICY,
@@ -49,6 +50,17 @@ from harness.stages.validation import schema_warnings
 from harness.stages.vault import Revealed, Vault
 
 log = logging.getLogger("harness.session")
+
+# What a session says once its page can answer no more (the call's result, then every use).
+PAGE_CRASHED = (
+    "the page crashed (its renderer process died, e.g. out of memory). This session cannot "
+    "be used any more: open a new session (Harness.open(url)); the harness and its other "
+    "sessions still work."
+)
+BROWSER_GONE = (
+    "the browser process went away (killed or crashed). This session cannot be used any "
+    "more: Harness.open(url) launches a new browser for a new session."
+)
 
 CallListener = Callable[[dict[str, Any], CallOutcome], None]
 """``listener(arguments, outcome)``: see :meth:`Session.on_call`."""
@@ -92,6 +104,7 @@ class Session:
         untrusted_framing: bool = True,
         form_review: FormReviewMode = "ask",
         settle: Settle | None = None,
+        max_result_bytes: int = DEFAULT_MAX_RESULT_BYTES,
     ) -> None:
         # The Harness that made it (kept for its owner; the session never calls back into it).
         self.harness = harness
@@ -108,6 +121,7 @@ class Session:
         self._documents = 0  # top-level navigations seen (each a document to settle)
         self._settled_document = -1  # the last document whose catalog was waited for
         self.call_timeout = call_timeout
+        self.max_result_bytes = max_result_bytes
         # Every elicitation, answered by whoever is configured (nobody means "cancel",
         # the safe side), is recorded here, without password or x-sensitive values.
         self.elicitations: list[ElicitationRecord] = []
@@ -121,6 +135,7 @@ class Session:
         backend.question_handler = lambda: self.elicitation
         self._call_listeners: list[CallListener] = []
         self._closed = False
+        self._broken: str | None = None  # why the page answers no more (crash, browser gone)
         # Seed 002 §6.1: what follows a delivered result (catalog recompute, navigation).
         self._after_delivery: asyncio.Task[None] | None = None
         # Trust (harness/stages/trust.py) and policy (harness/stages/policy.py): the SEP's annotations
@@ -170,6 +185,19 @@ class Session:
         self._policy = policy_option(value)
 
     # -- agent sessions ----------------------------------------------------------------
+    @property
+    def max_result_bytes(self) -> int:
+        """The biggest tool result passed on, in bytes of UTF-8 (a bigger one is refused
+        with ``isError`` naming its size; the page itself refuses to send it)."""
+        return self.pipeline.max_result_bytes
+
+    @max_result_bytes.setter
+    def max_result_bytes(self, value: int) -> None:
+        if isinstance(value, bool) or not isinstance(value, int) or value <= 0:
+            raise ConfigError(f"max_result_bytes must be a positive integer, not {value!r}")
+        self.pipeline.max_result_bytes = value
+        self.backend.max_result_bytes = value
+
     @property
     def agent(self) -> AgentSession:
         """The agent session whose calls run now (this session's own by default)."""
@@ -248,6 +276,24 @@ class Session:
         self.page.on("requestfailed", readiness.request_ended)
         self.page.on("load", lambda _page: readiness.loaded())
         self.page.on("framenavigated", self._on_navigated)
+        self.page.on("crash", lambda _page: self.broke(PAGE_CRASHED))
+
+    @property
+    def broken(self) -> str | None:
+        """Why the page can answer no more (it crashed; its browser went away), or None."""
+        return self._broken
+
+    def broke(self, reason: str) -> None:
+        """The page can answer no more: running calls end now with ``reason`` (which says
+        how to recover), and every later use raises :class:`~harness.errors.PageCrashed`."""
+        if self._broken is not None:
+            return
+        self._broken = reason
+        self.pipeline.broken_reason = reason
+        self.pipeline.broken.set()
+        self.catalog.readiness.touch()
+        if isinstance(self.backend, ChannelBackend):
+            self.backend.channel.fail(reason)
 
     def _on_navigated(self, frame: Any) -> None:
         if frame.parent_frame is None:  # a new top-level document: its catalog settles anew
@@ -489,6 +535,8 @@ class Session:
     def _check_open(self) -> None:
         if self._closed:
             raise SessionClosed("This session is closed; open a new one with Harness.open().")
+        if self._broken is not None:
+            raise PageCrashed(self._broken[0].upper() + self._broken[1:])
 
     async def __aenter__(self) -> Session:
         return self

@@ -157,6 +157,32 @@ function commandError(message) {
   return answer(harnessError("TypeError", message));
 }
 
+// The result cap: a result (or error message) over `limit` bytes of UTF-8 never crosses
+// the channel; the harness is told its size instead, and refuses it with isError.
+function capResult(result, limit) {
+  if (result === null || typeof result !== "object") return result;
+  const error = result.error;
+  const text = result.status === "ok" ? result.json : error != null ? error.message : undefined;
+  if (typeof text !== "string" || text.length * 3 <= limit) return result; // ≤ 3 bytes a unit
+  const size = utf8Length(text);
+  if (size <= limit) return result;
+  return { __proto__: null, status: "too_large", size };
+}
+
+function utf8Length(text) {
+  let size = 0;
+  for (let i = 0; i < text.length; i += 1) {
+    const unit = StringPrototypeCharCodeAt(text, i);
+    if (unit < 0x80) size += 1;
+    else if (unit < 0x800) size += 2;
+    else if (unit >= 0xd800 && unit <= 0xdbff) {
+      size += 4; // a surrogate pair: one 4-byte character
+      i += 1;
+    } else size += 3;
+  }
+  return size;
+}
+
 // A callId as the harness sent it (string or number), or null.
 function readCallId(command) {
   const callId = ownData(command, "callId");
@@ -226,7 +252,10 @@ function runCommand(command) {
       return answer({ __proto__: null, status: "changed" });
     }
     const input = plainJSONText(ownData(command, "input") ?? {});
-    return backend.invoke(callId, name, input, readPlainObject(command, "meta"));
+    const limit = ownData(command, "maxResultBytes");
+    const running = backend.invoke(callId, name, input, readPlainObject(command, "meta"));
+    if (typeof limit !== "number") return running;
+    return new SafePromise((resolve) => safeThen(running, (result) => resolve(capResult(result, limit))));
   }
   if (op === "resolve") {
     return backend.resolve(name, plainJSONText(ownData(command, "input") ?? {}));

@@ -134,11 +134,15 @@ class PageChannel:
         self._silent: dict[Frame, str] = {}  # frames (at a URL) that never said hello
         # main-world execution contexts: (session, context id) → token (None until asked)
         self._contexts: dict[tuple[CDPSession, int], str | None] = {}
+        # Why the page can answer no more (it crashed; its browser went away), or None.
+        self.broken: str | None = None
+        self._broken: asyncio.Future[str] | None = None  # made by install(), on its loop
 
     async def install(self, context: BrowserContext, page: Page, handler: MessageHandler) -> None:
         """Expose the binding, add the init script (which hides it), and follow contexts."""
         self._handler = handler
         self._context = context
+        self._broken = asyncio.get_running_loop().create_future()
         await context.expose_binding(self.keys.binding, self._on_binding)
         await context.add_init_script(build_init_script(self.keys, self.mode, self.schema_subset))
         await self._follow(await context.new_cdp_session(page))
@@ -210,24 +214,30 @@ class PageChannel:
 
     async def _call(self, target: tuple[CDPSession, int], command: Message) -> Any:
         session, context_id = target
+        if self.broken is not None:
+            raise FrameGone(self.broken)
         try:
-            reply = await session.send(
-                "Runtime.callFunctionOn",
-                {
-                    "functionDeclaration": _CALL_ENTRY,
-                    "executionContextId": context_id,
-                    "arguments": [
-                        {"value": self.keys.entry},
-                        {"value": self.keys.secret},
-                        {"value": command},
-                    ],
-                    "returnByValue": True,
-                    "awaitPromise": True,
-                },
+            reply = await self._unless_broken(
+                session.send(
+                    "Runtime.callFunctionOn",
+                    {
+                        "functionDeclaration": _CALL_ENTRY,
+                        "executionContextId": context_id,
+                        "arguments": [
+                            {"value": self.keys.entry},
+                            {"value": self.keys.secret},
+                            {"value": command},
+                        ],
+                        "returnByValue": True,
+                        "awaitPromise": True,
+                    },
+                )
             )
         except PlaywrightError as exc:
             # "Cannot find context with specified id", "Execution context was destroyed", …
-            self._contexts.pop(target, None)
+            # (a script stopped by terminate() leaves its context in place).
+            if "context" in str(exc).lower():
+                self._contexts.pop(target, None)
             raise FrameGone(str(exc)) from exc
         details = reply.get("exceptionDetails")
         if details is not None:
@@ -235,12 +245,40 @@ class PageChannel:
             raise FrameGone(f"the frame's entry point failed: {text}")
         return (reply.get("result") or {}).get("value")
 
+    async def terminate(self) -> None:
+        """Stop whatever script runs now in the page's frames (``Runtime.terminateExecution``):
+        a tool that never yields cannot hear its signal, and would wedge the page."""
+        for session in list(self._sessions):
+            try:
+                await asyncio.wait_for(session.send("Runtime.terminateExecution"), HELLO_WAIT_S)
+            except (PlaywrightError, TimeoutError):
+                continue  # that target is gone, or does not answer either
+
+    def fail(self, reason: str) -> None:
+        """The page crashed (or its browser went away): commands fail at once from now on."""
+        self.broken = reason
+        if self._broken is not None and not self._broken.done():
+            self._broken.set_result(reason)
+
+    async def _unless_broken(self, sending: Awaitable[dict[str, Any]]) -> dict[str, Any]:
+        """``sending``'s reply, or :class:`FrameGone` as soon as the page breaks (a crashed
+        renderer never answers)."""
+        task = asyncio.ensure_future(sending)
+        if self._broken is None:
+            return await task
+        waiters: set[asyncio.Future[Any]] = {task, self._broken}
+        done, _ = await asyncio.wait(waiters, return_when=asyncio.FIRST_COMPLETED)
+        if task in done:
+            return task.result()
+        task.cancel()
+        raise FrameGone(self.broken or "the page is gone")
+
     async def _context_for(self, frame: Frame) -> tuple[CDPSession, int] | None:
         """The CDP context of the frame's current document, waiting briefly for its hello."""
         loop = asyncio.get_running_loop()
         deadline = loop.time() + (0 if self._silent.get(frame) == frame.url else HELLO_WAIT_S)
         tried_oopif = False
-        while not frame.is_detached():
+        while not frame.is_detached() and self.broken is None:
             token = self._token_of_frame.get(frame)
             if token is not None:
                 for key, known in list(self._contexts.items()):

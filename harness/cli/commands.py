@@ -25,6 +25,7 @@ from harness.agents import make_agent
 from harness.agents.loop import DEFAULT_MAX_STEPS, RunResult, run_agent
 from harness.catalog import Settle
 from harness.cli import bench, conformance, experiment
+from harness.cli import selftest as selftest_command
 from harness.cli import sites as sites_command
 from harness.cli.options import (
     EXIT_FAILED,
@@ -96,6 +97,7 @@ def build_parser() -> Parser:
     call.set_defaults(usage_parser=call)
 
     sites_command.add_parser(sub)
+    selftest_command.add_parser(sub)
 
     demo = sub.add_parser("demo", help="serve the todo site and show the harness at work")
     demo.set_defaults(usage_parser=demo)
@@ -494,6 +496,8 @@ def _dispatch(args: argparse.Namespace, out: Console) -> int:
         return conformance.run(args, out)
     if args.command == "bench":
         return bench.run(args, out)
+    if args.command == "selftest":
+        return selftest_command.run(args, sys.stdout)
     if args.command == "demo":
         from harness.cli.demo import run_demo
 

@@ -8,12 +8,21 @@ JSON Schema recommends. A pattern no ECMAScript engine accepts is skipped — th
 only, never the whole tool — and the catalog warns about it (:func:`pattern_warnings`).
 Also here: :func:`checkable_schema`, the schema as the harness checks it, where HTML's
 empty choice lists (a ``<select>`` without options is ``anyOf: []``) mean "no value".
+
+``regress`` backtracks, as every ECMAScript engine does, so a page's pattern can take for ever
+on the agent's string (``^(a+)+$`` on ``"aaaa…!"``) and cannot be interrupted from Python. The
+matches therefore run in a small child process of their own (:class:`_Matcher`), which is
+killed and replaced when one match overruns :data:`PATTERN_BUDGET_S`; the argument is then
+refused with a message saying so (:class:`PatternTimeout`), and validation never hangs.
 """
 
 from __future__ import annotations
 
+import multiprocessing
+import threading
 from collections.abc import Iterator
 from functools import lru_cache
+from multiprocessing.connection import Connection
 from typing import Any
 
 import regress
@@ -31,23 +40,118 @@ _SCHEMA_LISTS = ("allOf", "anyOf", "oneOf", "prefixItems")
 _SCHEMA_MAPS = ("properties", "patternProperties", "$defs", "definitions", "dependentSchemas")
 
 
+PATTERN_BUDGET_S = 1.0
+"""How long one ``pattern`` may take on one string before the value is refused."""
+MAX_PATTERN_LENGTH = 10_000
+"""The longest pattern compiled (compiling is not covered by the budget)."""
+
+
+class PatternTimeout(Exception):
+    """A pattern took longer than :data:`PATTERN_BUDGET_S` on a string."""
+
+
 @lru_cache(maxsize=1024)
-def compile_pattern(pattern: str) -> Any:
-    """The compiled ECMAScript regex (``u`` flag, else none), or None when it is invalid."""
+def pattern_flags(pattern: str) -> str | None:
+    """The flags ``pattern`` compiles with (``u``, else none), or None when it is not an
+    ECMAScript regex (or longer than :data:`MAX_PATTERN_LENGTH`)."""
+    if len(pattern) > MAX_PATTERN_LENGTH:
+        return None
     for flags in ("u", ""):
         try:
-            return regress.Regex(pattern, flags)
+            regress.Regex(pattern, flags)
         except regress.RegressError:
             continue
+        return flags
     return None
 
 
-def search(pattern: str, text: str) -> bool | None:
-    """Whether the ECMAScript ``pattern`` matches somewhere in ``text``; None: not a regex."""
-    compiled = compile_pattern(pattern)
-    if compiled is None:
+def compile_pattern(pattern: str) -> Any:
+    """The compiled ECMAScript regex, or None when ``pattern`` is not one."""
+    flags = pattern_flags(pattern)
+    return None if flags is None else regress.Regex(pattern, flags)
+
+
+def _serve_matches(conn: Connection) -> None:  # pragma: no cover - runs in the child
+    """The child's loop: ``(pattern, flags, text)`` in, whether it matched out."""
+    compiled: dict[tuple[str, str], Any] = {}
+    while True:
+        try:
+            pattern, flags, text = conn.recv()
+        except (EOFError, OSError):
+            return
+        regex = compiled.get((pattern, flags))
+        if regex is None:
+            if len(compiled) > 256:
+                compiled.clear()
+            regex = compiled[(pattern, flags)] = regress.Regex(pattern, flags)
+        conn.send(regex.find(text) is not None)
+
+
+class _Matcher:
+    """The child process that runs matches, one at a time, each within a budget."""
+
+    def __init__(self) -> None:
+        self._lock = threading.Lock()
+        self._process: Any = None
+        self._conn: Connection | None = None
+
+    def _start(self) -> Connection:
+        # fork: the child needs nothing but regress and its end of the pipe, and starts in
+        # milliseconds (spawn would import the harness again).
+        context = multiprocessing.get_context("fork")
+        parent, child = context.Pipe()
+        process = context.Process(target=_serve_matches, args=(child,), daemon=True)
+        process.start()
+        child.close()
+        self._process, self._conn = process, parent
+        return parent
+
+    def _stop(self) -> None:
+        if self._conn is not None:
+            self._conn.close()
+        if self._process is not None:
+            self._process.kill()
+            self._process.join()
+        self._process = self._conn = None
+
+    def search(self, pattern: str, flags: str, text: str, budget: float) -> bool:
+        with self._lock:
+            conn = self._conn
+            if conn is None or not self._process.is_alive():
+                self._stop()
+                conn = self._start()
+            try:
+                conn.send((pattern, flags, text))
+                if conn.poll(budget):
+                    return bool(conn.recv())
+            except (EOFError, OSError):
+                pass  # the child died mid-match: replaced below, and the match refused
+            self._stop()
+            raise PatternTimeout(pattern)
+
+
+_MATCHER = _Matcher()
+
+
+def search(pattern: str, text: str, budget: float = PATTERN_BUDGET_S) -> bool | None:
+    """Whether the ECMAScript ``pattern`` matches somewhere in ``text``; None: not a regex.
+    Raises :class:`PatternTimeout` when the match takes longer than ``budget`` seconds."""
+    flags = pattern_flags(pattern)
+    if flags is None:
         return None
-    return compiled.find(text) is not None
+    return _MATCHER.search(pattern, flags, text, budget)
+
+
+def _clip(text: str) -> str:
+    return repr(text if len(text) <= 60 else text[:57] + "...")
+
+
+def _timeout_error(pattern: str) -> ValidationError:
+    return ValidationError(
+        f"the schema's pattern {_clip(pattern)} took over {PATTERN_BUDGET_S:g} s on this "
+        "string (a pattern that backtracks without end), so the value cannot be checked; "
+        "send a shorter or simpler value, or ask the site to fix its pattern"
+    )
 
 
 def pattern_keyword(
@@ -56,8 +160,13 @@ def pattern_keyword(
     """JSON Schema's ``pattern`` with ECMAScript semantics (skipped when not a regex)."""
     if not isinstance(pattern, str) or not validator.is_type(instance, "string"):
         return
-    if search(pattern, instance) is False:
-        yield ValidationError(f"{instance!r} does not match {pattern!r}")
+    try:
+        found = search(pattern, instance)
+    except PatternTimeout:
+        yield _timeout_error(pattern)
+        return
+    if found is False:
+        yield ValidationError(f"{_clip(instance)} does not match {_clip(pattern)}")
 
 
 def pattern_properties_keyword(
@@ -68,7 +177,12 @@ def pattern_properties_keyword(
         return
     for pattern, subschema in patterns.items():
         for key, value in instance.items():
-            if isinstance(pattern, str) and search(pattern, key):
+            try:
+                found = isinstance(pattern, str) and search(pattern, key)
+            except PatternTimeout:
+                yield _timeout_error(pattern)
+                return
+            if found:
                 yield from validator.descend(value, subschema, path=key, schema_path=pattern)
 
 

@@ -31,6 +31,7 @@ from pydantic import BaseModel, ConfigDict
 from harness.models import META_PREFIX, CatalogWarning, Tool, error_result
 from harness.schemas import Unresolvable, unresolvable_references, validator_for
 from harness.stages import patterns
+from harness.stages.normalization import MAX_RESULT_DEPTH, json_depth
 
 _FORMATS = Draft202012Validator.FORMAT_CHECKER
 _TYPE_KEYWORD = Draft202012Validator.VALIDATORS["type"]
@@ -261,6 +262,10 @@ def describe_problems(tool: Tool, problems: list[ArgumentProblem]) -> str:
     return "\n".join(lines)
 
 
+# The deepest arguments checked (deeper ones are refused before any recursive reader).
+MAX_ARGUMENT_DEPTH = MAX_RESULT_DEPTH
+
+
 def check_arguments(tool: Tool, arguments: Any) -> CallToolResult | None:
     """The validation stage: an ``isError`` result when the arguments do not fit."""
     try:
@@ -278,6 +283,11 @@ def check_arguments(tool: Tool, arguments: Any) -> CallToolResult | None:
         )
     if checked.outside is not None:
         return _unusable(tool, checked.outside)
+    if json_depth(arguments) > MAX_ARGUMENT_DEPTH:
+        return error_result(
+            f"Invalid arguments for tool {tool.name!r}; the tool was not run: they are nested "
+            f"deeper than {MAX_ARGUMENT_DEPTH} levels. Send flatter arguments."
+        )
     try:
         problems = validate_arguments(tool, arguments)
     except Unresolvable as exc:  # a reference the static check did not see: still never fetched

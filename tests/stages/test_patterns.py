@@ -75,3 +75,23 @@ def test_an_empty_choice_list_means_no_value_not_a_broken_tool() -> None:
     refused = validate_arguments(cities, {"city": "Paris"})
     assert {p.path for p in refused} == {"/city"}
     assert checkable_schema({"anyOf": [], "x": 1}) == {"not": {}, "x": 1}
+
+
+def test_an_ecmascript_pattern_that_backtracks_for_ever_is_stopped_and_the_next_match_works() -> (
+    None
+):
+    # ECMAScript engines backtrack: `^(\p{L}+)+$` on 40 letters and a "!" would run for
+    # hours. The match is stopped at the budget, the value refused, and the next check runs.
+    runaway = tool({"name": {"type": "string", "pattern": r"^(\p{L}+)+$"}})
+    refused = check_arguments(runaway, {"name": "é" * 40 + "!"})
+    assert refused is not None and refused.is_error
+    assert "took over 1 s" in refused.content[0].text  # type: ignore[union-attr]
+    assert check_arguments(runaway, {"name": "Zoë"}) is None
+    assert search(r"^\p{Lu}", "Émile") is True and search(r"^\p{Lu}", "émile") is False
+    keys = {
+        "type": "object",
+        "patternProperties": {r"^(\w+)+$": {"type": "integer"}},
+    }
+    by_key = Tool(name="k", description="d", inputSchema=keys, origin="http://a.test", frame="main")
+    refused = check_arguments(by_key, {"a" * 40 + "!": 1})
+    assert refused is not None and "took over 1 s" in refused.content[0].text  # type: ignore[union-attr]

@@ -28,13 +28,15 @@ class RawResult(BaseModel):
     tool returned nothing). ``error``: ``execute`` threw. ``cancelled``: the call's
     signal was aborted. ``navigation``: the document went away mid-call. ``changed``:
     the page registered the tool again since the harness checked the call, and the new
-    definition was not run.
+    definition was not run. ``too_large``: the page refused to send a result of ``size``
+    bytes, over the cap it was given.
     """
 
-    status: Literal["ok", "error", "cancelled", "navigation", "changed"]
+    status: Literal["ok", "error", "cancelled", "navigation", "changed", "too_large"]
     json_text: str | None = None
     error_name: str | None = None
     error_message: str | None = None
+    size: int | None = None
 
 
 class FormReviewRequest(BaseModel):
@@ -144,6 +146,9 @@ class Backend(ABC):
         # Seed 002's tool-name elements, reported by the injected JS in both modes and run
         # by the dialect the session lends (harness.declarative.invocation.SeedTools).
         self.seed: SeedDialect = NoSeedDialect()
+        # The biggest result the page may send (bytes of UTF-8; the session sets it): a
+        # bigger one is refused in the page, before it crosses to Python.
+        self.max_result_bytes: int | None = None
 
     @staticmethod
     @abstractmethod
@@ -167,6 +172,10 @@ class Backend(ABC):
     @abstractmethod
     async def cancel(self, call_id: str, reason: str) -> None:
         """Abort a running call's signal (the page sees ``toolcancel``)."""
+
+    async def interrupt(self) -> None:  # noqa: B027 - optional hook
+        """Stop the script running in the page now (a tool that never yields, which
+        cannot even hear its signal abort); default: nothing can be done."""
 
     async def detach(self) -> None:  # noqa: B027 - optional hook
         """Stop following the page; default: nothing to release."""

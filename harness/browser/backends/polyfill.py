@@ -271,6 +271,9 @@ class ChannelBackend(Backend):
         await frame.goto(url)
         await self.refresh()
 
+    async def interrupt(self) -> None:
+        await self.channel.terminate()
+
     async def _relist(self, frame: Frame) -> None:
         try:
             listing = await self.channel.command(frame, {"op": "list"})
@@ -318,6 +321,8 @@ class PolyfillBackend(ChannelBackend):
             # The registration the call was checked against: the page runs no other.
             "registration": tool.registration,
         }
+        if self.max_result_bytes is not None:
+            command["maxResultBytes"] = self.max_result_bytes
         self._running[call_id] = frame
         self._running_tools[call_id] = tool.name
         self._submissions[call_id] = asyncio.get_running_loop().create_future()
@@ -391,6 +396,8 @@ def raw_from_answer(answer: Any) -> RawResult:
     status = answer.get("status")
     if status == "changed":
         return RawResult(status="changed")
+    if status == "too_large" and isinstance(answer.get("size"), int):
+        return RawResult(status="too_large", size=answer["size"])
     if status == "ok" and isinstance(answer.get("submitted"), dict):
         return submitted_result(answer["submitted"])
     if status == "ok":

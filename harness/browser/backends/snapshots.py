@@ -13,6 +13,7 @@ site today's spelling — so a ``destructive: true`` tool is confirmed like any 
 
 from __future__ import annotations
 
+import re
 from typing import Any
 
 from pydantic import ValidationError
@@ -38,7 +39,7 @@ def tools_from_snapshots(
             continue
         try:
             tool = tool_from_snapshot(snap, info)
-        except (ValidationError, TypeError, ValueError) as exc:
+        except (ValidationError, TypeError, ValueError, KeyError) as exc:
             name = snap.get("name") if isinstance(snap.get("name"), str) else None
             warnings.append(
                 CatalogWarning(
@@ -105,14 +106,23 @@ def annotations_as_meant(raw: dict[str, Any]) -> tuple[dict[str, Any], list[str]
     return annotations, readings
 
 
+# The spec's rule for a tool's name; the page refuses others at registerTool, and the user
+# agent refuses them again here (a name with confusables, bidi controls or zero-width
+# characters would show the agent one name and mean another).
+TOOL_NAME = re.compile(r"[A-Za-z0-9_.-]{1,128}")
+
+
 def tool_from_snapshot(snap: dict[str, Any], info: FrameInfo) -> Tool:
     """One snapshot as a :class:`Tool` (raises on malformed data)."""
+    name = snap["name"]
+    if not isinstance(name, str) or TOOL_NAME.fullmatch(name) is None:
+        raise ValueError(f"the name {ascii(name)[:140]} is not [A-Za-z0-9_.-]{{1,128}}")
     schema = snap.get("inputSchema")
     output = snap.get("outputSchema")
     annotations = snap.get("annotations")
     title = snap.get("title")
     return Tool(
-        name=snap["name"],
+        name=name,
         title=title if isinstance(title, str) and title else None,
         description=snap["description"],
         inputSchema=schema if isinstance(schema, dict) else {"type": "object"},

@@ -1,0 +1,57 @@
+"""``webmcp-harness selftest``: the reliability selftest (:mod:`harness.selftest`)."""
+
+from __future__ import annotations
+
+import argparse
+import asyncio
+import json
+from pathlib import Path
+from typing import Any, TextIO
+
+from harness.selftest.runner import run_selftest
+
+
+def add_parser(sub: Any) -> None:
+    """Register ``selftest`` on the CLI's sub-parsers."""
+    parser = sub.add_parser(
+        "selftest",
+        help="survive hostile pages, bad input and load; write reports/reliability.{md,json}",
+        description="Run the reliability selftest: fault scenarios, malformed inputs and a "
+        "load run against pages the project writes. Exit 0 when everything was survived.",
+    )
+    modes = parser.add_mutually_exclusive_group()
+    modes.add_argument("--quick", action="store_true", help="the CI run (default)")
+    modes.add_argument("--full", action="store_true", help="10^5 tools, 10 000 calls")
+    parser.add_argument("--json", action="store_true", help="print the summary as JSON")
+    parser.add_argument(
+        "--out", type=Path, default=Path("reports"), help="where to write the report (reports/)"
+    )
+
+
+def run(args: argparse.Namespace, out: TextIO) -> int:
+    """Run the selftest, write the report, print the verdict; 0 when it passed."""
+    report = asyncio.run(run_selftest("full" if args.full else "quick"))
+    json_path, md_path = report.write(args.out)
+    summary = {
+        "ok": report.ok,
+        "faults_survived": report.faults_survived,
+        "fault_kinds": len(report.faults),
+        "inputs_clear": report.inputs_clear,
+        "inputs_tried": len(report.inputs),
+        "calls": report.load.calls if report.load else 0,
+        "lost": report.load.lost if report.load else 0,
+        "crossed": report.load.crossed if report.load else 0,
+        "leaks": report.leaks,
+        "report": str(md_path),
+    }
+    if args.json:
+        out.write(json.dumps(summary) + "\n")
+    else:
+        out.write(
+            f"selftest {'PASSED' if report.ok else 'FAILED'}: {summary['faults_survived']}/"
+            f"{summary['fault_kinds']} faults survived, {summary['inputs_clear']}/"
+            f"{summary['inputs_tried']} bad inputs answered clearly, {summary['calls']} calls "
+            f"({summary['lost']} lost, {summary['crossed']} crossed), {report.leaks} leaks; "
+            f"report: {md_path} and {json_path}\n"
+        )
+    return 0 if report.ok else 1

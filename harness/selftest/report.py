@@ -1,0 +1,138 @@
+"""The reliability report: ``reports/reliability.json`` (the model) and ``.md`` (for people)."""
+
+from __future__ import annotations
+
+import json
+from pathlib import Path
+
+from pydantic import BaseModel
+
+from harness.selftest.faults import FaultResult
+from harness.selftest.inputs import InputResult
+from harness.selftest.load import LoadResult
+
+
+class ReliabilityReport(BaseModel):
+    """Everything one selftest run saw, and its verdict."""
+
+    mode: str
+    faults: list[FaultResult]
+    inputs: list[InputResult]
+    load: LoadResult | None
+    bridge_load: LoadResult | None = None  # MCP clients over HTTP (`pages` is 1: one bridge)
+    trace_valid: bool
+    leaks: int
+    canaries: list[str]  # what was looked for (names, not values)
+    peak_rss_mb: dict[str, float]
+    seconds: float
+
+    @property
+    def faults_survived(self) -> int:
+        """Fault kinds that ended clearly with a usable (or clearly recovered) session."""
+        return sum(1 for fault in self.faults if fault.survived)
+
+    @property
+    def inputs_clear(self) -> int:
+        """Bad inputs answered clearly."""
+        return sum(1 for item in self.inputs if item.clear)
+
+    @property
+    def ok(self) -> bool:
+        """No fault failed, every input was answered clearly, nothing lost, crossed or leaked."""
+        load_ok = all(
+            load.lost == 0 and load.crossed == 0 and load.duplicated == 0 and not load.errors
+            for load in (self.load, self.bridge_load)
+            if load is not None
+        )
+        return (
+            self.faults_survived == len(self.faults)
+            and self.inputs_clear == len(self.inputs)
+            and load_ok
+            and self.trace_valid
+            and self.leaks == 0
+        )
+
+    def write(self, directory: Path) -> tuple[Path, Path]:
+        """Write ``reliability.json`` and ``reliability.md`` into ``directory``."""
+        directory.mkdir(parents=True, exist_ok=True)
+        json_path = directory / "reliability.json"
+        md_path = directory / "reliability.md"
+        summary = {
+            "ok": self.ok,
+            "faults_survived": self.faults_survived,
+            "fault_kinds": len(self.faults),
+            "inputs_clear": self.inputs_clear,
+            "inputs_tried": len(self.inputs),
+        }
+        data = {"summary": summary, **self.model_dump(mode="json")}
+        json_path.write_text(json.dumps(data, indent=1) + "\n", encoding="utf-8")
+        md_path.write_text(self.markdown(), encoding="utf-8")
+        return json_path, md_path
+
+    def markdown(self) -> str:
+        """The report for people."""
+        lines = [
+            "# Reliability report (`webmcp-harness selftest`)",
+            "",
+            f"Mode: `{self.mode}`; {self.seconds:.0f} s; verdict: **{'PASS' if self.ok else 'FAIL'}**.",
+            "",
+            "| figure | value |",
+            "|---|---|",
+            f"| fault kinds survived | {self.faults_survived} / {len(self.faults)} |",
+            f"| malformed inputs answered clearly | {self.inputs_clear} / {len(self.inputs)} |",
+        ]
+        if self.load is not None:
+            load = self.load
+            lines += [
+                f"| calls over {load.pages} concurrent pages | {load.calls} in {load.seconds:g} s |",
+                f"| results lost / duplicated / crossed | {load.lost} / {load.duplicated} / {load.crossed} |",
+                f"| results that were errors | {sum(load.errors.values())} {load.errors or ''} |",
+            ]
+        if self.bridge_load is not None:
+            bridged = self.bridge_load
+            lines += [
+                f"| MCP bridge over HTTP, 8 concurrent clients | {bridged.calls} calls in {bridged.seconds:g} s |",
+                f"| its results lost / duplicated / crossed / errors | {bridged.lost} / {bridged.duplicated} / {bridged.crossed} / {sum(bridged.errors.values())} |",
+            ]
+        lines += [
+            f"| trace valid JSONL | {'yes' if self.trace_valid else 'NO'} |",
+            f"| leaks of canary secrets ({', '.join(self.canaries)}) | {self.leaks} |",
+        ]
+        for name, mb in self.peak_rss_mb.items():
+            lines.append(f"| peak RSS, {name} | {mb:.0f} MB |")
+        lines += [
+            "",
+            "## Faults",
+            "",
+            "| scenario | group | ended as | survived | s | told |",
+            "|---|---|---|---|---|---|",
+        ]
+        for fault in self.faults:
+            told = fault.detail.replace("|", "\\|")[:110]
+            lines.append(
+                f"| `{fault.name}` | {fault.group} | {fault.outcome} | "
+                f"{'yes' if fault.survived else 'NO'} | {fault.seconds:g} | {told} |"
+            )
+        lines += [
+            "",
+            "## Bad inputs",
+            "",
+            "| family | tried | clear | answers |",
+            "|---|---|---|---|",
+        ]
+        families: dict[str, list[InputResult]] = {}
+        for item in self.inputs:
+            families.setdefault(item.family, []).append(item)
+        for family, items in families.items():
+            answers: dict[str, int] = {}
+            for item in items:
+                answers[item.answer if item.clear else "UNCLEAR"] = (
+                    answers.get(item.answer if item.clear else "UNCLEAR", 0) + 1
+                )
+            spread = ", ".join(f"{k} {v}" for k, v in sorted(answers.items()))
+            lines.append(f"| {family} | {len(items)} | {sum(i.clear for i in items)} | {spread} |")
+        unclear = [i for i in self.inputs if not i.clear]
+        for item in unclear:
+            lines.append(f"- NOT CLEAR: {item.family} `{item.case}`: {item.answer}")
+        lines.append("")
+        return "\n".join(lines)

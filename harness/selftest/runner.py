@@ -1,0 +1,117 @@
+"""``webmcp-harness selftest``: the fault scenarios, the bad inputs and the load run, with
+one verdict and a report (:mod:`harness.selftest.report`).
+
+``quick`` (CI): every fault kind and bad input, 10^4 tools, 1 600 calls over 16 pages,
+8 MCP clients × 20 calls. ``full``: 10^5 tools, 10 000 calls over 16 pages, 8 MCP clients
+× 500 calls (the committed report's run).
+"""
+
+from __future__ import annotations
+
+import os
+import resource
+import tempfile
+import time
+from pathlib import Path
+from typing import Literal
+
+from harness.harness import Harness
+from harness.selftest.bridge import BridgeProcess, bridge_load, malformed_requests
+from harness.selftest.faults import FAULT_CALL_TIMEOUT_S, SMALL_HEAP_FLAG, FaultRun
+from harness.selftest.inputs import all_inputs
+from harness.selftest.load import run_load
+from harness.selftest.pages import FaultPages
+from harness.selftest.report import ReliabilityReport
+
+Mode = Literal["quick", "full"]
+
+# The canaries: the secret a page returns under x-sensitive, and the channel's own secret.
+PAGE_CANARY = "HXCANARY"
+
+
+async def run_selftest(mode: Mode = "quick") -> ReliabilityReport:
+    """Run everything and return the report (nothing written)."""
+    started = time.perf_counter()
+    full = mode == "full"
+    with tempfile.TemporaryDirectory(prefix="webmcp-selftest-") as scratch:
+        trace_dir = Path(scratch) / "trace"
+        async with FaultPages() as pages:
+            run = FaultRun(pages, trace_dir)
+            async with Harness(call_timeout=FAULT_CALL_TIMEOUT_S) as harness:
+                secrets = [harness.keys.secret]
+                await run.calls(harness)
+                session = await harness.open(pages.url("faults.html", id="canary"))
+                outcome = await run._call(session, "secret", {})
+                agent_view = outcome.result.model_dump_json()
+                await session.close()
+                await run.storms(harness, many=100_000 if full else 10_000)
+                await run.browser_killed(harness)
+            # Load with the default call timeout: a busy machine is slow, not lossy.
+            async with Harness() as loaded:
+                secrets.append(loaded.keys.secret)
+                load = await run_load(
+                    loaded, pages, calls=10_000 if full else 1_600, concurrency=16
+                )
+                chromium_mb = _chromium_rss_mb()
+            async with BridgeProcess(pages.url("faults.html", id="bridge")) as bridge:
+                bridge_requests = await malformed_requests(bridge)
+                bridged = await bridge_load(bridge, clients=8, calls=500 if full else 20)
+            async with Harness(
+                call_timeout=FAULT_CALL_TIMEOUT_S, launch_args=[SMALL_HEAP_FLAG]
+            ) as small:
+                secrets.append(small.keys.secret)
+                await run.crash(small)
+            trace_valid = run.close()
+            trace_text = (trace_dir / "trace.jsonl").read_text(encoding="utf-8")
+        inputs = [*all_inputs(), *bridge_requests]
+    report = ReliabilityReport(
+        mode=mode,
+        faults=run.results,
+        inputs=inputs,
+        load=load,
+        bridge_load=bridged,
+        trace_valid=trace_valid,
+        leaks=0,
+        canaries=["the page's x-sensitive value", "the channel secrets"],
+        peak_rss_mb={
+            "harness (Python)": resource.getrusage(resource.RUSAGE_SELF).ru_maxrss / 1024,
+            "Chromium (all processes, after the load run)": chromium_mb,
+        },
+        seconds=time.perf_counter() - started,
+    )
+    written = report.model_dump_json() + report.markdown()
+    leaks = sum(
+        text.count(canary)
+        for canary in [PAGE_CANARY, *secrets]
+        for text in (agent_view, trace_text, written)
+    )
+    return report.model_copy(update={"leaks": leaks})
+
+
+def _chromium_rss_mb() -> float:
+    """The resident memory of this process's descendants (its Chromium), in MB (Linux)."""
+    total = 0
+    for pid in _descendants(os.getpid()):
+        try:
+            text = Path(f"/proc/{pid}/status").read_text()
+        except OSError:
+            continue
+        for line in text.splitlines():
+            if line.startswith("VmRSS:"):
+                total += int(line.split()[1])
+    return total / 1024
+
+
+def _descendants(root: int) -> list[int]:
+    found: list[int] = []
+    stack = [root]
+    while stack:
+        parent = stack.pop()
+        try:
+            children = Path(f"/proc/{parent}/task/{parent}/children").read_text().split()
+        except OSError:
+            continue
+        for child in children:
+            found.append(int(child))
+            stack.append(int(child))
+    return found

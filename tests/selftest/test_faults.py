@@ -1,0 +1,147 @@
+"""Each fault scenario against a real browser: a clear result and a usable session (or a
+clear "cannot, here is how to recover", then the recovery works), never a hang, never a
+traceback; the trace stays valid JSONL."""
+
+from __future__ import annotations
+
+import os
+from collections.abc import AsyncIterator
+from pathlib import Path
+from typing import Any
+
+import pytest
+
+from harness import Harness
+from harness.selftest.faults import (
+    FAULT_CALL_TIMEOUT_S,
+    FAULT_CALLS,
+    FAULTS_PAGE,
+    SMALL_HEAP_FLAG,
+    FaultRun,
+)
+from harness.selftest.pages import FaultPages
+from harness.trace.events import read_trace
+
+# The heavy runs are the full selftest's (`make selftest`, whose report is committed).
+FULL_ONLY = pytest.mark.skipif(
+    os.environ.get("WEBMCP_SELFTEST_FULL") != "1",
+    reason="heavy: runs in `make selftest` (the full selftest); set WEBMCP_SELFTEST_FULL=1",
+)
+
+
+@pytest.fixture(scope="module")
+async def fault_pages() -> AsyncIterator[FaultPages]:
+    async with FaultPages() as pages:
+        yield pages
+
+
+@pytest.fixture(scope="module")
+async def fault_harness(chromium_path: str) -> AsyncIterator[Harness]:
+    async with Harness(executable_path=chromium_path, call_timeout=FAULT_CALL_TIMEOUT_S) as h:
+        yield h
+
+
+@pytest.mark.parametrize(
+    ("tool", "group", "arguments", "expected"),
+    FAULT_CALLS,
+    ids=[f"{tool}-{'-'.join(map(str, args.values()))}" for tool, _, args, _ in FAULT_CALLS],
+)
+async def test_a_misbehaving_tool_ends_clearly_and_the_session_still_works(
+    fault_harness: Harness,
+    fault_pages: FaultPages,
+    tmp_path: Path,
+    tool: str,
+    group: str,
+    arguments: dict[str, Any],
+    expected: set[str],
+) -> None:
+    run = FaultRun(fault_pages, tmp_path / "trace")
+    session = await fault_harness.open(fault_pages.url("faults.html", id=FAULTS_PAGE))
+    try:
+        result = await run.one(session, tool, group, arguments, expected)
+    finally:
+        await session.close()
+    assert run.close(), "the trace is not valid JSONL"
+    assert result.survived, result
+    assert result.outcome in expected
+    events = read_trace(tmp_path / "trace")
+    assert [e.tool for e in events if e.type == "tool-result"] == [tool, "echo"]  # type: ignore[union-attr]
+
+
+async def test_a_result_over_the_cap_is_refused_naming_its_size(
+    fault_harness: Harness, fault_pages: FaultPages
+) -> None:
+    session = await fault_harness.open(fault_pages.url("faults.html", id=FAULTS_PAGE))
+    try:
+        session.max_result_bytes = 1_000_000
+        refused = await session.call("return_big", {"mb": 1})
+        session.max_result_bytes = 2_000_000
+        passed = await session.call("return_big", {"mb": 1})
+    finally:
+        await session.close()
+    assert refused.error_kind == "too_large"
+    assert "1,048,576 bytes" in refused.result.content[0].text  # type: ignore[union-attr]
+    assert "1,000,000" in refused.result.content[0].text  # type: ignore[union-attr]
+    assert passed.error_kind is None
+
+
+async def test_a_canary_secret_never_reaches_the_agent_view(
+    fault_harness: Harness, fault_pages: FaultPages
+) -> None:
+    session = await fault_harness.open(fault_pages.url("faults.html", id=FAULTS_PAGE))
+    try:
+        outcome = await session.call("secret", {})
+        user_view = session.user_view(outcome)
+    finally:
+        await session.close()
+    assert "HXCANARY" not in outcome.result.model_dump_json()
+    assert user_view is not None and "HXCANARY" in user_view.model_dump_json()
+
+
+async def test_a_renderer_crash_ends_the_call_and_says_how_to_recover(
+    chromium_path: str, fault_pages: FaultPages, tmp_path: Path
+) -> None:
+    run = FaultRun(fault_pages, tmp_path / "trace")
+    async with Harness(
+        executable_path=chromium_path,
+        call_timeout=FAULT_CALL_TIMEOUT_S,
+        launch_args=[SMALL_HEAP_FLAG],
+    ) as harness:
+        result = await run.crash(harness)
+    assert run.close()
+    assert result.survived, result
+    assert "new session" in result.detail
+
+
+async def test_a_killed_browser_ends_the_call_and_the_harness_relaunches(
+    chromium_path: str, fault_pages: FaultPages, tmp_path: Path
+) -> None:
+    run = FaultRun(fault_pages, tmp_path / "trace")
+    async with Harness(executable_path=chromium_path, call_timeout=FAULT_CALL_TIMEOUT_S) as h:
+        result = await run.browser_killed(h)
+    assert run.close()
+    assert result.survived, result
+
+
+async def test_registration_storms_leave_a_consistent_catalog(
+    fault_harness: Harness, fault_pages: FaultPages, tmp_path: Path
+) -> None:
+    run = FaultRun(fault_pages, tmp_path / "trace")
+    await run.storms(fault_harness, many=10_000)
+    assert run.close()
+    assert [(r.name, r.survived) for r in run.results] == [
+        ("register_storm_10000", True),
+        ("tools_10000", True),
+        ("register_forever", True),
+    ], run.results
+
+
+@pytest.mark.slow
+@FULL_ONLY
+async def test_a_hundred_thousand_tools(
+    fault_harness: Harness, fault_pages: FaultPages, tmp_path: Path
+) -> None:
+    run = FaultRun(fault_pages, tmp_path / "trace")
+    await run.storms(fault_harness, many=100_000)
+    assert run.close()
+    assert all(r.survived for r in run.results), run.results
