@@ -19,6 +19,7 @@ refused with a message saying so (:class:`PatternTimeout`), and validation never
 from __future__ import annotations
 
 import multiprocessing
+import os
 import threading
 from collections.abc import Iterator
 from functools import lru_cache
@@ -73,6 +74,12 @@ def compile_pattern(pattern: str) -> Any:
 
 def _serve_matches(conn: Connection) -> None:  # pragma: no cover - runs in the child
     """The child's loop: ``(pattern, flags, text)`` in, whether it matched out."""
+    # A forked child holds a copy of every descriptor the harness had open, among them the
+    # write end of Playwright's pipe to its driver: while the child lives, the driver never
+    # reads end-of-file, and closing the harness hangs. Keep only stdio and this pipe.
+    own = conn.fileno()
+    os.closerange(3, own)
+    os.closerange(own + 1, os.sysconf("SC_OPEN_MAX"))
     compiled: dict[tuple[str, str], Any] = {}
     while True:
         try:

@@ -343,6 +343,10 @@ def _convert(leaf: Leaf, text: Any, row: int | None = None) -> Any:
         # HTML's local syntax on the wire; the drawn arguments are RFC 3339 with seconds, Z.
         return (text if len(text) in (8, 19) else text + ":00") + "Z"
     kind = schema.get("type")
+    if kind in ("integer", "number") and text == "":
+        # An empty number input is sent as "" (HTML sends every text-like control, empty
+        # or not): no value, which no argument could have asked for.
+        return None
     if kind == "integer":
         return int(text)
     if kind == "number":
@@ -355,8 +359,9 @@ def decode(group: Group, pairs: list[tuple[str, Any]], row: int | None = None) -
     out: dict[str, Any] = {}
     for child in group.children:
         if isinstance(child, Leaf):
-            if child.shape == "fixed":
-                continue  # read-only: the form's own value, never an argument
+            mine = child.controls[row : row + 1] if row is not None else child.controls
+            if child.shape == "fixed" or (mine and all(_read_only(c) for c in mine)):
+                continue  # read-only (in this row): the form's own value, never an argument
             values = [v for name, v in pairs if name == child.wire]
             if not values:
                 continue
@@ -364,8 +369,8 @@ def decode(group: Group, pairs: list[tuple[str, Any]], row: int | None = None) -
                 out[child.key] = True
             elif child.many:
                 out[child.key] = [_convert(child, v, row) for v in values]
-            else:
-                out[child.key] = _convert(child, values[0], row)
+            elif (value := _convert(child, values[0], row)) is not None:
+                out[child.key] = value
         elif child.rows is not None:
             # Rows a person's submit sends as the form has them (empty, or read-only fields
             # only) say nothing of the agent's; normalize drops such rows too.
@@ -378,6 +383,20 @@ def decode(group: Group, pairs: list[tuple[str, Any]], row: int | None = None) -
             if inner:
                 out[child.key] = inner
     return out
+
+
+# Where HTML's `readonly` applies (elsewhere the attribute means nothing).
+READONLY_APPLIES = {
+    "text", "search", "tel", "password", "email", "url", "number", "date", "month", "week",
+    "time", "datetime-local",
+}  # fmt: skip
+
+
+def _read_only(control: Any) -> bool:
+    """A control a person cannot edit: the form's value is sent, never an argument."""
+    if not control.has("readonly"):
+        return False
+    return bool(control.tag == "textarea" or control.type in READONLY_APPLIES)
 
 
 def _split_rows(group: Group, pairs: list[tuple[str, Any]]) -> list[list[tuple[str, Any]]]:
@@ -405,6 +424,32 @@ def _blank(row: Any) -> bool:
     if isinstance(row, list):
         return all(_blank(v) for v in row)
     return row == ""
+
+
+def expected(group: Group, arguments: Any, own: dict[str, list[list[str]]]) -> Any:
+    """The arguments as a person's submit carries them: every row of an array of objects is
+    sent, and the rows past the agent's go as the form holds them (``own``: per HTML name,
+    the entries each control of that name sends as it stands, in document order, read from
+    the page). A range, a colour or a select is never empty, so such rows are not blank."""
+    if not isinstance(arguments, dict):
+        return arguments
+    out = dict(arguments)
+    for child in group.children:
+        if isinstance(child, Leaf):
+            continue
+        if child.rows is not None:
+            items = list(out.get(child.key) or [])
+            for i in range(len(items), child.rows):
+                pairs = [
+                    (leaf.wire, v)
+                    for leaf in _leaves(child)
+                    for v in (own.get(leaf.wire, [])[i] if i < len(own.get(leaf.wire, [])) else [])
+                ]
+                items.append(decode(child, pairs, i))
+            out[child.key] = items
+        elif child.key in out:
+            out[child.key] = expected(child, out[child.key], own)
+    return out
 
 
 def normalize(value: Any) -> Any:
@@ -487,7 +532,8 @@ def test_valid_arguments_are_submitted_exactly(
     tool, plan = tool_of(declaration)
     arguments = draw_or_reject(data, lambda: values_for(tool.input_schema, complete=False))
     assert not refused(tool, arguments), (arguments, validate_arguments(tool, arguments))
-    assert decode(plan.root, _as_received(encode(plan, arguments))) == normalize(arguments)
+    received = decode(plan.root, _as_received(encode(plan, arguments)))
+    assert received == normalize(expected(plan.root, arguments, {}))
 
 
 @QUICK
@@ -538,6 +584,21 @@ def _control_html(control: dict[str, Any]) -> str:
     if control["tag"] == "textarea":
         return f"<textarea {text}></textarea>"
     return f'<input type="{control["type"]}" {text}>'
+
+
+OWN_ENTRIES = """() => {
+  const out = {};
+  for (const el of document.forms[0].elements) {
+    if (!el.name || el.disabled || el.closest("fieldset:disabled")) continue;
+    if (["submit", "reset", "button", "image", "file"].includes(el.type)) continue;
+    let sent = [];
+    if (el.tagName === "SELECT") sent = [...el.selectedOptions].filter(o => !o.disabled).map(o => o.value);
+    else if (el.type === "checkbox" || el.type === "radio") sent = el.checked ? [el.value] : [];
+    else sent = [el.value];
+    (out[el.name] ??= []).push(sent);
+  }
+  return out;
+}"""
 
 
 class Browser:
@@ -598,6 +659,13 @@ class Browser:
         if self.runner is not None:
             await self.runner.cleanup()
 
+    async def own_entries(self) -> dict[str, list[list[str]]]:
+        """What each control of the form sends as it stands, per name, in document order:
+        read from the page by HTML's rules (the entry list), not by the harness."""
+        assert self.session is not None
+        found: dict[str, list[list[str]]] = await self.session.page.evaluate(OWN_ENTRIES)
+        return found
+
     async def show(self, page: str) -> tuple[Tool | None, Any]:
         assert self.session is not None
         self.page_html = page
@@ -636,11 +704,12 @@ def test_in_the_browser_the_server_receives_exactly_the_arguments(
     if tool is None:
         reject()  # the random element is not a tool (all its names clashed away, say)
     arguments = draw_or_reject(data, lambda: values_for(tool.input_schema, complete=True))
+    own = live.run(live.own_entries())
     live.received.clear()
     outcome = live.run(live.call(arguments))
     assert not outcome.is_error, outcome.result.content
     [received] = live.received
-    assert decode(plan.root, received) == normalize(arguments)
+    assert decode(plan.root, received) == normalize(expected(plan.root, arguments, own))
     # One thing wrong, and nothing leaves the live.
     bad = data.draw(broken(tool.input_schema, arguments))
     live.received.clear()

@@ -95,3 +95,23 @@ def test_an_ecmascript_pattern_that_backtracks_for_ever_is_stopped_and_the_next_
     by_key = Tool(name="k", description="d", inputSchema=keys, origin="http://a.test", frame="main")
     refused = check_arguments(by_key, {"a" * 40 + "!": 1})
     assert refused is not None and "took over 1 s" in refused.content[0].text  # type: ignore[union-attr]
+
+
+def test_the_matcher_child_keeps_no_pipe_of_the_harness_open() -> None:
+    """The forked matcher must not hold the harness's pipes (Playwright's to its driver,
+    say): the driver would never read end-of-file, and closing the harness would hang."""
+    import os
+    import select
+
+    from harness.stages.patterns import _Matcher
+
+    read_end, write_end = os.pipe()  # stands for Playwright's pipe to its driver
+    matcher = _Matcher()
+    try:
+        assert matcher.search("[a-z]+", "u", "abc", 30.0)  # forks the child, pipe open
+        os.close(write_end)  # what Playwright does to stop its driver
+        ready, _, _ = select.select([read_end], [], [], 30.0)
+        assert ready and os.read(read_end, 1) == b"", "the child still holds the write end"
+    finally:
+        matcher._stop()
+        os.close(read_end)
