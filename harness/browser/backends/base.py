@@ -18,6 +18,7 @@ from pydantic import BaseModel, ConfigDict, Field
 from harness.browser.injection import ChannelKeys, SchemaSubset
 from harness.catalog import Catalog, FrameInfo
 from harness.elicitation.base import ElicitationHandler
+from harness.errors import HarnessError
 from harness.models import BackendName, Tool
 
 
@@ -188,4 +189,7 @@ class Backend(ABC):
     async def navigate_frame(self, frame_key: str, url: str) -> None:
         """Load ``url`` in the frame with that key and read its tools (a result's
         ``_meta.uiRedirect``); raises when the frame is gone or the page cannot be loaded."""
-        raise NotImplementedError(f"{self.name} cannot navigate frame {frame_key}")
+        raise HarnessError(
+            f"The {self.name} backend cannot load a page into frame {frame_key}; "
+            "a result's uiRedirect is not followed on it."
+        )
