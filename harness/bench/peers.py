@@ -136,15 +136,21 @@ class Connected:
 async def connect(server: Server) -> AsyncIterator[Connected]:
     """Start ``server``, connect, navigate if it needs to, and wait for the page's tool."""
     with contextlib.ExitStack() as stack:
+        # A scratch working directory: Playwright MCP writes its console logs into
+        # `.playwright-mcp/` there, which must not land in the user's directory.
+        scratch = stack.enter_context(tempfile.TemporaryDirectory(prefix="webmcp-bench-"))
         if server.http_port is None:
             params = StdioServerParameters(
-                command=server.command[0], args=server.command[1:], env=dict(os.environ)
+                command=server.command[0],
+                args=server.command[1:],
+                env=dict(os.environ),
+                cwd=scratch,
             )
             errlog = stack.enter_context(open(os.devnull, "w"))
             transport: Any = stdio_client(params, errlog=errlog)
         else:
             process = subprocess.Popen(
-                server.command, stdout=subprocess.DEVNULL, stderr=subprocess.DEVNULL
+                server.command, stdout=subprocess.DEVNULL, stderr=subprocess.DEVNULL, cwd=scratch
             )
             stack.callback(_stop, process)
             await _wait_for_port(server.http_port, process)
