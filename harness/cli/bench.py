@@ -37,7 +37,6 @@ def add_parser(sub: Any) -> None:
         metavar="DIR",
         help=f"where bench.json and bench.md go (default {DEFAULT_OUTPUT}/)",
     )
-    bench.set_defaults(usage_parser=bench)
 
 
 def run(args: argparse.Namespace, out: Console) -> int:

@@ -73,7 +73,6 @@ def build_parser() -> Parser:
     tools = sub.add_parser("tools", help="list the WebMCP tools a page offers")
     tools.add_argument("url")
     add_page_options(tools)
-    tools.set_defaults(usage_parser=tools)
 
     call = sub.add_parser("call", help="call one tool through the user agent's pipeline")
     call.add_argument("url")
@@ -94,13 +93,11 @@ def build_parser() -> Parser:
         "stderr, never in the agent view or --json",
     )
     add_page_options(call)
-    call.set_defaults(usage_parser=call)
 
     sites_command.add_parser(sub)
     selftest_command.add_parser(sub)
 
-    demo = sub.add_parser("demo", help="serve the todo site and show the harness at work")
-    demo.set_defaults(usage_parser=demo)
+    sub.add_parser("demo", help="serve the todo site and show the harness at work")
     _add_agent_commands(sub)
     _add_mcp_command(sub)
     conformance.add_parser(sub)
@@ -152,7 +149,6 @@ def _add_agent_commands(sub: Any) -> None:
     )
     add_user_agent_options(agent)
     add_page_options(agent)
-    agent.set_defaults(usage_parser=agent)
 
     trace = sub.add_parser("trace", help="read recorded runs")
     trace_sub = trace.add_subparsers(dest="trace_command", required=True, metavar="ACTION")
@@ -160,8 +156,6 @@ def _add_agent_commands(sub: Any) -> None:
     show.add_argument("dir", metavar="DIR", help="the run directory (holds trace.jsonl)")
     show.add_argument("--full", action="store_true", help="whole results and messages")
     show.add_argument("--timing", action="store_true", help="also the timing events")
-    show.set_defaults(usage_parser=show)
-    trace.set_defaults(usage_parser=trace)
 
 
 def _add_mcp_command(sub: Any) -> None:
@@ -185,7 +179,6 @@ def _add_mcp_command(sub: Any) -> None:
         help="send the page's console during a call to its client as MCP log messages, "
         "framed as page text (off by default: a page may print secrets)",
     )
-    mcp.set_defaults(usage_parser=mcp)
 
 
 def run_mcp_command(args: argparse.Namespace, err: Console) -> int:

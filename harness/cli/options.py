@@ -48,6 +48,16 @@ class Parser(argparse.ArgumentParser):
         kwargs.setdefault("allow_abbrev", False)
         super().__init__(*args, **kwargs)
 
+    def parse_known_args(  # type: ignore[override]
+        self, args: Any = None, namespace: argparse.Namespace | None = None
+    ) -> tuple[argparse.Namespace, list[str]]:
+        """Parse, and remember the innermost (sub-)parser that ran as ``usage_parser``:
+        argparse parses a sub-command's arguments first, so the deepest one sets it."""
+        parsed, extras = super().parse_known_args(args, namespace)
+        if getattr(parsed, "usage_parser", None) is None:
+            parsed.usage_parser = self
+        return parsed, extras
+
     def error(self, message: str) -> NoReturn:
         """Raise, rather than print and exit: the caller decides how errors look."""
         raise UsageError(message, usage=self.format_usage())

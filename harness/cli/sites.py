@@ -43,7 +43,6 @@ def add_parser(sub: Any) -> None:
         action="store_true",
         help="do not serve: restore the starting data of the sites already running there",
     )
-    sites.set_defaults(usage_parser=sites)
 
 
 def ports_of(names: Sequence[str], options: Sequence[str]) -> dict[str, int]:

@@ -61,6 +61,11 @@ def error_of(out: str) -> dict[str, str]:
         ),
         (["mcp", "{url}", "--transpor", "http"], "usage: webmcp-harness mcp"),
         (["sites", "--rese"], "usage: webmcp-harness sites"),
+        (["conformance", "ua", "--trace", "on"], "usage: webmcp-harness conformance ua"),
+        (["experiment", "grid.toml", "--worker", "2"], "usage: webmcp-harness experiment"),
+        (["selftest", "--quik"], "usage: webmcp-harness selftest"),
+        (["bench", "--quik"], "usage: webmcp-harness bench"),
+        (["trace", "show", "run", "--jsn"], "usage: webmcp-harness trace show"),
     ],
 )
 async def test_a_mistyped_or_abbreviated_flag_is_a_usage_error_of_its_sub_command(
