@@ -10,12 +10,11 @@ from __future__ import annotations
 import argparse
 import asyncio
 import json
-from pathlib import Path
 from typing import Any
 
 from rich.console import Console
 
-from harness.cli.options import EXIT_OK
+from harness.cli.options import EXIT_OK, output_directory
 
 DEFAULT_OUTPUT = "reports"
 
@@ -45,9 +44,10 @@ def run(args: argparse.Namespace, out: Console) -> int:
     from harness.bench.report import markdown, to_json, write
     from harness.bench.runner import run_bench
 
+    directory = output_directory(args.output)
     progress = None if args.json else (lambda text: out.print(f"[dim]bench: {text}…[/]"))
     report = asyncio.run(run_bench(quick=args.quick, progress=progress))
-    as_json, as_md = write(report, Path(args.output))
+    as_json, as_md = write(report, directory)
     if args.json:
         print(json.dumps(to_json(report), indent=2))
     else:

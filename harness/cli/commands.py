@@ -399,6 +399,13 @@ def main(argv: Sequence[str] | None = None) -> int:
     except HarnessError as exc:
         report_error(exc, as_json=as_json)
         return EXIT_FAILED
+    except OSError as exc:  # an output directory that cannot be made, a file not there
+        where = f" ({exc.filename})" if exc.filename else ""
+        report_error(
+            type(exc)(f"{exc.strerror or exc}{where}; check the path and its permissions"),
+            as_json=as_json,
+        )
+        return EXIT_FAILED
     except KeyboardInterrupt:
         return EXIT_FAILED
 

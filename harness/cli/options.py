@@ -183,3 +183,17 @@ def report_error(error: BaseException, *, as_json: bool) -> None:
     if as_json:
         payload = {"error": {"code": error_code(error), "message": message}}
         sys.stdout.write(json.dumps(payload, indent=2) + "\n")
+
+
+def output_directory(path: str | Path, option: str = "--output") -> Path:
+    """Make the directory a command will write its reports to, before the run: a path that
+    cannot hold them is a usage error at once, not a failure after minutes of work."""
+    directory = Path(path)
+    try:
+        directory.mkdir(parents=True, exist_ok=True)
+    except OSError as exc:
+        raise UsageError(
+            f"{option} {directory}: cannot make that directory ({exc.strerror or exc}); "
+            "give a writable path."
+        ) from exc
+    return directory

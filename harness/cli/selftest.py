@@ -8,6 +8,7 @@ import json
 from pathlib import Path
 from typing import Any, TextIO
 
+from harness.cli.options import output_directory
 from harness.selftest.runner import run_selftest
 
 
@@ -30,8 +31,9 @@ def add_parser(sub: Any) -> None:
 
 def run(args: argparse.Namespace, out: TextIO) -> int:
     """Run the selftest, write the report, print the verdict; 0 when it passed."""
+    directory = output_directory(args.out, "--out")
     report = asyncio.run(run_selftest("full" if args.full else "quick"))
-    json_path, md_path = report.write(args.out)
+    json_path, md_path = report.write(directory)
     summary = {
         "ok": report.ok,
         "faults_survived": report.faults_survived,

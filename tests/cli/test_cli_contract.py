@@ -318,3 +318,16 @@ def test_the_default_ports_are_fixed_per_site() -> None:
     }
     assert ports_of(["todo", "mail"], ["9000"]) == {"todo": 9000, "mail": 9001}
     assert ports_of(["todo", "mail"], ["0", "mail=9100"]) == {"todo": 0, "mail": 9100}
+
+
+@pytest.mark.parametrize(
+    "args", [["selftest", "--quick", "--out"], ["bench", "--quick", "--json", "--output"]]
+)
+async def test_an_output_directory_that_cannot_be_made_is_refused_before_the_run(
+    tmp_path: Path, args: list[str]
+) -> None:
+    blocker = tmp_path / "a-file"
+    blocker.write_text("not a directory", encoding="utf-8")
+    code, _, err = await run_script(*args, str(blocker / "reports"))
+    assert code == 2, err
+    assert "cannot make that directory" in err and "Traceback" not in err
