@@ -168,7 +168,12 @@ class Pipeline:
         finally:
             broken.cancel()
         if task in done:
-            return task.result()
+            raw = task.result()
+            # A crashed renderer also fails the call's own command (its document is gone),
+            # often before the wait above sees the crash: the crash is the outcome.
+            if raw.status == "navigation" and self.broken.is_set():
+                return None
+            return raw
         if self.broken.is_set():
             task.cancel()  # the page will never answer
             return None

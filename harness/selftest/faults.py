@@ -189,7 +189,7 @@ class FaultRun:
             fresh = await harness.open(self.pages.url("faults.html", id="after-crash"))
             usable = await self._usable(fresh, "after-crash")
             await fresh.close()
-            clear = kind in ("crashed", "navigation") and "new session" in told
+            clear = kind == "crashed" and "new session" in told
             return clear and usable, kind, _first_line(told)
 
         return await self.scenario("renderer_crash", "process", body)
@@ -214,7 +214,7 @@ class FaultRun:
             fresh = await harness.open(self.pages.url("faults.html", id="relaunched"))
             usable = await self._usable(fresh, "relaunched")
             await fresh.close()
-            clear = kind in ("crashed", "navigation") and "Harness.open" in told
+            clear = kind == "crashed" and "Harness.open" in told
             return clear and usable, kind, _first_line(told)
 
         return await self.scenario("browser_killed", "process", body)

@@ -12,6 +12,7 @@ from typing import Any
 import pytest
 
 from harness import Harness
+from harness.models import BackendName
 from harness.selftest.faults import (
     FAULT_CALL_TIMEOUT_S,
     FAULT_CALLS,
@@ -98,19 +99,26 @@ async def test_a_canary_secret_never_reaches_the_agent_view(
     assert user_view is not None and "HXCANARY" in user_view.model_dump_json()
 
 
-async def test_a_renderer_crash_ends_the_call_and_says_how_to_recover(
-    chromium_path: str, fault_pages: FaultPages, tmp_path: Path
+@pytest.mark.parametrize("backend", ["polyfill", "native"])
+async def test_a_renderer_crash_ends_the_call_as_crashed_and_says_how_to_recover(
+    chromium_path: str, fault_pages: FaultPages, tmp_path: Path, backend: BackendName
 ) -> None:
+    # The crashed renderer also fails the call's own command ("the page is gone"): the
+    # outcome must still say the page crashed (not "navigation"), with how to recover.
     run = FaultRun(fault_pages, tmp_path / "trace")
     async with Harness(
         executable_path=chromium_path,
+        backend=backend,
         call_timeout=FAULT_CALL_TIMEOUT_S,
         launch_args=[SMALL_HEAP_FLAG],
     ) as harness:
         result = await run.crash(harness)
     assert run.close()
     assert result.survived, result
+    assert result.outcome == "crashed", result
     assert "new session" in result.detail
+    call = next(e for e in read_trace(tmp_path / "trace") if e.type == "tool-result")
+    assert "crashed" in call.model_dump_json() and "Harness.open" in call.model_dump_json()
 
 
 async def test_a_killed_browser_ends_the_call_and_the_harness_relaunches(
@@ -121,6 +129,7 @@ async def test_a_killed_browser_ends_the_call_and_the_harness_relaunches(
         result = await run.browser_killed(h)
     assert run.close()
     assert result.survived, result
+    assert result.outcome == "crashed", result
 
 
 async def test_registration_storms_leave_a_consistent_catalog(
