@@ -4,6 +4,7 @@ traceback; the trace stays valid JSONL."""
 
 from __future__ import annotations
 
+import asyncio
 import os
 from collections.abc import AsyncIterator
 from pathlib import Path
@@ -154,3 +155,40 @@ async def test_a_hundred_thousand_tools(
     await run.storms(fault_harness, many=100_000)
     assert run.close()
     assert all(r.survived for r in run.results), run.results
+
+
+@pytest.mark.parametrize("backend", ["polyfill", "native"])
+async def test_a_tool_unregistered_mid_call_runs_on_as_in_native_chromium(
+    chromium_path: str, fault_pages: FaultPages, backend: BackendName
+) -> None:
+    # Chromium's native WebMCP keeps running a tool whose registration is withdrawn while
+    # it runs, and delivers its answer (CDP toolsRemoved, then toolResponded "Completed");
+    # seed 002 forbids unmounting a running tool before its result is delivered. Both
+    # backends must behave so: the answer comes back, and the tool is gone afterwards.
+    async with Harness(executable_path=chromium_path, backend=backend, call_timeout=60) as h:
+        session = await h.open(fault_pages.url("faults.html", id=FAULTS_PAGE))
+        try:
+            outcome = await session.call("unregister_then_answer", {})
+            names = {t.name for t in await session.tools()}
+        finally:
+            await session.close()
+    assert outcome.error_kind is None, outcome.result
+    assert "after unregistering" in outcome.result.model_dump_json()
+    assert "unregister_then_answer" not in names and "echo" in names
+
+
+@pytest.mark.parametrize("backend", ["polyfill", "native"])
+@pytest.mark.parametrize("tool", ["navigate_away", "reload_mid_call", "detach_frame"])
+async def test_the_document_going_away_mid_call_ends_it_at_once_on_both_backends(
+    chromium_path: str, fault_pages: FaultPages, backend: BackendName, tool: str
+) -> None:
+    # With a call timeout far beyond the test's, the call ends by the navigation itself
+    # (not by the timeout), saying so.
+    async with Harness(executable_path=chromium_path, backend=backend, call_timeout=600) as h:
+        session = await h.open(fault_pages.url("faults.html", id=FAULTS_PAGE))
+        try:
+            outcome = await asyncio.wait_for(session.call(tool, {}), 120)
+        finally:
+            await session.close()
+    assert outcome.error_kind == "navigation", outcome.result
+    assert "interrupted by navigation" in outcome.result.model_dump_json()
