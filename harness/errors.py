@@ -7,6 +7,13 @@ mistakes and for the environment (no browser, unreachable page).
 
 from __future__ import annotations
 
+from pathlib import Path
+
+# The largest input file (plan, grid, policy, answers, baseline, report) the harness reads:
+# far beyond any real one, and small enough that a wrong path (a disk image, a log) is
+# refused at once instead of parsed for minutes.
+MAX_INPUT_FILE_BYTES = 10 * 1024 * 1024
+
 
 class HarnessError(Exception):
     """Base class: every error the harness raises on purpose."""
@@ -140,3 +147,45 @@ class PolicyError(ConfigError):
 
 class ExperimentError(HarnessError):
     """An experiment cannot run: its output directory, a resume of a changed grid, or its runner."""
+
+
+def read_input_file(path: str | Path, what: str, error: type[ConfigError] = ConfigError) -> str:
+    """The text of a file the user named (``what``: "plan", "the grid", …), or ``error``
+    in one line naming the file and the problem: missing, a directory, unreadable, over
+    :data:`MAX_INPUT_FILE_BYTES`, or not UTF-8 text. Every loader of the harness's input
+    files reads through here, so that each answers the same way, never with a traceback.
+    """
+    file = Path(path)
+    head = f"Cannot read {what} {file}"
+    try:
+        if file.is_dir():
+            raise error(f"{head}: it is a directory; give the file's path.")
+        size = file.stat().st_size
+        if size > MAX_INPUT_FILE_BYTES:
+            raise error(
+                f"{head}: it is {size:,} bytes, over the {MAX_INPUT_FILE_BYTES:,} an input file "
+                "may have; is it the right file?"
+            )
+        data = file.read_bytes()
+    except OSError as exc:
+        raise error(f"{head}: {exc.strerror or exc}.") from None
+    try:
+        return data.decode("utf-8")
+    except UnicodeDecodeError as exc:
+        raise error(
+            f"{head}: it is not UTF-8 text (byte {exc.start:,} is {data[exc.start]:#04x}); "
+            "is it the right file?"
+        ) from None
+
+
+def parse_problem(error: BaseException) -> str:
+    """A YAML, JSON or TOML parser's complaint in one line, with its line and column (a
+    YAML error's own text spans lines and quotes the file)."""
+    problem = getattr(error, "problem", None)
+    mark = getattr(error, "problem_mark", None)
+    if isinstance(problem, str) and mark is not None:
+        context = getattr(error, "context", None)
+        where = f"line {mark.line + 1}, column {mark.column + 1}"
+        return f"{context + ': ' if isinstance(context, str) else ''}{problem} ({where})"
+    lines = [line.strip() for line in str(error).splitlines() if line.strip()]
+    return lines[0] if lines else type(error).__name__

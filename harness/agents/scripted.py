@@ -32,7 +32,7 @@ from pydantic import BaseModel, ConfigDict, Field, ValidationError
 
 from harness.agents.base import AgentContext, StepRecord
 from harness.agents.matching import subset_mismatches, unified_diff
-from harness.errors import AgentStopped, ConfigError
+from harness.errors import AgentStopped, ConfigError, parse_problem, read_input_file
 from harness.models import CallAction, FinishAction, NavigateAction, describe_action
 
 
@@ -98,10 +98,11 @@ def parse_plan(data: Any, source: str = "plan") -> Plan:
         raise ConfigError(
             f"{source}: unknown top-level key(s) {', '.join(unknown)}; a plan has `task` and `steps`."
         )
-    task = data.get("task") or ""
+    # Left empty in YAML (null) means none; any other value must have the right type.
+    task = "" if data.get("task") is None else data["task"]
     if not isinstance(task, str):
         raise ConfigError(f"{source}: `task` must be text.")
-    raw_steps = data.get("steps") or []
+    raw_steps = [] if data.get("steps") is None else data["steps"]
     if not isinstance(raw_steps, list):
         raise ConfigError(f"{source}: `steps` must be a list.")
     steps = [_parse_step(raw, f"{source}: step {n}") for n, raw in enumerate(raw_steps, 1)]
@@ -148,14 +149,11 @@ _ALLOWED = {
 def load_plan(path: str | Path) -> Plan:
     """Read a YAML plan file."""
     path = Path(path)
-    try:
-        text = path.read_text(encoding="utf-8")
-    except OSError as exc:
-        raise ConfigError(f"Cannot read plan {path}: {exc.strerror or exc}.") from exc
+    text = read_input_file(path, "plan")
     try:
         data = yaml.safe_load(text)
     except yaml.YAMLError as exc:
-        raise ConfigError(f"{path} is not valid YAML: {exc}") from exc
+        raise ConfigError(f"{path} is not valid YAML: {parse_problem(exc)}.") from exc
     return parse_plan(data, str(path))
 
 

@@ -159,6 +159,12 @@ def _backends(choice: str) -> list[BackendName]:
 
 def _baseline_path(args: argparse.Namespace) -> Path | None:
     if args.baseline is not None:
+        if not args.update_baseline and not Path(args.baseline).exists():
+            # Without --update-baseline a missing file would silently expect every pass.
+            raise ConfigError(
+                f"--baseline {args.baseline}: no such file; check the path, or pass "
+                "--update-baseline to write one from this run."
+            )
         return Path(args.baseline)
     if args.suite == "ua":
         from harness.conformance.ua.suite import BASELINE

@@ -17,6 +17,9 @@ from rich.console import Console
 from rich.table import Table
 from rich.text import Text
 
+from harness.cli.options import UsageError
+from harness.errors import ConfigError
+
 if TYPE_CHECKING:  # imported when the command runs: the CLI starts without them
     from harness.experiments.metrics import EpisodeResult
     from harness.experiments.runners import RunOptions, Study
@@ -191,7 +194,10 @@ def run(args: argparse.Namespace, out: Console) -> int:
     from harness.experiments.grid import load_grid
     from harness.experiments.runners import run_experiment
 
-    grid = load_grid(args.grid)
+    try:
+        grid = load_grid(args.grid)
+    except ConfigError as exc:  # the file the command line names: a usage error (status 2)
+        raise UsageError(str(exc)) from None
     options = options_from(args, grid.experiment.name)
     study = asyncio.run(run_experiment(grid, options, console=Console(stderr=True)))
     print_study(out, study)

@@ -27,7 +27,7 @@ import yaml
 from pydantic import BaseModel, ConfigDict, Field, ValidationError
 
 from harness.conformance.results import Report, TestResult
-from harness.errors import ConfigError
+from harness.errors import ConfigError, parse_problem, read_input_file
 
 DEFAULT_SUBTEST = "PASS"
 DEFAULT_TEST = "OK"
@@ -123,10 +123,13 @@ class Baseline:
         path = Path(path)
         if not path.exists():
             return cls()
+        text = read_input_file(path, "the baseline")
         try:
-            data: Any = yaml.safe_load(path.read_text(encoding="utf-8")) or {}
-        except (OSError, yaml.YAMLError) as exc:
-            raise ConfigError(f"{path}: cannot read the baseline ({exc}).") from exc
+            data: Any = yaml.safe_load(text)
+        except yaml.YAMLError as exc:
+            raise ConfigError(f"{path}: cannot read the baseline ({parse_problem(exc)}).") from exc
+        if data is None:  # an empty file: nothing expected to fail
+            data = {}
         if not isinstance(data, dict):
             raise ConfigError(f"{path}: a baseline maps backend names to tests; fix or delete it.")
         entries: dict[str, dict[str, TestExpectation]] = {}
@@ -135,7 +138,7 @@ class Baseline:
                 raise ConfigError(f"{path}: {backend!r} must map test paths to expectations.")
             try:
                 entries[str(backend)] = {
-                    str(test): TestExpectation.model_validate(value or {})
+                    str(test): TestExpectation.model_validate({} if value is None else value)
                     for test, value in tests.items()
                 }
             except ValidationError as exc:

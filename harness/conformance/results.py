@@ -23,7 +23,7 @@ from typing import Any, Literal
 
 from pydantic import BaseModel, ConfigDict, Field, ValidationError
 
-from harness.errors import ConfigError
+from harness.errors import ConfigError, read_input_file
 from harness.harness import Harness
 
 SubtestStatus = Literal["PASS", "FAIL", "TIMEOUT", "NOTRUN", "PRECONDITION_FAILED"]
@@ -166,10 +166,18 @@ def load_reports(path: str | Path) -> list[Report]:
         )
     reports: list[Report] = []
     for file in files:
+        text = read_input_file(file, "the previous report")
         try:
-            data: Any = json.loads(file.read_text(encoding="utf-8"))
-            reports.append(Report.model_validate(data))
-        except (OSError, ValueError, ValidationError) as exc:
+            data: Any = json.loads(text)
+            # Strict: a JSON `true` is no timestamp, nor a number a status.
+            reports.append(Report.model_validate(data, strict=True))
+        except ValidationError as exc:
+            error = exc.errors()[0]
+            where = ".".join(str(part) for part in error["loc"]) or "(top)"
+            raise ConfigError(
+                f"{file}: not a wptreport JSON file ({where}: {error['msg']})."
+            ) from exc
+        except ValueError as exc:
             first = str(exc).splitlines()[0] if str(exc) else type(exc).__name__
             raise ConfigError(f"{file}: not a wptreport JSON file ({first}).") from exc
     return reports

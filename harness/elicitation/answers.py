@@ -15,7 +15,7 @@ from pydantic import BaseModel, ConfigDict, Field, model_validator
 from pydantic import ValidationError as ModelError
 
 from harness.elicitation.base import Action, ElicitationRequest, ElicitationResult
-from harness.errors import ConfigError
+from harness.errors import ConfigError, parse_problem, read_input_file
 
 
 class ScriptedAnswer(BaseModel):
@@ -61,14 +61,13 @@ class AnswersFile(BaseModel):
 def load_answers(path: str | Path) -> list[ScriptedAnswer]:
     """Read an answers file (YAML or JSON); :class:`ConfigError` says what is wrong."""
     path = Path(path)
-    try:
-        text = path.read_text(encoding="utf-8")
-    except OSError as exc:
-        raise ConfigError(f"Cannot read the answers file {path}: {exc.strerror or exc}") from exc
+    text = read_input_file(path, "the answers file")
     try:
         data = json.loads(text) if path.suffix == ".json" else yaml.safe_load(text)
     except (ValueError, yaml.YAMLError) as exc:
-        raise ConfigError(f"The answers file {path} is not valid YAML/JSON: {exc}") from exc
+        raise ConfigError(
+            f"The answers file {path} is not valid YAML/JSON: {parse_problem(exc)}"
+        ) from exc
     try:
         return AnswersFile.model_validate(data).answers
     except ModelError as exc:

@@ -57,7 +57,7 @@ from pydantic import (
     model_validator,
 )
 
-from harness.errors import ConfigError
+from harness.errors import ConfigError, parse_problem, read_input_file
 from harness.harness import BACKENDS
 
 SLUG = re.compile(r"^[A-Za-z0-9_.-]{1,80}$")
@@ -83,7 +83,7 @@ def slug(text: str) -> str:
 
 
 class _Check(BaseModel):
-    model_config = ConfigDict(frozen=True, extra="forbid")
+    model_config = ConfigDict(frozen=True, extra="forbid", strict=True)
 
 
 class CallCheck(_Check):
@@ -226,7 +226,7 @@ Check = Annotated[
 class AttackSpec(BaseModel):
     """What counts as the attack succeeding, and which strings count as a leak where."""
 
-    model_config = ConfigDict(frozen=True, extra="forbid")
+    model_config = ConfigDict(frozen=True, extra="forbid", strict=True)
 
     category: str = ""
     goal: str = ""
@@ -259,11 +259,11 @@ class AttackSpec(BaseModel):
 class TaskSpec(BaseModel):
     """A benign user task on a site, its success checks, and optional attack metadata."""
 
-    model_config = ConfigDict(frozen=True, extra="forbid")
+    model_config = ConfigDict(frozen=True, extra="forbid", strict=True)
 
     id: str
     instruction: str = Field(min_length=1)
-    site: str | None = None
+    site: str | None = Field(default=None, min_length=1)
     url: str | None = None
     path: str = "/"
     reset: str | None = None
@@ -330,7 +330,7 @@ class AgentEntry(BaseModel):
     (``base_url``, ``price``, ``prices``, ``system_prompt``, …).
     """
 
-    model_config = ConfigDict(frozen=True, extra="forbid")
+    model_config = ConfigDict(frozen=True, extra="forbid", strict=True)
 
     spec: str = Field(min_length=1)
     name: str = ""
@@ -367,7 +367,7 @@ class NamedSource(BaseModel):
 class ExperimentSettings(BaseModel):
     """The ``[experiment]`` table."""
 
-    model_config = ConfigDict(frozen=True, extra="forbid")
+    model_config = ConfigDict(frozen=True, extra="forbid", strict=True)
 
     name: str = "experiment"
     description: str = ""
@@ -501,7 +501,7 @@ class Grid(BaseModel):
 
 
 class _GridFile(BaseModel):
-    model_config = ConfigDict(extra="forbid")
+    model_config = ConfigDict(extra="forbid", strict=True)
 
     experiment: ExperimentSettings = Field(default_factory=ExperimentSettings)
     agents: list[AgentEntry] = Field(default_factory=list)
@@ -509,7 +509,7 @@ class _GridFile(BaseModel):
 
 
 class _TaskFile(BaseModel):
-    model_config = ConfigDict(extra="forbid")
+    model_config = ConfigDict(extra="forbid", strict=True)
 
     tasks: list[dict[str, Any]] = Field(default_factory=list)
 
@@ -523,11 +523,10 @@ def _problems(exc: ValidationError) -> str:
     return "; ".join(shown) + more
 
 
-def _read_toml(path: Path) -> dict[str, Any]:
+def _read_toml(path: Path, what: str = "the grid") -> dict[str, Any]:
+    text = read_input_file(path, what)
     try:
-        return tomllib.loads(path.read_text(encoding="utf-8"))
-    except OSError as exc:
-        raise ConfigError(f"Cannot read {path}: {exc.strerror or exc}.") from None
+        return tomllib.loads(text)
     except tomllib.TOMLDecodeError as exc:
         raise ConfigError(f"{path} is not valid TOML: {exc}.") from None
 
@@ -541,11 +540,13 @@ def _plan(value: Any, base: Path, where: str) -> dict[str, Any] | None:
     if isinstance(value, str):
         file = base / value
         try:
-            data = yaml.safe_load(file.read_text(encoding="utf-8"))
-        except OSError as exc:
-            raise ConfigError(f"{where}: cannot read the plan {file}: {exc.strerror}.") from None
+            data = yaml.safe_load(read_input_file(file, "the plan"))
+        except ConfigError as exc:
+            raise ConfigError(f"{where}: {exc}") from None
         except yaml.YAMLError as exc:
-            raise ConfigError(f"{where}: the plan {file} is not valid YAML: {exc}.") from None
+            raise ConfigError(
+                f"{where}: the plan {file} is not valid YAML: {parse_problem(exc)}."
+            ) from None
     elif isinstance(value, list):
         data = {"steps": value}
     else:
@@ -571,11 +572,10 @@ def _tasks(raw: list[dict[str, Any]], base: Path, source: str) -> list[TaskSpec]
 def _file_source(kind: str, entry: str, base: Path) -> NamedSource:
     file = base / entry
     try:
-        text = file.read_text(encoding="utf-8")
-    except OSError as exc:
+        text = read_input_file(file, f"the {kind} file")
+    except ConfigError as exc:
         raise ConfigError(
-            f"The {kind} {entry!r} is neither a bundled name nor a readable file "
-            f"({file}: {exc.strerror})."
+            f"The {kind} {entry!r} is neither a bundled name nor a readable file ({exc})"
         ) from None
     digest = hashlib.sha256(text.encode("utf-8")).hexdigest()
     return NamedSource(name=slug(file.stem), path=str(file), text=text, sha256=digest)
@@ -675,9 +675,10 @@ def load_grid(path: str | Path) -> Grid:
             raise ConfigError(f"{file}: include {pattern!r} matches no file.")
         included.extend(Path(m) for m in matches)
     for extra in included:
+        raw_tasks = _read_toml(extra, "the task file")
         digest.update(extra.read_bytes())
         try:
-            task_file = _TaskFile.model_validate(_read_toml(extra))
+            task_file = _TaskFile.model_validate(raw_tasks)
         except ValidationError as exc:
             raise ConfigError(f"{extra}: {_problems(exc)}") from None
         tasks.extend(_tasks(task_file.tasks, extra.parent, str(extra)))

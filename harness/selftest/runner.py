@@ -17,6 +17,7 @@ from typing import Literal
 
 from harness.harness import Harness
 from harness.selftest.bridge import BridgeProcess, bridge_load, malformed_requests
+from harness.selftest.command_files import command_files
 from harness.selftest.faults import FAULT_CALL_TIMEOUT_S, SMALL_HEAP_FLAG, FaultRun
 from harness.selftest.inputs import all_inputs
 from harness.selftest.load import run_load
@@ -63,7 +64,7 @@ async def run_selftest(mode: Mode = "quick") -> ReliabilityReport:
                 await run.crash(small)
             trace_valid = run.close()
             trace_text = (trace_dir / "trace.jsonl").read_text(encoding="utf-8")
-        inputs = [*all_inputs(), *bridge_requests]
+        inputs = [*all_inputs(), *command_files(), *bridge_requests]
     report = ReliabilityReport(
         mode=mode,
         faults=run.results,

@@ -64,7 +64,7 @@ from pydantic import BaseModel, ConfigDict, Field, TypeAdapter, ValidationError
 
 from harness.browser.frames import origin_of
 from harness.elicitation.base import ElicitationHandler, ElicitationRequest, ask
-from harness.errors import PolicyError
+from harness.errors import PolicyError, read_input_file
 from harness.models import CallRequest, StageSlots
 from harness.stages.framing import user_agent_text
 from harness.stages.trust import (
@@ -558,10 +558,7 @@ class Policy:
         kind = kinds.get(file.suffix.lower())
         if kind is None:
             raise PolicyError(f"{file}: unknown policy file type; use .toml, .yaml or .json.")
-        try:
-            text = file.read_text(encoding="utf-8")
-        except OSError as exc:
-            raise PolicyError(f"{file}: cannot read the policy file ({exc.strerror}).") from exc
+        text = read_input_file(file, "the policy file", PolicyError)
         return cls.from_text(text, kind, source=str(file))
 
     @classmethod
