@@ -96,6 +96,8 @@ class Harness:
         self.keys = ChannelKeys()
         self._playwright: Playwright | None = None
         self._browser: Browser | None = None
+        # The sessions it made that are open (closed ones are dropped as the next one opens:
+        # a harness that runs for hours holds no closed session, nor its catalog and history).
         self.sessions: list[Session] = []
 
     @property
@@ -154,6 +156,7 @@ class Harness:
         except BaseException:
             await context.close()
             raise
+        self.sessions = [s for s in self.sessions if not s.closed]
         self.sessions.append(session)
         return session
 

@@ -518,6 +518,11 @@ class Session:
             unsubscribe()
         return self.pipeline.lookup(name)
 
+    @property
+    def closed(self) -> bool:
+        """Whether :meth:`close` was called."""
+        return self._closed
+
     async def close(self) -> None:
         """Close the page and its browser context; the session cannot be used after.
 

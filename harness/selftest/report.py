@@ -10,6 +10,11 @@ from pydantic import BaseModel
 from harness.selftest.faults import FaultResult
 from harness.selftest.inputs import InputResult
 from harness.selftest.load import LoadResult
+from harness.selftest.soak import SoakResult, plot
+
+# The most rows of the soak's sample table in the Markdown report (the JSON has them all).
+SAMPLE_ROWS = 30
+PLOT_NAME = "reliability-soak.png"
 
 
 class ReliabilityReport(BaseModel):
@@ -20,6 +25,7 @@ class ReliabilityReport(BaseModel):
     inputs: list[InputResult]
     load: LoadResult | None
     bridge_load: LoadResult | None = None  # MCP clients over HTTP (`pages` is 1: one bridge)
+    soak: SoakResult | None = None  # the memory soak (None: not run)
     trace_valid: bool
     leaks: int
     canaries: list[str]  # what was looked for (names, not values)
@@ -50,10 +56,12 @@ class ReliabilityReport(BaseModel):
             and load_ok
             and self.trace_valid
             and self.leaks == 0
+            and (self.soak is None or self.soak.bounded)
         )
 
     def write(self, directory: Path) -> tuple[Path, Path]:
-        """Write ``reliability.json`` and ``reliability.md`` into ``directory``."""
+        """Write ``reliability.json`` and ``reliability.md`` into ``directory`` (and the
+        soak's curve, ``reliability-soak.png``, when the soak ran)."""
         directory.mkdir(parents=True, exist_ok=True)
         json_path = directory / "reliability.json"
         md_path = directory / "reliability.md"
@@ -63,10 +71,13 @@ class ReliabilityReport(BaseModel):
             "fault_kinds": len(self.faults),
             "inputs_clear": self.inputs_clear,
             "inputs_tried": len(self.inputs),
+            "memory_bounded": self.soak.bounded if self.soak is not None else None,
         }
         data = {"summary": summary, **self.model_dump(mode="json")}
         json_path.write_text(json.dumps(data, indent=1) + "\n", encoding="utf-8")
         md_path.write_text(self.markdown(), encoding="utf-8")
+        if self.soak is not None and self.soak.samples:
+            plot(self.soak, directory / PLOT_NAME)
         return json_path, md_path
 
     def markdown(self) -> str:
@@ -93,6 +104,13 @@ class ReliabilityReport(BaseModel):
             lines += [
                 f"| MCP bridge over HTTP, 8 concurrent clients | {bridged.calls} calls in {bridged.seconds:g} s |",
                 f"| its results lost / duplicated / crossed / errors | {bridged.lost} / {bridged.duplicated} / {bridged.crossed} / {sum(bridged.errors.values())} |",
+            ]
+        if self.soak is not None:
+            soak = self.soak
+            lines += [
+                f"| memory soak | {soak.minutes:g} min: {soak.sessions} sessions, "
+                f"{soak.calls} calls, {len(soak.samples)} samples |",
+                f"| memory bounded over the soak | {'yes' if soak.bounded else 'NO'} |",
             ]
         lines += [
             f"| trace valid JSONL | {'yes' if self.trace_valid else 'NO'} |",
@@ -134,5 +152,50 @@ class ReliabilityReport(BaseModel):
         unclear = [i for i in self.inputs if not i.clear]
         for item in unclear:
             lines.append(f"- NOT CLEAR: {item.family} `{item.case}`: {item.answer}")
+        if self.soak is not None:
+            lines += self._soak_markdown(self.soak)
         lines.append("")
         return "\n".join(lines)
+
+    @staticmethod
+    def _soak_markdown(soak: SoakResult) -> list[str]:
+        lines = [
+            "",
+            "## Memory soak",
+            "",
+            f"Rounds of {soak.sessions // max(soak.rounds, 1)} sessions at once on the selftest's "
+            "page (each calls `echo`, a 0.25 MB `return_big` and the `x-sensitive` `secret`, "
+            f"then closes) for {soak.minutes:g} min: {soak.rounds} rounds, {soak.sessions} "
+            f"sessions, {soak.calls} calls, errors {soak.errors or 'none'}, canary leaks "
+            f"{soak.leaks}. Resident memory (RSS; Chromium's summed over its processes, shared "
+            "pages counted in each) is sampled between rounds, when the round's sessions have "
+            f"closed. Bounded: after a warm-up (the first {soak.warmup_fraction:.0%} of the "
+            "samples), the median of the last third of the samples is at most "
+            f"{soak.tolerance} above the median of the first third.",
+            "",
+            "| curve | first third (median) | last third (median) | allowed rise | bounded |",
+            "|---|---|---|---|---|",
+        ]
+        for verdict in soak.verdicts:
+            lines.append(
+                f"| {verdict.series} | {verdict.first_mb:.0f} MB | {verdict.last_mb:.0f} MB | "
+                f"{verdict.allowed_mb:.0f} MB | {'yes' if verdict.bounded else 'NO: ' + verdict.detail} |"
+            )
+        step = max(1, -(-len(soak.samples) // SAMPLE_ROWS))
+        shown = soak.samples[::step]
+        if soak.samples and shown[-1] is not soak.samples[-1]:
+            shown.append(soak.samples[-1])
+        lines += [
+            "",
+            f"The curve ({len(shown)} of {len(soak.samples)} samples; all in `reliability.json`, "
+            f"plotted in `{PLOT_NAME}`):",
+            "",
+            "| min | sessions | harness (Python) MB | Playwright driver MB | Chromium MB |",
+            "|---|---|---|---|---|",
+        ]
+        for sample in shown:
+            lines.append(
+                f"| {sample.seconds / 60:.1f} | {sample.sessions} | {sample.harness_mb:.0f} | "
+                f"{sample.driver_mb:.0f} | {sample.chromium_mb:.0f} |"
+            )
+        return lines

@@ -8,7 +8,6 @@ one verdict and a report (:mod:`harness.selftest.report`).
 
 from __future__ import annotations
 
-import os
 import resource
 import tempfile
 import time
@@ -23,6 +22,7 @@ from harness.selftest.inputs import all_inputs
 from harness.selftest.load import run_load
 from harness.selftest.pages import FaultPages
 from harness.selftest.report import ReliabilityReport
+from harness.selftest.soak import run_soak, sample_rss, soak_interval
 
 Mode = Literal["quick", "full"]
 
@@ -30,10 +30,18 @@ Mode = Literal["quick", "full"]
 PAGE_CANARY = "HXCANARY"
 
 
-async def run_selftest(mode: Mode = "quick") -> ReliabilityReport:
-    """Run everything and return the report (nothing written)."""
+# The memory soak's length by mode, in minutes (``--soak-minutes`` overrides it).
+SOAK_MINUTES = {"quick": 0.25, "full": 30.0}
+
+
+async def run_selftest(
+    mode: Mode = "quick", soak_minutes: float | None = None
+) -> ReliabilityReport:
+    """Run everything and return the report (nothing written). ``soak_minutes``: the
+    memory soak's length (default by mode; 0: no soak)."""
     started = time.perf_counter()
     full = mode == "full"
+    minutes = SOAK_MINUTES[mode] if soak_minutes is None else soak_minutes
     with tempfile.TemporaryDirectory(prefix="webmcp-selftest-") as scratch:
         trace_dir = Path(scratch) / "trace"
         async with FaultPages() as pages:
@@ -53,7 +61,14 @@ async def run_selftest(mode: Mode = "quick") -> ReliabilityReport:
                 load = await run_load(
                     loaded, pages, calls=10_000 if full else 1_600, concurrency=16
                 )
-                chromium_mb = _chromium_rss_mb()
+                chromium_mb = sample_rss().chromium_mb
+            soak = None
+            if minutes > 0:
+                async with Harness() as soaked:
+                    secrets.append(soaked.keys.secret)
+                    soak = await run_soak(
+                        soaked, pages, minutes=minutes, interval=soak_interval(minutes)
+                    )
             async with BridgeProcess(pages.url("faults.html", id="bridge")) as bridge:
                 bridge_requests = await malformed_requests(bridge)
                 bridged = await bridge_load(bridge, clients=8, calls=500 if full else 20)
@@ -71,6 +86,7 @@ async def run_selftest(mode: Mode = "quick") -> ReliabilityReport:
         inputs=inputs,
         load=load,
         bridge_load=bridged,
+        soak=soak,
         trace_valid=trace_valid,
         leaks=0,
         canaries=["the page's x-sensitive value", "the channel secrets"],
@@ -81,38 +97,9 @@ async def run_selftest(mode: Mode = "quick") -> ReliabilityReport:
         seconds=time.perf_counter() - started,
     )
     written = report.model_dump_json() + report.markdown()
-    leaks = sum(
+    leaks = (soak.leaks if soak is not None else 0) + sum(
         text.count(canary)
         for canary in [PAGE_CANARY, *secrets]
         for text in (agent_view, trace_text, written)
     )
     return report.model_copy(update={"leaks": leaks})
-
-
-def _chromium_rss_mb() -> float:
-    """The resident memory of this process's descendants (its Chromium), in MB (Linux)."""
-    total = 0
-    for pid in _descendants(os.getpid()):
-        try:
-            text = Path(f"/proc/{pid}/status").read_text()
-        except OSError:
-            continue
-        for line in text.splitlines():
-            if line.startswith("VmRSS:"):
-                total += int(line.split()[1])
-    return total / 1024
-
-
-def _descendants(root: int) -> list[int]:
-    found: list[int] = []
-    stack = [root]
-    while stack:
-        parent = stack.pop()
-        try:
-            children = Path(f"/proc/{parent}/task/{parent}/children").read_text().split()
-        except OSError:
-            continue
-        for child in children:
-            found.append(int(child))
-            stack.append(int(child))
-    return found
