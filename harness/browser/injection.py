@@ -264,6 +264,8 @@ class PageChannel:
         """``sending``'s reply, or :class:`FrameGone` as soon as the page breaks (a crashed
         renderer never answers)."""
         task = asyncio.ensure_future(sending)
+        # If the caller gives up first, a dead page fails the command later: retrieve it.
+        task.add_done_callback(lambda done: done.cancelled() or done.exception())
         if self._broken is None:
             return await task
         waiters: set[asyncio.Future[Any]] = {task, self._broken}

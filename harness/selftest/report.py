@@ -108,7 +108,7 @@ class ReliabilityReport(BaseModel):
         if self.soak is not None:
             soak = self.soak
             lines += [
-                f"| memory soak | {soak.minutes:g} min: {soak.sessions} sessions, "
+                f"| memory soak | {soak.seconds / 60:.1f} min: {soak.sessions} sessions, "
                 f"{soak.calls} calls, {len(soak.samples)} samples |",
                 f"| memory bounded over the soak | {'yes' if soak.bounded else 'NO'} |",
             ]
@@ -165,7 +165,7 @@ class ReliabilityReport(BaseModel):
             "",
             f"Rounds of {soak.sessions // max(soak.rounds, 1)} sessions at once on the selftest's "
             "page (each calls `echo`, a 0.25 MB `return_big` and the `x-sensitive` `secret`, "
-            f"then closes) for {soak.minutes:g} min: {soak.rounds} rounds, {soak.sessions} "
+            f"then closes) for {soak.seconds / 60:.1f} min: {soak.rounds} rounds, {soak.sessions} "
             f"sessions, {soak.calls} calls, errors {soak.errors or 'none'}, canary leaks "
             f"{soak.leaks}. Resident memory (RSS; Chromium's summed over its processes, shared "
             "pages counted in each) is sampled between rounds, when the round's sessions have "

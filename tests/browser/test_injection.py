@@ -1,0 +1,40 @@
+"""``harness.browser.injection``: the private channel's commands, when the page dies."""
+
+from __future__ import annotations
+
+import asyncio
+import gc
+from typing import Any
+
+import pytest
+
+from harness.browser.injection import ChannelKeys, PageChannel
+
+
+async def test_a_command_abandoned_mid_flight_leaves_no_unretrieved_error() -> None:
+    # A call whose page broke is abandoned (its task cancelled) while its CDP command is in
+    # flight; the dead page fails that command later. Its error must be retrieved, not
+    # printed as "Task exception was never retrieved" with a traceback (the selftest's
+    # stderr had one after its browser_killed scenario).
+    loop = asyncio.get_running_loop()
+    reported: list[dict[str, Any]] = []
+    loop.set_exception_handler(lambda _loop, context: reported.append(context))
+    channel = PageChannel(ChannelKeys(), "polyfill")
+    channel._broken = loop.create_future()
+    gate: asyncio.Future[None] = loop.create_future()
+
+    async def send() -> dict[str, Any]:  # stands for CDPSession.send to a page that dies
+        await gate
+        raise RuntimeError("Target page, context or browser has been closed")
+
+    waiting = asyncio.ensure_future(channel._unless_broken(send()))
+    await asyncio.sleep(0.01)
+    waiting.cancel()
+    with pytest.raises(asyncio.CancelledError):
+        await waiting
+    gate.set_result(None)
+    await asyncio.sleep(0.01)
+    gc.collect()
+    await asyncio.sleep(0.01)
+    loop.set_exception_handler(None)
+    assert not reported, reported
