@@ -31,6 +31,9 @@ class ReliabilityReport(BaseModel):
     canaries: list[str]  # what was looked for (names, not values)
     peak_rss_mb: dict[str, float]
     seconds: float
+    # The machine, and its load (1-minute average) at the start and the end of the run:
+    # timings on a shared machine are read with it.
+    machine: str = ""
 
     @property
     def faults_survived(self) -> int:
@@ -87,6 +90,7 @@ class ReliabilityReport(BaseModel):
             "",
             f"Mode: `{self.mode}`; {self.seconds:.0f} s; verdict: **{'PASS' if self.ok else 'FAIL'}**.",
             "",
+            *([f"Machine: {self.machine}.", ""] if self.machine else []),
             "| figure | value |",
             "|---|---|",
             f"| fault kinds survived | {self.faults_survived} / {len(self.faults)} |",

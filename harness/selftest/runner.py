@@ -8,6 +8,7 @@ one verdict and a report (:mod:`harness.selftest.report`).
 
 from __future__ import annotations
 
+import os
 import resource
 import tempfile
 import time
@@ -40,6 +41,7 @@ async def run_selftest(
     """Run everything and return the report (nothing written). ``soak_minutes``: the
     memory soak's length (default by mode; 0: no soak)."""
     started = time.perf_counter()
+    load_before = os.getloadavg()[0]
     full = mode == "full"
     minutes = SOAK_MINUTES[mode] if soak_minutes is None else soak_minutes
     with tempfile.TemporaryDirectory(prefix="webmcp-selftest-") as scratch:
@@ -95,6 +97,8 @@ async def run_selftest(
             "Chromium (all processes, after the load run)": chromium_mb,
         },
         seconds=time.perf_counter() - started,
+        machine=f"{os.cpu_count()} CPUs, shared; load average (1 min) {load_before:.1f} at "
+        f"the start, {os.getloadavg()[0]:.1f} at the end",
     )
     written = report.model_dump_json() + report.markdown()
     leaks = (soak.leaks if soak is not None else 0) + sum(
