@@ -63,7 +63,7 @@ def run(args: argparse.Namespace, out: TextIO) -> int:
         "lost": report.load.lost if report.load else 0,
         "crossed": report.load.crossed if report.load else 0,
         "leaks": report.leaks,
-        "memory_bounded": report.soak.bounded if report.soak is not None else None,
+        "memory_bounded": report.soak.bounded if report.soak and report.soak.judged else None,
         "report": str(md_path),
     }
     if args.json:
@@ -83,4 +83,4 @@ def run(args: argparse.Namespace, out: TextIO) -> int:
 def _bounded(report: ReliabilityReport) -> str:
     if report.soak is None:
         return "not soaked"
-    return "bounded" if report.soak.bounded else "NOT bounded"
+    return report.soak.verdict()

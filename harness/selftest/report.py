@@ -59,7 +59,7 @@ class ReliabilityReport(BaseModel):
             and load_ok
             and self.trace_valid
             and self.leaks == 0
-            and (self.soak is None or self.soak.bounded)
+            and (self.soak is None or self.soak.passed)
         )
 
     def write(self, directory: Path) -> tuple[Path, Path]:
@@ -74,7 +74,7 @@ class ReliabilityReport(BaseModel):
             "fault_kinds": len(self.faults),
             "inputs_clear": self.inputs_clear,
             "inputs_tried": len(self.inputs),
-            "memory_bounded": self.soak.bounded if self.soak is not None else None,
+            "memory_bounded": self.soak.bounded if self.soak and self.soak.judged else None,
         }
         data = {"summary": summary, **self.model_dump(mode="json")}
         json_path.write_text(json.dumps(data, indent=1) + "\n", encoding="utf-8")
@@ -114,7 +114,7 @@ class ReliabilityReport(BaseModel):
             lines += [
                 f"| memory soak | {soak.seconds / 60:.1f} min: {soak.sessions} sessions, "
                 f"{soak.calls} calls, {len(soak.samples)} samples |",
-                f"| memory bounded over the soak | {'yes' if soak.bounded else 'NO'} |",
+                f"| memory over the soak | {soak.verdict()} |",
             ]
         lines += [
             f"| trace valid JSONL | {'yes' if self.trace_valid else 'NO'} |",
@@ -173,7 +173,8 @@ class ReliabilityReport(BaseModel):
             f"sessions, {soak.calls} calls, errors {soak.errors or 'none'}, canary leaks "
             f"{soak.leaks}. Resident memory (RSS; Chromium's summed over its processes, shared "
             "pages counted in each) is sampled between rounds, when the round's sessions have "
-            f"closed. Bounded: after a warm-up (the first {soak.warmup_fraction:.0%} of the "
+            "closed (each sample the lowest of 3 readings 0.3 s apart, so that a process "
+            f"starting at that moment makes no spike). Bounded: after a warm-up (the first {soak.warmup_fraction:.0%} of the "
             "samples), the median of the last third of the samples is at most "
             f"{soak.tolerance} above the median of the first third.",
             "",

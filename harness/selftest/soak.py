@@ -35,10 +35,19 @@ TOLERANCE_FRACTION = 0.15
 TOLERANCE_MB = 30.0
 # After a round, how long to wait for its renderer processes to exit before sampling.
 SETTLE_S = 3.0
+# Each sample is the lowest of this many readings, READING_GAP_S apart: a process starting
+# or collecting garbage at the moment of one reading does not make a spike, while memory
+# that is held (a leak) raises every reading.
+READINGS = 3
+READING_GAP_S = 0.3
 # Fewer samples than this after warm-up cannot show a trend.
 MIN_SAMPLES = 6
 # The fewest samples a soak takes, however short (the first is warm-up).
 MIN_SOAK_SAMPLES = MIN_SAMPLES + 2
+# A soak shorter than this cannot tell bounded memory from warm-up (Playwright's driver,
+# a garbage-collected node process, rises for minutes before its first full collection):
+# its verdicts are shown, but do not decide the selftest.
+JUDGED_MINUTES = 5.0
 # The canary of the page's x-sensitive value (see ``pages/faults.html``).
 CANARY = "HXCANARY"
 
@@ -83,6 +92,21 @@ class SoakResult(BaseModel):
     def bounded(self) -> bool:
         """Every curve stayed bounded, and every call answered."""
         return bool(self.verdicts) and all(v.bounded for v in self.verdicts) and not self.errors
+
+    @property
+    def judged(self) -> bool:
+        """Long enough (:data:`JUDGED_MINUTES`) for its verdict to decide the selftest."""
+        return self.minutes >= JUDGED_MINUTES
+
+    @property
+    def passed(self) -> bool:
+        """Every call answered, nothing leaked, and (when judged) memory stayed bounded."""
+        return not self.errors and self.leaks == 0 and (self.bounded or not self.judged)
+
+    def verdict(self) -> str:
+        """ "bounded", "NOT bounded", or for a short soak, what its curves suggest."""
+        said = "bounded" if self.bounded else "NOT bounded"
+        return said if self.judged else f"not judged (under {JUDGED_MINUTES:g} min; looked {said})"
 
 
 def growth_verdict(series: str, values: list[float]) -> Verdict:
@@ -163,7 +187,7 @@ async def run_soak(
         if over or now - started - last_sample >= interval:
             await _renderers_gone(idle)
             last_sample = now - started
-            samples.append(sample_rss(last_sample, counts["sessions"]))
+            samples.append(await _lowest_reading(last_sample, counts["sessions"]))
         if over:
             break
         base = counts["sessions"]
@@ -193,6 +217,20 @@ async def _renderers_gone(idle: int) -> None:
     deadline = time.perf_counter() + SETTLE_S
     while _chromium_processes() > idle and time.perf_counter() < deadline:
         await asyncio.sleep(0.1)
+
+
+async def _lowest_reading(seconds: float, sessions: int) -> RssSample:
+    readings = [sample_rss(seconds, sessions)]
+    for _ in range(READINGS - 1):
+        await asyncio.sleep(READING_GAP_S)
+        readings.append(sample_rss(seconds, sessions))
+    return RssSample(
+        seconds=round(seconds, 1),
+        sessions=sessions,
+        harness_mb=min(r.harness_mb for r in readings),
+        driver_mb=min(r.driver_mb for r in readings),
+        chromium_mb=min(r.chromium_mb for r in readings),
+    )
 
 
 def sample_rss(seconds: float = 0.0, sessions: int = 0) -> RssSample:
