@@ -90,13 +90,8 @@ function toolSnapshotText(definition) {
 
 // The registration number of the script tool registered under `toolName` now (null: none).
 function currentRegistration(toolName) {
-  let found = null;
-  if (backend !== null) {
-    backend.forEachTool((definition) => {
-      if (definition.name === toolName && definition.source === "script") found = registrationOf(definition);
-    });
-  }
-  return found;
+  const definition = backend !== null ? backend.scriptTool(toolName) : null;
+  return definition === null ? null : registrationOf(definition);
 }
 
 // This frame's whole registry as a JSON array, sorted by name.

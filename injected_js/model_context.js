@@ -1481,6 +1481,10 @@ function installModelContextPolyfill() {
     forEachTool(callback) {
       modelContextToolMap.forEach(callback);
     },
+    scriptTool(toolName) {
+      const definition = modelContextToolMap.get(toolName);
+      return definition !== undefined && definition.source === "script" ? definition : null;
+    },
     invoke: invokeToolForHarness,
     cancel: cancelToolForHarness,
     resolve: resolveToolForHarness,

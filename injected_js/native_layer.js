@@ -405,6 +405,9 @@ function installNativeLayer() {
       sideRegistry.forEach(callback);
       forEachDeclarativeExtra((name) => sideRegistry.has(name), callback);
     },
+    scriptTool(toolName) {
+      return sideRegistry.get(toolName) ?? null;
+    },
     invoke,
     registry,
     cancel,
