@@ -27,6 +27,7 @@ from harness.browser.backends.base import RawResult
 from harness.browser.backends.polyfill import (
     SUBMISSION_REPORT_WAIT_S,
     ChannelBackend,
+    StateVersions,
     executed_text,
     is_gone,
     raw_from_answer,
@@ -315,11 +316,13 @@ class NativeBackend(ChannelBackend):
         extras: dict[str, dict[str, Any]] = {}
         declarations: Any = None
         refused: Any = None
+        versions: StateVersions | None = None
         try:
             listing = await self.channel.command(frame, {"op": "list"})
             if isinstance(listing, dict):
                 declarations = listing.get("declarations")
                 refused = listing.get("refused")
+                versions = StateVersions(listing.get("version"), listing.get("seedVersion"))
             for snap in listing.get("tools", []) if isinstance(listing, dict) else []:
                 if isinstance(snap, dict) and isinstance(snap.get("name"), str):
                     extras[snap["name"]] = snap
@@ -338,6 +341,12 @@ class NativeBackend(ChannelBackend):
         self.catalog.replace_frame(info, tools, [*warnings, *refused_warnings(refused, info)])
         if declarations is not None:
             self.seed.report(info, declarations, origin_of(self.page.main_frame.url))
+        if direct and versions is not None:
+            # Chromium's registry read and reconciled with the layer's listing: the catalog
+            # holds this document as of that listing (CDP's events alone may lag behind).
+            self._versions[frame] = versions
+        else:
+            self._versions.pop(frame, None)
 
     def _reconcile(
         self, cdp_id: str, registry: list[Any], extras: dict[str, dict[str, Any]]
@@ -391,11 +400,14 @@ class NativeBackend(ChannelBackend):
             return RawResult(status="navigation")
         started = asyncio.get_running_loop().time()
         self._call_frames[call_id] = (frame, self._navigations.get(frame, 0))
-        in_page = _has_non_ascii_key(arguments)
+        # A script tool runs through Chromium's own executeTool() in the page (the layer's
+        # `invoke`): one round trip, the registration check and the call's options included.
+        # CDP's invokeTool (which needs the layer's `prepare` first) runs the forms, whose
+        # submissions must be agent-invoked; it also refuses input with a non-ASCII key
+        # ("Invalid parameters"), which executeTool() takes.
+        in_page = tool.source == "script" or _has_non_ascii_key(arguments)
         try:
             if in_page:
-                # CDP's invokeTool refuses input with a non-ASCII key ("Invalid parameters");
-                # Chromium's own executeTool() in the page (the layer's `invoke`) takes it.
                 invocation = f"page:{call_id}"
             else:
                 if meta or tool.registration is not None:
@@ -446,6 +458,8 @@ class NativeBackend(ChannelBackend):
         try:
             return await future
         finally:
+            if not in_page:  # no answer of its own: the frame is asked after delivery
+                self._call_ended(frame, call_id, None)
             self._pending.pop(invocation, None)
             self._invocation_frame.pop(invocation, None)
             self._running.pop(call_id, None)
@@ -488,6 +502,7 @@ class NativeBackend(ChannelBackend):
             answer = None
         if future.done() or invocation in self._submitting:
             return  # cancelled, or a submission that went ahead: _on_submitted answers
+        self._call_ended(frame, str(command["callId"]), answer)
         submission = isinstance(answer, dict) and answer.get("status") == "ok"
         if answer is None or (submission and answer.get("json") is None):
             # The document went away, or a form's submission went ahead (executeTool gives
