@@ -18,6 +18,7 @@ from typing import Any
 import pytest
 from playwright.async_api import Browser, BrowserContext, Frame, Page, async_playwright
 
+from harness.browser.backends.snapshots import read_listing
 from harness.browser.chromium import NATIVE_WEBMCP_FLAGS, QUIET_FLAGS
 from harness.browser.injection import ChannelKeys, Mode, PageChannel
 from tests.conftest import PageServer
@@ -50,7 +51,8 @@ class Harnessed:
 
     async def listed(self, frame: Frame | None = None) -> dict[str, dict[str, Any]]:
         """The frame's tool snapshots from the `list` op, by name."""
-        answer = await self.command({"op": "list"}, frame)
+        answer = read_listing(await self.command({"op": "list"}, frame))
+        assert answer is not None
         return {tool["name"]: tool for tool in answer["tools"]}
 
     def events(self) -> list[tuple[str, str, Any]]:
@@ -61,7 +63,7 @@ class Harnessed:
     def last_snapshot(self, frame: Frame) -> list[dict[str, Any]] | None:
         for sender, message in reversed(self.messages):
             if sender == frame and message["type"] == "tools":
-                return list(message["tools"])
+                return [json.loads(text) for text in message["tools"]]
         return None
 
 
@@ -171,7 +173,8 @@ async def test_the_mode_decides_which_implementation_serves_the_page(mc: Harness
         "lengths": [1, 0, 1],
         "illegal": "TypeError",
     }
-    assert (await mc.command({"op": "list"}))["native"] is (mc.mode == "native")
+    listing = read_listing(await mc.command({"op": "list"}))
+    assert listing is not None and listing["native"] is (mc.mode == "native")
 
 
 REGISTRATION_ERRORS_JS = """async () => {
