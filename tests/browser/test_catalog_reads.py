@@ -82,6 +82,14 @@ async def test_a_changed_form_is_built_again_and_nothing_else(session: Session) 
     assert all(t is before[t.name] for t in session.catalog.tools() if t.name != "find")
 
 
+async def test_a_form_s_new_title_is_read_at_the_next_listing(session: Session) -> None:
+    """The form's title is the layer's (CDP has none): what the layer keeps of the forms is
+    read again once the DOM changed, and only then."""
+    assert (await session.tool("find")).title is None
+    await session.page.evaluate("window.retitleForm()")
+    assert (await session.tool("find")).title == "Finder"
+
+
 async def test_a_listing_is_one_command_per_frame(session: Session) -> None:
     """The native backend reads Chromium's registry in the same command as the layer's
     records (not a second round trip); the polyfill reads its registry once."""
