@@ -9,6 +9,11 @@ Script Tools proposal): its hint names without ``Hint`` (``readOnly``, ``destruc
 ``idempotent``, ``openWorld``) and its own example's ``readOnlyHint: "true"`` are read as
 the seed means them (:func:`annotations_as_meant`), with a catalog warning that tells the
 site today's spelling — so a ``destructive: true`` tool is confirmed like any other.
+
+Each snapshot comes as its own JSON text, the same text for as long as the tool is
+unchanged; :class:`ToolBuilds` keeps the Tool built from a text, so re-reading a large,
+mostly unchanged registry (every change and every listing sends it whole) builds only
+what changed.
 """
 
 from __future__ import annotations
@@ -71,7 +76,7 @@ def _from_snapshot(
 
 
 def parse_answer(answer: Any) -> Any:
-    """A channel answer the page sends as JSON text (``list``, ``registry``), parsed once.
+    """An answer the page sends as JSON text (``list``; each tool's snapshot), parsed once.
 
     None when the text is not JSON; any other answer (an error object) as it came.
     """
