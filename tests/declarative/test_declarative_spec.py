@@ -126,7 +126,7 @@ async def driven(chromium_path: str, served: Served) -> AsyncIterator[dict[Mode,
             browsers.append(browser)
             context = await browser.new_context()
             page = await context.new_page()
-            channel = PageChannel(ChannelKeys(), mode)
+            channel = PageChannel(ChannelKeys(), mode, report_events=True)
             driven = Driven(mode, served, context, page, channel)
             await channel.install(context, page, driven.on_message)
             if mode == "native":

@@ -29,6 +29,7 @@ from harness.browser.backends.base import RawResult
 from harness.browser.backends.polyfill import (
     SUBMISSION_REPORT_WAIT_S,
     ChannelBackend,
+    StateVersions,
     executed_text,
     is_gone,
     raw_from_answer,
@@ -340,6 +341,7 @@ class NativeBackend(ChannelBackend):
             return
         extras: dict[str, tuple[str, dict[str, Any]]] = {}  # name → (text, snapshot)
         declarations: Any = None
+        versions: StateVersions | None = None
         try:
             listing: Any = None
             if layer is not None:
@@ -353,6 +355,7 @@ class NativeBackend(ChannelBackend):
                 listing = parse_answer(await self.channel.command(frame, command))
                 if isinstance(listing, dict):
                     declarations = listing.get("declarations")
+                    versions = StateVersions(listing.get("version"), listing.get("seedVersion"))
             extras = self._layer_records(cdp_id, listing)
             registry = listing.get("registry") if isinstance(listing, dict) else None
             if direct and isinstance(registry, list):
@@ -376,6 +379,12 @@ class NativeBackend(ChannelBackend):
         self.catalog.replace_frame(info, tools, [*warnings, *refused_warnings(refused, info)])
         if declarations is not None:
             self.seed.report(info, declarations, top)
+        if direct and versions is not None:
+            # Chromium's registry read and reconciled with the layer's listing: the catalog
+            # holds this document as of that listing (CDP's events alone may lag behind).
+            self._versions[frame] = versions
+        else:
+            self._versions.pop(frame, None)
 
     def _layer_records(self, cdp_id: str, listing: Any) -> dict[str, tuple[str, dict[str, Any]]]:
         """The layer's snapshots of a frame's tools, by name (each text parsed once)."""
@@ -458,11 +467,14 @@ class NativeBackend(ChannelBackend):
             return RawResult(status="navigation")
         started = asyncio.get_running_loop().time()
         self._call_frames[call_id] = (frame, self._navigations.get(frame, 0))
-        in_page = _has_non_ascii_key(arguments)
+        # A script tool runs through Chromium's own executeTool() in the page (the layer's
+        # `invoke`): one round trip, the registration check and the call's options included.
+        # CDP's invokeTool (which needs the layer's `prepare` first) runs the forms, whose
+        # submissions must be agent-invoked; it also refuses input with a non-ASCII key
+        # ("Invalid parameters"), which executeTool() takes.
+        in_page = tool.source == "script" or _has_non_ascii_key(arguments)
         try:
             if in_page:
-                # CDP's invokeTool refuses input with a non-ASCII key ("Invalid parameters");
-                # Chromium's own executeTool() in the page (the layer's `invoke`) takes it.
                 invocation = f"page:{call_id}"
             else:
                 if meta or tool.registration is not None:
@@ -513,6 +525,8 @@ class NativeBackend(ChannelBackend):
         try:
             return await future
         finally:
+            if not in_page:  # no answer of its own: the frame is asked after delivery
+                self._call_ended(frame, call_id, None)
             self._pending.pop(invocation, None)
             self._invocation_frame.pop(invocation, None)
             self._running.pop(call_id, None)
@@ -555,6 +569,7 @@ class NativeBackend(ChannelBackend):
             answer = None
         if future.done() or invocation in self._submitting:
             return  # cancelled, or a submission that went ahead: _on_submitted answers
+        self._call_ended(frame, str(command["callId"]), answer)
         submission = isinstance(answer, dict) and answer.get("status") == "ok"
         if answer is None or (submission and answer.get("json") is None):
             # The document went away, or a form's submission went ahead (executeTool gives
