@@ -86,3 +86,11 @@ def test_a_listing_reads_as_plain_data() -> None:
     }
     assert read_listing("{broken") is None
     assert read_listing({"status": "error"}) == {"status": "error", "tools": []}
+
+
+def test_two_reports_that_alternate_are_both_kept() -> None:
+    builds = ToolBuilds()
+    one, other = [text("a"), text("b")], [text("a", title="A"), text("b")]
+    for texts in (one, other, one, other):
+        builds.build(MAIN, "http://a.test", snapshot_texts(texts))
+    assert builds.built == 3

@@ -110,6 +110,10 @@ def _parser(text: str) -> Callable[[], Any]:
     return lambda: parse_answer(text)
 
 
+Built = tuple[Tool | None, list[CatalogWarning]]
+"""What one snapshot became: its tool (None: not offered) and the warnings about it."""
+
+
 class ToolBuilds:
     """The :class:`Tool` models built from each frame's snapshots, reused while unchanged.
 
@@ -118,14 +122,13 @@ class ToolBuilds:
     comes back under the same key (its exact JSON text; on native, with the same CDP record)
     in the same frame, at the same URL and under the same top-level origin, gets the Tool
     (and the warnings) built from it the first time, without being parsed or checked again.
-    Only the current report's entries are kept.
+    The entries of a frame's last two reports are kept (on native, the layer's own listing
+    after a navigation and the merged publication alternate).
     """
 
     def __init__(self) -> None:
-        # frame key → (its FrameInfo, the top-level origin, key → (tool, warnings))
-        self._frames: dict[
-            str, tuple[FrameInfo, str, dict[Hashable, tuple[Tool | None, list[CatalogWarning]]]]
-        ] = {}
+        # frame key → (its FrameInfo, the top-level origin, the last two reports' entries)
+        self._frames: dict[str, tuple[FrameInfo, str, list[dict[Hashable, Built]]]] = {}
         self.built = 0
         """How many snapshots were parsed and built (not reused); tests count them."""
 
@@ -138,12 +141,14 @@ class ToolBuilds:
         """The frame's tools that may be offered, and warnings; ``entries`` are (key, a way
         to read the snapshot) pairs, the key standing for everything the snapshot says."""
         known = self._frames.get(info.key)
-        previous = known[2] if known is not None and known[:2] == (info, top_origin) else {}
-        current: dict[Hashable, tuple[Tool | None, list[CatalogWarning]]] = {}
+        last, before = (
+            known[2] if known is not None and known[:2] == (info, top_origin) else ({}, {})
+        )
+        current: dict[Hashable, Built] = {}
         tools: list[Tool] = []
         warnings: list[CatalogWarning] = []
         for key, read in entries:
-            built = current.get(key) or previous.get(key)
+            built = current.get(key) or last.get(key) or before.get(key)
             if built is None:
                 self.built += 1
                 built = _from_snapshot(read(), info, top_origin)
@@ -151,7 +156,7 @@ class ToolBuilds:
             if built[0] is not None:
                 tools.append(built[0])
             warnings.extend(built[1])
-        self._frames[info.key] = (info, top_origin, current)
+        self._frames[info.key] = (info, top_origin, [current, last])
         return tools, warnings
 
     def forget(self, frame_key: str) -> None:
