@@ -94,14 +94,16 @@ function currentRegistration(toolName) {
   return definition === null ? null : registrationOf(definition);
 }
 
-// This frame's whole registry as a JSON array, sorted by name.
+// This frame's whole registry, sorted by name, as a JSON array of strings: each tool's
+// snapshot as its own JSON text. The harness keeps the Tool it built from a text for as long
+// as the text comes back unchanged, so an unchanged tool is never parsed or built again.
 function toolSnapshotsText() {
   const definitions = safeList();
   if (backend !== null) backend.forEachTool((definition) => ArrayPrototypePush(definitions, definition));
   ArrayPrototypeSort(definitions, (a, b) => (a.name < b.name ? -1 : a.name > b.name ? 1 : 0));
   const texts = safeList();
   for (let i = 0; i < definitions.length; i++) {
-    ArrayPrototypePush(texts, toolSnapshotText(definitions[i]));
+    ArrayPrototypePush(texts, JSONStringify(toolSnapshotText(definitions[i])));
   }
   return "[" + ArrayPrototypeJoin(texts, ",") + "]";
 }
@@ -241,23 +243,33 @@ function runCommand(command) {
   if (op === "whoami") return answer({ __proto__: null, token: documentToken });
   if (op === "state") return answer(currentState());
   if (op === "list") {
+    // One JSON text, not an object: CDP (and Playwright after it) carries one string far
+    // faster than hundreds of nested objects, and the harness parses it once.
     flushDeclarativeScan();
-    return answer({
-      __proto__: null,
-      version: stateVersion(),
-      seedVersion: seedVersion(),
-      tools: JSONParse(toolSnapshotsText()),
-      native: backend !== null && backend.native,
-      origin: ownOrigin,
-      url: ownLocation.href,
-      refused: JSONParse(declarativeRefusedText()),
-      declarations: JSONParse(seedDeclarationsText(false)),
-    });
-  }
-  if (op === "registry") {
-    // Native mode only: Chromium's own registry of this document, read now.
-    if (backend === null || !backend.native) return answer({ __proto__: null, registry: null });
-    return backend.registry();
+    const listed =
+      '{"version":' +
+      JSONStringify(stateVersion()) +
+      ',"seedVersion":' +
+      JSONStringify(seedVersion()) +
+      ',"tools":' +
+      toolSnapshotsText() +
+      ',"native":' +
+      (backend !== null && backend.native ? "true" : "false") +
+      ',"origin":' +
+      JSONStringify(ownOrigin) +
+      ',"url":' +
+      JSONStringify(ownLocation.href) +
+      ',"refused":' +
+      declarativeRefusedText() +
+      ',"declarations":' +
+      seedDeclarationsText(false);
+    if (ownData(command, "registry") !== true) return answer(listed + "}");
+    // Native mode: Chromium's own registry of this document too, read now (after the rest),
+    // in the same answer.
+    if (backend === null || !backend.native) return answer(listed + ',"registry":null}');
+    return new SafePromise((resolve) =>
+      safeThen(backend.registry(), (registry) => resolve(listed + ',"registry":' + registry + "}")),
+    );
   }
   if (op === "elicit-answer") {
     // The user's answer to a tool's question (user_input.js).

@@ -18,6 +18,7 @@ from typing import Any
 import pytest
 from playwright.async_api import Browser, BrowserContext, Frame, Page, async_playwright
 
+from harness.browser.backends.snapshots import read_listing
 from harness.browser.chromium import NATIVE_WEBMCP_FLAGS, QUIET_FLAGS
 from harness.browser.injection import ChannelKeys, Mode, PageChannel
 from tests.conftest import PageServer
@@ -56,7 +57,8 @@ class Harnessed:
 
     async def listed(self, frame: Frame | None = None) -> dict[str, dict[str, Any]]:
         """The frame's tool snapshots from the `list` op, by name."""
-        answer = await self.command({"op": "list"}, frame)
+        answer = read_listing(await self.command({"op": "list"}, frame))
+        assert answer is not None
         return {tool["name"]: tool for tool in answer["tools"]}
 
     def events(self) -> list[tuple[str, str, Any]]:
@@ -67,7 +69,7 @@ class Harnessed:
     def last_snapshot(self, frame: Frame) -> list[dict[str, Any]] | None:
         for sender, message in reversed(self.messages):
             if sender == frame and message["type"] == "tools":
-                return list(message["tools"])
+                return [json.loads(text) for text in message["tools"]]
         return None
 
 
@@ -177,7 +179,8 @@ async def test_the_mode_decides_which_implementation_serves_the_page(mc: Harness
         "lengths": [1, 0, 1],
         "illegal": "TypeError",
     }
-    assert (await mc.command({"op": "list"}))["native"] is (mc.mode == "native")
+    listing = read_listing(await mc.command({"op": "list"}))
+    assert listing is not None and listing["native"] is (mc.mode == "native")
 
 
 REGISTRATION_ERRORS_JS = """async () => {
@@ -1203,7 +1206,8 @@ async def test_invoke_answers_carry_the_documents_state_version(mc: Harnessed) -
             }});
         }"""
     )
-    listed = await mc.command({"op": "list"})
+    listed = read_listing(await mc.command({"op": "list"}))
+    assert listed is not None
 
     async def state_after(name: str) -> dict[str, Any]:
         answer = await mc.command({"op": "invoke", "callId": name, "name": name, "input": {}})
@@ -1225,8 +1229,8 @@ async def test_invoke_answers_carry_the_documents_state_version(mc: Harnessed) -
     assert form["version"] not in (listed["version"], adds["version"])
     # Another document never has the same version, whatever its count.
     await mc.goto("mc_blank.html")
-    relisted = await mc.command({"op": "list"})
-    assert not relisted["version"].startswith(token + ":")
+    relisted = read_listing(await mc.command({"op": "list"}))
+    assert relisted is not None and not relisted["version"].startswith(token + ":")
 
 
 async def test_an_invoke_answer_says_when_seed_declarations_are_not_reported_yet(

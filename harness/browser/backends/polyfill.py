@@ -20,7 +20,12 @@ from playwright.async_api import BrowserContext, Frame, Page
 from playwright.async_api import Error as PlaywrightError
 
 from harness.browser.backends.base import Backend, FormReviewDecision, FormReviewRequest, RawResult
-from harness.browser.backends.snapshots import refused_warnings, tools_from_snapshots
+from harness.browser.backends.snapshots import (
+    ToolBuilds,
+    parse_answer,
+    refused_warnings,
+    snapshot_texts,
+)
 from harness.browser.frames import FrameKeys, document_origin, origin_of
 from harness.browser.injection import (
     ChannelKeys,
@@ -94,6 +99,8 @@ class ChannelBackend(Backend):
         super().__init__(keys, schema_subset=schema_subset)
         self.channel = PageChannel(keys, self.mode, schema_subset)
         self.frames = FrameKeys()
+        # The Tool models built from each frame's snapshots, reused while a tool is unchanged.
+        self.builds = ToolBuilds()
         self._page: Page | None = None
         self._catalog: Catalog | None = None
         self._tasks: set[asyncio.Task[None]] = set()
@@ -167,6 +174,7 @@ class ChannelBackend(Backend):
         key = self.frames.forget(frame)
         if key is not None:
             self.seed.forget(key)
+            self.builds.forget(key)
             self.catalog.drop_frame(key)
 
     async def _on_message(self, frame: Frame, message: Message) -> None:
@@ -198,7 +206,7 @@ class ChannelBackend(Backend):
             return
         info = await self.frames.info(frame)
         top = origin_of(frame.page.main_frame.url)
-        tools, warnings = tools_from_snapshots(snapshots, info, top)
+        tools, warnings = self.builds.build(info, top, snapshot_texts(snapshots))
         self.catalog.replace_frame(info, tools, [*warnings, *refused_warnings(refused, info)])
         self._versions.setdefault(frame, StateVersions()).tools = version
 
@@ -346,7 +354,7 @@ class ChannelBackend(Backend):
 
     async def _relist(self, frame: Frame) -> None:
         try:
-            listing = await self.channel.command(frame, {"op": "list"})
+            listing = parse_answer(await self.channel.command(frame, {"op": "list"}))
         except (PlaywrightError, FrameGone):
             return  # the frame is going away (or has no WebMCP); its removal event follows
         if isinstance(listing, dict):
