@@ -246,6 +246,16 @@ function runCommand(command) {
     // One JSON text, not an object: CDP (and Playwright after it) carries one string far
     // faster than hundreds of nested objects, and the harness parses it once.
     flushDeclarativeScan();
+    // The caller already holds this version (CHANNEL.md "State versions"): nothing to send.
+    const known = ownData(command, "known");
+    if (
+      isObject(known) &&
+      ownData(known, "version") === stateVersion() &&
+      ownData(known, "seedVersion") === seedVersion() &&
+      !seedPending()
+    ) {
+      return answer('{"unchanged":true}');
+    }
     const listed =
       '{"version":' +
       JSONStringify(stateVersion()) +

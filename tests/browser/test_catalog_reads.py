@@ -110,3 +110,38 @@ async def test_a_listing_is_one_command_per_frame(session: Session) -> None:
     assert [m["op"] for m in sent] == ["list"] * frames
     if session.backend_name == "native":
         assert all(m.get("registry") is True for m in sent)
+
+
+async def test_a_listing_of_an_unchanged_document_is_answered_unchanged(session: Session) -> None:
+    """CHANNEL.md "State versions": a listing names the versions the catalog holds, and a
+    document still at those versions sends nothing back; a change gets a full answer."""
+    backend = backend_of(session)
+    await session.tools()
+    await session.tools()  # the catalog now holds the document as read directly
+    answers: list[Any] = []
+    command = backend.channel.command
+
+    async def recording(frame: Frame, message: dict[str, Any]) -> Any:
+        answer = await command(frame, message)
+        if message["op"] == "list":
+            answers.append((message.get("known"), answer))
+        return answer
+
+    backend.channel.command = recording  # type: ignore[method-assign]
+    try:
+        assert [t.name for t in await session.tools()] == NAMES
+        assert answers and all(known is not None for known, _ in answers)
+        assert all(answer == '{"unchanged":true}' for _, answer in answers)
+        held = {known["version"] for known, _ in answers}
+        answers.clear()
+        await session.page.evaluate(
+            """() => document.modelContext.registerTool(
+                {name: 'delta', description: 'd', execute: () => 'ok'})"""
+        )
+        assert [t.name for t in await session.tools()] == sorted([*NAMES, "delta"])
+        # Unchanged only against the new version (learned from the page's own report, or
+        # from a full answer): never against the one before the registration.
+        for known, answer in answers:
+            assert answer != '{"unchanged":true}' or known["version"] not in held
+    finally:
+        backend.channel.command = command  # type: ignore[method-assign]

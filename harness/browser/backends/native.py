@@ -222,6 +222,9 @@ class NativeBackend(ChannelBackend):
         """Publish a frame's registry, at most once per PUBLISH_INTERVAL_S: Chromium adds
         and removes a flapping form's tool at every flap, and the catalog (and the agent's
         `tools/list_changed`) must not follow each one, as with the polyfill."""
+        frame = self._playwright_frame(cdp_id)
+        if frame is not None:
+            self._versions.pop(frame, None)  # CDP's news is not in the catalog yet
         if cdp_id in self._publish_due:
             return
         loop = asyncio.get_running_loop()
@@ -351,8 +354,12 @@ class NativeBackend(ChannelBackend):
                 # and its last report explains what changed: no need to ask it again.
                 listing = self._reports.get(cdp_id)
             if listing is None:
-                command = {"op": "list", "registry": True} if direct else {"op": "list"}
+                # A direct read may be answered `unchanged`: the catalog holds this document
+                # as of a direct read, and no CDP event came since (see _schedule_publish).
+                command = self._list_command(frame, registry=True) if direct else {"op": "list"}
                 listing = parse_answer(await self.channel.command(frame, command))
+                if isinstance(listing, dict) and listing.get("unchanged") is True:
+                    return
                 if isinstance(listing, dict):
                     declarations = listing.get("declarations")
                     versions = StateVersions(listing.get("version"), listing.get("seedVersion"))

@@ -352,11 +352,22 @@ class ChannelBackend(Backend):
     async def interrupt(self) -> None:
         await self.channel.terminate()
 
+    def _list_command(self, frame: Frame, **fields: Any) -> Message:
+        """A ``list`` command; with the versions the catalog holds of the frame's document,
+        which the page answers ``unchanged`` when they are still its own."""
+        command: Message = {"op": "list", **fields}
+        versions = self._versions.get(frame)
+        if versions is not None and isinstance(versions.tools, str):
+            command["known"] = {"version": versions.tools, "seedVersion": versions.seed}
+        return command
+
     async def _relist(self, frame: Frame) -> None:
         try:
-            listing = parse_answer(await self.channel.command(frame, {"op": "list"}))
+            listing = parse_answer(await self.channel.command(frame, self._list_command(frame)))
         except (PlaywrightError, FrameGone):
             return  # the frame is going away (or has no WebMCP); its removal event follows
+        if isinstance(listing, dict) and listing.get("unchanged") is True:
+            return  # the catalog holds the document as it is
         if isinstance(listing, dict):
             await self._apply(
                 frame, listing.get("tools"), listing.get("refused"), listing.get("version")
