@@ -231,13 +231,18 @@ class Catalog:
     ) -> ToolChange:
         """Replace one part of one frame's tools (and its warnings) with its current state."""
         entry = self._frames.get(info.key)
+        warnings = list(warnings or [])
+        if entry is not None and _unchanged(entry, info, part, tools, warnings):
+            # The very same Tool objects again (a listing that found nothing new): nothing
+            # to merge, nothing to announce.
+            return ToolChange()
         if entry is None:
             self._counter += 1
             entry = _FrameEntry(info=info, order=self._counter)
             self._frames[info.key] = entry
         entry.info = info
         entry.tools[part] = list(tools)
-        entry.warnings[part] = list(warnings or [])
+        entry.warnings[part] = warnings
         live = {(p, t.name) for p, ts in entry.tools.items() for t in ts}
         entry.seen = {key: when for key, when in entry.seen.items() if key in live}
         for tool in tools:
@@ -292,6 +297,24 @@ class Catalog:
             for listener in list(self._listeners):
                 listener(change)
         return change
+
+
+def _unchanged(
+    entry: _FrameEntry,
+    info: FrameInfo,
+    part: str,
+    tools: list[Tool],
+    warnings: list[CatalogWarning],
+) -> bool:
+    """Whether a frame reports exactly what it reported last (the same objects, in order)."""
+    known = entry.tools.get(part)
+    return (
+        entry.info == info
+        and known is not None
+        and len(known) == len(tools)
+        and all(a is b for a, b in zip(known, tools, strict=True))
+        and entry.warnings.get(part) == warnings
+    )
 
 
 def _where(tool: Tool) -> str:

@@ -13,6 +13,7 @@ from __future__ import annotations
 
 import asyncio
 import time
+from typing import Any
 
 from mcp_types import CallToolResult
 
@@ -65,6 +66,24 @@ class Pipeline:
         # running calls end at once instead of waiting for a page that will never answer.
         self.broken = asyncio.Event()
         self.broken_reason = ""
+        self._broken_signal: asyncio.Future[None] | None = None  # made on the first call
+
+    def break_down(self, reason: str) -> None:
+        """The page answers no more (``reason`` says why, and how to recover): running
+        calls end now, with ``reason``."""
+        self.broken_reason = reason
+        self.broken.set()
+        if self._broken_signal is not None and not self._broken_signal.done():
+            self._broken_signal.set_result(None)
+
+    def _broken_future(self) -> asyncio.Future[None]:
+        """A future done once the page broke (cheaper to wait on than ``broken.wait()``,
+        which would need a task per call)."""
+        if self._broken_signal is None:
+            self._broken_signal = asyncio.get_running_loop().create_future()
+            if self.broken.is_set():
+                self._broken_signal.set_result(None)
+        return self._broken_signal
 
     def lookup(self, name: str) -> Tool:
         """The tool to call, or :class:`UnknownTool`."""
@@ -142,7 +161,7 @@ class Pipeline:
         """
         if checked.registration is not None:
             return None
-        await self.backend.refresh()
+        await self.backend.refresh_for(checked)
         if self.catalog.get(checked.name) == checked:
             return None
         return _changed_result(checked)
@@ -153,10 +172,12 @@ class Pipeline:
         task = asyncio.ensure_future(
             self.backend.execute(request.tool, request.arguments, request.call_id, request.meta)
         )
-        broken = asyncio.ensure_future(self.broken.wait())
+        racing: set[asyncio.Future[Any]] = {task, self._broken_future()}
         try:
             done, _ = await asyncio.wait(
-                {task, broken}, timeout=request.timeout, return_when=asyncio.FIRST_COMPLETED
+                racing,
+                timeout=request.timeout,
+                return_when=asyncio.FIRST_COMPLETED,
             )
         except asyncio.CancelledError:
             # The caller gave up (e.g. an MCP client's notifications/cancelled): the page's
@@ -165,8 +186,6 @@ class Pipeline:
             self._abandoned.add(abandon)
             abandon.add_done_callback(self._abandoned.discard)
             raise
-        finally:
-            broken.cancel()
         if task in done:
             raw = task.result()
             # A crashed renderer also fails the call's own command (its document is gone),

@@ -289,8 +289,7 @@ class Session:
         if self._broken is not None:
             return
         self._broken = reason
-        self.pipeline.broken_reason = reason
-        self.pipeline.broken.set()
+        self.pipeline.break_down(reason)
         self.catalog.readiness.touch()
         if isinstance(self.backend, ChannelBackend):
             self.backend.channel.fail(reason)
@@ -432,7 +431,7 @@ class Session:
         once; (4) the navigation the result asked for (a seed-dialect answer's, or a script
         tool's ``_meta.uiRedirect`` within its origin)."""
         try:
-            await self.backend.refresh()
+            await self.backend.refresh_after(outcome.call_id)
         except Exception as exc:  # the page went away: nothing to recompute
             log.debug("recomputing the catalog after %s: %s", tool.name, exc)
         finally:

@@ -90,31 +90,60 @@ function toolSnapshotText(definition) {
 
 // The registration number of the script tool registered under `toolName` now (null: none).
 function currentRegistration(toolName) {
-  let found = null;
-  if (backend !== null) {
-    backend.forEachTool((definition) => {
-      if (definition.name === toolName && definition.source === "script") found = registrationOf(definition);
-    });
-  }
-  return found;
+  const definition = backend !== null ? backend.scriptTool(toolName) : null;
+  return definition === null ? null : registrationOf(definition);
 }
 
-// This frame's whole registry as a JSON array, sorted by name.
+// This frame's whole registry, sorted by name, as a JSON array of strings: each tool's
+// snapshot as its own JSON text. The harness keeps the Tool it built from a text for as long
+// as the text comes back unchanged, so an unchanged tool is never parsed or built again.
 function toolSnapshotsText() {
   const definitions = safeList();
   if (backend !== null) backend.forEachTool((definition) => ArrayPrototypePush(definitions, definition));
   ArrayPrototypeSort(definitions, (a, b) => (a.name < b.name ? -1 : a.name > b.name ? 1 : 0));
   const texts = safeList();
   for (let i = 0; i < definitions.length; i++) {
-    ArrayPrototypePush(texts, toolSnapshotText(definitions[i]));
+    ArrayPrototypePush(texts, JSONStringify(toolSnapshotText(definitions[i])));
   }
   return "[" + ArrayPrototypeJoin(texts, ",") + "]";
+}
+
+// -------------------------------------------------------------------------------------------
+// The state version: what the harness last heard of this document
+// -------------------------------------------------------------------------------------------
+
+// Bumped at every change of what a listing would say (the registry, the forms, refusals).
+// `tools` messages and `list` answers carry the version they show, and every `invoke` answer
+// the version now: when the harness already holds that version, the call changed nothing and
+// the frame need not be re-read (CHANNEL.md "State versions").
+let stateCounter = 0;
+
+function noteStateChanged() {
+  stateCounter += 1;
+}
+
+// This document's token first, so that no other document's version can equal it.
+function stateVersion() {
+  return documentToken + ":" + stateCounter;
+}
+
+// What an `invoke` answer says of the document as the call ends. Changes not scanned yet
+// (DOM mutations the observers have not run for) are applied first, so they count.
+function currentState() {
+  flushDeclarativeScan();
+  return {
+    __proto__: null,
+    version: stateVersion(),
+    seedVersion: seedVersion(),
+    pending: seedPending(),
+  };
 }
 
 let toolSnapshotQueued = false;
 
 // One `tools` message per microtask checkpoint, however many changes it saw.
 function scheduleToolSnapshot() {
+  noteStateChanged();
   if (toolSnapshotQueued) return;
   toolSnapshotQueued = true;
   queueMicrotaskFn(() => {
@@ -122,7 +151,9 @@ function scheduleToolSnapshot() {
     sendToHarness(
       '{"secret":' +
         SECRET_JSON +
-        ',"type":"tools","tools":' +
+        ',"type":"tools","version":' +
+        JSONStringify(stateVersion()) +
+        ',"tools":' +
         toolSnapshotsText() +
         ',"refused":' +
         declarativeRefusedText() +
@@ -195,25 +226,60 @@ function readPlainObject(command, key) {
   return isObject(value) ? JSONParse(plainJSONText(value)) : null;
 }
 
+// An `invoke` answer with the document's state as the call ended (see currentState).
+// Without it (an answer that could not take it), the harness re-reads the frame: the safe side.
+function withState(result) {
+  if (result === null || typeof result !== "object") return result;
+  try {
+    result.state = currentState();
+  } catch {
+    // A frozen answer, or a scan that failed: no state.
+  }
+  return result;
+}
+
 function runCommand(command) {
   const op = ownData(command, "op");
   if (op === "whoami") return answer({ __proto__: null, token: documentToken });
+  if (op === "state") return answer(currentState());
   if (op === "list") {
+    // One JSON text, not an object: CDP (and Playwright after it) carries one string far
+    // faster than hundreds of nested objects, and the harness parses it once.
     flushDeclarativeScan();
-    return answer({
-      __proto__: null,
-      tools: JSONParse(toolSnapshotsText()),
-      native: backend !== null && backend.native,
-      origin: ownOrigin,
-      url: ownLocation.href,
-      refused: JSONParse(declarativeRefusedText()),
-      declarations: JSONParse(seedDeclarationsText(false)),
-    });
-  }
-  if (op === "registry") {
-    // Native mode only: Chromium's own registry of this document, read now.
-    if (backend === null || !backend.native) return answer({ __proto__: null, registry: null });
-    return backend.registry();
+    // The caller already holds this version (CHANNEL.md "State versions"): nothing to send.
+    const known = ownData(command, "known");
+    if (
+      isObject(known) &&
+      ownData(known, "version") === stateVersion() &&
+      ownData(known, "seedVersion") === seedVersion() &&
+      !seedPending()
+    ) {
+      return answer('{"unchanged":true}');
+    }
+    const listed =
+      '{"version":' +
+      JSONStringify(stateVersion()) +
+      ',"seedVersion":' +
+      JSONStringify(seedVersion()) +
+      ',"tools":' +
+      toolSnapshotsText() +
+      ',"native":' +
+      (backend !== null && backend.native ? "true" : "false") +
+      ',"origin":' +
+      JSONStringify(ownOrigin) +
+      ',"url":' +
+      JSONStringify(ownLocation.href) +
+      ',"refused":' +
+      declarativeRefusedText() +
+      ',"declarations":' +
+      seedDeclarationsText(false);
+    if (ownData(command, "registry") !== true) return answer(listed + "}");
+    // Native mode: Chromium's own registry of this document too, read now (after the rest),
+    // in the same answer.
+    if (backend === null || !backend.native) return answer(listed + ',"registry":null}');
+    return new SafePromise((resolve) =>
+      safeThen(backend.registry(), (registry) => resolve(listed + ',"registry":' + registry + "}")),
+    );
   }
   if (op === "elicit-answer") {
     // The user's answer to a tool's question (user_input.js).
@@ -254,8 +320,10 @@ function runCommand(command) {
     const input = plainJSONText(ownData(command, "input") ?? {});
     const limit = ownData(command, "maxResultBytes");
     const running = backend.invoke(callId, name, input, readPlainObject(command, "meta"));
-    if (typeof limit !== "number") return running;
-    return new SafePromise((resolve) => safeThen(running, (result) => resolve(capResult(result, limit))));
+    const capped = (result) => (typeof limit === "number" ? capResult(result, limit) : result);
+    return new SafePromise((resolve, reject) =>
+      safeThen(running, (result) => resolve(withState(capped(result))), reject),
+    );
   }
   if (op === "resolve") {
     return backend.resolve(name, plainJSONText(ownData(command, "input") ?? {}));
@@ -282,7 +350,8 @@ function startModelContext() {
 }
 
 harnessHooks.toolsChanged = scheduleToolSnapshot;
-harnessHooks.toolEvent = sendToolEvent;
+harnessHooks.stateChanged = noteStateChanged;
+if (HARNESS.events) harnessHooks.toolEvent = sendToolEvent; // only when asked (CHANNEL.md)
 declarativeHooks.send = (fieldsText) => sendToHarness('{"secret":' + SECRET_JSON + "," + fieldsText + "}");
 const backend = startModelContext();
 if (backend !== null) installLegacySurfaces(backend);

@@ -1275,9 +1275,33 @@ function definitionChangedUnder(run) {
   finishDeclarativeRun(run, null, false, DECLARATIVE_MESSAGES.definitionUpdated, "cancelled");
 }
 
+// Native mode: Chromium derives its form tools itself. A DOM change counts as a change of
+// the state version (CHANNEL.md) only when the forms' records changed — the polyfill's
+// reading of them, which is Chromium's (the differential corpus in tests/forms/).
+let nativeFormsObserver = null;
+let nativeFormsDirty = true;
+let nativeFormsFingerprint = "";
+
+function checkNativeForms() {
+  if (MutationObserverPrototypeTakeRecords(nativeFormsObserver).length > 0) nativeFormsDirty = true;
+  if (!nativeFormsDirty) return;
+  nativeFormsDirty = false;
+  const forms = formsOfDocument("form[toolname]");
+  const parts = safeList();
+  for (let i = 0; i < forms.length; i++) {
+    const record = declarativeRecordOf(forms[i]);
+    if (record !== null) ArrayPrototypePush(parts, JSONStringify(record));
+  }
+  const fingerprint = ArrayPrototypeJoin(parts, "\n");
+  if (fingerprint === nativeFormsFingerprint) return;
+  nativeFormsFingerprint = fingerprint;
+  harnessHooks.stateChanged();
+}
+
 // Before the tool map is read (getTools, executeTool, the harness's `list`): apply DOM changes
 // not scanned yet, the way Chromium's registration task runs before a later task.
 function flushDeclarativeScan() {
+  if (nativeFormsObserver !== null) checkNativeForms();
   if (declarativeObserver === null) return;
   onDeclarativeMutations(MutationObserverPrototypeTakeRecords(declarativeObserver));
   if (declarativeScanDirty) scanDeclarativeForms();
@@ -1735,16 +1759,36 @@ function nativeRefusals(backend) {
   return refusals;
 }
 
+// The definitions forEachDeclarativeExtra last made of the document's forms (tree order),
+// kept until a DOM change may have changed one (nativeExtrasObserver): a listing then reads
+// no form again, and an unchanged form keeps its definition, so its snapshot text too.
+let nativeExtras = null;
+let nativeExtrasObserver = null;
+
 // Snapshot extras for the forms Chromium registers (CDP gives no title): one per name.
 function forEachDeclarativeExtra(skip, callback) {
-  const forms = formsOfDocument("form[toolname][tooldescription]");
-  const count = forms.length;
+  // Changes not yet delivered to the observer (made in this very task) count as well.
+  if (nativeExtrasObserver === null || MutationObserverPrototypeTakeRecords(nativeExtrasObserver).length > 0) {
+    nativeExtras = null;
+  }
+  if (nativeExtras === null) {
+    const definitions = safeList();
+    const forms = formsOfDocument("form[toolname][tooldescription]");
+    const count = forms.length;
+    for (let i = 0; i < count; i++) {
+      const record = declarativeRecordOf(forms[i]);
+      if (record === null || !isValidToolName(record.name)) continue;
+      ArrayPrototypePush(definitions, createDeclarativeDefinition(forms[i], record));
+    }
+    nativeExtras = definitions;
+  }
+  const extras = nativeExtras;
   const seen = new SafeSet();
-  for (let i = 0; i < count; i++) {
-    const record = declarativeRecordOf(forms[i]);
-    if (record === null || seen.has(record.name) || skip(record.name) || !isValidToolName(record.name)) continue;
-    seen.add(record.name);
-    callback(createDeclarativeDefinition(forms[i], record));
+  for (let i = 0; i < extras.length; i++) {
+    const definition = extras[i];
+    if (seen.has(definition.name) || skip(definition.name)) continue;
+    seen.add(definition.name);
+    callback(definition);
   }
 }
 
@@ -1763,6 +1807,18 @@ function installDeclarativeNativeHelpers(backend) {
   };
   MutationObserverPrototypeObserve(observer, ownDocument, observed);
   ArrayPrototypePush(shadowRootObservers, { __proto__: null, observer, options: observed });
+  nativeFormsObserver = new MutationObserverCtor(() => {
+    nativeFormsDirty = true;
+  });
+  const allChanges = { __proto__: null, subtree: true, childList: true, attributes: true, characterData: true };
+  MutationObserverPrototypeObserve(nativeFormsObserver, ownDocument, allChanges);
+  ArrayPrototypePush(shadowRootObservers, { __proto__: null, observer: nativeFormsObserver, options: allChanges });
+  // Any change of the DOM may change a form's extras (its attributes, controls, labels).
+  nativeExtrasObserver = new MutationObserverCtor(() => {
+    nativeExtras = null;
+  });
+  MutationObserverPrototypeObserve(nativeExtrasObserver, ownDocument, allChanges);
+  ArrayPrototypePush(shadowRootObservers, { __proto__: null, observer: nativeExtrasObserver, options: allChanges });
   // A document with content before its state starts (realm.js): read its forms now.
   if (NodePrototypeGetFirstChild(ownDocument) !== null) {
     nativeNamesQueued = true;

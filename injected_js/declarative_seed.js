@@ -337,6 +337,8 @@ function seedDeclarationsText(withValues) {
 let seedQuietTimer = null;
 let seedMaxTimer = null;
 let seedLastSent = "[]";
+let seedSent = 0; // `declarations` messages sent: the version of what the harness was told
+let seedObserver = null;
 
 function seedFlush() {
   if (seedQuietTimer !== null) clearTimeoutFn(seedQuietTimer);
@@ -346,7 +348,28 @@ function seedFlush() {
   const text = seedDeclarationsText(false);
   if (text === seedLastSent) return;
   seedLastSent = text;
-  sendToHarness('{"secret":' + SECRET_JSON + ',"type":"declarations","declarations":' + text + "}");
+  seedSent += 1;
+  sendToHarness(
+    '{"secret":' +
+      SECRET_JSON +
+      ',"type":"declarations","version":' +
+      JSONStringify(seedVersion()) +
+      ',"declarations":' +
+      text +
+      "}",
+  );
+}
+
+// The version of the declarations last sent to the harness (this document's token first, so
+// no other document's version can equal it).
+function seedVersion() {
+  return documentToken + ":" + seedSent;
+}
+
+// Whether the declarations differ from what was last sent: DOM changes not reported yet.
+function seedPending() {
+  if (seedObserver !== null && MutationObserverPrototypeTakeRecords(seedObserver).length > 0) seedMutated();
+  return seedQuietTimer !== null && seedDeclarationsText(false) !== seedLastSent;
 }
 
 function seedMutated() {
@@ -369,7 +392,7 @@ if (isSecureContextAtStart) {
   for (let i = 0; i < SEED_CONTROL_ATTRIBUTES.length; i++) {
     ArrayPrototypePush(SEED_OBSERVED_ATTRIBUTES, SEED_CONTROL_ATTRIBUTES[i]);
   }
-  const seedObserver = new MutationObserverCtor(seedMutated);
+  seedObserver = new MutationObserverCtor(seedMutated);
   MutationObserverPrototypeObserve(seedObserver, ownDocument, {
     __proto__: null,
     childList: true,

@@ -70,6 +70,9 @@ const pendingToolExecutions = new SafeMap();
 const harnessHooks = {
   __proto__: null,
   toolsChanged() {},
+  // Something a listing would say may have changed, without a `tools` message of its own
+  // (native mode: Chromium registers forms itself; the harness re-reads after a call).
+  stateChanged() {},
   toolEvent(type, toolName, callId) {},
 };
 
@@ -1477,6 +1480,10 @@ function installModelContextPolyfill() {
     },
     forEachTool(callback) {
       modelContextToolMap.forEach(callback);
+    },
+    scriptTool(toolName) {
+      const definition = modelContextToolMap.get(toolName);
+      return definition !== undefined && definition.source === "script" ? definition : null;
     },
     invoke: invokeToolForHarness,
     cancel: cancelToolForHarness,

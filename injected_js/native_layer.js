@@ -37,8 +37,12 @@ function installNativeLayer() {
   const harnessCalls = new SafeMap(); // callId → {toolName, controller, settle, …}
   const cancelledCalls = new SafeMap(); // tool name → callId of its last cancelled invoke
 
+  // tool name → the object Chromium's getTools() gave for its current registration, so a
+  // call of a script tool needs no getTools() of its own (forgotten at every change).
+  const executableTools = new SafeMap();
   const removeIfCurrent = (definition) => {
     if (sideRegistry.get(definition.name) !== definition) return;
+    executableTools.delete(definition.name);
     sideRegistry.delete(definition.name);
     pendingMeta.delete(definition.name);
     harnessHooks.toolsChanged();
@@ -169,6 +173,7 @@ function installNativeLayer() {
     );
     controllers.set(definition, controller);
     registered.definition = definition;
+    executableTools.delete(tool.name);
     sideRegistry.set(tool.name, definition);
     EventTargetPrototypeAddEventListener(signal, "abort", () => removeIfCurrent(definition), {
       __proto__: null,
@@ -282,6 +287,39 @@ function installNativeLayer() {
         started: false,
         failure: undefined,
       });
+      const run = (registeredTool) => {
+        const call = harnessCalls.get(callId);
+        if (call === undefined || call.settle !== settle) return;
+        if (registeredTool === null) {
+          finish(harnessError("NotFoundError", `No tool named "${toolName}" is registered in this document.`));
+          return;
+        }
+        if (extraOptions !== null) pendingMeta.set(toolName, extraOptions);
+        const signal = AbortControllerPrototypeGetSignal(call.controller);
+        let execution;
+        try {
+          execution = nativeExecuteTool(nativeObject, registeredTool, JSONParse(inputArguments), {
+            __proto__: null,
+            signal,
+          });
+        } catch (error) {
+          finish(harnessFailure(error, MESSAGES.unknown));
+          return;
+        }
+        observePromise(
+          execution,
+          (json) => finish({ __proto__: null, status: "ok", json }),
+          (error) => finish(harnessFailure(call.failure !== undefined ? call.failure : error, MESSAGES.unknown)),
+        );
+      };
+      const known = executableTools.get(toolName);
+      if (known !== undefined) {
+        run(known);
+        return;
+      }
+      // The side registry's entry as the lookup starts: a change meanwhile (a new
+      // registration, an unregistration) must not leave a stale object behind.
+      const definition = sideRegistry.get(toolName);
       observePromise(
         nativeGetTools(nativeObject),
         (tools) => {
@@ -293,38 +331,19 @@ function installNativeLayer() {
               registeredTool = candidate;
             }
           }
-          const call = harnessCalls.get(callId);
-          if (call === undefined || call.settle !== settle) return;
-          if (registeredTool === null) {
-            finish(harnessError("NotFoundError", `No tool named "${toolName}" is registered in this document.`));
-            return;
+          if (registeredTool !== null && definition !== undefined && sideRegistry.get(toolName) === definition) {
+            executableTools.set(toolName, registeredTool);
           }
-          if (extraOptions !== null) pendingMeta.set(toolName, extraOptions);
-          const signal = AbortControllerPrototypeGetSignal(call.controller);
-          let execution;
-          try {
-            execution = nativeExecuteTool(nativeObject, registeredTool, JSONParse(inputArguments), {
-              __proto__: null,
-              signal,
-            });
-          } catch (error) {
-            finish(harnessFailure(error, MESSAGES.unknown));
-            return;
-          }
-          observePromise(
-            execution,
-            (json) => finish({ __proto__: null, status: "ok", json }),
-            (error) =>
-              finish(harnessFailure(call.failure !== undefined ? call.failure : error, MESSAGES.unknown)),
-          );
+          run(registeredTool);
         },
         (error) => finish(harnessFailure(error, MESSAGES.unknown)),
       );
     });
   }
 
-  // Chromium's registry for this document, read now (getTools), as JSON text of
-  // [{name, title, description, inputSchema, annotations}]: the harness reconciles the
+  // Chromium's registry for this document, read now (getTools), as the JSON text of
+  // [{name, title, description, inputSchema, annotations}] ("null" when getTools() failed),
+  // for `list` with `registry: true`: the harness reconciles the
   // batched CDP events with it whenever a listing is asked for.
   function registry() {
     return new SafePromise((settle) => {
@@ -348,9 +367,9 @@ function installNativeLayer() {
               }),
             );
           }
-          settle({ __proto__: null, registry: JSONParse("[" + ArrayPrototypeJoin(parts, ",") + "]") });
+          settle("[" + ArrayPrototypeJoin(parts, ",") + "]");
         },
-        (error) => settle(harnessFailure(error, MESSAGES.unknown)),
+        () => settle("null"),
       );
     });
   }
@@ -386,6 +405,9 @@ function installNativeLayer() {
     forEachTool(callback) {
       sideRegistry.forEach(callback);
       forEachDeclarativeExtra((name) => sideRegistry.has(name), callback);
+    },
+    scriptTool(toolName) {
+      return sideRegistry.get(toolName) ?? null;
     },
     invoke,
     registry,

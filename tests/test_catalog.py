@@ -2,6 +2,8 @@
 
 from __future__ import annotations
 
+import pytest
+
 from harness.catalog import Catalog, FrameInfo
 from harness.models import Tool, ToolChange
 
@@ -83,3 +85,25 @@ def test_a_held_catalog_keeps_its_tools_and_publishes_once_released() -> None:
     assert change == ToolChange(added=["next"], removed=["running"])
     assert seen == [change] and catalog.names() == ["next", "other"]
     assert release() == ToolChange() and len(seen) == 1  # a second release does nothing
+
+
+def test_the_same_tools_again_are_not_merged_again(monkeypatch: pytest.MonkeyPatch) -> None:
+    catalog = Catalog()
+    tools = [tool("a", MAIN), tool("b", MAIN)]
+    catalog.replace_frame(MAIN, tools)
+    merges: list[int] = []
+    recompute = catalog._recompute
+
+    def counting() -> ToolChange:
+        merges.append(1)
+        return recompute()
+
+    monkeypatch.setattr(catalog, "_recompute", counting)
+    assert not catalog.replace_frame(MAIN, list(tools))
+    assert merges == []
+    # Equal but new objects, or new warnings, are merged (and announce nothing new).
+    assert not catalog.replace_frame(MAIN, [tool("a", MAIN), tool("b", MAIN)])
+    assert len(merges) == 1
+    catalog.replace_frame(MAIN, [tool("a", MAIN)])
+    assert catalog.names() == ["a"]
+    assert len(merges) == 2

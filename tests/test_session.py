@@ -229,3 +229,55 @@ async def test_a_closed_session_is_not_kept_alive_by_its_harness(
         assert live in harness.sessions and all(not s.closed for s in harness.sessions)
     finally:
         await live.close()
+
+
+async def test_a_call_that_changes_nothing_re_reads_no_frame(
+    harness: Harness, page_server: PageServer
+) -> None:
+    # CHANNEL.md "State versions": the answer says the document is as the catalog holds it,
+    # so seed 002 §6.1's recompute needs no listing (one round trip per call, not two).
+    s = await harness.open(page_server.url("v_versions.html"))
+    try:
+        await s.call("noop")
+        await s.settled()
+        ops: list[str] = []
+        command = s.backend.channel.command  # type: ignore[attr-defined]
+
+        async def counted(frame: Any, sent: dict[str, Any]) -> Any:
+            ops.append(sent["op"])
+            return await command(frame, sent)
+
+        s.backend.channel.command = counted  # type: ignore[attr-defined]
+        for tool in ["noop", "touches_text", "noop"]:
+            assert not (await s.call(tool)).is_error
+            await s.settled()
+        assert ops == ["invoke"] * 3
+    finally:
+        await s.close()
+
+
+@pytest.mark.parametrize(
+    ("tool", "added"),
+    [
+        ("adds_tool", "added_tool"),
+        ("adds_form", "added_form"),
+        ("adds_seed_form", "added_seed_form"),
+    ],
+)
+async def test_what_a_call_changes_is_in_the_catalog_once_its_result_is_delivered(
+    harness: Harness, page_server: PageServer, tool: str, added: str
+) -> None:
+    # The answer's state version differs from the catalog's (or a DOM change is not
+    # reported yet): the frame is re-read before the change is announced, as before.
+    s = await harness.open(page_server.url("v_versions.html"))
+    try:
+        await s.call("noop")
+        await s.settled()
+        changes: list[ToolChange] = []
+        s.on_tools_changed(changes.append)
+        assert not (await s.call(tool)).is_error
+        await s.settled()
+        assert s.catalog.get(added) is not None  # read from the catalog: no listing asked
+        assert [c.added for c in changes] == [[added]]
+    finally:
+        await s.close()

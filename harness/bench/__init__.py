@@ -14,3 +14,16 @@ round by round (A, B, C, A, B, C, …), so a busy machine slows all of them alik
 A front end: it may import the core, the stages, the browser layer and the models, never
 another front end (the CLI dispatches to it; it runs ``webmcp-harness mcp`` as a process).
 """
+
+ITEMS = (
+    "call",
+    "discovery",
+    "declarative",
+    "throughput",
+    "mcp",
+    "cold_start",
+    "redaction",
+    "episodes",
+)
+"""Every item, by key, in the order a run measures them (``bench --only`` picks among them).
+Here, not in the runner: the CLI's parser names them without loading the bench's stack."""

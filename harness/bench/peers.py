@@ -211,63 +211,81 @@ class Holder:
         await self._stack.aclose()
 
 
-async def mcp_items(url: str, *, rounds: int, cold_rounds: int, peers: bool) -> list[Item]:
-    """Item 4: the MCP round trip and the cold start, against Playwright MCP when installed."""
+async def mcp_items(
+    url: str,
+    *,
+    rounds: int,
+    cold_rounds: int,
+    peers: bool,
+    round_trip: bool = True,
+    cold: bool = True,
+) -> list[Item]:
+    """Item 4: the MCP round trip and the cold start (either may be left out), against
+    Playwright MCP when installed."""
     found = playwright_mcp() if peers else None
     skipped = None
     if not peers:
         skipped = "Playwright MCP (the quick run measures webmcp-harness only)."
     elif found is None:
         skipped = "Playwright MCP is not installed (run `make bench-deps`)."
+    items: list[Item] = []
     with tempfile.TemporaryDirectory(prefix="webmcp-bench-") as tmp:
+        config = playwright_config(Path(tmp))
         servers = [harness_server(url, http=False), harness_server(url, http=True)]
         if found is not None:
-            config = playwright_config(Path(tmp))
             servers += [
                 playwright_server(found[0], url, config, http=False, settle=True),
                 playwright_server(found[0], url, config, http=False, settle=False),
                 playwright_server(found[0], url, config, http=True, settle=False),
             ]
-        holder = Holder()
-        try:
-            for server in servers:
-                try:
-                    await holder.open(server)
-                except Exception as exc:  # a peer that cannot start is reported, not fatal
-                    if server.label.startswith("webmcp-harness"):
-                        raise
-                    skipped = f"{server.label}: it did not start ({_first_line(exc)})."
-            samples = await interleaved(
-                {label: conn.call for label, conn in holder.connections.items()},
-                rounds=rounds,
-                batch=3,
+        peers_started = True
+        if round_trip:
+            holder = Holder()
+            try:
+                for server in servers:
+                    try:
+                        await holder.open(server)
+                    except Exception as exc:  # a peer that cannot start is reported, not fatal
+                        if server.label.startswith("webmcp-harness"):
+                            raise
+                        skipped = f"{server.label}: it did not start ({_first_line(exc)})."
+                samples = await interleaved(
+                    {label: conn.call for label, conn in holder.connections.items()},
+                    rounds=rounds,
+                    batch=3,
+                )
+            finally:
+                await holder.close()
+            peers_started = all(s.label in holder.connections for s in servers)
+            items.append(
+                _item(
+                    "mcp",
+                    "4a. MCP round trip: tools/call of the page's echo tool",
+                    samples,
+                    skipped,
+                )
             )
-        finally:
-            await holder.close()
-        round_trip = _item(
-            "mcp",
-            "4a. MCP round trip: tools/call of the page's echo tool",
-            samples,
-            skipped,
-        )
-        cold_servers = [harness_server(url, http=False)]
-        if found is not None and all(s.label in holder.connections for s in servers):
-            cold_servers += [
-                playwright_server(found[0], url, config, http=False, settle=True),
-                playwright_server(found[0], url, config, http=False, settle=False),
-            ]
-        cold_samples = await interleaved(
-            {server.label: _cold(server) for server in cold_servers},
-            rounds=cold_rounds,
-            warmup=0 if cold_rounds == 1 else 1,
-        )
-        cold = _item(
-            "cold_start",
-            "4b. Cold start: spawn to the first tools/list with the page's tool (stdio)",
-            cold_samples,
-            skipped,
-        )
-    return [round_trip, cold]
+        if cold:
+            cold_servers = [harness_server(url, http=False)]
+            if found is not None and peers_started:
+                cold_servers += [
+                    playwright_server(found[0], url, config, http=False, settle=True),
+                    playwright_server(found[0], url, config, http=False, settle=False),
+                ]
+            cold_samples = await interleaved(
+                {server.label: _cold(server) for server in cold_servers},
+                rounds=cold_rounds,
+                warmup=0 if cold_rounds == 1 else 1,
+            )
+            items.append(
+                _item(
+                    "cold_start",
+                    "4b. Cold start: spawn to the first tools/list with the page's tool (stdio)",
+                    cold_samples,
+                    skipped,
+                )
+            )
+    return items
 
 
 def _first_line(exc: BaseException) -> str:

@@ -127,6 +127,8 @@ class BenchReport(BaseModel):
 
     started: str
     quick: bool
+    only: list[str] = Field(default_factory=list)
+    """The items ``--only`` asked for; empty: every item."""
     duration_s: float = 0.0
     machine: Machine
     items: list[Item] = Field(default_factory=list)
@@ -193,7 +195,9 @@ def markdown(report: BenchReport) -> str:
     lines = [
         "# webmcp-harness benchmark",
         "",
-        f"Run {report.started} ({'quick' if report.quick else 'full'}, "
+        f"Run {report.started} ({'quick' if report.quick else 'full'}"
+        + (f", only {', '.join(report.only)}" if report.only else "")
+        + ", "
         f"{report.duration_s:.0f} s). Python {m.python}, Playwright {m.playwright}, "
         f"{m.chromium or 'Chromium'}, {m.platform}, {m.cpus} CPUs; load average "
         f"{' / '.join(map(str, m.load_before))} before, {' / '.join(map(str, m.load_after))} after.",

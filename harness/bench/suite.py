@@ -9,6 +9,7 @@ from __future__ import annotations
 
 import asyncio
 import json
+import time
 from dataclasses import dataclass
 
 from mcp_types import CallToolResult, TextContent
@@ -16,7 +17,7 @@ from playwright.async_api import Page
 
 from harness.bench.pages import BenchSite
 from harness.bench.report import Item, Target
-from harness.bench.timing import Sample, interleaved
+from harness.bench.timing import Measured, Sample, interleaved
 from harness.catalog import Settle
 from harness.harness import Harness
 from harness.models import CallRequest, Tool
@@ -335,12 +336,16 @@ async def redaction(scale: Scale) -> Item:
     size = len(json.dumps(result.model_dump(mode="json")))
     withheld: list[int] = []
 
-    async def redact_once() -> None:
+    async def redact_once() -> Measured:
         redactor = Redactor(Vault())
         request = CallRequest(tool=tool, arguments={}, timeout=30.0)
         await redactor.before_execute(request)
+        started = time.perf_counter()
         agent_view = await redactor(request, result)
+        took = Measured((time.perf_counter() - started) * 1000)
+        # The check that nothing sensitive is left is not part of the figure.
         withheld.append(json.dumps(agent_view.model_dump(mode="json")).count("HXBENCH"))
+        return took
 
     async def copy_once() -> None:
         json.loads(json.dumps(result.model_dump(mode="json")))

@@ -71,8 +71,15 @@ SchemaSubset = Literal["accept", "refuse"]
 """What ``registerTool()`` does with a schema outside WebMCP's subset (``schema.js``)."""
 
 
-def build_init_script(keys: ChannelKeys, mode: Mode, schema_subset: SchemaSubset = "accept") -> str:
-    """The whole init script for one Harness and backend mode."""
+def build_init_script(
+    keys: ChannelKeys,
+    mode: Mode,
+    schema_subset: SchemaSubset = "accept",
+    *,
+    report_events: bool = False,
+) -> str:
+    """The whole init script for one Harness and backend mode (``report_events``: send
+    an ``event`` message for every ``toolactivated``/``toolcancel``; see CHANNEL.md)."""
     config = json.dumps(
         {
             "secret": keys.secret,
@@ -80,6 +87,7 @@ def build_init_script(keys: ChannelKeys, mode: Mode, schema_subset: SchemaSubset
             "entry": keys.entry,
             "mode": mode,
             "schemaSubset": schema_subset,
+            "events": report_events,
         }
     )
     return (
@@ -120,11 +128,19 @@ class PageChannel:
     """
 
     def __init__(
-        self, keys: ChannelKeys, mode: Mode, schema_subset: SchemaSubset = "accept"
+        self,
+        keys: ChannelKeys,
+        mode: Mode,
+        schema_subset: SchemaSubset = "accept",
+        *,
+        report_events: bool = False,
     ) -> None:
         self.keys = keys
         self.mode: Mode = mode
         self.schema_subset: SchemaSubset = schema_subset
+        # The page's tool events as `event` messages: off for the harness, which has no
+        # use for them (each is a binding round trip per call); tests of the JS turn them on.
+        self.report_events = report_events
         self.rejected = 0
         self._handler: MessageHandler | None = None
         self._context: BrowserContext | None = None
@@ -144,7 +160,11 @@ class PageChannel:
         self._context = context
         self._broken = asyncio.get_running_loop().create_future()
         await context.expose_binding(self.keys.binding, self._on_binding)
-        await context.add_init_script(build_init_script(self.keys, self.mode, self.schema_subset))
+        await context.add_init_script(
+            build_init_script(
+                self.keys, self.mode, self.schema_subset, report_events=self.report_events
+            )
+        )
         await self._follow(await context.new_cdp_session(page))
 
     async def _follow(self, session: CDPSession) -> None:

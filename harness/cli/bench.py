@@ -1,4 +1,5 @@
-"""``webmcp-harness bench [--quick] [--json]``: the benchmark against the anchors.
+"""``webmcp-harness bench [--quick] [--json] [--only ITEM[,ITEM]]``: the benchmark
+against the anchors.
 
 Writes ``bench.json`` and ``bench.md`` into ``--output`` (default ``reports/``). Exit
 status 0 when the run finished — a missed target is a finding in the report, not a
@@ -14,6 +15,7 @@ from typing import Any
 
 from rich.console import Console
 
+from harness.bench import ITEMS
 from harness.cli.options import EXIT_OK, output_directory
 
 DEFAULT_OUTPUT = "reports"
@@ -31,11 +33,29 @@ def add_parser(sub: Any) -> None:
     )
     bench.add_argument("--json", action="store_true", help="print the report as JSON on stdout")
     bench.add_argument(
+        "--only",
+        type=_items,
+        default=(),
+        metavar="ITEM[,ITEM]",
+        help="measure only these items: " + ", ".join(ITEMS),
+    )
+    bench.add_argument(
         "--output",
         default=DEFAULT_OUTPUT,
         metavar="DIR",
         help=f"where bench.json and bench.md go (default {DEFAULT_OUTPUT}/)",
     )
+
+
+def _items(text: str) -> tuple[str, ...]:
+    """``--only``: item keys, comma-separated; an unknown one is a usage error naming them."""
+    wanted = tuple(key.strip() for key in text.split(",") if key.strip())
+    unknown = [key for key in wanted if key not in ITEMS]
+    if unknown or not wanted:
+        raise argparse.ArgumentTypeError(
+            f"unknown item {', '.join(unknown) or repr(text)}; choose from {', '.join(ITEMS)}"
+        )
+    return wanted
 
 
 def run(args: argparse.Namespace, out: Console) -> int:
@@ -46,7 +66,7 @@ def run(args: argparse.Namespace, out: Console) -> int:
 
     directory = output_directory(args.output)
     progress = None if args.json else (lambda text: out.print(f"[dim]bench: {text}…[/]"))
-    report = asyncio.run(run_bench(quick=args.quick, progress=progress))
+    report = asyncio.run(run_bench(quick=args.quick, only=args.only, progress=progress))
     as_json, as_md = write(report, directory)
     if args.json:
         print(json.dumps(to_json(report), indent=2))

@@ -14,19 +14,11 @@ import contextlib
 import importlib
 import json
 import sys
-from collections.abc import Sequence
+from collections.abc import Callable, Sequence
 from datetime import UTC, datetime
 from pathlib import Path
-from typing import Any
+from typing import TYPE_CHECKING, Any
 
-from rich.console import Console
-
-from harness.agents import make_agent
-from harness.agents.loop import DEFAULT_MAX_STEPS, RunResult, run_agent
-from harness.catalog import Settle
-from harness.cli import bench, conformance, experiment
-from harness.cli import selftest as selftest_command
-from harness.cli import sites as sites_command
 from harness.cli.options import (
     EXIT_FAILED,
     EXIT_OK,
@@ -42,19 +34,24 @@ from harness.cli.options import (
     report_error,
     settle_option,
 )
-from harness.cli.render import page_text, print_outcome, print_revealed, print_tools
-from harness.elicitation.base import ElicitationRecord
 from harness.elicitation.choice import handler_from_option
 from harness.errors import ConfigError, HarnessError
 from harness.harness import DEFAULT_CALL_TIMEOUT_S, Harness
-from harness.models import CallOutcome, CatalogWarning, Tool
-from harness.session import Session
-from harness.stages.policy import DEFAULT_POLICY, Policy
-from harness.stages.redemption import RevealAttempt
-from harness.stages.trust import trust_warnings
-from harness.trace.events import TraceEvent
-from harness.trace.recorder import TraceOptions, check_run_dir
-from harness.trace.view import live_line, show_trace
+from harness.stages.policy import DEFAULT_POLICY
+
+# Each command imports what it needs when it runs (and its parser only when it is the
+# command given): `mcp`'s cold start must not pay for the agents, experiments,
+# conformance, bench or selftest stacks, nor for rich (tests/cli/test_cli_imports.py).
+if TYPE_CHECKING:
+    from rich.console import Console
+
+    from harness.agents.loop import RunResult
+    from harness.catalog import Settle
+    from harness.elicitation.base import ElicitationRecord
+    from harness.models import CallOutcome, CatalogWarning, Tool
+    from harness.session import Session
+    from harness.stages.policy import Policy
+    from harness.stages.redemption import RevealAttempt
 
 __all__ = ["EXIT_FAILED", "EXIT_OK", "EXIT_USAGE", "UsageError", "add_elicit_options", "main"]
 
@@ -62,18 +59,27 @@ __all__ = ["EXIT_FAILED", "EXIT_OK", "EXIT_USAGE", "UsageError", "add_elicit_opt
 DEFAULT_RUNS_DIR = "webmcp-runs"
 
 
-def build_parser() -> Parser:
-    """The argument parser for every sub-command (no abbreviations; see :mod:`options`)."""
+def build_parser(command: str | None = None) -> Parser:
+    """The argument parser (no abbreviations; see :mod:`options`): for ``command`` alone
+    when one is given (its modules are the only ones imported), for every command else."""
     parser = Parser(
         prog="webmcp-harness",
         description="A headless browser agent harness for WebMCP.",
     )
     sub = parser.add_subparsers(dest="command", required=True, metavar="COMMAND")
+    for name, register in COMMANDS.items():
+        if command is None or name == command:
+            register(sub)
+    return parser
 
+
+def _add_tools_command(sub: Any) -> None:
     tools = sub.add_parser("tools", help="list the WebMCP tools a page offers")
     tools.add_argument("url")
     add_page_options(tools)
 
+
+def _add_call_command(sub: Any) -> None:
     call = sub.add_parser("call", help="call one tool through the user agent's pipeline")
     call.add_argument("url")
     call.add_argument("tool")
@@ -94,20 +100,24 @@ def build_parser() -> Parser:
     )
     add_page_options(call)
 
-    sites_command.add_parser(sub)
-    selftest_command.add_parser(sub)
 
+def _module_parser(module: str) -> Callable[[Any], None]:
+    """Registration by a command module's ``add_parser``, imported only when it is called."""
+
+    def register(sub: Any) -> None:
+        importlib.import_module(f"harness.cli.{module}").add_parser(sub)
+
+    return register
+
+
+def _add_demo_command(sub: Any) -> None:
     sub.add_parser("demo", help="serve the todo site and show the harness at work")
-    _add_agent_commands(sub)
-    _add_mcp_command(sub)
-    conformance.add_parser(sub)
-    experiment.add_parser(sub)
-    bench.add_parser(sub)
-    return parser
 
 
-def _add_agent_commands(sub: Any) -> None:
-    """``agent`` (run an agent on a page) and ``trace show`` (a run's timeline)."""
+def _add_agent_command(sub: Any) -> None:
+    """``agent``: run an agent on a page."""
+    from harness.agents.loop import DEFAULT_MAX_STEPS
+
     agent = sub.add_parser("agent", help="let an agent use a page's tools; records a trace")
     agent.add_argument("url", help="the start page; the agent's relative navigations resolve here")
     agent.add_argument(
@@ -150,6 +160,9 @@ def _add_agent_commands(sub: Any) -> None:
     add_user_agent_options(agent)
     add_page_options(agent)
 
+
+def _add_trace_command(sub: Any) -> None:
+    """``trace show``: a run's timeline."""
     trace = sub.add_parser("trace", help="read recorded runs")
     trace_sub = trace.add_subparsers(dest="trace_command", required=True, metavar="ACTION")
     show = trace_sub.add_parser("show", help="a run's trace as a timeline")
@@ -181,7 +194,23 @@ def _add_mcp_command(sub: Any) -> None:
     )
 
 
-def run_mcp_command(args: argparse.Namespace, err: Console) -> int:
+COMMANDS: dict[str, Callable[[Any], None]] = {
+    "tools": _add_tools_command,
+    "call": _add_call_command,
+    "sites": _module_parser("sites"),
+    "selftest": _module_parser("selftest"),
+    "demo": _add_demo_command,
+    "agent": _add_agent_command,
+    "trace": _add_trace_command,
+    "mcp": _add_mcp_command,
+    "conformance": _module_parser("conformance"),
+    "experiment": _module_parser("experiment"),
+    "bench": _module_parser("bench"),
+}
+"""Every command and how its parser is registered, in the order ``--help`` lists them."""
+
+
+def run_mcp_command(args: argparse.Namespace) -> int:
     """Serve until the client closes stdio, or Ctrl-C stops the HTTP server."""
     check_elicit(args.elicit, args.elicit_timeout)
     policy = policy_option(args.policy)
@@ -210,11 +239,11 @@ def run_mcp_command(args: argparse.Namespace, err: Console) -> int:
     )
 
     def ready(where: str) -> None:
-        err.print(
+        print(
             f"webmcp-harness: serving the tools of {args.url} over "
             f"{'stdio' if where == 'stdio' else f'streamable HTTP at {where}'}",
-            markup=False,
-            highlight=False,
+            file=sys.stderr,
+            flush=True,
         )
 
     async def run() -> None:
@@ -225,12 +254,17 @@ def run_mcp_command(args: argparse.Namespace, err: Console) -> int:
             asyncio.to_thread(importlib.import_module, "harness.mcp.server")
         )
         session = None
+        opened: asyncio.Future[None] | None = None
         try:
             if args.transport == "stdio":
                 session = await harness.new_session()
+                # The page opens, and its catalog settles, while the module still loads.
+                opened = asyncio.ensure_future(session.open(args.url))
             server = await loading
         except BaseException:
-            await asyncio.gather(loading, return_exceptions=True)
+            if opened is not None:
+                opened.cancel()
+            await asyncio.gather(loading, *([opened] if opened else []), return_exceptions=True)
             await harness.close()
             raise
         await server.serve(
@@ -243,6 +277,7 @@ def run_mcp_command(args: argparse.Namespace, err: Console) -> int:
             wait_for=args.wait_for_tool,
             forward_console=args.forward_console,
             session=session,
+            opened=opened,
         )
 
     with contextlib.suppress(KeyboardInterrupt):
@@ -330,6 +365,12 @@ def default_trace_dir(spec: str) -> Path:
 
 async def run_agent_command(args: argparse.Namespace, out: Console | None) -> RunResult:
     """Run ``--agent`` on ``url``; with ``out``, show each step as it happens."""
+    from harness.agents import make_agent
+    from harness.agents.loop import run_agent
+    from harness.trace.events import TraceEvent
+    from harness.trace.recorder import TraceOptions, check_run_dir
+    from harness.trace.view import live_line
+
     # Everything the command line names is checked before the browser starts: a problem
     # with it (an unknown agent, an unreadable plan, a used trace directory) is a usage error.
     try:
@@ -389,10 +430,10 @@ def main(argv: Sequence[str] | None = None) -> int:
     argv = list(sys.argv[1:] if argv is None else argv)
     # Before parsing: an error in the arguments is JSON too when --json was asked for.
     as_json = "--json" in argv
-    out = Console(soft_wrap=True)
+    command = argv[0] if argv and argv[0] in COMMANDS else None
     try:
-        args = parse(build_parser(), argv)
-        return _dispatch(args, out)
+        args = parse(build_parser(command), argv)
+        return _dispatch(args)
     except UsageError as exc:
         report_error(exc, as_json=as_json)
         return EXIT_USAGE
@@ -410,7 +451,17 @@ def main(argv: Sequence[str] | None = None) -> int:
         return EXIT_FAILED
 
 
-def _dispatch(args: argparse.Namespace, out: Console) -> int:
+def _dispatch(args: argparse.Namespace) -> int:
+    if args.command == "mcp":
+        return run_mcp_command(args)
+    from rich.console import Console
+
+    from harness.cli import bench, conformance, experiment, selftest, sites
+    from harness.cli.render import page_text, print_outcome, print_revealed, print_tools
+    from harness.stages.trust import trust_warnings
+    from harness.trace.view import show_trace
+
+    out = Console(soft_wrap=True)
     if args.command == "tools":
         settle = settle_option(args)
         tools, warnings, settled = asyncio.run(
@@ -486,18 +537,16 @@ def _dispatch(args: argparse.Namespace, out: Console) -> int:
     if args.command == "trace":
         show_trace(args.dir, out, full=args.full, timing=args.timing)
         return EXIT_OK
-    if args.command == "mcp":
-        return run_mcp_command(args, Console(stderr=True, soft_wrap=True))
     if args.command == "experiment":
         return experiment.run(args, out)
     if args.command == "sites":
-        return sites_command.run(args)
+        return sites.run(args)
     if args.command == "conformance":
         return conformance.run(args, out)
     if args.command == "bench":
         return bench.run(args, out)
     if args.command == "selftest":
-        return selftest_command.run(args, sys.stdout)
+        return selftest.run(args, sys.stdout)
     if args.command == "demo":
         from harness.cli.demo import run_demo
 

@@ -21,7 +21,6 @@ from typing import Any, NoReturn
 from harness.catalog import Settle
 from harness.elicitation.answers import load_answers
 from harness.elicitation.choice import ELICIT_CHOICES
-from harness.elicitation.terminal import plain
 from harness.errors import ConfigError, HarnessError
 from harness.harness import BACKENDS
 from harness.stages.policy import Policy, policy_from_argument
@@ -178,6 +177,8 @@ def report_error(error: BaseException, *, as_json: bool) -> None:
     message = str(error)
     usage = error.usage if isinstance(error, UsageError) else None
     # Messages may quote the page (a URL, a tool name): control characters are shown.
+    from harness.elicitation.terminal import plain  # loads rich: only when there is an error
+
     line = f"webmcp-harness: {plain(message)}"
     sys.stderr.write((usage or "") + line + "\n")
     if as_json:

@@ -39,7 +39,7 @@ import logging
 import socket
 import warnings
 import weakref
-from collections.abc import Callable, Coroutine, Mapping, Sequence
+from collections.abc import Awaitable, Callable, Coroutine, Mapping, Sequence
 from functools import partial
 from importlib.metadata import PackageNotFoundError, version
 from typing import Any, Literal
@@ -145,10 +145,14 @@ class McpBridge:
         start_url: str | None = None,
         framing: bool = True,
         forward_console: bool = False,
+        opening: Awaitable[object] | None = None,
     ) -> None:
         """``forward_console``: the page's console during a call goes to its client as log
-        notifications (:mod:`harness.mcp.console`; off by default)."""
+        notifications (:mod:`harness.mcp.console`; off by default). ``opening``: the page
+        is still being opened (and its catalog settling); clients may connect meanwhile,
+        and every request about tools waits for it."""
         self.session = session
+        self._opening = asyncio.ensure_future(opening) if opening is not None else None
         self.start_url = start_url or session.url
         self.console = (
             ConsoleForwarder(lambda: origin_of(self.session.url)) if forward_console else None
@@ -262,10 +266,16 @@ class McpBridge:
         with sock:
             await server.serve(sockets=[sock])
 
+    async def page_ready(self) -> None:
+        """Wait until the page is open and its catalog settled (at once when it is)."""
+        if self._opening is not None:
+            await asyncio.shield(self._opening)
+
     # -- tools/list ------------------------------------------------------------
     async def _on_list_tools(
         self, ctx: ServerRequestContext[Any, Any], params: types.PaginatedRequestParams | None
     ) -> types.ListToolsResult:
+        await self.page_ready()
         tools = await self.session.tools()
         names = NameMap(t.name for t in tools)
         listed = []
@@ -306,6 +316,7 @@ class McpBridge:
     async def _on_call_tool(
         self, ctx: ServerRequestContext[Any, Any], params: types.CallToolRequestParams
     ) -> types.CallToolResult | types.InputRequiredResult:
+        await self.page_ready()
         with self.session.as_agent(self._agent_of(ctx)):
             meta: Mapping[str, Any] = dict(params.meta or {})
             if "annotations" in meta:
@@ -476,6 +487,11 @@ class McpBridge:
 
     async def _broadcast_changes(self) -> None:
         """Tell every client that the tool list changed (bursts become one message)."""
+        try:
+            await self.page_ready()
+        except Exception:  # the page did not open: the server is stopping
+            return
+        self._changed.clear()  # the catalog as it settled is the first one clients list
         while True:
             await self._changed.wait()
             self._changed.clear()
@@ -541,11 +557,16 @@ async def serve(
     wait_for: Sequence[str] = (),
     forward_console: bool = False,
     session: Session | None = None,
+    opened: Awaitable[object] | None = None,
 ) -> None:
     """Open ``url`` in ``harness`` and serve its tools until the client (or Ctrl-C) stops.
 
     ``session``: a session of ``harness`` made beforehand (the CLI makes it while this
-    module is still being imported); it is opened on ``url`` instead of a new one.
+    module is still being imported); it is opened on ``url`` instead of a new one —
+    or ``opened`` is its ``open(url)``, already under way.
+
+    Over stdio the client's handshake is answered at once; ``tools/list`` and
+    ``tools/call`` wait until the page is open and its catalog settled.
 
     The page is served once its catalog settled and the tools named in ``wait_for`` are
     offered (each within the settle cap, or :class:`~harness.errors.UnknownTool`).
@@ -565,6 +586,7 @@ async def serve(
                 wait_for=wait_for,
                 forward_console=forward_console,
                 session=session,
+                opened=opened,
             )
         except BaseExceptionGroup as group:  # the stdio transport's task group wraps errors
             raise _the_harness_error(group) or group from None
@@ -572,7 +594,7 @@ async def serve(
     sock = bind_loopback(host, port)  # before the browser starts: a taken port fails fast
     with sock:
         async with harness:
-            session = await _open_ready(harness, url, wait_for, session)
+            session = await _open_ready(harness, url, wait_for, session, opened)
             async with McpBridge(
                 session, start_url=url, framing=framing, forward_console=forward_console
             ) as bridge:
@@ -580,15 +602,19 @@ async def serve(
 
 
 async def _open_ready(
-    harness: Harness, url: str, wait_for: Sequence[str], session: Session | None = None
+    harness: Harness,
+    url: str,
+    wait_for: Sequence[str],
+    session: Session | None = None,
+    opened: Awaitable[object] | None = None,
 ) -> Session:
-    """The session on ``url`` (``session``, or a new one), settled, with the ``wait_for``
-    tools offered."""
+    """The session on ``url`` (``session``, or a new one; ``opened``: its opening, under
+    way), settled, with the ``wait_for`` tools offered."""
     if session is None:
         session = await harness.open(url)
     else:
         try:
-            await session.open(url)
+            await (opened if opened is not None else session.open(url))
         except BaseException:
             await session.close()
             raise
@@ -606,16 +632,36 @@ async def _serve_stdio(
     wait_for: Sequence[str],
     forward_console: bool,
     session: Session | None = None,
+    opened: Awaitable[object] | None = None,
 ) -> None:
     # Claim stdin and stdout before the page opens, so stray output goes to stderr.
     async with stdio_server() as (read_stream, write_stream), harness:
-        session = await _open_ready(harness, url, wait_for, session)
+        if session is None:
+            session = await harness.new_session()
+        # The client's handshake is answered while the page opens and its catalog settles;
+        # tools/list and tools/call wait for the page (McpBridge.page_ready).
+        opening = asyncio.ensure_future(_open_ready(harness, url, wait_for, session, opened))
         async with McpBridge(
-            session, start_url=url, framing=framing, forward_console=forward_console
+            session,
+            start_url=url,
+            framing=framing,
+            forward_console=forward_console,
+            opening=opening,
         ) as bridge:
-            if on_ready is not None:
-                on_ready("stdio")
-            await bridge.run(read_stream, write_stream)
+            serving = asyncio.ensure_future(bridge.run(read_stream, write_stream))
+            try:
+                await asyncio.wait({opening, serving}, return_when=asyncio.FIRST_COMPLETED)
+                if opening.done():
+                    opening.result()  # a page that cannot be opened stops the server
+                    if on_ready is not None:
+                        on_ready("stdio")
+                await serving
+            finally:
+                for task in (serving, opening):
+                    task.cancel()
+                for task in (serving, opening):
+                    with contextlib.suppress(asyncio.CancelledError, Exception):
+                        await task
 
 
 def _the_harness_error(group: BaseExceptionGroup[BaseException]) -> HarnessError | None:

@@ -52,7 +52,7 @@ import re
 import time
 import tomllib
 from collections.abc import Callable, Iterator
-from dataclasses import dataclass
+from dataclasses import dataclass, field
 from difflib import get_close_matches
 from importlib import resources
 from pathlib import Path
@@ -494,6 +494,10 @@ class Policy:
     description: str | None = None
     missing_annotations: Reading = "never-set"
     cross_origin_annotations: tuple[str, ...] = DEFAULT_SHARED
+    # phase → (its rules, the facts they read): computed once, on first use.
+    _phases: dict[str, tuple[tuple[Rule, ...], tuple[str, ...]]] = field(
+        default_factory=dict, init=False, repr=False, compare=False, hash=False
+    )
 
     @property
     def trust_settings(self) -> TrustSettings:
@@ -502,7 +506,16 @@ class Policy:
 
     def rules_for(self, phase: Phase) -> list[Rule]:
         """The rules of one phase, in file order."""
-        return [r for r in self.rules if r.phase == phase]
+        return list(self._phase(phase)[0])
+
+    def _phase(self, phase: Phase) -> tuple[tuple[Rule, ...], tuple[str, ...]]:
+        """One phase's rules and the facts they read (a policy never changes: kept)."""
+        known = self._phases.get(phase)
+        if known is None:
+            rules = tuple(r for r in self.rules if r.phase == phase)
+            facts = tuple(union(*(r.conditions.facts() for r in rules)))
+            known = self._phases[phase] = (rules, facts)
+        return known
 
     def rule(self, name: str) -> Rule:
         """The rule with that name (KeyError if none)."""
@@ -514,9 +527,8 @@ class Policy:
     def decide(self, phase: Phase, facts: Facts) -> Decision:
         """Evaluate every rule of ``phase``; the most restrictive matching effect wins."""
         matched: list[RuleMatch] = []
-        read: list[str] = []
-        for rule in self.rules_for(phase):
-            read = union(read, rule.conditions.facts())
+        rules, read = self._phase(phase)
+        for rule in rules:
             truth = rule.conditions.evaluate(facts)
             if truth is True or (truth is None and rule.effect != "allow"):
                 matched.append(

@@ -30,6 +30,7 @@ ran (bad arguments, a policy) has no tool output and passes unchanged.
 
 from __future__ import annotations
 
+import contextlib
 import copy
 import json
 import logging
@@ -37,15 +38,14 @@ import re
 from collections.abc import Callable, Iterator
 from dataclasses import dataclass, field
 from functools import lru_cache
-from typing import Any
-from urllib.parse import unquote
+from typing import Any, NamedTuple
 
 from mcp_types import CallToolResult, ContentBlock, TextContent
 from pydantic import BaseModel, ConfigDict, TypeAdapter, ValidationError
 
 from harness.browser.urls import origin_of, resolve, scheme_of
 from harness.models import META_PREFIX, CallRequest, CatalogWarning, Tool
-from harness.schemas import subschemas, validator_for
+from harness.schemas import compiled_validator_for, local_target, subschemas, validator_for
 from harness.stages.framing import PAGE_RESULT_KINDS, user_agent_text
 from harness.stages.vault import SecretReference, SiteDefect, Vault, WithheldKind
 
@@ -124,43 +124,133 @@ def _matches(pattern: str, key: str) -> bool:
     return compiled is None or compiled.search(key) is not None
 
 
-def _resolve(root: dict[str, Any], ref: str) -> Any:
-    """A local ``$ref`` (``#``, ``#/json/pointer``, ``#anchor``); None when unresolvable."""
-    if not ref.startswith("#"):
-        return None
-    fragment = unquote(ref[1:])
-    if not fragment:
-        return root
-    if not fragment.startswith("/"):
-        return _anchor(root, fragment)
-    node: Any = root
-    for token in fragment[1:].split("/"):
-        token = token.replace("~1", "/").replace("~0", "~")
-        if isinstance(node, dict) and token in node:
-            node = node[token]
-        elif isinstance(node, list) and token.isdecimal() and int(token) < len(node):
-            node = node[int(token)]
-        else:
-            return None
-    return node
+_REFERENCES = ("$ref", "$dynamicRef")
+_BRANCHES = ("allOf", "anyOf", "oneOf")
+_CONDITIONS = ("if", "then", "else")
+_NO_REFS: frozenset[str] = frozenset()
 
 
-def _anchor(root: dict[str, Any], name: str) -> Any:
-    stack, seen = [root], set()
-    while stack:
+class _Plan:
+    """What one ``outputSchema`` says about where sensitive values can be, worked out once
+    per schema (not per call): the schema the walk follows (its own copy), which of its
+    subschemas can lead to a mark, and its compiled validator.
+
+    A subschema is *live* when an ``x-sensitive`` mark, or a ``$ref`` the harness cannot
+    follow, is reachable from it through any keyword or reference. The walk descends
+    into live subschemas only: below the others it could find nothing, so a result's
+    bulk (the members no mark can reach) is never visited.
+    """
+
+    def __init__(self, root: Any) -> None:
+        self.root = root
+        self.live = _live_subschemas(root)
+        self._validator: Any = None
+        self._compiled: Any = False  # not yet asked for
+        self._shapes: dict[int, _ObjectShape] = {}  # by id of a schema object in root
+
+    def object_shape(self, schema: dict[str, Any]) -> _ObjectShape:
+        """What the walk reads from one schema object for the objects it describes."""
+        shape = self._shapes.get(id(schema))
+        if shape is None:
+            shape = self._shapes[id(schema)] = _ObjectShape.of(schema, self.live)
+        return shape
+
+    def fits(self, instance: Any) -> bool:
+        """Whether ``instance`` fits the schema: the compiled validator's *yes* when the
+        schema allows it (see :func:`~harness.schemas.compiled_validator_for`), otherwise
+        (and for its every *no*) jsonschema's answer. Both are made once per schema."""
+        if self._compiled is False:
+            self._compiled = compiled_validator_for(self.root)
+        if self._compiled is not None:
+            with contextlib.suppress(Exception):  # a value Rust cannot hold: ask jsonschema
+                if self._compiled.is_valid(instance):
+                    return True
+        if self._validator is None:
+            self._validator = validator_for(self.root)
+        return bool(self._validator.is_valid(instance))
+
+
+class _ObjectShape(NamedTuple):
+    """The object keywords of one schema object, read once per schema."""
+
+    properties: dict[str, Any]
+    patterns: dict[str, Any]
+    dependent: dict[str, Any]
+    names: Any
+    rest: list[Any]  # the live ones of additionalProperties, unevaluatedProperties
+    only_properties: bool  # nothing but `properties` can lead to a mark
+
+    @classmethod
+    def of(cls, schema: dict[str, Any], live: frozenset[int]) -> _ObjectShape:
+        def members(keyword: str) -> dict[str, Any]:
+            value = schema.get(keyword)
+            return value if isinstance(value, dict) else {}
+
+        properties, patterns = members("properties"), members("patternProperties")
+        dependent, names = members("dependentSchemas"), schema.get("propertyNames")
+        rest = [
+            schema.get(keyword)
+            for keyword in ("additionalProperties", "unevaluatedProperties")
+            if id(schema.get(keyword)) in live
+        ]
+        only = not rest and id(names) not in live
+        only = only and not any(id(s) in live for s in (*patterns.values(), *dependent.values()))
+        return cls(properties, patterns, dependent, names, rest, only)
+
+
+def _live_subschemas(root: Any) -> frozenset[int]:
+    """The ids of the schema objects in ``root`` from which a mark or an unresolvable
+    reference can be reached (references followed the way the walk follows them)."""
+    parents: dict[int, list[int]] = {}
+    seen: set[int] = set()
+    marks: list[int] = []
+    stack = [root]
+    while stack:  # iterative: a page can nest a schema deeper than Python's stack
         node = stack.pop()
         if not isinstance(node, dict) or id(node) in seen:
             continue
         seen.add(id(node))
-        if name in (node.get("$anchor"), node.get("$dynamicAnchor")):
-            return node
-        stack.extend(subschemas(node))
-    return None
+        children = list(subschemas(node))
+        if node.get("x-sensitive") is True:
+            marks.append(id(node))
+        for keyword in _REFERENCES:
+            ref = node.get(keyword)
+            if isinstance(ref, str):
+                target = local_target(root, ref)
+                if target is None:
+                    marks.append(id(node))  # the walk must reach it to report the $ref
+                else:
+                    children.append(target)
+        for child in children:
+            if isinstance(child, dict):
+                parents.setdefault(id(child), []).append(id(node))
+                stack.append(child)
+    live: set[int] = set()
+    while marks:
+        node_id = marks.pop()
+        if node_id not in live:
+            live.add(node_id)
+            marks.extend(parents.get(node_id, ()))
+    return frozenset(live)
+
+
+@lru_cache(maxsize=256)
+def _cached_plan(schema_json: str) -> _Plan:
+    return _Plan(json.loads(schema_json))
+
+
+def _plan(schema: Any) -> _Plan:
+    """The plan of ``schema``, by its JSON text (member order kept: it orders the labels)."""
+    try:
+        text = json.dumps(schema)
+    except (TypeError, ValueError, RecursionError):  # not JSON: planned afresh, not cached
+        return _Plan(schema)
+    return _cached_plan(text)
 
 
 @dataclass
 class _Walk:
-    root: dict[str, Any]
+    plan: _Plan
     found: dict[JsonPath, str] = field(default_factory=dict)
     # Members whose *key* is sensitive (``propertyNames`` marked x-sensitive): the path
     # ends with the key.
@@ -168,25 +258,27 @@ class _Walk:
     unresolved: set[str] = field(default_factory=set)
 
     def visit(self, schema: Any, instance: Any, path: JsonPath, refs: frozenset[str]) -> None:
-        if not isinstance(schema, dict):
+        if id(schema) not in self.plan.live:  # nothing below it: no mark, no lost $ref
             return
         if schema.get("x-sensitive") is True:
             self.found.setdefault(path, _label(schema, path))
             return
-        for keyword in ("$ref", "$dynamicRef"):
+        for keyword in _REFERENCES:
             ref = schema.get(keyword)
             if isinstance(ref, str) and ref not in refs:
-                target = _resolve(self.root, ref)
+                target = local_target(self.plan.root, ref)
                 if target is None:
                     self.unresolved.add(ref)
                 else:
                     self.visit(target, instance, path, refs | {ref})
-        for keyword in ("allOf", "anyOf", "oneOf"):
+        for keyword in _BRANCHES:
             branches = schema.get(keyword)
             for branch in branches if isinstance(branches, list) else []:
                 self.visit(branch, instance, path, refs)
-        for keyword in ("if", "then", "else"):
-            self.visit(schema.get(keyword), instance, path, refs)
+        for keyword in _CONDITIONS:
+            condition = schema.get(keyword)
+            if condition is not None:
+                self.visit(condition, instance, path, refs)
         if isinstance(instance, dict):
             self._object(schema, instance, path, refs)
         elif isinstance(instance, list):
@@ -195,40 +287,44 @@ class _Walk:
     def _object(
         self, schema: dict[str, Any], instance: dict[str, Any], path: JsonPath, refs: frozenset[str]
     ) -> None:
-        properties = schema.get("properties")
-        properties = properties if isinstance(properties, dict) else {}
-        patterns = schema.get("patternProperties")
-        patterns = patterns if isinstance(patterns, dict) else {}
-        dependent = schema.get("dependentSchemas")
-        dependent = dependent if isinstance(dependent, dict) else {}
-        names = schema.get("propertyNames")
+        live = self.plan.live
+        shape = self.plan.object_shape(schema)
+        properties, patterns, dependent, names, rest, _ = shape
+        if shape.only_properties:
+            # Only `properties` can lead to a mark: its live members, in the value's order.
+            for key, value in instance.items():
+                subschema = properties.get(key)
+                if id(subschema) in live:
+                    self.visit(subschema, value, (*path, key), _NO_REFS)
+            return
         for key, value in instance.items():
-            label = self._key_label(names, key, refs) if isinstance(names, dict) else None
+            label = self._key_label(names, key, refs) if id(names) in live else None
             if label is not None:
                 self.keys.setdefault((*path, key), label)
             covered = key in properties
             if covered:
-                self.visit(properties[key], value, (*path, key), frozenset())
+                self.visit(properties[key], value, (*path, key), _NO_REFS)
             for pattern, subschema in patterns.items():
                 if _matches(pattern, key):
                     covered = True
-                    self.visit(subschema, value, (*path, key), frozenset())
+                    self.visit(subschema, value, (*path, key), _NO_REFS)
             if not covered:
-                for keyword in ("additionalProperties", "unevaluatedProperties"):
-                    self.visit(schema.get(keyword), value, (*path, key), frozenset())
+                for subschema in rest:
+                    self.visit(subschema, value, (*path, key), _NO_REFS)
             if key in dependent:
                 self.visit(dependent[key], instance, path, refs)
 
     def _key_label(self, names: dict[str, Any], key: str, refs: frozenset[str]) -> str | None:
         """The label of ``key`` when ``propertyNames`` (through $ref, allOf, …) marks it
         x-sensitive; None when it does not."""
-        probe = _Walk(self.root)
+        probe = _Walk(self.plan)
         probe.visit(names, key, (), refs)
         self.unresolved |= probe.unresolved
         label = probe.found.get(())
         return None if label is None else ("key" if label == "value" else label)
 
     def _array(self, schema: dict[str, Any], instance: list[Any], path: JsonPath) -> None:
+        live = self.plan.live
         items = schema.get("items")
         prefix = schema.get("prefixItems")
         if not isinstance(prefix, list):
@@ -237,15 +333,22 @@ class _Walk:
             rest = schema.get("additionalItems") if isinstance(items, list) else items
         else:
             rest = items
+        # Which items `contains` meant cannot be told apart: all of them, fail safe.
+        every = [s for s in (schema.get("contains"),) if id(s) in live]
+        after = [s for s in (rest, schema.get("unevaluatedItems")) if id(s) in live]
+        live_prefix = [id(s) in live for s in prefix]
+        if not (every or after or any(live_prefix)):
+            return
         for index, item in enumerate(instance):
             where = (*path, index)
             if index < len(prefix):
-                self.visit(prefix[index], item, where, frozenset())
+                if live_prefix[index]:
+                    self.visit(prefix[index], item, where, _NO_REFS)
             else:
-                self.visit(rest, item, where, frozenset())
-                self.visit(schema.get("unevaluatedItems"), item, where, frozenset())
-            # Which items `contains` meant cannot be told apart: all of them, fail safe.
-            self.visit(schema.get("contains"), item, where, frozenset())
+                for subschema in after:
+                    self.visit(subschema, item, where, _NO_REFS)
+            for subschema in every:
+                self.visit(subschema, item, where, _NO_REFS)
 
 
 def _label(schema: dict[str, Any], path: JsonPath) -> str:
@@ -272,8 +375,9 @@ def _sensitive(
 ) -> tuple[list[tuple[JsonPath, str]], list[tuple[JsonPath, str]], set[str]]:
     """The outermost sensitive values, the sensitive keys outside them (deepest first),
     and the ``$ref``s that could not be followed."""
-    walk = _Walk(schema)
-    walk.visit(schema, instance, (), frozenset())
+    plan = _plan(schema)
+    walk = _Walk(plan)
+    walk.visit(plan.root, instance, (), _NO_REFS)
     outermost: list[tuple[JsonPath, str]] = []
     kept: set[JsonPath] = set()
 
@@ -296,19 +400,15 @@ def _sensitive(
     return outermost, keys, walk.unresolved
 
 
-@lru_cache(maxsize=256)
-def _output_validator(schema_json: str) -> Any:
-    return validator_for(json.loads(schema_json))
-
-
 def _fits(schema: dict[str, Any], instance: Any) -> bool:
     """Whether ``instance`` fits ``schema``; a schema that cannot be used fits nothing.
 
     The schema is not checked against the metaschema first (that costs a tenth of a
-    second per schema); a malformed one fails here instead, on the safe side.
+    second per schema); a malformed one fails here instead, on the safe side. The
+    validator is compiled once per schema (it is kept with the schema's plan).
     """
     try:
-        return bool(_output_validator(json.dumps(schema, sort_keys=True)).is_valid(instance))
+        return _plan(schema).fits(instance)
     except Exception:  # a malformed schema can fail in any way: the safe side is "no fit"
         return False
 
@@ -360,10 +460,29 @@ def _get(value: Any, path: JsonPath) -> Any:
     return value
 
 
-def _set(value: Any, path: JsonPath, new: Any) -> None:
-    for token in path[:-1]:
-        value = value[token]
-    value[path[-1]] = new
+class _Edited:
+    """A JSON value being edited without changing the original: each container on an
+    edited path is copied (shallowly) once, and everything else is shared."""
+
+    def __init__(self, value: Any) -> None:
+        self.value = value
+        self._own: set[int] = set()  # ids of the copies made here (they stay alive in value)
+
+    def _copy(self, node: Any) -> Any:
+        if id(node) in self._own:
+            return node
+        node = dict(node) if isinstance(node, dict) else list(node)
+        self._own.add(id(node))
+        return node
+
+    def own(self, path: JsonPath) -> Any:
+        """The container at ``path``, a copy of this edit's own (so are its ancestors)."""
+        node = self.value = self._copy(self.value)
+        for token in path:
+            child = self._copy(node[token])
+            node[token] = child
+            node = child
+        return node
 
 
 def _leaves(value: Any) -> Iterator[Any]:
@@ -384,10 +503,19 @@ def _needles(value: Any) -> set[str]:
         if isinstance(leaf, bool) or leaf is None:
             continue
         text = leaf if isinstance(leaf, str) else json.dumps(leaf)
+        if _plain_json(text):  # JSON writes it as it is: its escaped forms are itself
+            if len(text) >= MIN_SCRUB_LENGTH:
+                found.add(text)
+            continue
         for form in (text, json.dumps(text)[1:-1], json.dumps(text, ensure_ascii=False)[1:-1]):
             if len(form) >= MIN_SCRUB_LENGTH:
                 found.add(form)
     return found
+
+
+def _plain_json(text: str) -> bool:
+    """Whether JSON writes ``text`` unescaped (printable ASCII without ``"`` or ``\\``)."""
+    return text.isascii() and text.isprintable() and '"' not in text and "\\" not in text
 
 
 def _mirror(value: Any) -> str:
@@ -399,12 +527,15 @@ def _is_reference(value: Any) -> bool:
 
 
 def _contains_reference(value: Any) -> bool:
-    if _is_reference(value):
-        return True
-    if isinstance(value, dict):
-        return any(_contains_reference(v) for v in value.values())
-    if isinstance(value, list):
-        return any(_contains_reference(v) for v in value)
+    stack = [value]
+    while stack:  # iterative: this looks at every value of a result, however large
+        node = stack.pop()
+        if isinstance(node, dict):
+            if node.get("type") == "secret_reference":
+                return True
+            stack.extend(node.values())
+        elif isinstance(node, list):
+            stack.extend(node)
     return False
 
 
@@ -451,7 +582,8 @@ def _parts(result: CallToolResult) -> _Parts:
         content=[
             b.model_dump(by_alias=True, exclude_none=True, mode="json") for b in result.content
         ],
-        structured=copy.deepcopy(structured),
+        # Not copied: every step after this makes new containers where it changes one.
+        structured=structured,
         is_error=bool(result.is_error),
         meta=copy.deepcopy(dict(result.meta or {})),
     )
@@ -501,6 +633,10 @@ class _Run:
 
     def search_for(self, value: Any, handle: str) -> None:
         """Replace ``value``'s texts with ``handle`` wherever they appear in free text."""
+        if isinstance(value, str) and _plain_json(value):  # the usual case, made short
+            if len(value) >= MIN_SCRUB_LENGTH:
+                self.needles.setdefault(value, handle)
+            return
         for needle in _needles(value):
             self.needles.setdefault(needle, handle)
 
@@ -613,23 +749,37 @@ class _Run:
         ``type`` members and the handles themselves."""
         if not self.needles:
             return value
-        if isinstance(value, str):
-            if value in self.handles:
-                return value
+        needles, handles = self.needles, self.handles
+        pattern = self._pattern()
+
+        def replace(match: re.Match[str]) -> str:
+            return needles[match.group(0)]
+
+        def text(value: str) -> str:
             # One pass, longest first: a handle just written is never searched again.
-            return self._pattern().sub(lambda m: self.needles[m.group(0)], value)
-        if isinstance(value, dict):
-            # Keys are text too: a secret used as a key elsewhere is replaced there as well.
-            scrubbed: dict[str, Any] = {}
-            for key, member in value.items():
-                new_key = self.scrub(key) if isinstance(key, str) else key
-                while new_key in scrubbed:  # two keys that only differed by a secret
-                    new_key += "#"
-                scrubbed[new_key] = member if key == "type" else self.scrub(member)
-            return scrubbed
-        if isinstance(value, list):
-            return [self.scrub(v) for v in value]
-        return value
+            return value if value in handles else pattern.sub(replace, value)
+
+        keys: dict[str, str] = {}  # object keys repeat (one per item of a list): once each
+
+        def walk(value: Any) -> Any:
+            if isinstance(value, str):
+                return text(value)
+            if isinstance(value, dict):
+                # Keys are text too: a secret used as a key elsewhere is replaced there as well.
+                scrubbed: dict[str, Any] = {}
+                for key, member in value.items():
+                    new_key = key
+                    if isinstance(key, str):
+                        new_key = keys.get(key) or keys.setdefault(key, text(key))
+                    while new_key in scrubbed:  # two keys that only differed by a secret
+                        new_key += "#"
+                    scrubbed[new_key] = member if key == "type" else walk(member)
+                return scrubbed
+            if isinstance(value, list):
+                return [walk(v) for v in value]
+            return value
+
+        return walk(value)
 
     def _pattern(self) -> re.Pattern[str]:
         """Every withheld text, longest first, as one pattern; made again only when a
@@ -657,20 +807,22 @@ class _Run:
         paths, keys, _ = found if found is not None else _sensitive(schema, value)
         if any(path == () for path, _ in paths):
             return value, True
-        redacted = copy.deepcopy(value)
+        # Copy-on-write: only the containers on a path to a withheld value are copied;
+        # ``value`` (the user's view) is never changed, and the rest is not copied.
+        redacted = _Edited(value)
 
         def at(path: JsonPath) -> str:
             return where + pointer(path) if inside else where
 
         for path, label in paths:
-            _set(redacted, path, self.withhold(at(path), label, _get(value, path)))
+            redacted.own(path[:-1])[path[-1]] = self.withhold(at(path), label, _get(value, path))
         for path, label in keys:  # deepest first: the paths above stay valid
-            parent = _get(redacted, path[:-1])
+            parent = redacted.own(path[:-1])
             handle = self.withhold(at(path[:-1]), label, path[-1])
             members = list(parent.items())
             parent.clear()
             parent.update((handle if k == path[-1] else k, v) for k, v in members)
-        return redacted, False
+        return redacted.value, False
 
 
 @lru_cache(maxsize=64)
@@ -696,9 +848,8 @@ def redact(
     schema = tool.output_schema
     marked = schema is not None and marks_sensitive(schema)
     parts = _parts(result)
-    references = any(_is_reference(b) for b in parts.content) or _contains_reference(
-        parts.structured
-    )
+    nested = _contains_reference(parts.structured)
+    references = nested or any(_is_reference(b) for b in parts.content)
     for_user = any(_for_user_only(b) for b in parts.content)
     if not (hinted or marked or references or for_user or REDACTED_META_KEY in parts.meta):
         return Redaction(result=result)
@@ -723,7 +874,7 @@ def redact(
     if reason is not None:
         return _placeholder(run, result, parts, reason)
 
-    if structured is not None:
+    if structured is not None and nested:
         structured = run.nested_references(structured, ())
     blocks = _content(run, parts)
     if for_user and structured is not None and not any(mirror for _, mirror in blocks):
@@ -872,8 +1023,16 @@ def _placeholder(run: _Run, result: CallToolResult, parts: _Parts, reason: str) 
 
 
 def _listing(run: _Run) -> list[dict[str, Any]]:
-    # Labels may be page text (a reference's label): searched like any other text.
-    return [{**item.model_dump(), "label": run.scrub(item.label)} for item in run.withheld]
+    # Labels may be page text (a reference's label): searched like any other text. Many
+    # items share a label (one schema field, many values): each label is searched once.
+    labels: dict[str, str] = {}
+    return [
+        {
+            **item.model_dump(),
+            "label": labels.get(item.label) or labels.setdefault(item.label, run.scrub(item.label)),
+        }
+        for item in run.withheld
+    ]
 
 
 def _note(run: _Run) -> str:

@@ -343,11 +343,13 @@ def data_class_key(value: Any) -> str:
 
 def union(*lists: Iterable[Any]) -> list[Any]:
     """The items of every list, first occurrence first, without duplicates."""
-    seen: set[str] = set()
+    seen: set[tuple[bool, str]] = set()
     merged = []
     for items in lists:
         for item in items:
-            key = data_class_key(item)
+            # A string (most classes, fact paths, names) is its own key; anything else its
+            # canonical JSON (the flag keeps the string "1" apart from the number 1).
+            key = (True, item) if isinstance(item, str) else (False, data_class_key(item))
             if key not in seen:
                 seen.add(key)
                 merged.append(item)

@@ -83,6 +83,29 @@ async def test_quick_bench_through_the_console_script(tmp_path: Path) -> None:
         assert "HXBENCH" not in text
 
 
+@pytest.mark.timeout(300)
+async def test_only_measures_the_items_asked_for(tmp_path: Path) -> None:
+    code, out, err = await run_script(
+        "bench", "--quick", "--only", "redaction", "--json", "--output", str(tmp_path), timeout=240
+    )
+    assert code == 0, err
+    report = json.loads(out)
+    assert [item["key"] for item in report["items"]] == ["redaction"]
+    assert report["only"] == ["redaction"]
+    [figure] = [f for f in report["items"][0]["figures"] if f["name"] == "Redactor (the stage)"]
+    assert figure["sample"]["median"] > 0 and figure["status"] in ("PASS", "MISS")
+    assert "(quick, only redaction, " in (tmp_path / "bench.md").read_text()
+
+
+async def test_only_names_the_items_there_are(tmp_path: Path) -> None:
+    code, out, err = await run_script(
+        "bench", "--only", "redaction,nope", "--output", str(tmp_path)
+    )
+    assert code == 2 and out == ""
+    assert "unknown item nope" in err and "cold_start" in err and "usage:" in err
+    assert not (tmp_path / "bench.json").exists()
+
+
 def _sample(median: float) -> Sample:
     return Sample(median=median, min=median, max=median, n=1)
 

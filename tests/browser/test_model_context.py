@@ -18,6 +18,7 @@ from typing import Any
 import pytest
 from playwright.async_api import Browser, BrowserContext, Frame, Page, async_playwright
 
+from harness.browser.backends.snapshots import read_listing
 from harness.browser.chromium import NATIVE_WEBMCP_FLAGS, QUIET_FLAGS
 from harness.browser.injection import ChannelKeys, Mode, PageChannel
 from tests.conftest import PageServer
@@ -36,6 +37,7 @@ class Harnessed:
     page: Page
     channel: PageChannel
     messages: list[tuple[Frame, dict[str, Any]]] = field(default_factory=list)
+    states: list[dict[str, Any]] = field(default_factory=list)  # invoke answers' `state`
 
     def on_message(self, frame: Frame, message: dict[str, Any]) -> None:
         self.messages.append((frame, message))
@@ -46,11 +48,17 @@ class Harnessed:
         await self.page.goto(self.server.url(name))
 
     async def command(self, command: dict[str, Any], frame: Frame | None = None) -> Any:
-        return await self.channel.command(frame or self.page.main_frame, command)
+        """The entry point's answer; an `invoke` answer's `state` (CHANNEL.md "State
+        versions", tested on its own) is kept in :attr:`states` instead."""
+        answer = await self.channel.command(frame or self.page.main_frame, command)
+        if command.get("op") == "invoke" and isinstance(answer, dict) and "state" in answer:
+            self.states.append(answer.pop("state"))
+        return answer
 
     async def listed(self, frame: Frame | None = None) -> dict[str, dict[str, Any]]:
         """The frame's tool snapshots from the `list` op, by name."""
-        answer = await self.command({"op": "list"}, frame)
+        answer = read_listing(await self.command({"op": "list"}, frame))
+        assert answer is not None
         return {tool["name"]: tool for tool in answer["tools"]}
 
     def events(self) -> list[tuple[str, str, Any]]:
@@ -61,7 +69,7 @@ class Harnessed:
     def last_snapshot(self, frame: Frame) -> list[dict[str, Any]] | None:
         for sender, message in reversed(self.messages):
             if sender == frame and message["type"] == "tools":
-                return list(message["tools"])
+                return [json.loads(text) for text in message["tools"]]
         return None
 
 
@@ -100,7 +108,7 @@ async def browsers(chromium_path: str) -> AsyncIterator[dict[Mode, Browser]]:
 
 async def _harnessed(mode: Mode, browser: Browser, server: PageServer) -> Harnessed:
     context = await browser.new_context()
-    channel = PageChannel(ChannelKeys(), mode)
+    channel = PageChannel(ChannelKeys(), mode, report_events=True)
     harnessed = Harnessed(mode, server, context, await context.new_page(), channel)
     await channel.install(context, harnessed.page, harnessed.on_message)
     return harnessed
@@ -171,7 +179,8 @@ async def test_the_mode_decides_which_implementation_serves_the_page(mc: Harness
         "lengths": [1, 0, 1],
         "illegal": "TypeError",
     }
-    assert (await mc.command({"op": "list"}))["native"] is (mc.mode == "native")
+    listing = read_listing(await mc.command({"op": "list"}))
+    assert listing is not None and listing["native"] is (mc.mode == "native")
 
 
 REGISTRATION_ERRORS_JS = """async () => {
@@ -1116,7 +1125,9 @@ async def test_register_tool_refuses_schemas_outside_the_subset_when_asked(
     context = await browsers[mode].new_context()
     try:
         page = await context.new_page()
-        channel = PageChannel(ChannelKeys(), mode, "refuse" if subset == "refuse" else "accept")
+        channel = PageChannel(
+            ChannelKeys(), mode, "refuse" if subset == "refuse" else "accept", report_events=True
+        )
         await channel.install(context, page, lambda _frame, _message: None)
         await page.goto(page_server.url("mc_blank.html"))
         results = await page.evaluate(SUBSET_JS)
@@ -1169,3 +1180,71 @@ async def test_set_tool_state_disables_and_brings_back_a_tool(mc: Harnessed) -> 
     )
     assert errors == ["NotFoundError", "NotFoundError", "TypeError"]
     assert "add" not in await mc.page.evaluate(names)
+
+
+async def test_invoke_answers_carry_the_documents_state_version(mc: Harnessed) -> None:
+    # CHANNEL.md "State versions": the version the harness last heard (a `tools` message, a
+    # listing) is the one an `invoke` answer gives while the call changed nothing a listing
+    # shows; a call that registers a tool, or a DOM change to a form, gives another.
+    await mc.goto("mc_blank.html")
+    await mc.page.evaluate(
+        """() => {
+            const mc = document.modelContext;
+            mc.registerTool({name: 'noop', description: 'd', execute: () => 'ok'});
+            mc.registerTool({name: 'adds', description: 'd', execute: () => {
+                mc.registerTool({name: 'added', description: 'd', execute: () => 'hi'});
+                return 'ok';
+            }});
+            mc.registerTool({name: 'form', description: 'd', execute: () => {
+                document.body.insertAdjacentHTML('beforeend',
+                    '<form toolname="f" tooldescription="d"><input name="q"></form>');
+                return 'ok';
+            }});
+            mc.registerTool({name: 'text', description: 'd', execute: () => {
+                document.body.append('some text');
+                return 'ok';
+            }});
+        }"""
+    )
+    listed = read_listing(await mc.command({"op": "list"}))
+    assert listed is not None
+
+    async def state_after(name: str) -> dict[str, Any]:
+        answer = await mc.command({"op": "invoke", "callId": name, "name": name, "input": {}})
+        assert answer["status"] == "ok"
+        return mc.states[-1]
+
+    token = listed["version"].split(":")[0]
+    assert listed["seedVersion"].startswith(token + ":")
+    noop = await state_after("noop")
+    assert noop == {
+        "version": listed["version"],
+        "seedVersion": listed["seedVersion"],
+        "pending": False,
+    }
+    assert (await state_after("text"))["version"] == listed["version"]  # no form touched
+    adds = await state_after("adds")
+    assert adds["version"] != listed["version"]
+    form = await state_after("form")
+    assert form["version"] not in (listed["version"], adds["version"])
+    # Another document never has the same version, whatever its count.
+    await mc.goto("mc_blank.html")
+    relisted = read_listing(await mc.command({"op": "list"}))
+    assert relisted is not None and not relisted["version"].startswith(token + ":")
+
+
+async def test_an_invoke_answer_says_when_seed_declarations_are_not_reported_yet(
+    mc: Harnessed,
+) -> None:
+    await mc.goto("mc_blank.html")
+    await mc.page.evaluate(
+        """() => document.modelContext.registerTool({name: 'seed', description: 'd',
+            execute: () => {
+                document.body.insertAdjacentHTML('beforeend',
+                    '<form action="/x" tool-name="s" tool-description="d"><input name="q"></form>');
+                return 'ok';
+            }})"""
+    )
+    answer = await mc.command({"op": "invoke", "callId": "c", "name": "seed", "input": {}})
+    assert answer["status"] == "ok"
+    assert mc.states[-1]["pending"] is True  # debounced: the harness must re-read the frame

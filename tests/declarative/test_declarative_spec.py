@@ -23,6 +23,7 @@ from aiohttp import web
 from playwright.async_api import Browser, BrowserContext, CDPSession, Frame, Page, async_playwright
 
 from harness import Harness
+from harness.browser.backends.snapshots import read_listing
 from harness.browser.chromium import NATIVE_WEBMCP_FLAGS, QUIET_FLAGS
 from harness.browser.injection import ChannelKeys, Mode, PageChannel
 from harness.stages.framing import frame_untrusted
@@ -125,7 +126,7 @@ async def driven(chromium_path: str, served: Served) -> AsyncIterator[dict[Mode,
             browsers.append(browser)
             context = await browser.new_context()
             page = await context.new_page()
-            channel = PageChannel(ChannelKeys(), mode)
+            channel = PageChannel(ChannelKeys(), mode, report_events=True)
             driven = Driven(mode, served, context, page, channel)
             await channel.install(context, page, driven.on_message)
             if mode == "native":
@@ -235,7 +236,8 @@ async def test_get_tools_equals_native_chromium(driven: dict[Mode, Driven], name
     # polyfill's snapshots of every frame, annotations included (`autosubmit`, CDP's name).
     snapshots = {}
     for frame in polyfill.page.frames:
-        listing = await polyfill.channel.command(frame, {"op": "list"})
+        listing = read_listing(await polyfill.channel.command(frame, {"op": "list"}))
+        assert listing is not None
         snapshots.update({tool["name"]: tool for tool in listing["tools"]})
     for _ in range(50):
         if len(native.cdp_tools) >= len(theirs):
@@ -744,7 +746,8 @@ async def test_names_collide_the_way_chromium_lets_them(mc: Driven) -> None:
     assert "shared:the script tool" in names
     assert "twice:the first form" in names and "twice:the second form" not in names
     assert await mc.js("registerLate('twice')") == "InvalidStateError: Duplicate tool name"
-    listing = await mc.command({"op": "list"})
+    listing = read_listing(await mc.command({"op": "list"}))
+    assert listing is not None
     refused = sorted((r["name"], r["source"], r["holder"]) for r in listing["refused"])
     assert refused == [
         ("shared", "declarative", "script"),

@@ -164,6 +164,16 @@ class Backend(ABC):
     async def refresh(self) -> None:
         """Re-read every frame's registry now (after this, the catalog is current)."""
 
+    async def refresh_after(self, call_id: str) -> None:
+        """Make the catalog current after the call ``call_id`` ended (seed 002 §6.1's
+        recompute); default: re-read everything (:meth:`refresh`)."""
+        await self.refresh()
+
+    async def refresh_for(self, tool: Tool) -> None:
+        """Make the catalog current where ``tool`` lives, before a call of it is run
+        against its definition; default: re-read everything (:meth:`refresh`)."""
+        await self.refresh()
+
     @abstractmethod
     async def execute(
         self, tool: Tool, arguments: dict[str, Any], call_id: str, meta: dict[str, Any]

@@ -17,6 +17,8 @@ from __future__ import annotations
 
 import asyncio
 import contextlib
+import functools
+import itertools
 import json
 from typing import Any
 
@@ -27,11 +29,12 @@ from harness.browser.backends.base import RawResult
 from harness.browser.backends.polyfill import (
     SUBMISSION_REPORT_WAIT_S,
     ChannelBackend,
+    StateVersions,
     executed_text,
     is_gone,
     raw_from_answer,
 )
-from harness.browser.backends.snapshots import refused_warnings, tools_from_snapshots
+from harness.browser.backends.snapshots import parse_answer, refused_warnings
 from harness.browser.chromium import NATIVE_WEBMCP_FLAGS
 from harness.browser.frames import origin_of
 from harness.browser.injection import ChannelKeys, FrameGone, Message, Mode, SchemaSubset
@@ -51,6 +54,10 @@ _CDP_ANNOTATIONS = {
 
 # A tool read from getTools() rather than CDP carries its source under this key.
 _SOURCE_KEY = "webmcp-harness/source"
+# Every record of a tool (from CDP or getTools()) gets a number of its own under this key:
+# with the layer's snapshot text, it says the tool is unchanged (harness.browser.backends.
+# snapshots.ToolBuilds reuses the Tool built from it).
+_REVISION_KEY = "webmcp-harness/revision"
 
 # What the native layer throws instead of running a tool registered again since the
 # harness checked the call (injected_js/native_layer.js); a page that throws it itself
@@ -84,6 +91,11 @@ class NativeBackend(ChannelBackend):
         self._cancel_reasons: dict[str, str] = {}  # invocation id → the harness's reason
         self._declarative: set[str] = set()  # invocations of <form toolname> tools
         self._published: dict[str, float] = {}  # cdp frame id → when its tools were published
+        self._revisions = itertools.count(1)
+        # cdp frame id → the layer's snapshot texts last seen, parsed (read once each), and
+        # its last report (`tools` message or `list` answer)
+        self._layer: dict[str, dict[str, dict[str, Any]]] = {}
+        self._reports: dict[str, dict[str, Any]] = {}
         self._publish_due: set[str] = set()  # frames with a publication scheduled
 
     @staticmethod
@@ -158,7 +170,7 @@ class NativeBackend(ChannelBackend):
         # A new document: its predecessor's tools and calls are gone, and so are the frames
         # it contained (Chromium sends no frameDetached for them; left here, their ids
         # would shadow the new document's frames of the same name).
-        self._native.pop(cdp_id, None)
+        self._forget_layer(cdp_id)
         self._fail_frame(cdp_id)
         self._forget_descendants(cdp_id)
         self._spawn(self._publish(cdp_id))
@@ -166,13 +178,19 @@ class NativeBackend(ChannelBackend):
     def _forget_descendants(self, cdp_id: str) -> None:
         for child in [i for i, r in self._cdp_frames.items() if r["parentId"] == cdp_id]:
             self._forget_descendants(child)
-            self._native.pop(child, None)
+            self._forget_layer(child)
             self._fail_frame(child)
             self._cdp_frames.pop(child, None)
 
+    def _forget_layer(self, cdp_id: str) -> None:
+        """A frame's document is gone: so are its tools, in Chromium and in the layer."""
+        self._native.pop(cdp_id, None)
+        self._layer.pop(cdp_id, None)
+        self._reports.pop(cdp_id, None)
+
     def _on_cdp_detached(self, params: dict[str, Any]) -> None:
         cdp_id = params["frameId"]
-        self._native.pop(cdp_id, None)
+        self._forget_layer(cdp_id)
         self._fail_frame(cdp_id)
         self._cdp_frames.pop(cdp_id, None)
 
@@ -181,10 +199,15 @@ class NativeBackend(ChannelBackend):
         self.catalog.readiness.touch()
         touched = set()
         for tool in params.get("tools", []):
-            self._native.setdefault(tool["frameId"], {})[tool["name"]] = tool
+            self._remember(tool["frameId"], tool)
             touched.add(tool["frameId"])
         for cdp_id in touched:
             self._schedule_publish(cdp_id)
+
+    def _remember(self, cdp_id: str, record: dict[str, Any]) -> None:
+        """Keep a tool record of Chromium's registry (a new record: a new revision)."""
+        record[_REVISION_KEY] = next(self._revisions)
+        self._native.setdefault(cdp_id, {})[record["name"]] = record
 
     def _on_tools_removed(self, params: dict[str, Any]) -> None:
         self.catalog.readiness.touch()
@@ -199,6 +222,9 @@ class NativeBackend(ChannelBackend):
         """Publish a frame's registry, at most once per PUBLISH_INTERVAL_S: Chromium adds
         and removes a flapping form's tool at every flap, and the catalog (and the agent's
         `tools/list_changed`) must not follow each one, as with the polyfill."""
+        frame = self._playwright_frame(cdp_id)
+        if frame is not None:
+            self._versions.pop(frame, None)  # CDP's news is not in the catalog yet
         if cdp_id in self._publish_due:
             return
         loop = asyncio.get_running_loop()
@@ -218,10 +244,11 @@ class NativeBackend(ChannelBackend):
     async def _on_message(self, frame: Frame, message: Message) -> None:
         if message.get("type") == "tools":
             self.catalog.readiness.touch()
-            # The layer's side registry changed: re-merge (Chromium stays the authority).
+            # The layer's side registry changed: re-merge (Chromium stays the authority),
+            # with the layer's records as the message gives them (no need to ask again).
             cdp_id = self._cdp_id(frame)
             if cdp_id is not None:
-                await self._publish(cdp_id)
+                await self._publish(cdp_id, layer=message)
         elif message.get("type") == "submitted":
             call_id = self._mark_submitting(frame, message.get("name"))
             self._spawn(self._on_submitted(frame, message, call_id))
@@ -306,41 +333,97 @@ class NativeBackend(ChannelBackend):
             return None
         return call_id, self._call_tools[call_id][0].name
 
-    async def _publish(self, cdp_id: str, *, direct: bool = False) -> None:
+    async def _publish(
+        self, cdp_id: str, *, direct: bool = False, layer: Message | None = None
+    ) -> None:
         """Publish a frame's tools: Chromium's registry as CDP reported it, merged with the
-        layer's records; ``direct``: read Chromium's registry itself first (a listing)."""
+        layer's records (``layer``: as its ``tools`` message gave them; else read with
+        ``list``); ``direct``: read Chromium's registry itself too (a listing)."""
         frame = self._playwright_frame(cdp_id)
         if frame is None or frame.is_detached():
             return
-        extras: dict[str, dict[str, Any]] = {}
+        extras: dict[str, tuple[str, dict[str, Any]]] = {}  # name → (text, snapshot)
         declarations: Any = None
-        refused: Any = None
+        versions: StateVersions | None = None
         try:
-            listing = await self.channel.command(frame, {"op": "list"})
-            if isinstance(listing, dict):
-                declarations = listing.get("declarations")
-                refused = listing.get("refused")
-            for snap in listing.get("tools", []) if isinstance(listing, dict) else []:
-                if isinstance(snap, dict) and isinstance(snap.get("name"), str):
-                    extras[snap["name"]] = snap
-            if direct:
-                answer = await self.channel.command(frame, {"op": "registry"})
-                if isinstance(answer, dict) and isinstance(answer.get("registry"), list):
-                    self._reconcile(cdp_id, answer["registry"], extras)
+            listing: Any = None
+            if layer is not None:
+                self._layer_records(cdp_id, layer)
+            if not direct and self._in_step(cdp_id, layer is not None):
+                # The layer reports every change of its records itself (`tools` messages),
+                # and its last report explains what changed: no need to ask it again.
+                listing = self._reports.get(cdp_id)
+            if listing is None:
+                # A direct read may be answered `unchanged`: the catalog holds this document
+                # as of a direct read, and no CDP event came since (see _schedule_publish).
+                command = self._list_command(frame, registry=True) if direct else {"op": "list"}
+                listing = parse_answer(await self.channel.command(frame, command))
+                if isinstance(listing, dict) and listing.get("unchanged") is True:
+                    return
+                if isinstance(listing, dict):
+                    declarations = listing.get("declarations")
+                    versions = StateVersions(listing.get("version"), listing.get("seedVersion"))
+            extras = self._layer_records(cdp_id, listing)
+            registry = listing.get("registry") if isinstance(listing, dict) else None
+            if direct and isinstance(registry, list):
+                self._reconcile(cdp_id, registry, extras)
         except (PlaywrightError, FrameGone):
-            pass  # no layer in this document (yet): Chromium's fields alone
-        snapshots = [
-            _merge(native, extras.get(name))
+            listing = None  # no layer in this document (yet): Chromium's fields alone
+        refused = listing.get("refused") if isinstance(listing, dict) else None
+        # Each tool under (its record's revision, the layer's text): an unchanged tool is
+        # not merged, parsed or built again.
+        entries = [
+            (
+                (name, native.get(_REVISION_KEY), extra[0] if extra else None),
+                functools.partial(_merge, native, extra[1] if extra else None),
+            )
             for name, native in self._native.get(cdp_id, {}).items()
+            for extra in [extras.get(name)]
         ]
         info = await self.frames.info(frame)
-        tools, warnings = tools_from_snapshots(snapshots, info, origin_of(self.page.main_frame.url))
+        top = origin_of(self.page.main_frame.url)
+        tools, warnings = self.builds.build(info, top, entries)
         self.catalog.replace_frame(info, tools, [*warnings, *refused_warnings(refused, info)])
         if declarations is not None:
-            self.seed.report(info, declarations, origin_of(self.page.main_frame.url))
+            self.seed.report(info, declarations, top)
+        if direct and versions is not None:
+            # Chromium's registry read and reconciled with the layer's listing: the catalog
+            # holds this document as of that listing (CDP's events alone may lag behind).
+            self._versions[frame] = versions
+        else:
+            self._versions.pop(frame, None)
+
+    def _layer_records(self, cdp_id: str, listing: Any) -> dict[str, tuple[str, dict[str, Any]]]:
+        """The layer's snapshots of a frame's tools, by name (each text parsed once)."""
+        texts = listing.get("tools") if isinstance(listing, dict) else None
+        known = self._layer.get(cdp_id, {})
+        current: dict[str, dict[str, Any]] = {}
+        extras: dict[str, tuple[str, dict[str, Any]]] = {}
+        for text in texts if isinstance(texts, list) else []:
+            if not isinstance(text, str):
+                continue
+            snap = known.get(text) or parse_answer(text)
+            if isinstance(snap, dict) and isinstance(snap.get("name"), str):
+                current[text] = snap
+                extras[snap["name"]] = (text, snap)
+        self._layer[cdp_id] = current
+        if isinstance(listing, dict):
+            self._reports[cdp_id] = {"tools": texts, "refused": listing.get("refused")}
+        return extras
+
+    def _in_step(self, cdp_id: str, from_layer: bool) -> bool:
+        """Whether CDP's view of a frame and the layer's last report agree on what changed:
+        after a layer's report (``from_layer``), CDP knows every tool it lists; after CDP's
+        events, the report has a record of every tool CDP names. Otherwise the layer is
+        asked again (the other side's news is on its way; the round trip gives it time)."""
+        if cdp_id not in self._reports:
+            return False
+        layer = {snap["name"] for snap in self._layer.get(cdp_id, {}).values()}
+        native = set(self._native.get(cdp_id, {}))
+        return bool(native) and (layer <= native if from_layer else native <= layer)
 
     def _reconcile(
-        self, cdp_id: str, registry: list[Any], extras: dict[str, dict[str, Any]]
+        self, cdp_id: str, registry: list[Any], extras: dict[str, tuple[str, dict[str, Any]]]
     ) -> None:
         """Make the CDP-fed copy of a frame's registry what Chromium's ``getTools()`` says now.
 
@@ -356,7 +439,7 @@ class NativeBackend(ChannelBackend):
             listed.add(name)
             if name in known:
                 continue
-            extra = extras.get(name) or {}
+            extra = extras.get(name, ("", {}))[1]
             record = {
                 "name": name,
                 "description": entry.get("description") or "",
@@ -371,7 +454,7 @@ class NativeBackend(ChannelBackend):
                 _SOURCE_KEY: extra.get("source")
                 or ("script" if "annotations" in entry else "declarative"),
             }
-            known[name] = record
+            self._remember(cdp_id, record)
         for name in [n for n in known if n not in listed]:
             known.pop(name, None)
 
@@ -391,11 +474,14 @@ class NativeBackend(ChannelBackend):
             return RawResult(status="navigation")
         started = asyncio.get_running_loop().time()
         self._call_frames[call_id] = (frame, self._navigations.get(frame, 0))
-        in_page = _has_non_ascii_key(arguments)
+        # A script tool runs through Chromium's own executeTool() in the page (the layer's
+        # `invoke`): one round trip, the registration check and the call's options included.
+        # CDP's invokeTool (which needs the layer's `prepare` first) runs the forms, whose
+        # submissions must be agent-invoked; it also refuses input with a non-ASCII key
+        # ("Invalid parameters"), which executeTool() takes.
+        in_page = tool.source == "script" or _has_non_ascii_key(arguments)
         try:
             if in_page:
-                # CDP's invokeTool refuses input with a non-ASCII key ("Invalid parameters");
-                # Chromium's own executeTool() in the page (the layer's `invoke`) takes it.
                 invocation = f"page:{call_id}"
             else:
                 if meta or tool.registration is not None:
@@ -446,6 +532,8 @@ class NativeBackend(ChannelBackend):
         try:
             return await future
         finally:
+            if not in_page:  # no answer of its own: the frame is asked after delivery
+                self._call_ended(frame, call_id, None)
             self._pending.pop(invocation, None)
             self._invocation_frame.pop(invocation, None)
             self._running.pop(call_id, None)
@@ -488,6 +576,7 @@ class NativeBackend(ChannelBackend):
             answer = None
         if future.done() or invocation in self._submitting:
             return  # cancelled, or a submission that went ahead: _on_submitted answers
+        self._call_ended(frame, str(command["callId"]), answer)
         submission = isinstance(answer, dict) and answer.get("status") == "ok"
         if answer is None or (submission and answer.get("json") is None):
             # The document went away, or a form's submission went ahead (executeTool gives

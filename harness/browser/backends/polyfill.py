@@ -13,13 +13,19 @@ import contextvars
 import json
 import logging
 from collections.abc import Coroutine
+from dataclasses import dataclass
 from typing import Any
 
 from playwright.async_api import BrowserContext, Frame, Page
 from playwright.async_api import Error as PlaywrightError
 
 from harness.browser.backends.base import Backend, FormReviewDecision, FormReviewRequest, RawResult
-from harness.browser.backends.snapshots import refused_warnings, tools_from_snapshots
+from harness.browser.backends.snapshots import (
+    ToolBuilds,
+    parse_answer,
+    refused_warnings,
+    snapshot_texts,
+)
 from harness.browser.frames import FrameKeys, document_origin, origin_of
 from harness.browser.injection import (
     ChannelKeys,
@@ -45,6 +51,10 @@ SUBMISSION_NAVIGATION_WAIT_S = 10.0
 # than the call's answer, so it may be read second).
 SUBMISSION_REPORT_WAIT_S = 5.0
 
+# Ended calls whose state waits for their result's delivery (a caller that gave up never
+# takes it): beyond this many, the oldest are forgotten (their frames are simply re-read).
+MAX_CALL_STATES = 1024
+
 # Playwright's words for "the document (or the page) went away under us".
 _GONE = (
     "Execution context was destroyed",
@@ -61,6 +71,25 @@ def is_gone(error: BaseException) -> bool:
     return any(marker in text for marker in _GONE)
 
 
+@dataclass
+class StateVersions:
+    """The versions of a frame's document the catalog holds (CHANNEL.md "State versions"):
+    of its registry (``tools`` messages, listings) and of its seed-dialect declarations."""
+
+    tools: Any = None
+    seed: Any = None
+
+    def holds(self, state: Message) -> bool:
+        """Whether the catalog holds the document as ``state`` (an ``invoke`` answer's)
+        describes it: both versions known and equal, and no DOM change left to report."""
+        return (
+            isinstance(self.tools, str)
+            and state.get("version") == self.tools
+            and state.get("seedVersion") == self.seed
+            and state.get("pending") is False
+        )
+
+
 class ChannelBackend(Backend):
     """What both backends share: the injected JS, its channel, and frame keys."""
 
@@ -70,7 +99,8 @@ class ChannelBackend(Backend):
         super().__init__(keys, schema_subset=schema_subset)
         self.channel = PageChannel(keys, self.mode, schema_subset)
         self.frames = FrameKeys()
-        self.page_events: list[Message] = []
+        # The Tool models built from each frame's snapshots, reused while a tool is unchanged.
+        self.builds = ToolBuilds()
         self._page: Page | None = None
         self._catalog: Catalog | None = None
         self._tasks: set[asyncio.Task[None]] = set()
@@ -79,6 +109,10 @@ class ChannelBackend(Backend):
         # the caller's ways of answering (an MCP client's channel) reach them.
         self._call_contexts: dict[str, contextvars.Context] = {}
         self._navigations: dict[Frame, int] = {}  # documents each frame had (framenavigated)
+        # State versions (CHANNEL.md): what the catalog holds of each frame's document, and
+        # what each ended call's answer said of its document.
+        self._versions: dict[Frame, StateVersions] = {}
+        self._call_states: dict[str, tuple[Frame, Message | None]] = {}
 
     def _spawn(self, work: Coroutine[Any, Any, None]) -> None:
         """Run event-driven work in the background, keeping a reference and logging failures."""
@@ -136,9 +170,11 @@ class ChannelBackend(Backend):
         self.catalog.clear()
 
     def _on_detached(self, frame: Frame) -> None:
+        self._versions.pop(frame, None)
         key = self.frames.forget(frame)
         if key is not None:
             self.seed.forget(key)
+            self.builds.forget(key)
             self.catalog.drop_frame(key)
 
     async def _on_message(self, frame: Frame, message: Message) -> None:
@@ -146,28 +182,67 @@ class ChannelBackend(Backend):
             # The page's registry or its declarations changed: the catalog is not quiet yet.
             self.catalog.readiness.touch()
         if message.get("type") == "tools":
-            await self._apply(frame, message.get("tools"), message.get("refused"))
+            await self._apply(
+                frame, message.get("tools"), message.get("refused"), message.get("version")
+            )
         elif message.get("type") == "review":
             self._spawn(self._review(frame, message))
         elif message.get("type") == "elicit":
             self._spawn(self._question(frame, message))
-        elif message.get("type") == "event":
-            self.page_events.append({**message, "frame": self.frames.key(frame)})
         elif message.get("type") == "declarations":
-            await self._apply_declarations(frame, message.get("declarations"))
+            await self._apply_declarations(
+                frame, message.get("declarations"), message.get("version")
+            )
         elif message.get("type") == "submitted":
             self._submission_reported(message)
 
     def _submission_reported(self, message: Message) -> None:
         """A ``<form toolname>`` submission went ahead (the page says so before it may go)."""
 
-    async def _apply(self, frame: Frame, snapshots: Any, refused: Any = None) -> None:
+    async def _apply(
+        self, frame: Frame, snapshots: Any, refused: Any = None, version: Any = None
+    ) -> None:
         if frame.is_detached():
             return
         info = await self.frames.info(frame)
         top = origin_of(frame.page.main_frame.url)
-        tools, warnings = tools_from_snapshots(snapshots, info, top)
+        tools, warnings = self.builds.build(info, top, snapshot_texts(snapshots))
         self.catalog.replace_frame(info, tools, [*warnings, *refused_warnings(refused, info)])
+        self._versions.setdefault(frame, StateVersions()).tools = version
+
+    # -- state versions: re-read a frame after a call only when its document changed -------
+    def _call_ended(self, frame: Frame, call_id: str, answer: Any) -> None:
+        """Keep what the call's answer says of its document's state (CHANNEL.md); an
+        answer without one (a call made through CDP) leaves the frame to ask."""
+        state = answer.get("state") if isinstance(answer, dict) else None
+        self._call_states[call_id] = (frame, state if isinstance(state, dict) else None)
+        if len(self._call_states) > MAX_CALL_STATES:  # calls whose delivery never came
+            del self._call_states[next(iter(self._call_states))]
+
+    async def refresh_after(self, call_id: str) -> None:
+        ended = self._call_states.pop(call_id, None)
+        if ended is not None and await self._holds(*ended):
+            return  # the catalog already holds the document as the call left it
+        await self.refresh()
+
+    async def refresh_for(self, tool: Tool) -> None:
+        frame = self._frame_for(tool)
+        if frame is not None and await self._holds(frame, None):
+            return
+        await self.refresh()
+
+    async def _holds(self, frame: Frame, state: Message | None) -> bool:
+        """Whether the catalog holds ``frame``'s document as it is (``state``: as a call's
+        answer described it; None: ask the document, one small round trip)."""
+        versions = self._versions.get(frame)
+        if versions is None or frame.is_detached():
+            return False
+        if state is None:
+            try:
+                state = await self.channel.command(frame, {"op": "state"})
+            except (PlaywrightError, FrameGone):
+                return False
+        return isinstance(state, dict) and versions.holds(state)
 
     # -- a filled <form toolname> waits for the user (harness/declarative/review.py) ----------
     async def _review(self, frame: Frame, message: Message) -> None:
@@ -251,11 +326,14 @@ class ChannelBackend(Backend):
         for task in self._questions.pop(call_id, set()):
             task.cancel()
 
-    async def _apply_declarations(self, frame: Frame, declarations: Any) -> None:
+    async def _apply_declarations(
+        self, frame: Frame, declarations: Any, version: Any = None
+    ) -> None:
         if frame.is_detached() or declarations is None:
             return
         info = await self.frames.info(frame)
         self.seed.report(info, declarations, origin_of(frame.page.main_frame.url))
+        self._versions.setdefault(frame, StateVersions()).seed = version
 
     def after_delivery(self, call_id: str) -> Coroutine[Any, Any, None] | None:
         return self.seed.after_delivery(call_id)
@@ -274,14 +352,29 @@ class ChannelBackend(Backend):
     async def interrupt(self) -> None:
         await self.channel.terminate()
 
+    def _list_command(self, frame: Frame, **fields: Any) -> Message:
+        """A ``list`` command; with the versions the catalog holds of the frame's document,
+        which the page answers ``unchanged`` when they are still its own."""
+        command: Message = {"op": "list", **fields}
+        versions = self._versions.get(frame)
+        if versions is not None and isinstance(versions.tools, str):
+            command["known"] = {"version": versions.tools, "seedVersion": versions.seed}
+        return command
+
     async def _relist(self, frame: Frame) -> None:
         try:
-            listing = await self.channel.command(frame, {"op": "list"})
+            listing = parse_answer(await self.channel.command(frame, self._list_command(frame)))
         except (PlaywrightError, FrameGone):
             return  # the frame is going away (or has no WebMCP); its removal event follows
+        if isinstance(listing, dict) and listing.get("unchanged") is True:
+            return  # the catalog holds the document as it is
         if isinstance(listing, dict):
-            await self._apply(frame, listing.get("tools"), listing.get("refused"))
-            await self._apply_declarations(frame, listing.get("declarations"))
+            await self._apply(
+                frame, listing.get("tools"), listing.get("refused"), listing.get("version")
+            )
+            await self._apply_declarations(
+                frame, listing.get("declarations"), listing.get("seedVersion")
+            )
 
     def _frame_for(self, tool: Tool) -> Frame | None:
         return self.frames.frame(tool.frame)
@@ -343,6 +436,7 @@ class PolyfillBackend(ChannelBackend):
             self._submissions.pop(call_id, None)
         if isinstance(answer, dict) and isinstance(answer.get("submitted"), dict):
             return await self._submission_result(frame, answer["submitted"], navigations)
+        self._call_ended(frame, call_id, answer)
         return raw_from_answer(answer)
 
     def _submission_reported(self, message: Message) -> None:

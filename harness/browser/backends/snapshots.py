@@ -9,11 +9,18 @@ Script Tools proposal): its hint names without ``Hint`` (``readOnly``, ``destruc
 ``idempotent``, ``openWorld``) and its own example's ``readOnlyHint: "true"`` are read as
 the seed means them (:func:`annotations_as_meant`), with a catalog warning that tells the
 site today's spelling — so a ``destructive: true`` tool is confirmed like any other.
+
+Each snapshot comes as its own JSON text, the same text for as long as the tool is
+unchanged; :class:`ToolBuilds` keeps the Tool built from a text, so re-reading a large,
+mostly unchanged registry (every change and every listing sends it whole) builds only
+what changed.
 """
 
 from __future__ import annotations
 
+import json
 import re
+from collections.abc import Callable, Hashable, Iterable
 from typing import Any
 
 from pydantic import ValidationError
@@ -31,35 +38,130 @@ def tools_from_snapshots(
     warnings: list[CatalogWarning] = []
     if not isinstance(snapshots, list):
         return tools, warnings
-    cross_origin = not info.is_main and info.origin != top_origin
     for snap in snapshots:
-        if not isinstance(snap, dict):
-            continue
-        if cross_origin and not exposed_to(snap, top_origin):
-            continue
-        try:
-            tool = tool_from_snapshot(snap, info)
-        except (ValidationError, TypeError, ValueError, KeyError) as exc:
-            name = snap.get("name") if isinstance(snap.get("name"), str) else None
-            warnings.append(
-                CatalogWarning(
-                    code="malformed-tool",
-                    tool=name,
-                    message=f"Ignored a malformed tool from frame {info.key}: {exc}",
-                )
-            )
-            continue
-        tools.append(tool)
-        raw = snap.get("annotations")
-        for reading in annotations_as_meant(raw if isinstance(raw, dict) else {})[1]:
-            warnings.append(
-                CatalogWarning(
-                    code="annotation-spelling",
-                    tool=tool.name,
-                    message=f"Tool {tool.name!r}: {reading}.",
-                )
-            )
+        tool, said = _from_snapshot(snap, info, top_origin)
+        if tool is not None:
+            tools.append(tool)
+        warnings.extend(said)
     return tools, warnings
+
+
+def _from_snapshot(
+    snap: Any, info: FrameInfo, top_origin: str
+) -> tuple[Tool | None, list[CatalogWarning]]:
+    """One snapshot's tool (None: not offered, or malformed) and what to warn about it."""
+    if not isinstance(snap, dict):
+        return None, []
+    cross_origin = not info.is_main and info.origin != top_origin
+    if cross_origin and not exposed_to(snap, top_origin):
+        return None, []
+    try:
+        tool = tool_from_snapshot(snap, info)
+    except (ValidationError, TypeError, ValueError, KeyError) as exc:
+        name = snap.get("name") if isinstance(snap.get("name"), str) else None
+        warning = CatalogWarning(
+            code="malformed-tool",
+            tool=name,
+            message=f"Ignored a malformed tool from frame {info.key}: {exc}",
+        )
+        return None, [warning]
+    raw = snap.get("annotations")
+    warnings = [
+        CatalogWarning(
+            code="annotation-spelling", tool=tool.name, message=f"Tool {tool.name!r}: {reading}."
+        )
+        for reading in annotations_as_meant(raw if isinstance(raw, dict) else {})[1]
+    ]
+    return tool, warnings
+
+
+def parse_answer(answer: Any) -> Any:
+    """An answer the page sends as JSON text (``list``; each tool's snapshot), parsed once.
+
+    None when the text is not JSON; any other answer (an error object) as it came.
+    """
+    if not isinstance(answer, str):
+        return answer
+    try:
+        return json.loads(answer)
+    except ValueError:
+        return None
+
+
+def read_listing(answer: Any) -> dict[str, Any] | None:
+    """The ``list`` answer as plain data, each tool snapshot parsed (None: not a listing)."""
+    listing = parse_answer(answer)
+    if not isinstance(listing, dict):
+        return None
+    tools = listing.get("tools")
+    texts = tools if isinstance(tools, list) else []
+    return {**listing, "tools": [parse_answer(t) for t in texts if isinstance(t, str)]}
+
+
+def snapshot_texts(tools: Any) -> list[tuple[Hashable, Callable[[], Any]]]:
+    """A frame's ``tools`` as the channel sends them (each snapshot its own JSON text),
+    as :meth:`ToolBuilds.build` entries: keyed by the text, parsed only when needed."""
+    if not isinstance(tools, list):
+        return []
+    return [(text, _parser(text)) for text in tools if isinstance(text, str)]
+
+
+def _parser(text: str) -> Callable[[], Any]:
+    return lambda: parse_answer(text)
+
+
+Built = tuple[Tool | None, list[CatalogWarning]]
+"""What one snapshot became: its tool (None: not offered) and the warnings about it."""
+
+
+class ToolBuilds:
+    """The :class:`Tool` models built from each frame's snapshots, reused while unchanged.
+
+    A frame reports its whole registry at every change, and each listing reads it whole
+    again, but from one report to the next most tools are the very same: a snapshot that
+    comes back under the same key (its exact JSON text; on native, with the same CDP record)
+    in the same frame, at the same URL and under the same top-level origin, gets the Tool
+    (and the warnings) built from it the first time, without being parsed or checked again.
+    The entries of a frame's last two reports are kept (on native, the layer's own listing
+    after a navigation and the merged publication alternate).
+    """
+
+    def __init__(self) -> None:
+        # frame key → (its FrameInfo, the top-level origin, the last two reports' entries)
+        self._frames: dict[str, tuple[FrameInfo, str, list[dict[Hashable, Built]]]] = {}
+        self.built = 0
+        """How many snapshots were parsed and built (not reused); tests count them."""
+
+    def build(
+        self,
+        info: FrameInfo,
+        top_origin: str,
+        entries: Iterable[tuple[Hashable, Callable[[], Any]]],
+    ) -> tuple[list[Tool], list[CatalogWarning]]:
+        """The frame's tools that may be offered, and warnings; ``entries`` are (key, a way
+        to read the snapshot) pairs, the key standing for everything the snapshot says."""
+        known = self._frames.get(info.key)
+        last, before = (
+            known[2] if known is not None and known[:2] == (info, top_origin) else ({}, {})
+        )
+        current: dict[Hashable, Built] = {}
+        tools: list[Tool] = []
+        warnings: list[CatalogWarning] = []
+        for key, read in entries:
+            built = current.get(key) or last.get(key) or before.get(key)
+            if built is None:
+                self.built += 1
+                built = _from_snapshot(read(), info, top_origin)
+            current[key] = built
+            if built[0] is not None:
+                tools.append(built[0])
+            warnings.extend(built[1])
+        self._frames[info.key] = (info, top_origin, [current, last])
+        return tools, warnings
+
+    def forget(self, frame_key: str) -> None:
+        """The frame went away: drop what was built for it."""
+        self._frames.pop(frame_key, None)
 
 
 # Seed 004 names MCP's hints without "Hint" (its `AnnotationsDict` and hint list).
