@@ -62,6 +62,9 @@ BROWSER_GONE = (
     "more: Harness.open(url) launches a new browser for a new session."
 )
 
+# How long closing a session waits for its browser context to close.
+CONTEXT_CLOSE_TIMEOUT_S = 10.0
+
 CallListener = Callable[[dict[str, Any], CallOutcome], None]
 """``listener(arguments, outcome)``: see :meth:`Session.on_call`."""
 
@@ -539,8 +542,18 @@ class Session:
         await self.backend.detach()
         if not self.owns_context:
             return
-        with contextlib.suppress(PlaywrightError):  # the browser is already gone
-            await self.context.close()
+        try:
+            await asyncio.wait_for(self.context.close(), CONTEXT_CLOSE_TIMEOUT_S)
+        except PlaywrightError:
+            pass  # the browser is already gone
+        except TimeoutError:
+            # Seen after a page navigated away in the middle of a call: Playwright's close
+            # of the context never returned. The session is closed all the same; the
+            # context goes with its browser (Harness.close()).
+            log.warning(
+                "closing the browser context took over %g s; left to the browser",
+                CONTEXT_CLOSE_TIMEOUT_S,
+            )
 
     def _check_open(self) -> None:
         if self._closed:

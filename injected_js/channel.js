@@ -256,6 +256,7 @@ function runCommand(command) {
     ) {
       return answer('{"unchanged":true}');
     }
+    const declarations = seedListedText(); // first: it may count as a new seedVersion
     const listed =
       '{"version":' +
       JSONStringify(stateVersion()) +
@@ -272,7 +273,7 @@ function runCommand(command) {
       ',"refused":' +
       declarativeRefusedText() +
       ',"declarations":' +
-      seedDeclarationsText(false);
+      declarations;
     if (ownData(command, "registry") !== true) return answer(listed + "}");
     // Native mode: Chromium's own registry of this document too, read now (after the rest),
     // in the same answer.

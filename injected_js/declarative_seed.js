@@ -360,6 +360,17 @@ function seedFlush() {
   );
 }
 
+// The declarations now, for a `list` answer: what it carries counts as sent, so that its
+// `seedVersion` names exactly this content (and the timer sends nothing already told).
+function seedListedText() {
+  const text = seedDeclarationsText(false);
+  if (text !== seedLastSent) {
+    seedLastSent = text;
+    seedSent += 1;
+  }
+  return text;
+}
+
 // The version of the declarations last sent to the harness (this document's token first, so
 // no other document's version can equal it).
 function seedVersion() {
