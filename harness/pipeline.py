@@ -12,7 +12,9 @@ returning a result; an after-call stage returns the (possibly rewritten) result.
 from __future__ import annotations
 
 import asyncio
+import contextlib
 import time
+from collections.abc import Awaitable, Callable
 from typing import Any
 
 from mcp_types import CallToolResult
@@ -42,6 +44,11 @@ __all__ = ["AfterCall", "BeforeCall", "CallRequest", "Pipeline", "check_argument
 
 # How long a cancelled tool gets to settle before the harness stops waiting.
 CANCEL_GRACE_S = 2.0
+# How long a call whose document went away waits to learn whether the renderer crashed
+# (the crash and the call's failing command reach Python by different ways, either first),
+# unless the page answers sooner.
+CRASH_CONFIRM_S = 2.0
+PROBE_RETRY_S = 0.05
 
 
 class Pipeline:
@@ -67,6 +74,9 @@ class Pipeline:
         self.broken = asyncio.Event()
         self.broken_reason = ""
         self._broken_signal: asyncio.Future[None] | None = None  # made on the first call
+        # Returns once the page answers (the session sets it); a call whose document went
+        # away asks it, to tell a navigation from a crash whose news is still on its way.
+        self.page_answers: Callable[[], Awaitable[object]] | None = None
 
     def break_down(self, reason: str) -> None:
         """The page answers no more (``reason`` says why, and how to recover): running
@@ -189,7 +199,9 @@ class Pipeline:
         if task in done:
             raw = task.result()
             # A crashed renderer also fails the call's own command (its document is gone),
-            # often before the wait above sees the crash: the crash is the outcome.
+            # often before the crash is heard: the crash is the outcome.
+            if raw.status == "navigation" and not self.broken.is_set():
+                await self._crash_or_answer()
             if raw.status == "navigation" and self.broken.is_set():
                 return None
             return raw
@@ -198,6 +210,26 @@ class Pipeline:
             return None
         await self._stop(task, request.call_id, f"timed out after {request.timeout:g} s")
         return None
+
+    async def _crash_or_answer(self) -> None:
+        """Wait until the page answers (it navigated: the call's document went away, the
+        page lives on) or is known to have crashed, at most :data:`CRASH_CONFIRM_S`."""
+        if self.page_answers is None:
+            return
+        loop = asyncio.get_running_loop()
+        deadline = loop.time() + CRASH_CONFIRM_S
+        broken = self._broken_future()
+        while not broken.done() and (left := deadline - loop.time()) > 0:
+            probe = asyncio.ensure_future(self.page_answers())
+            await asyncio.wait({probe, broken}, timeout=left, return_when=asyncio.FIRST_COMPLETED)
+            if not probe.done():
+                probe.cancel()
+                probe.add_done_callback(_consume)
+                return
+            if probe.exception() is None:
+                return  # the page answered: it lives
+            # Not answered (between documents, or going away): ask again shortly.
+            await asyncio.wait({broken}, timeout=min(PROBE_RETRY_S, left))
 
     async def _stop(self, task: asyncio.Future[RawResult], call_id: str, reason: str) -> None:
         """Abort a call's signal; a page too busy to hear it (a tool that never yields)
@@ -214,6 +246,13 @@ class Pipeline:
     async def _abandon(self, task: asyncio.Future[RawResult], call_id: str) -> None:
         """Abort a call nobody waits for any more, and let its execution end."""
         await self._stop(task, call_id, "cancelled by the caller")
+
+
+def _consume(probe: asyncio.Future[object]) -> None:
+    """Read a given-up probe's outcome (so that asyncio does not log it as never read)."""
+    if not probe.cancelled():
+        with contextlib.suppress(BaseException):
+            probe.exception()
 
 
 def _changed_result(tool: Tool) -> CallToolResult:

@@ -118,6 +118,7 @@ class Session:
         self.backend = backend
         self.catalog = Catalog()
         self.pipeline = Pipeline(self.catalog, backend)
+        self.pipeline.page_answers = self._page_answers
         # Readiness (harness/catalog.py): after each document's load, listings and calls
         # wait once for the catalog to settle. `settle` may change between calls.
         self.settle = settle or Settle()
@@ -280,6 +281,13 @@ class Session:
         self.page.on("load", lambda _page: readiness.loaded())
         self.page.on("framenavigated", self._on_navigated)
         self.page.on("crash", lambda _page: self.broke(PAGE_CRASHED))
+
+    async def _page_answers(self) -> None:
+        """Return once the page's top document answers (raises while it cannot); at once
+        for a closed session, whose page has nothing more to say."""
+        if self._closed or self.page.is_closed():
+            return
+        await self.page.main_frame.evaluate("0")
 
     @property
     def broken(self) -> str | None:

@@ -1,0 +1,92 @@
+"""The pipeline's own decisions, on a backend that runs nothing (no browser).
+
+A crashed renderer fails the call's command ("the document is gone") and raises Playwright's
+``crash`` event; the two reach Python by different ways, in either order. Whatever the
+order, the call's outcome is the crash, with how to recover, never "navigation".
+"""
+
+from __future__ import annotations
+
+import asyncio
+from typing import Any
+
+from harness.browser.backends.base import RawResult
+from harness.catalog import Catalog, FrameInfo
+from harness.models import CallOutcome, CallRequest, Tool
+from harness.pipeline import Pipeline
+from tests.stages.test_trust import ORIGIN, FakeBackend, tool
+
+CRASHED = "the page crashed; open a new session"
+
+
+class Page:
+    """What the pipeline asks of the page after a call's document went away."""
+
+    def __init__(self, *, answers: bool) -> None:
+        self.answers = answers
+        self.asked = 0
+
+    async def probe(self) -> None:
+        self.asked += 1
+        if not self.answers:
+            raise RuntimeError("Target crashed")
+
+
+def rig(page: Page | None) -> Pipeline:
+    backend = FakeBackend()
+    backend.results["work"] = RawResult(status="navigation")
+    pipeline = Pipeline(Catalog(), backend)
+    if page is not None:
+        pipeline.page_answers = page.probe
+    main = FrameInfo(key="main", url=ORIGIN + "/page", origin=ORIGIN, is_main=True)
+    pipeline.catalog.replace_frame(main, [work()])
+    return pipeline
+
+
+def work() -> Tool:
+    return tool("work")
+
+
+async def call(pipeline: Pipeline) -> CallOutcome:
+    return await pipeline.call(CallRequest(tool=work(), arguments={}, timeout=5))
+
+
+async def test_a_crash_heard_after_the_calls_failing_command_is_the_outcome() -> None:
+    page = Page(answers=False)
+    pipeline = rig(page)
+    asyncio.get_running_loop().call_later(0.2, pipeline.break_down, CRASHED)
+    outcome = await call(pipeline)
+    assert outcome.error_kind == "crashed", outcome
+    assert CRASHED in outcome.result.model_dump_json()
+    assert page.asked >= 1
+
+
+async def test_a_crash_heard_first_needs_no_question_to_the_page() -> None:
+    page = Page(answers=False)
+    pipeline = rig(page)
+    pipeline.break_down(CRASHED)
+    outcome = await call(pipeline)
+    assert outcome.error_kind == "crashed", outcome
+    assert page.asked == 0
+
+
+async def test_a_page_that_answers_after_its_document_went_away_navigated() -> None:
+    page = Page(answers=True)
+    pipeline = rig(page)
+    outcome = await call(pipeline)
+    assert outcome.error_kind == "navigation", outcome
+    assert page.asked == 1
+
+
+async def test_a_page_between_documents_is_asked_again_until_it_answers() -> None:
+    answers: list[bool] = [False, False, True]
+
+    async def probe() -> Any:
+        if not answers.pop(0):
+            raise RuntimeError("Execution context was destroyed")
+
+    pipeline = rig(None)
+    pipeline.page_answers = probe
+    outcome = await call(pipeline)
+    assert outcome.error_kind == "navigation", outcome
+    assert answers == []
