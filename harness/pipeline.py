@@ -221,7 +221,8 @@ class Pipeline:
         broken = self._broken_future()
         while not broken.done() and (left := deadline - loop.time()) > 0:
             probe = asyncio.ensure_future(self.page_answers())
-            await asyncio.wait({probe, broken}, timeout=left, return_when=asyncio.FIRST_COMPLETED)
+            racing: set[asyncio.Future[Any]] = {probe, broken}
+            await asyncio.wait(racing, timeout=left, return_when=asyncio.FIRST_COMPLETED)
             if not probe.done():
                 probe.cancel()
                 probe.add_done_callback(_consume)
