@@ -222,13 +222,15 @@ class Pipeline:
         while not broken.done() and (left := deadline - loop.time()) > 0:
             probe = asyncio.ensure_future(self.page_answers())
             racing: set[asyncio.Future[Any]] = {probe, broken}
-            await asyncio.wait(racing, timeout=left, return_when=asyncio.FIRST_COMPLETED)
-            if not probe.done():
-                probe.cancel()
+            try:
+                await asyncio.wait(racing, timeout=left, return_when=asyncio.FIRST_COMPLETED)
+            finally:
+                answered = probe.done()
+                if not answered:
+                    probe.cancel()  # the crash was heard, or the time is up
                 probe.add_done_callback(_consume)
-                return
-            if probe.exception() is None:
-                return  # the page answered: it lives
+            if not answered or probe.exception() is None:
+                return  # the crash was heard, the time is up, or the page answered: it lives
             # Not answered (between documents, or going away): ask again shortly.
             await asyncio.wait({broken}, timeout=min(PROBE_RETRY_S, left))
 

@@ -10,6 +10,9 @@ from __future__ import annotations
 import asyncio
 from typing import Any
 
+import pytest
+
+import harness.pipeline as pipeline_module
 from harness.browser.backends.base import RawResult
 from harness.catalog import Catalog, FrameInfo
 from harness.models import CallOutcome, CallRequest, Tool
@@ -90,3 +93,21 @@ async def test_a_page_between_documents_is_asked_again_until_it_answers() -> Non
     outcome = await call(pipeline)
     assert outcome.error_kind == "navigation", outcome
     assert answers == []
+
+
+async def test_a_page_that_neither_answers_nor_crashes_is_called_navigated_in_time(
+    monkeypatch: pytest.MonkeyPatch,
+) -> None:
+    monkeypatch.setattr(pipeline_module, "CRASH_CONFIRM_S", 0.2)
+    probes: list[asyncio.Future[None]] = []
+
+    async def never() -> None:
+        probes.append(asyncio.get_running_loop().create_future())
+        await probes[-1]
+
+    pipeline = rig(None)
+    pipeline.page_answers = never
+    outcome = await call(pipeline)
+    assert outcome.error_kind == "navigation", outcome
+    await asyncio.sleep(0)
+    assert len(probes) == 1 and probes[0].cancelled()  # the question is not left running
