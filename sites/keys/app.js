@@ -45,8 +45,14 @@ function showAgentAction(message) {
   document.getElementById("agent-status").textContent = `Agent: ${message}`;
 }
 
+let listings = 0; // GETs of the keys asked for so far
+
 async function renderKeys(signal) {
+  const listing = ++listings;
   const { keys } = await api("GET", "/api/keys", undefined, signal);
+  if (listing !== listings) {
+    return keys; // a newer listing was asked for (after a change): it is the one shown
+  }
   document.getElementById("keys").replaceChildren(
     ...keys.map((key) => {
       const item = document.createElement("li");

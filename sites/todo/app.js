@@ -52,37 +52,57 @@ function reportError(error) {
 
 // -- the actions, shared by the page's controls and the tools --------------------------
 
-async function loadTodos(status = "all", signal) {
-  const { todos } = await api("GET", `/api/todos?status=${encodeURIComponent(status)}`, { signal });
-  if (status === "all") {
-    shown.clear();
-  }
-  for (const todo of todos) {
+// The actions run one after another, in the order they were asked for: a listing asked for
+// before a change (the page's first one, while an agent already adds a todo) must not come
+// back after the change and wipe it from the screen.
+let lastAction = Promise.resolve();
+
+function inTurn(action) {
+  const run = lastAction.then(action);
+  lastAction = run.catch(() => {});
+  return run;
+}
+
+function loadTodos(status = "all", signal) {
+  return inTurn(async () => {
+    const query = `/api/todos?status=${encodeURIComponent(status)}`;
+    const { todos } = await api("GET", query, { signal });
+    if (status === "all") {
+      shown.clear();
+    }
+    for (const todo of todos) {
+      shown.set(todo.id, todo);
+    }
+    render();
+    return todos;
+  });
+}
+
+function addTodo(text, signal) {
+  return inTurn(async () => {
+    const { todo } = await api("POST", "/api/todos", { body: { text }, signal });
     shown.set(todo.id, todo);
-  }
-  render();
-  return todos;
+    render();
+    return todo;
+  });
 }
 
-async function addTodo(text, signal) {
-  const { todo } = await api("POST", "/api/todos", { body: { text }, signal });
-  shown.set(todo.id, todo);
-  render();
-  return todo;
+function completeTodo(id, signal) {
+  return inTurn(async () => {
+    const { todo } = await api("POST", `/api/todos/${checkTodoId(id)}/complete`, { signal });
+    shown.set(todo.id, todo);
+    render();
+    return todo;
+  });
 }
 
-async function completeTodo(id, signal) {
-  const { todo } = await api("POST", `/api/todos/${checkTodoId(id)}/complete`, { signal });
-  shown.set(todo.id, todo);
-  render();
-  return todo;
-}
-
-async function deleteTodo(id, signal) {
-  const { todo } = await api("DELETE", `/api/todos/${checkTodoId(id)}`, { signal });
-  shown.delete(todo.id);
-  render();
-  return todo;
+function deleteTodo(id, signal) {
+  return inTurn(async () => {
+    const { todo } = await api("DELETE", `/api/todos/${checkTodoId(id)}`, { signal });
+    shown.delete(todo.id);
+    render();
+    return todo;
+  });
 }
 
 document.getElementById("add-form").addEventListener("submit", (event) => {
