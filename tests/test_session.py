@@ -4,12 +4,14 @@ from __future__ import annotations
 
 import asyncio
 import gc
+import logging
 import weakref
 from collections.abc import AsyncIterator
 from typing import Any
 
 import pytest
 
+import harness.session as session_module
 from harness import Harness, Session, SessionClosed, ToolChange, UnknownTool
 from harness.stages.framing import frame_untrusted
 from tests.conftest import PageServer
@@ -229,6 +231,37 @@ async def test_a_closed_session_is_not_kept_alive_by_its_harness(
         assert live in harness.sessions and all(not s.closed for s in harness.sessions)
     finally:
         await live.close()
+
+
+async def test_a_browser_context_that_never_closes_does_not_hold_the_sessions_close(
+    harness: Harness,
+    page_server: PageServer,
+    monkeypatch: pytest.MonkeyPatch,
+    caplog: pytest.LogCaptureFixture,
+) -> None:
+    # Seen once under load, after a page navigated away mid-call: Playwright's context
+    # close never returned. Closing the session must end all the same, and say so.
+    monkeypatch.setattr(session_module, "CONTEXT_CLOSE_TIMEOUT_S", 0.3)
+    s = await harness.open(page_server.url("s_tools.html"))
+    context = s.context
+    really_close = context.close
+    never = asyncio.Event()
+
+    async def close_that_never_returns(*_args: Any, **_kwargs: Any) -> None:
+        await never.wait()
+
+    monkeypatch.setattr(context, "close", close_that_never_returns)
+    with caplog.at_level(logging.WARNING, logger="harness"):
+        await asyncio.wait_for(s.close(), 30)
+    assert s.closed
+    assert "closing the browser context took over 0.3 s" in caplog.text
+    await really_close()
+    fresh = await harness.open(page_server.url("s_tools.html"))
+    try:
+        assert s not in harness.sessions
+        assert (await fresh.call("echo", {"text": "hi"})).error_kind is None
+    finally:
+        await fresh.close()
 
 
 async def test_a_call_that_changes_nothing_re_reads_no_frame(
