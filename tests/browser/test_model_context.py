@@ -478,23 +478,31 @@ CANCEL_JS = """async () => {
   const mc = document.modelContext;
   const log = [];
   const sleep = (ms) => new Promise((r) => setTimeout(r, ms));
-  mc.addEventListener('toolactivated', (e) => log.push('toolactivated ' + e.toolName));
+  // Each round waits for what it needs to have happened (no race with a fixed sleep,
+  // which a busy machine loses), at most 5 s.
+  const atMost5s = (promise) => Promise.race([promise, sleep(5000)]);
+  let activated = () => {};
+  let settled = () => {};
+  mc.addEventListener('toolactivated', (e) => { log.push('toolactivated ' + e.toolName); activated(); });
   mc.addEventListener('toolcancel', (e) => log.push('toolcancel ' + e.toolName));
   await mc.registerTool({name: 'slow', description: 'd', execute: (input, {signal}) => {
     log.push('execute');
     signal.addEventListener('abort', () => log.push('execute signal: ' + signal.reason.name));
-    return new Promise((r) => setTimeout(() => { log.push('execute settles'); r('late'); }, 150));
+    return new Promise((r) => setTimeout(() => { log.push('execute settles'); r('late'); settled(); }, 150));
   }});
   const [tool] = await mc.getTools();
   for (const when of ['while running', 'before it started']) {
     log.push('-- ' + when);
+    const running = new Promise((r) => { activated = r; });
+    const done = new Promise((r) => { settled = r; });
     const controller = new AbortController();
     const executed = mc.executeTool(tool, {}, {signal: controller.signal});
     executed.then((v) => log.push('resolved ' + v), (e) => log.push('rejected ' + e));
-    if (when === 'while running') await sleep(40);
+    if (when === 'while running') await atMost5s(running);
     controller.abort('stop');
     log.push('aborted');
-    await sleep(250);
+    await atMost5s(done);
+    await sleep(50);  // anything the settling brings (nothing is expected)
   }
   return log;
 }"""
