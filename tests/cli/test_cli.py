@@ -13,6 +13,7 @@ import pytest
 
 from tests.conftest import PageServer
 
+CLI_HANG_LIMIT_S = 240
 SCRIPT = shutil.which("webmcp-harness") or str(Path(sys.executable).parent / "webmcp-harness")
 
 
@@ -24,7 +25,13 @@ async def run(*args: str, env: dict[str, str] | None = None) -> tuple[int, str, 
         stderr=asyncio.subprocess.PIPE,
         env={**os.environ, **(env or {})},
     )
-    out, err = await asyncio.wait_for(proc.communicate(), timeout=90)
+    try:
+        # A safety net against a hang, not a speed check: generous for a busy machine.
+        out, err = await asyncio.wait_for(proc.communicate(), timeout=CLI_HANG_LIMIT_S)
+    except TimeoutError:
+        proc.kill()
+        await proc.wait()
+        pytest.fail(f"webmcp-harness {' '.join(args)} ran over {CLI_HANG_LIMIT_S} s")
     assert proc.returncode is not None
     return proc.returncode, out.decode(), err.decode()
 
