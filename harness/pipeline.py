@@ -12,7 +12,6 @@ returning a result; an after-call stage returns the (possibly rewritten) result.
 from __future__ import annotations
 
 import asyncio
-import contextlib
 import time
 from collections.abc import Awaitable, Callable
 from typing import Any
@@ -228,7 +227,8 @@ class Pipeline:
                 answered = probe.done()
                 if not answered:
                     probe.cancel()  # the crash was heard, or the time is up
-                probe.add_done_callback(_consume)
+                # Its outcome is read, so that asyncio does not log it as never retrieved.
+                probe.add_done_callback(lambda done: done.cancelled() or done.exception())
             if not answered or probe.exception() is None:
                 return  # the crash was heard, the time is up, or the page answered: it lives
             # Not answered (between documents, or going away): ask again shortly.
@@ -249,13 +249,6 @@ class Pipeline:
     async def _abandon(self, task: asyncio.Future[RawResult], call_id: str) -> None:
         """Abort a call nobody waits for any more, and let its execution end."""
         await self._stop(task, call_id, "cancelled by the caller")
-
-
-def _consume(probe: asyncio.Future[object]) -> None:
-    """Read a given-up probe's outcome (so that asyncio does not log it as never read)."""
-    if not probe.cancelled():
-        with contextlib.suppress(BaseException):
-            probe.exception()
 
 
 def _changed_result(tool: Tool) -> CallToolResult:

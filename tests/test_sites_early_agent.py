@@ -10,6 +10,7 @@ from __future__ import annotations
 
 import asyncio
 from collections.abc import AsyncIterator
+from typing import Any
 
 import pytest
 from harness.sites.server import RunningSites, serve_sites
@@ -39,27 +40,44 @@ async def session(sites: RunningSites) -> AsyncIterator[Session]:
         await s.close()
 
 
-async def hold_the_first_listing(session: Session, url: str) -> asyncio.Event:
-    """Let the page's first GET of ``url`` (a glob) reach the server at once and its answer
-    come back a while later; the event is set once the page has it."""
-    sent = asyncio.Event()
-    held: list[Route] = []
+class HeldListing:
+    """Opens a site page whose first GET of ``listing`` (a glob) reaches the server at once
+    while its answer comes back to the page only :data:`FIRST_LISTING_DELAY_S` later."""
 
-    async def later(route: Route) -> None:
-        if route.request.method != "GET" or held:
-            await route.continue_()
-            return
-        held.append(route)
-        answer = await route.fetch()  # the list as it is now, before anybody's change
-        await asyncio.sleep(FIRST_LISTING_DELAY_S)
-        await route.fulfill(response=answer)
-        sent.set()
+    def __init__(self, session: Session, listing: str) -> None:
+        self.session = session
+        self.listing = listing
+        self.delivered = asyncio.Event()
 
-    await session.page.route(url, later)
-    return sent
+    async def open(self, url: str) -> None:
+        held: list[Route] = []
+
+        async def later(route: Route) -> None:
+            if route.request.method != "GET" or held:
+                await route.continue_()
+                return
+            held.append(route)
+            answer = await route.fetch()  # the list as it is now, before anybody's change
+            await asyncio.sleep(FIRST_LISTING_DELAY_S)
+            await route.fulfill(response=answer)
+            self.delivered.set()
+
+        await self.session.page.route(self.listing, later)
+        await self.session.open(url, settle=False)
+
+    async def call_at_once(self, tool: str, arguments: dict[str, Any]) -> None:
+        """Call ``tool`` as soon as the page registered it (the listing is still held)."""
+        await self.session.wait_for_tool(tool)
+        outcome = await self.session.call(tool, arguments)
+        assert outcome.error_kind is None, outcome.result
+
+    async def came_back(self) -> None:
+        """Return once the held answer reached the page and the page has gone quiet."""
+        await self.delivered.wait()
+        await self.session.page.wait_for_load_state("networkidle")
 
 
-async def texts(session: Session) -> tuple[list[str], str]:
+async def todos_shown(session: Session) -> tuple[list[str], str]:
     page = session.page
     shown = await page.locator("#todos .text").all_text_contents()
     return shown, await page.locator("#counter").inner_text()
@@ -68,14 +86,11 @@ async def texts(session: Session) -> tuple[list[str], str]:
 async def test_a_tool_call_before_the_first_listing_came_back_stays_on_the_page(
     session: Session, sites: RunningSites
 ) -> None:
-    sent = await hold_the_first_listing(session, TODO_LISTING)
-    await session.open(sites.url("todo"), settle=False)
-    await session.wait_for_tool("add_todo")
-    outcome = await session.call("add_todo", {"text": "Water the plants"})
-    assert outcome.error_kind is None, outcome.result
-    await sent.wait()
-    await session.page.wait_for_load_state("networkidle")
-    shown, counter = await texts(session)
+    held = HeldListing(session, TODO_LISTING)
+    await held.open(sites.url("todo"))
+    await held.call_at_once("add_todo", {"text": "Water the plants"})
+    await held.came_back()
+    shown, counter = await todos_shown(session)
     assert "Water the plants" in shown
     assert counter == "3 open, 1 done"
 
@@ -83,14 +98,12 @@ async def test_a_tool_call_before_the_first_listing_came_back_stays_on_the_page(
 async def test_a_person_adding_before_the_first_listing_came_back_keeps_the_todo(
     session: Session, sites: RunningSites
 ) -> None:
-    sent = await hold_the_first_listing(session, TODO_LISTING)
-    await session.open(sites.url("todo"), settle=False)
-    page = session.page
-    await page.get_by_label("New todo").fill("Call the plumber")
-    await page.get_by_role("button", name="Add").click()
-    await sent.wait()
-    await page.wait_for_load_state("networkidle")
-    shown, counter = await texts(session)
+    held = HeldListing(session, TODO_LISTING)
+    await held.open(sites.url("todo"))
+    await session.page.get_by_label("New todo").fill("Call the plumber")
+    await session.page.get_by_role("button", name="Add").click()
+    await held.came_back()
+    shown, counter = await todos_shown(session)
     assert "Call the plumber" in shown
     assert counter == "3 open, 1 done"
 
@@ -98,12 +111,9 @@ async def test_a_person_adding_before_the_first_listing_came_back_keeps_the_todo
 async def test_a_key_made_before_the_first_listing_came_back_stays_listed(
     session: Session, sites: RunningSites
 ) -> None:
-    sent = await hold_the_first_listing(session, "**/api/keys")
-    await session.open(sites.url("keys"), settle=False)
-    await session.wait_for_tool("generate_api_key")
-    outcome = await session.call("generate_api_key", {"name": "early"})
-    assert outcome.error_kind is None, outcome.result
-    await sent.wait()
-    await session.page.wait_for_load_state("networkidle")
+    held = HeldListing(session, "**/api/keys")
+    await held.open(sites.url("keys"))
+    await held.call_at_once("generate_api_key", {"name": "early"})
+    await held.came_back()
     listed = await session.page.locator("#keys li").all_text_contents()
     assert any(" early (created " in item for item in listed), listed
