@@ -31,8 +31,9 @@ async def sites() -> AsyncIterator[RunningSites]:
 
 @pytest.fixture
 async def session(sites: RunningSites) -> AsyncIterator[Session]:
-    await sites.reset("todo")
-    await sites.reset("keys")
+    await sites.reset()
+    for site in sites.sites.values():
+        site.clear_log()
     async with Harness(call_timeout=20) as harness:
         s = await harness.new_session()
         s.settle = Settle(quiet=0)  # call at once, as an agent that does not wait would
@@ -117,3 +118,48 @@ async def test_a_key_made_before_the_first_listing_came_back_stays_listed(
     await held.came_back()
     listed = await session.page.locator("#keys li").all_text_contents()
     assert any(" early (created " in item for item in listed), listed
+
+
+async def test_the_pages_first_listing_comes_before_an_agents_first_change(
+    session: Session, sites: RunningSites
+) -> None:
+    """The agent can see the tools before the page's ``registerTools`` has returned (here it
+    returns 1 s after registering): the page's first listing must still be the first thing it
+    sends, so the site's request log ends with the agent's change (the plugin's fresh-project
+    test read ``requests("todo")[-1]`` and once found the listing there)."""
+    original = "export async function registerTools(tools) {"
+
+    async def slow_to_return(route: Route) -> None:
+        answer = await route.fetch()
+        source = await answer.text()
+        assert original in source, "sites/todo/webmcp.js changed: update this test"
+        source = source.replace(original, "async function registerToolsNow(tools) {")
+        source += (
+            "\nexport async function registerTools(tools) {\n"
+            "  const registered = await registerToolsNow(tools);\n"
+            "  await new Promise((resolve) => setTimeout(resolve, 1000));\n"
+            "  return registered;\n}\n"
+        )
+        await route.fulfill(response=answer, body=source)
+
+    await session.page.route("**/webmcp.js", slow_to_return)
+    await session.open(sites.url("todo"), settle=False)
+    await session.wait_for_tool("add_todo")
+    outcome = await session.call("add_todo", {"text": "Water the plants"})
+    assert outcome.error_kind is None, outcome.result
+
+    def sent() -> list[str]:
+        return [
+            f"{r.method} {r.path}" for r in sites.requests("todo") if r.path.startswith("/api/")
+        ]
+
+    async def both_sent() -> None:
+        while len(sent()) < 2:
+            await asyncio.sleep(0.05)
+
+    await asyncio.wait_for(both_sent(), timeout=15)
+    assert sent() == ["GET /api/todos", "POST /api/todos"]
+    await session.page.wait_for_load_state("networkidle")
+    shown, counter = await todos_shown(session)
+    assert "Water the plants" in shown
+    assert counter == "3 open, 1 done"

@@ -219,6 +219,10 @@ const tools = [
   },
 ];
 
-// Register first: an agent may look for tools as soon as the page has loaded.
+// The first listing is asked for first, so it is first in turn; the tools are registered at
+// the same time, since an agent may look for them as soon as the page has loaded. An agent
+// can see them before registerTools returns, and its first change then comes after the list
+// the page shows (and after the listing in the site's request log).
+const firstListing = loadTodos().catch(reportError);
 await registerTools(tools);
-await loadTodos().catch(reportError);
+await firstListing;
