@@ -33,7 +33,6 @@ import pytest
 import yaml
 from harness.sites.server import SITES
 
-from tests.conftest import free_port
 from tests.console_script import SCRIPT
 
 ROOT = Path(__file__).resolve().parent.parent
@@ -111,8 +110,8 @@ def test_a_marker_skips_only_the_next_block() -> None:
 class Sites:
     """``webmcp-harness sites`` on free ports, and the README's text rewritten for them."""
 
-    def __init__(self) -> None:
-        self.ports = {name: free_port() for name in DEFAULT_PORTS}
+    def __init__(self, ports: dict[str, int]) -> None:
+        self.ports = ports
 
     @property
     def options(self) -> list[str]:
@@ -131,22 +130,32 @@ class Sites:
 
 @pytest.fixture(scope="module")
 async def sites() -> AsyncIterator[Sites]:
-    served = Sites()
+    # `--port 0`: the server binds free ports itself and prints them. Ports picked here and
+    # bound later could be taken in between (by another worker's outgoing connection).
     process = await asyncio.create_subprocess_exec(
         SCRIPT,
         "sites",
-        *served.options,
+        "--port",
+        "0",
         stdout=asyncio.subprocess.PIPE,
         stderr=asyncio.subprocess.PIPE,
     )
-    assert process.stdout is not None
+    assert process.stdout is not None and process.stderr is not None
     try:
+        ports: dict[str, int] = {}
         for _ in DEFAULT_PORTS:
             line = (await asyncio.wait_for(process.stdout.readline(), 60)).decode()
-            assert "http://127.0.0.1:" in line, line
-        yield served
+            served = re.fullmatch(r"(\w+)\s+http://127\.0\.0\.1:(\d+)/\s*", line)
+            if served is None:
+                process.kill()
+                error = (await process.stderr.read()).decode()
+                pytest.fail(f"`webmcp-harness sites --port 0` printed {line!r}; stderr: {error}")
+            ports[served[1]] = int(served[2])
+        assert ports.keys() == DEFAULT_PORTS.keys(), ports
+        yield Sites(ports)
     finally:
-        process.terminate()
+        if process.returncode is None:
+            process.terminate()
         await process.wait()
 
 
