@@ -14,8 +14,19 @@ from aiohttp import web
 PAGES = Path(__file__).parent / "pages"
 
 
+async def listen(runner: web.AppRunner) -> int:
+    """Start serving ``runner`` on 127.0.0.1 on a port the system picks; return the port.
+
+    Prefer it to :func:`free_port` for a server in this process: a port picked first and
+    bound later can be taken in between (another worker's outgoing connection gets one).
+    """
+    await web.TCPSite(runner, "127.0.0.1", 0).start()
+    return int(runner.addresses[-1][1])
+
+
 def free_port() -> int:
-    """A free TCP port on 127.0.0.1."""
+    """A free TCP port on 127.0.0.1, for a server in another process that needs one given
+    (it can be taken before that server binds it: see :func:`listen`)."""
     with socket.socket() as s:
         s.bind(("127.0.0.1", 0))
         return int(s.getsockname()[1])
@@ -72,10 +83,8 @@ class PageServer:
             # A short shutdown grace: a page's pending slow fetch must not hold up stop().
             runner = web.AppRunner(self._app(), shutdown_timeout=1.0)
             await runner.setup()
-            port = free_port()
-            await web.TCPSite(runner, "127.0.0.1", port).start()
+            self.ports.append(await listen(runner))
             self._runners.append(runner)
-            self.ports.append(port)
 
     async def stop(self) -> None:
         for runner in self._runners:

@@ -25,7 +25,7 @@ from harness.errors import RedemptionRefused
 from harness.models import CallOutcome, dump_result
 from harness.stages.navigation import navigate_as_agent, resolve_url
 from harness.stages.redaction import withheld_items
-from tests.conftest import free_port
+from tests.conftest import listen
 from tests.test_keys_site import cli, files_with
 
 CANARY = "HXCANARY"
@@ -427,10 +427,8 @@ class Origins:
         for letter in ("A", "B"):
             runner = web.AppRunner(self._app(letter))
             await runner.setup()
-            port = free_port()
-            await web.TCPSite(runner, "127.0.0.1", port).start()
+            self.ports[letter] = await listen(runner)
             self._runners.append(runner)
-            self.ports[letter] = port
 
     async def stop(self) -> None:
         for runner in self._runners:

@@ -7,7 +7,6 @@ from __future__ import annotations
 import asyncio
 import json
 import os
-import socket
 import sys
 import time
 from typing import Any
@@ -22,24 +21,23 @@ from harness.selftest.load import LoadResult, echoed
 START_TIMEOUT_S = 60.0
 
 
-def _free_port() -> int:
-    with socket.socket() as sock:
-        sock.bind(("127.0.0.1", 0))
-        return int(sock.getsockname()[1])
+READY = "streamable HTTP at "
 
 
 class BridgeProcess:
-    """``webmcp-harness mcp PAGE --transport http`` on a free loopback port."""
+    """``webmcp-harness mcp PAGE --transport http --port 0``: the bridge binds a free
+    loopback port itself (a port picked here could be taken before it bound it) and says
+    which on stderr."""
 
     def __init__(self, page_url: str) -> None:
-        """Not running until entered."""
+        """Not running until entered; :attr:`url` is known once it is."""
         self.page_url = page_url
-        self.port = _free_port()
-        self.url = f"http://127.0.0.1:{self.port}/mcp"
+        self.url = ""
         self._process: asyncio.subprocess.Process | None = None
+        self._drain: asyncio.Task[bytes] | None = None
 
     async def __aenter__(self) -> BridgeProcess:
-        self._process = await asyncio.create_subprocess_exec(
+        self._process = process = await asyncio.create_subprocess_exec(
             sys.executable,
             "-m",
             "harness.cli",
@@ -48,20 +46,30 @@ class BridgeProcess:
             "--transport",
             "http",
             "--port",
-            str(self.port),
+            "0",
             stdout=asyncio.subprocess.DEVNULL,
-            stderr=asyncio.subprocess.DEVNULL,
+            stderr=asyncio.subprocess.PIPE,
             env={**os.environ},
         )
-        deadline = time.monotonic() + START_TIMEOUT_S
-        while time.monotonic() < deadline:
-            try:
-                _, writer = await asyncio.open_connection("127.0.0.1", self.port)
-                writer.close()
-                return self
-            except OSError:
-                await asyncio.sleep(0.2)
-        raise TimeoutError(f"the MCP bridge did not listen within {START_TIMEOUT_S:g} s")
+        assert process.stderr is not None
+        said: list[str] = []
+        try:
+            async with asyncio.timeout(START_TIMEOUT_S):
+                while READY not in (said[-1] if said else ""):
+                    line = (await process.stderr.readline()).decode(errors="replace")
+                    if not line:
+                        raise RuntimeError("the MCP bridge exited:\n" + "".join(said[-20:]))
+                    said.append(line)
+        except BaseException as exc:
+            await self.__aexit__()
+            if isinstance(exc, TimeoutError):
+                raise TimeoutError(
+                    f"the MCP bridge did not say it listens within {START_TIMEOUT_S:g} s"
+                ) from None
+            raise
+        self.url = said[-1].rsplit(READY, 1)[1].strip()
+        self._drain = asyncio.ensure_future(process.stderr.read())  # keep the pipe from filling
+        return self
 
     async def __aexit__(self, *exc: object) -> None:
         if self._process is not None and self._process.returncode is None:
@@ -71,6 +79,8 @@ class BridgeProcess:
             except TimeoutError:
                 self._process.kill()
                 await self._process.wait()
+        if self._drain is not None:
+            self._drain.cancel()
 
 
 async def bridge_load(bridge: BridgeProcess, *, clients: int, calls: int) -> LoadResult:

@@ -46,7 +46,7 @@ from harness.declarative.synthesis import (
 )
 from harness.models import Tool
 from harness.stages.validation import validate_arguments
-from tests.conftest import free_port
+from tests.conftest import listen
 
 T = TypeVar("T")
 
@@ -611,7 +611,7 @@ class Browser:
         self.thread.start()
         self.page_html = ""
         self.received: list[list[tuple[str, Any]]] = []
-        self.port = free_port()
+        self.port = 0  # known once started
         self.harness: Harness | None = None
         self.session: Session | None = None
         self.runner: web.AppRunner | None = None
@@ -646,7 +646,7 @@ class Browser:
         app.router.add_route("*", "/submit", submit)
         self.runner = web.AppRunner(app, shutdown_timeout=0.5)
         await self.runner.setup()
-        await web.TCPSite(self.runner, "127.0.0.1", self.port).start()
+        self.port = await listen(self.runner)
         self.harness = Harness(backend="polyfill", call_timeout=10, policy=None)
         await self.harness.__aenter__()
         self.session = await self.harness.open(f"http://127.0.0.1:{self.port}/form")

@@ -27,7 +27,7 @@ from harness.elicitation.answers import ScriptedAnswer, ScriptedHandler
 from harness.elicitation.base import AutoHandler
 from harness.models import ToolChange
 from harness.stages.trust import REQUEST_ANNOTATIONS_HEADER
-from tests.conftest import PAGES, free_port
+from tests.conftest import PAGES, listen
 
 BACKENDS = ["polyfill", "native"]
 
@@ -162,11 +162,11 @@ class SeedServer:
         return app
 
     async def start(self) -> None:
-        self.ports = [free_port(), free_port()]
-        for index, port in enumerate(self.ports):
+        self.ports = []
+        for index in range(2):
             runner = web.AppRunner(self._app(index), shutdown_timeout=0.5)
             await runner.setup()
-            await web.TCPSite(runner, "127.0.0.1", port).start()
+            self.ports.append(await listen(runner))
             self._runners.append(runner)
 
     async def stop(self) -> None:

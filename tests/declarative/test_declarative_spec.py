@@ -27,7 +27,7 @@ from harness.browser.backends.snapshots import read_listing
 from harness.browser.chromium import NATIVE_WEBMCP_FLAGS, QUIET_FLAGS
 from harness.browser.injection import ChannelKeys, Mode, PageChannel
 from harness.stages.framing import frame_untrusted
-from tests.conftest import free_port
+from tests.conftest import listen
 
 FORMS = Path(__file__).parent.parent / "forms"
 PAGES = Path(__file__).parent.parent / "pages"
@@ -48,7 +48,7 @@ class Served:
     """`tests/forms/NAME.html` as `/forms/NAME.html` and `tests/pages/d_*.html` at the root."""
 
     def __init__(self) -> None:
-        self.port = free_port()
+        self.port = 0  # known once started
         self._runner: web.AppRunner | None = None
 
     def url(self, path: str) -> str:
@@ -68,7 +68,7 @@ class Served:
         app.router.add_get("/{name:.*}", serve)
         self._runner = web.AppRunner(app)
         await self._runner.setup()
-        await web.TCPSite(self._runner, "127.0.0.1", self.port).start()
+        self.port = await listen(self._runner)
 
     async def stop(self) -> None:
         if self._runner is not None:

@@ -13,7 +13,7 @@ import anyio
 import pytest
 from aiohttp import web
 
-from tests.conftest import free_port
+from tests.conftest import listen
 from tests.mcp.test_mcp_server import EVENT_TIMEOUT_S, Connection, connect, names_of
 
 PAGES = Path(__file__).parent.parent / "pages"
@@ -26,7 +26,7 @@ class OrderingSite:
     """The o_*.html pages, and a slow JSON endpoint for the seed-dialect form."""
 
     def __init__(self) -> None:
-        self.port = free_port()
+        self.port = 0  # known once started
         self.status = "idle"
         self._runner: web.AppRunner | None = None
 
@@ -58,7 +58,7 @@ class OrderingSite:
         app.router.add_get("/{name}", page)
         self._runner = web.AppRunner(app)
         await self._runner.setup()
-        await web.TCPSite(self._runner, "127.0.0.1", self.port).start()
+        self.port = await listen(self._runner)
 
     async def stop(self) -> None:
         if self._runner is not None:

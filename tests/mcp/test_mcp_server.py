@@ -30,7 +30,7 @@ from mcp.shared.exceptions import MCPError
 from harness.cli import main as cli_main
 from harness.mcp.names import NAVIGATE, RELOAD
 from harness.mcp.server import is_loopback
-from tests.conftest import PageServer, free_port
+from tests.conftest import PageServer
 
 BACKEND = "polyfill"
 TRANSPORTS = ["stdio", "http"]
@@ -127,11 +127,11 @@ def server_command(url: str, *extra: str) -> list[str]:
 
 @contextlib.asynccontextmanager
 async def http_server(url: str, *extra: str) -> AsyncIterator[str]:
-    """``webmcp-harness mcp URL --transport http`` on a free port; yields its MCP URL."""
-    port = free_port()
+    """``webmcp-harness mcp URL --transport http`` on a port it picks itself (``--port 0``:
+    none can take it first); yields the MCP URL it says it serves at."""
     process = await asyncio.create_subprocess_exec(
         sys.executable,
-        *server_command(url, "--transport", "http", "--port", str(port), *extra),
+        *server_command(url, "--transport", "http", "--port", "0", *extra),
         stdin=asyncio.subprocess.DEVNULL,
         stderr=asyncio.subprocess.PIPE,
     )
@@ -145,7 +145,7 @@ async def http_server(url: str, *extra: str) -> AsyncIterator[str]:
                     raise AssertionError("the MCP server exited:\n" + "".join(lines))
                 lines.append(line)
         drain = asyncio.ensure_future(process.stderr.read())  # keep the pipe from filling
-        yield f"http://127.0.0.1:{port}/mcp"
+        yield lines[-1].rsplit("streamable HTTP at ", 1)[1].strip()
     finally:
         if process.returncode is None:
             process.terminate()

@@ -17,7 +17,7 @@ from aiohttp import web
 from mcp import Client, StdioServerParameters
 from mcp.client.stdio import stdio_client
 
-from tests.conftest import free_port
+from tests.conftest import listen
 
 PAGE = """<!doctype html><html><body><script>
 const mc = document.modelContext || navigator.modelContext;
@@ -47,8 +47,7 @@ async def test_the_handshake_is_answered_before_the_page_settles(tmp_path: Path)
     app.router.add_get("/gate", held)
     runner = web.AppRunner(app, shutdown_timeout=1.0)
     await runner.setup()
-    port = free_port()
-    await web.TCPSite(runner, "127.0.0.1", port).start()
+    port = await listen(runner)
     errors = tmp_path / "stderr.txt"
     # A long quiet window, so its cap (twice the window) cannot end the wait while the
     # test still holds the gate, however busy the machine.

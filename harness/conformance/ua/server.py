@@ -29,7 +29,6 @@ from __future__ import annotations
 import asyncio
 import json
 import secrets
-import socket
 import threading
 from collections.abc import Iterable
 from importlib import resources
@@ -43,12 +42,6 @@ PAGES = resources.files("harness.conformance.ua") / "pages"
 LOGIN_COOKIE = "ua_login"
 ORIGINS = 3
 RELEASE_TIMEOUT_S = 15.0
-
-
-def _free_port() -> int:
-    with socket.socket() as s:
-        s.bind(("127.0.0.1", 0))
-        return int(s.getsockname()[1])
 
 
 def _result(text: str, structured: dict[str, Any] | None = None, **extra: Any) -> dict[str, Any]:
@@ -120,10 +113,11 @@ class FixtureServer:
         for index in range(ORIGINS):
             runner = web.AppRunner(self._app(index), access_log=None, shutdown_timeout=1.0)
             await runner.setup()
-            port = _free_port()
-            await web.TCPSite(runner, "127.0.0.1", port).start()
+            # Port 0: the system picks a free one as it binds (one picked first could be
+            # taken before the bind).
+            await web.TCPSite(runner, "127.0.0.1", 0).start()
             self._runners.append(runner)
-            self.ports.append(port)
+            self.ports.append(int(runner.addresses[-1][1]))
 
     async def _cleanup(self) -> None:
         for event in self._released.values():
