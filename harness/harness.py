@@ -2,8 +2,9 @@
 
 from __future__ import annotations
 
-import contextlib
-from collections.abc import Sequence
+import asyncio
+import logging
+from collections.abc import Awaitable, Sequence
 from pathlib import Path
 from typing import get_args
 
@@ -25,6 +26,12 @@ from harness.stages.normalization import DEFAULT_MAX_RESULT_BYTES
 from harness.stages.policy import DEFAULT_POLICY, Policy, PolicyOption, policy_option
 
 DEFAULT_CALL_TIMEOUT_S = 30.0
+CLOSE_STEP_TIMEOUT_S = 10.0
+"""How long :meth:`Harness.close` waits for the browser to close, then for Playwright's
+driver to stop. Either has been seen not to return after a page went away mid-call; a
+step that runs over is left behind, with a warning, so that closing never hangs."""
+
+log = logging.getLogger(__name__)
 
 BACKENDS: dict[str, type[Backend]] = {"polyfill": PolyfillBackend, "native": NativeBackend}
 
@@ -140,10 +147,7 @@ class Harness:
         gone = self._browser
         self.sessions = [s for s in self.sessions if s.context.browser is not gone]
         self._browser = None
-        if self._playwright is not None:
-            with contextlib.suppress(Exception):  # its driver may be gone with the browser
-                await self._playwright.stop()
-            self._playwright = None
+        await self._stop_playwright()
 
     async def new_session(self) -> Session:
         """A fresh browser context and page, with the backend attached, on about:blank."""
@@ -210,16 +214,30 @@ class Harness:
             await session.close()
         self.sessions.clear()
         await close_handler(self.elicitation)  # e.g. the browser handler's server and tab context
-        if self._browser is not None:
-            with contextlib.suppress(PlaywrightError):  # already gone
-                await self._browser.close()
-            self._browser = None
-        if self._playwright is not None:
-            await self._playwright.stop()
-            self._playwright = None
+        browser, self._browser = self._browser, None
+        if browser is not None:
+            await _within("closing the browser", browser.close())
+        await self._stop_playwright()
+
+    async def _stop_playwright(self) -> None:
+        playwright, self._playwright = self._playwright, None
+        if playwright is not None:
+            await _within("stopping Playwright's driver", playwright.stop())
 
     async def __aenter__(self) -> Harness:
         return await self.start()
 
     async def __aexit__(self, *exc: object) -> None:
         await self.close()
+
+
+async def _within(step: str, closing: Awaitable[None]) -> None:
+    """Wait for one step of closing down, at most :data:`CLOSE_STEP_TIMEOUT_S`."""
+    try:
+        await asyncio.wait_for(closing, CLOSE_STEP_TIMEOUT_S)
+    except PlaywrightError:
+        pass  # already gone (the browser was killed, or its driver went with it)
+    except TimeoutError:
+        log.warning("%s took over %g s; left behind", step, CLOSE_STEP_TIMEOUT_S)
+    except Exception as exc:  # the steps after it must still run
+        log.warning("%s failed: %s", step, exc)

@@ -11,6 +11,7 @@ from typing import Any
 
 import pytest
 
+import harness.harness as harness_module
 import harness.session as session_module
 from harness import Harness, Session, SessionClosed, ToolChange, UnknownTool
 from harness.stages.framing import frame_untrusted
@@ -262,6 +263,39 @@ async def test_a_browser_context_that_never_closes_does_not_hold_the_sessions_cl
         assert (await fresh.call("echo", {"text": "hi"})).error_kind is None
     finally:
         await fresh.close()
+
+
+async def test_a_browser_and_driver_that_never_close_do_not_hold_the_harnesss_close(
+    chromium_path: str,
+    page_server: PageServer,
+    monkeypatch: pytest.MonkeyPatch,
+    caplog: pytest.LogCaptureFixture,
+) -> None:
+    # Seen once in CI after a reload mid-call on native: the test hung in the harness's
+    # close, with no timer left to end it. Each step of closing down is bounded and named.
+    monkeypatch.setattr(harness_module, "CLOSE_STEP_TIMEOUT_S", 0.3)
+    h = Harness(executable_path=chromium_path)
+    s = await h.open(page_server.url("s_tools.html"))
+    assert (await s.call("echo", {"text": "hi"})).error_kind is None
+    browser, playwright = h.browser, h._playwright
+    assert playwright is not None
+    really_close, really_stop = browser.close, playwright.stop
+    never = asyncio.Event()
+
+    async def never_returns(*_args: Any, **_kwargs: Any) -> None:
+        await never.wait()
+
+    monkeypatch.setattr(browser, "close", never_returns)
+    monkeypatch.setattr(playwright, "stop", never_returns)
+    try:
+        with caplog.at_level(logging.WARNING, logger="harness"):
+            await asyncio.wait_for(h.close(), 30)
+        assert s.closed and h.sessions == []
+        assert "closing the browser took over 0.3 s" in caplog.text
+        assert "stopping Playwright's driver took over 0.3 s" in caplog.text
+    finally:
+        await really_close()
+        await really_stop()
 
 
 async def test_a_call_that_changes_nothing_re_reads_no_frame(

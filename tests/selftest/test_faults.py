@@ -187,7 +187,7 @@ async def test_the_document_going_away_mid_call_ends_it_at_once_on_both_backends
     async with Harness(executable_path=chromium_path, backend=backend, call_timeout=600) as h:
         session = await h.open(fault_pages.url("faults.html", id=FAULTS_PAGE))
         try:
-            outcome = await asyncio.wait_for(session.call(tool, {}), 120)
+            outcome = await asyncio.wait_for(session.call(tool, {}), 60)
         finally:
             await session.close()
     assert outcome.error_kind == "navigation", outcome.result
