@@ -56,13 +56,18 @@ def _free_port() -> int:
         return int(probe.getsockname()[1])
 
 
+PORT = "{port}"
+"""In an HTTP server's command: the port, picked as the server starts (a port picked
+earlier, when the servers are listed, could be taken by the time one starts)."""
+
+
 @dataclass
 class Server:
     """How to start one MCP server, and how to reach the page's echo tool through it."""
 
     label: str
-    command: list[str]
-    http_port: int | None = None  # None: stdio
+    command: list[str]  # over HTTP, it holds PORT where the port goes
+    http: bool = False  # False: stdio
     navigate_to: str | None = None  # Playwright MCP: browser_navigate here first
     tool: str = "echo"
 
@@ -72,11 +77,8 @@ def harness_server(url: str, *, http: bool) -> Server:
     command = [sys.executable, "-m", "harness.cli", "mcp", url]
     if not http:
         return Server("webmcp-harness mcp, stdio", command)
-    port = _free_port()
     return Server(
-        "webmcp-harness mcp, HTTP",
-        [*command, "--transport", "http", "--port", str(port)],
-        http_port=port,
+        "webmcp-harness mcp, HTTP", [*command, "--transport", "http", "--port", PORT], http=True
     )
 
 
@@ -97,12 +99,10 @@ def playwright_server(cli: Path, url: str, config: Path, *, http: bool, settle: 
         command += ["--timeout-settle", "0"]
     label = "Playwright MCP, " + ("HTTP" if http else "stdio")
     label += "" if settle else ", --timeout-settle 0"
-    port = None
     if http:
-        port = _free_port()
         # Bound to loopback; its host check would refuse the 127.0.0.1 Host header otherwise.
-        command += ["--port", str(port), "--host", "127.0.0.1", "--allowed-hosts", "*"]
-    return Server(label, command, http_port=port, navigate_to=url, tool="webmcp_echo")
+        command += ["--port", PORT, "--host", "127.0.0.1", "--allowed-hosts", "*"]
+    return Server(label, command, http=http, navigate_to=url, tool="webmcp_echo")
 
 
 def playwright_config(directory: Path) -> Path:
@@ -139,7 +139,7 @@ async def connect(server: Server) -> AsyncIterator[Connected]:
         # A scratch working directory: Playwright MCP writes its console logs into
         # `.playwright-mcp/` there, which must not land in the user's directory.
         scratch = stack.enter_context(tempfile.TemporaryDirectory(prefix="webmcp-bench-"))
-        if server.http_port is None:
+        if not server.http:
             params = StdioServerParameters(
                 command=server.command[0],
                 args=server.command[1:],
@@ -149,12 +149,14 @@ async def connect(server: Server) -> AsyncIterator[Connected]:
             errlog = stack.enter_context(open(os.devnull, "w"))
             transport: Any = stdio_client(params, errlog=errlog)
         else:
+            port = _free_port()
+            command = [str(port) if arg == PORT else arg for arg in server.command]
             process = subprocess.Popen(
-                server.command, stdout=subprocess.DEVNULL, stderr=subprocess.DEVNULL, cwd=scratch
+                command, stdout=subprocess.DEVNULL, stderr=subprocess.DEVNULL, cwd=scratch
             )
             stack.callback(_stop, process)
-            await _wait_for_port(server.http_port, process)
-            transport = streamable_http_client(f"http://127.0.0.1:{server.http_port}/mcp")
+            await _wait_for_port(port, process)
+            transport = streamable_http_client(f"http://127.0.0.1:{port}/mcp")
         async with Client(transport, mode="legacy") as client:
             connected = Connected(server, client)
             if server.navigate_to is not None:
