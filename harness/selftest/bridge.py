@@ -29,9 +29,11 @@ class BridgeProcess:
     loopback port itself (a port picked here could be taken before it bound it) and says
     which on stderr."""
 
-    def __init__(self, page_url: str) -> None:
-        """Not running until entered; :attr:`url` is known once it is."""
+    def __init__(self, page_url: str, *options: str) -> None:
+        """Not running until entered; :attr:`url` is known once it is. ``options`` go on
+        the command line (``--backend native``, …)."""
         self.page_url = page_url
+        self.options = options
         self.url = ""
         self._process: asyncio.subprocess.Process | None = None
         self._drain: asyncio.Task[bytes] | None = None
@@ -47,6 +49,7 @@ class BridgeProcess:
             "http",
             "--port",
             "0",
+            *self.options,
             stdout=asyncio.subprocess.DEVNULL,
             stderr=asyncio.subprocess.PIPE,
             env={**os.environ},

@@ -30,12 +30,12 @@ from mcp.shared.exceptions import MCPError
 from harness.cli import main as cli_main
 from harness.mcp.names import NAVIGATE, RELOAD
 from harness.mcp.server import is_loopback
+from harness.selftest.bridge import BridgeProcess
 from tests.conftest import PageServer
 
 BACKEND = "polyfill"
 TRANSPORTS = ["stdio", "http"]
 ERAS = ["legacy", "auto"]  # auto: this server speaks 2026-07-28, so the client picks it
-READY_TIMEOUT_S = 60.0
 EVENT_TIMEOUT_S = 15.0
 
 pytestmark = pytest.mark.timeout(180)
@@ -129,33 +129,8 @@ def server_command(url: str, *extra: str) -> list[str]:
 async def http_server(url: str, *extra: str) -> AsyncIterator[str]:
     """``webmcp-harness mcp URL --transport http`` on a port it picks itself (``--port 0``:
     none can take it first); yields the MCP URL it says it serves at."""
-    process = await asyncio.create_subprocess_exec(
-        sys.executable,
-        *server_command(url, "--transport", "http", "--port", "0", *extra),
-        stdin=asyncio.subprocess.DEVNULL,
-        stderr=asyncio.subprocess.PIPE,
-    )
-    assert process.stderr is not None
-    lines: list[str] = []
-    try:
-        async with asyncio.timeout(READY_TIMEOUT_S):
-            while "streamable HTTP at" not in (lines[-1] if lines else ""):
-                line = (await process.stderr.readline()).decode()
-                if not line:
-                    raise AssertionError("the MCP server exited:\n" + "".join(lines))
-                lines.append(line)
-        drain = asyncio.ensure_future(process.stderr.read())  # keep the pipe from filling
-        yield lines[-1].rsplit("streamable HTTP at ", 1)[1].strip()
-    finally:
-        if process.returncode is None:
-            process.terminate()
-            try:
-                await asyncio.wait_for(process.wait(), 10)
-            except TimeoutError:
-                process.kill()
-                await process.wait()
-        with contextlib.suppress(NameError):
-            drain.cancel()
+    async with BridgeProcess(url, "--backend", BACKEND, *extra) as bridge:
+        yield bridge.url
 
 
 @dataclass
