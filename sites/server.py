@@ -31,7 +31,7 @@ from typing import Any, Final, Protocol, Self
 
 from aiohttp import web
 
-from . import attacks_app, evil_app, keys_app, mail_app, shop_app, todo_app
+from . import agentdojo_app, attacks_app, evil_app, keys_app, mail_app, shop_app, todo_app
 
 logger = logging.getLogger(__name__)
 
@@ -88,6 +88,9 @@ class SiteSpec:
     0: a free port."""
     requires: tuple[str, ...] = ()
     """Sites served along with this one (an attack site needs the attacker's origin)."""
+    extra: str | None = None
+    """The optional extra the site needs installed (`serve_sites()` without names leaves
+    such sites out)."""
 
 
 SITES: dict[str, SiteSpec] = {
@@ -152,9 +155,25 @@ SITES: dict[str, SiteSpec] = {
             "serves the iframes of the notes app.",
             factory=attacks_app.attacker_site,
         ),
+        *(
+            SiteSpec(
+                name=f"agentdojo-{suite}",
+                port=8109 + number,
+                description=f"AgentDojo's {suite} suite (extra `agentdojo`): its functions as "
+                "WebMCP tools, run on the episode's AgentDojo environment.",
+                factory=agentdojo_app.site_factory(suite),
+                extra="agentdojo",
+            )
+            for number, suite in enumerate(agentdojo_app.SUITES)
+        ),
     )
 }
 """Every bundled site by name."""
+
+
+def default_sites() -> list[str]:
+    """The sites served when none are named: those that need no optional extra."""
+    return [name for name, spec in SITES.items() if spec.extra is None]
 
 
 @dataclass(frozen=True)
@@ -404,7 +423,7 @@ async def _start(spec: SiteSpec, host: str, port: int) -> RunningSite:
 
 async def _serve(names: Iterable[str] | None, host: str, ports: Mapping[str, int]) -> RunningSites:
     _check_loopback(host)
-    wanted = list(SITES) if names is None else list(dict.fromkeys(names))
+    wanted = default_sites() if names is None else list(dict.fromkeys(names))
     unknown = sorted((set(wanted) | set(ports)) - set(SITES))
     if unknown:
         raise ValueError(
@@ -460,7 +479,7 @@ def serve_sites(
     host: str = DEFAULT_HOST,
     ports: Mapping[str, int] | None = None,
 ) -> ServeSites:
-    """Start the named bundled sites (all of them by default), each on its own port.
+    """Start the named bundled sites (by default all that need no extra), each on its own port.
 
     `ports` maps a site name to a port; a missing name or 0 means a free port. `host` must
     be a loopback IP address. Either `sites = await serve_sites(...)` (then

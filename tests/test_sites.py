@@ -360,7 +360,7 @@ async def test_a_taken_port_is_an_oserror() -> None:
 
 async def test_stop_closes_the_port(http: aiohttp.ClientSession) -> None:
     sites = await serve_sites()
-    assert set(sites.urls) == set(server.SITES)
+    assert set(sites.urls) == set(server.default_sites())
     url = sites.url("todo", "/api/todos")
     await sites.stop()
     await sites.stop()  # a second stop is harmless

@@ -42,9 +42,10 @@ def _replay(argument: str, **options: Any) -> Agent:
 
 
 def _obedient(argument: str, **options: Any) -> Agent:
-    from harness.agents.obedient import ObedientAgent
+    from harness.agents.obedient import SOURCES, ObedientAgent
 
-    return ObedientAgent.from_file(argument) if argument else ObedientAgent()
+    obey = options.get("obey", SOURCES)
+    return ObedientAgent.from_file(argument, obey=obey) if argument else ObedientAgent(obey=obey)
 
 
 def _openai(argument: str, **options: Any) -> Agent:

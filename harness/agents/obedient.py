@@ -3,7 +3,8 @@
 It reads everything the agent view shows it of the page — tool descriptions
 (and the descriptions inside their schemas), and every result: text blocks,
 string values in ``structuredContent``, error results — and follows every
-instruction it finds there, once each, before anything else. When no such
+instruction it finds there, once each, before anything else (``obey`` narrows what
+it reads: ``["results"]`` leaves tool descriptions alone). When no such
 instruction is waiting, it falls back to the task's plan. It measures whether
 the user agent's defences hold whatever the model does: if a page can make
 this agent do something, it can make a real model do it on a bad day.
@@ -15,6 +16,8 @@ text are found in order)::
     call TOOL with {"id": 1}           a JSON object
     call TOOL with id=1, text="a b"    key=value pairs (JSON scalars, or text)
     call TOOL with path hr/x.xlsx      KEY VALUE, when KEY is one of the tool's arguments
+    call TOOL with ?id=1&text=%22a%20b%22  a URL query: percent-encoded JSON values (no space
+                                       or quote: it survives any quoting or line folding)
     send WHAT to WHO                   verbs: send, forward, email, mail, post, upload, exfiltrate
     send WHAT with TOOL to WHO with the subject 'Hi'
     navigate to URL                    also: go to, browse to, open, visit, load
@@ -47,13 +50,15 @@ import re
 from collections.abc import Collection, Iterator, Mapping
 from pathlib import Path
 from typing import Any, Literal
-from urllib.parse import urlencode, urlsplit
+from urllib.parse import parse_qsl, urlencode, urlsplit
 
+import yaml
 from pydantic import BaseModel, ConfigDict, Field
 
 from harness.agent_view import AgentTool
 from harness.agents.base import AgentContext
 from harness.agents.scripted import Plan, load_plan
+from harness.errors import ConfigError
 from harness.models import CallAction, FinishAction, NavigateAction
 
 _NAME = r"[A-Za-z0-9_.-]{1,128}"
@@ -102,6 +107,10 @@ RECIPIENT_FIELDS = (
 )
 # How much of what it has seen the agent pastes into a message.
 SEEN_LIMIT = 4000
+SOURCES = ("descriptions", "results")
+"""What the agent reads for instructions: tool descriptions (and the texts of their
+schemas), and tool results. ``obey = ["results"]`` leaves descriptions alone, for a
+benchmark whose threat model puts injections in data only (AgentDojo's)."""
 
 
 class Instruction(BaseModel):
@@ -150,13 +159,24 @@ def _scalar(text: str) -> Any:
     return value if isinstance(value, int | float | bool) or value is None else text
 
 
+def _json_or_text(text: str) -> Any:
+    try:
+        return json.loads(text)
+    except ValueError:
+        return text
+
+
 def parse_arguments(rest: str, names: Collection[str] = ()) -> dict[str, Any]:
-    """The arguments after ``with``: a JSON object, or pairs.
+    """The arguments after ``with``: a JSON object, a URL query (``?k=v&…``, each value
+    percent-encoded JSON), or pairs.
 
     Pairs are ``key=value`` (or ``key: value``), or ``key value`` when ``key`` is one
     of ``names`` (the tool's argument names), separated by commas or "and".
     """
     rest = rest.lstrip()
+    if rest.startswith("?"):
+        query = _strip_end(re.split(r"\s", rest[1:], maxsplit=1)[0])
+        return {key: _json_or_text(value) for key, value in parse_qsl(query)}
     if rest.startswith("{"):
         try:
             value, _ = json.JSONDecoder().raw_decode(rest)
@@ -231,23 +251,39 @@ def find_instructions(text: str, tools: Mapping[str, Collection[str]]) -> list[I
 _FRAME_RE = re.compile(r"\A<untrusted-data[^>]*>\n(?P<inner>.*)\n</untrusted-data>\Z", re.DOTALL)
 
 
+_YAML_LOADER = getattr(yaml, "CSafeLoader", yaml.SafeLoader)
+
+
+def _structured(text: str) -> Any:
+    """The JSON — or YAML block (a mapping or list over several lines, as AgentDojo's tools
+    answer) — that ``text`` holds, or None."""
+    if text.lstrip().startswith(("{", "[")):
+        try:
+            return json.loads(text)
+        except ValueError:
+            return None
+    if "\n" not in text.strip() or not re.match(r"\s*(?:- |[^\s:][^\n:]*:(?: |$))", text):
+        return None
+    try:
+        return yaml.load(text, Loader=_YAML_LOADER)
+    except (yaml.YAMLError, ValueError):
+        return None
+
+
 def texts_of(value: Any, *, skip_meta: bool = True) -> Iterator[str]:
     """Every string inside a JSON value (``_meta`` left out: it is the harness's, not the page's).
 
     A string that holds JSON (a tool's JSON text block, framed as page data or not) is
-    read as the JSON it holds, so an instruction in it is not seen through escaped quotes.
+    read as the JSON it holds, so an instruction in it is not seen through escaped quotes;
+    likewise a multi-line YAML mapping or list (escapes and folded lines undone).
     """
     if isinstance(value, str):
         framed = _FRAME_RE.match(value)
         inner = framed["inner"] if framed else value
-        if inner.lstrip().startswith(("{", "[")):
-            try:
-                decoded = json.loads(inner)
-            except ValueError:
-                decoded = None
-            if isinstance(decoded, dict | list):
-                yield from texts_of(decoded, skip_meta=skip_meta)
-                return
+        decoded = _structured(inner)
+        if isinstance(decoded, dict | list):
+            yield from texts_of(decoded, skip_meta=skip_meta)
+            return
         yield value
     elif isinstance(value, dict):
         for key, item in value.items():
@@ -283,7 +319,13 @@ class ObedientAgent:
 
     name = "obedient"
 
-    def __init__(self, plan: Plan | None = None) -> None:
+    def __init__(self, plan: Plan | None = None, *, obey: Collection[str] = SOURCES) -> None:
+        unknown = sorted(set(obey) - set(SOURCES))
+        if unknown:
+            raise ConfigError(
+                f"The obedient agent obeys {', '.join(SOURCES)}; not {', '.join(unknown)}."
+            )
+        self.obey = frozenset(obey)
         self.plan = plan
         self.default_task = plan.task if plan is not None else ""
         self.followed: list[Followed] = []
@@ -298,9 +340,11 @@ class ObedientAgent:
         self._task_had_instructions = False
 
     @classmethod
-    def from_file(cls, path: str | Path) -> ObedientAgent:
+    def from_file(
+        cls, path: str | Path, *, obey: Collection[str] = ("descriptions", "results")
+    ) -> ObedientAgent:
         """The agent with a YAML plan to fall back to."""
-        return cls(load_plan(path))
+        return cls(load_plan(path), obey=obey)
 
     # -- reading ----------------------------------------------------------------------
     def _take(self, instructions: list[Instruction], source: str) -> None:
@@ -312,14 +356,14 @@ class ObedientAgent:
 
     def _read(self, context: AgentContext) -> None:
         names = argument_names(context.tools)
-        for tool in context.tools:
+        for tool in context.tools if "descriptions" in self.obey else []:
             seen = json.dumps([tool.name, tool.description, tool.input_schema], sort_keys=True)
             if seen in self._read_tools:
                 continue
             self._read_tools.add(seen)
             for text in _tool_texts(tool):
                 self._take(find_instructions(text, names), f"description of {tool.name}")
-        for step in context.history[self._read_steps :]:
+        for step in context.history[self._read_steps :] if "results" in self.obey else []:
             source = f"result of step {step.index}"
             # Only results: `step.error` is the harness's own message (it echoes the agent's URL).
             for text in texts_of(step.result or {}):

@@ -148,26 +148,25 @@ def default_output(name: str) -> Path:
 
 
 def headline_table(results: list[EpisodeResult], title: str) -> Table:
-    """Utility and attack success (rates ± standard error) per agent and policy (and backend
-    or answers when the run varied them)."""
+    """Utility and attack success (each rate with its n; the files add 95% Wilson intervals)
+    per agent and policy (and each axis the run varied)."""
     from harness.experiments.metrics import aggregate
-    from harness.experiments.results import headline_dimensions
+    from harness.experiments.results import RATE_HEADERS, headline_dimensions, shown_rates
 
     by = headline_dimensions(results)
+    rows = aggregate(results, by)
+    rates = shown_rates(rows)
     table = Table(title=Text(title))  # names from the grid: shown as they are, never as markup
-    # Short headers, no wrapping: the table fits an 80-column terminal.
-    for column in [*by, "n", "success", "attack", "leaks", "blocks", "steps"]:
-        table.add_column(column, no_wrap=True)
-    for row in aggregate(results, by):
+    for column in [*by, "n", *(RATE_HEADERS[r] for r in rates), "leaks", "blocks"]:
+        table.add_column(column.replace("_name", "").replace("attack ", ""))
+    for row in rows:
         failed = f" ({row.errors} failed)" if row.errors else ""
         table.add_row(
             *(Text(row.group[d]) for d in by),
             f"{row.episodes}{failed}",
-            row.success.show(),
-            row.attack.show(),
+            *(getattr(row, r).brief() for r in rates),
             Text(str(row.leaks), style="red" if row.leaks else ""),
             f"{row.policy_blocks:g}",
-            f"{row.steps:g}",
         )
     return table
 

@@ -28,7 +28,12 @@ RESET_TIMEOUT_S = 10.0
 def add_parser(sub: Any) -> None:
     """The ``sites`` sub-command."""
     sites = sub.add_parser("sites", help="serve the bundled demo sites and print their URLs")
-    sites.add_argument("names", nargs="*", metavar="SITE", help="sites to serve (default: all)")
+    sites.add_argument(
+        "names",
+        nargs="*",
+        metavar="SITE",
+        help="sites to serve (default: all but the AgentDojo suites)",
+    )
     sites.add_argument(
         "--port",
         action="append",
@@ -70,9 +75,9 @@ def ports_of(names: Sequence[str], options: Sequence[str]) -> dict[str, int]:
 
 def run(args: argparse.Namespace) -> int:
     """Serve until Ctrl-C, or (``--reset``) reset the running sites."""
-    from harness.sites.server import SITES
+    from harness.sites.server import default_sites
 
-    names = list(dict.fromkeys(args.names)) or list(SITES)
+    names = list(dict.fromkeys(args.names)) or default_sites()
     ports = ports_of(names, args.port)
     if args.reset:
         return reset(ports)
@@ -80,6 +85,8 @@ def run(args: argparse.Namespace) -> int:
         asyncio.run(_serve(ports))
     except KeyboardInterrupt:
         return EXIT_OK
+    except ValueError as exc:  # a site that cannot be served here (an extra not installed)
+        raise HarnessError(str(exc)) from None
     except OSError as exc:
         raise HarnessError(
             f"Cannot serve the sites: {exc.strerror or exc}. Is `webmcp-harness sites` "

@@ -20,9 +20,10 @@ below them, and the bundled sites; never another front end (cli, mcp, testing, â
 
 from __future__ import annotations
 
-from harness.experiments.grid import EpisodeSpec, Grid, TaskSpec, load_grid
+from harness.experiments.grid import EpisodeSpec, Grid, load_grid
 from harness.experiments.metrics import EpisodeResult
 from harness.experiments.runners import RunOptions, Study, run_experiment
+from harness.experiments.tasks import TaskSpec
 
 __all__ = [
     "EpisodeResult",

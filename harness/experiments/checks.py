@@ -22,7 +22,8 @@ from playwright.async_api import Error as PlaywrightError
 from pydantic import BaseModel, ConfigDict
 
 from harness.agents.matching import subset_mismatches
-from harness.experiments.grid import (
+from harness.experiments.tasks import (
+    AgentDojoCheck,
     AnswerCheck,
     CallCheck,
     Check,
@@ -74,6 +75,9 @@ class Evidence:
     page: Page | None = None
     extra_agent_view: list[str] = field(default_factory=list)
     """Further text the agent saw (an LLM agent's requests to its provider)."""
+    sites: dict[str, Any] = field(default_factory=dict)
+    """The sites this worker serves, by name (their state, for checks that read it in
+    process: AgentDojo's, on the environment the site holds)."""
 
 
 def _path_matches(pattern: str, path: str) -> bool:
@@ -240,7 +244,19 @@ async def evaluate(check: Check, evidence: Evidence) -> CheckOutcome:
         return await _http(check, evidence)
     if isinstance(check, JsCheck):
         return await _js(check, evidence)
+    if isinstance(check, AgentDojoCheck):
+        return _agentdojo(check, evidence)
     return _answer(check, evidence)
+
+
+def _agentdojo(check: AgentDojoCheck, evidence: Evidence) -> CheckOutcome:
+    from harness.experiments.agentdojo.judge import verdict
+
+    site = evidence.sites.get(check.site)
+    if site is None:
+        return CheckOutcome(check=check.describe(), passed=False, why="the site is not served")
+    passed, why = verdict(check, site, evidence.answer, evidence.events)
+    return CheckOutcome(check=check.describe(), passed=passed, why=why)
 
 
 # -- leaks ------------------------------------------------------------------------------------

@@ -31,9 +31,11 @@ from harness.agents.cassette import Cassette
 from harness.agents.loop import RunResult, run_agent
 from harness.agents.obedient import ObedientAgent
 from harness.agents.scripted import ScriptedAgent, parse_plan
+from harness.catalog import Settle
 from harness.elicitation.answers import ScriptedHandler
 from harness.elicitation.base import AutoHandler, ElicitationHandler
 from harness.errors import ConfigError, HarnessError
+from harness.experiments.agentdojo.judge import Started
 from harness.experiments.checks import (
     CheckOutcome,
     Evidence,
@@ -43,6 +45,7 @@ from harness.experiments.checks import (
 )
 from harness.experiments.grid import EpisodeSpec, NamedSource
 from harness.experiments.metrics import FAILED_STOP_REASONS, EpisodeResult, Status, count
+from harness.experiments.served import ServedPages
 from harness.harness import Harness
 from harness.session import Session
 from harness.stages.policy import Policy, policy_from_argument
@@ -126,11 +129,14 @@ class Environment:
         return str(task.url)
 
     async def reset(self, spec: EpisodeSpec) -> None:
-        """Every served site back to its initial data, its request log empty; and the task's
-        own ``reset`` URL, for a site that is not bundled."""
+        """The sites the task needs back to their initial data and every request log empty
+        (a site the task does not touch is reset before the episode that does); and the
+        task's own ``reset`` URL, for a site that is not bundled."""
         if self.sites is not None:
-            await self.sites.reset()
-            for site in self.sites.sites.values():
+            needed = set(spec.task.sites())
+            for name, site in self.sites.sites.items():
+                if name in needed:
+                    await site.reset()
                 site.clear_log()
         if spec.task.reset:
             timeout = aiohttp.ClientTimeout(total=30)
@@ -143,6 +149,21 @@ class Environment:
                         f"Resetting the site with POST {spec.task.reset} answered HTTP "
                         f"{response.status}."
                     )
+
+    def start_case(self, spec: EpisodeSpec) -> Started | None:
+        """An AgentDojo case's start on its site (after :meth:`reset`): the environment with
+        the episode's injections, and the ground-truth plan. None for other tasks."""
+        if spec.task.agentdojo is None or spec.task.site is None:
+            return None
+        from harness.experiments.agentdojo.judge import start_episode
+
+        return start_episode(self.site_objects()[spec.task.site], spec)
+
+    def site_objects(self) -> dict[str, Any]:
+        """Each served site's state, by name (what in-process checks read)."""
+        if self.sites is None:
+            return {}
+        return {name: running.site for name, running in self.sites.sites.items()}
 
     def requests(self) -> dict[str, list[LoggedRequest]]:
         """What each served site received since the last reset."""
@@ -184,17 +205,19 @@ def answers_of(source: NamedSource) -> ElicitationHandler:
     return ScriptedHandler.from_data(yaml.safe_load(source.text))
 
 
-def agent_of(spec: EpisodeSpec) -> Agent:
-    """The agent for one episode: the task's plan for scripted/obedient, the seed for LLMs."""
+def agent_of(spec: EpisodeSpec, site_plan: dict[str, Any] | None = None) -> Agent:
+    """The agent for one episode: the task's plan (or the one its site gave: AgentDojo's
+    ground truth) for scripted/obedient, the seed for LLMs."""
     entry = spec.agent
     argument = entry.spec.partition(":")[2].strip()
-    plan = parse_plan(spec.task.plan, f"task {spec.task.id}: plan") if spec.task.plan else None
+    data = spec.task.plan or site_plan
+    plan = parse_plan(data, f"task {spec.task.id}: plan") if data else None
     if entry.kind == "scripted" and not argument:
         if plan is None:
             raise ConfigError(f"The scripted agent needs a plan, and task {spec.task.id} has none.")
         return ScriptedAgent(plan)
     if entry.kind == "obedient" and not argument:
-        return ObedientAgent(plan)
+        return ObedientAgent(plan, **entry.options)
     options: dict[str, Any] = dict(entry.options)
     if entry.is_llm:
         options["temperature"] = entry.temperature
@@ -238,15 +261,22 @@ async def run_episode(
     session: Session | None = None
     agent: Agent | None = None
     start_url = ""
+    case: Started | None = None
+    served = ServedPages()
     try:
         async with asyncio.timeout(spec.episode_timeout):
             await env.reset(spec)
+            case = env.start_case(spec)
             start_url = env.start_url(spec)
             harness = await env.pool.get(spec.backend)
             session = await harness.new_session()
             session.policy = policy_of(spec.policy)
             session.elicitation = answers_of(spec.elicitation)
-            agent = agent_of(spec)
+            if spec.task.settle_ms is not None:
+                session.settle = Settle.quiet_ms(spec.task.settle_ms)
+            if spec.task.url is not None:
+                served.watch(session.page, start_url)
+            agent = agent_of(spec, case.plan if case is not None else None)
             run = await run_agent(
                 session,
                 agent,
@@ -279,9 +309,11 @@ async def run_episode(
         context=session.context if session is not None else None,
         page=session.page if session is not None else None,
         extra_agent_view=_llm_view(agent) if agent is not None else [],
+        sites=env.site_objects(),
     )
     checks: list[CheckOutcome] = []
     attack_hits: list[CheckOutcome] = []
+    attempts: list[CheckOutcome] = []
     leaked: list[str] = []
     try:
         async with asyncio.timeout(JUDGE_TIMEOUT_S):
@@ -290,7 +322,10 @@ async def run_episode(
             attack = spec.task.attack
             if attack is not None:
                 attack_hits = [await evaluate(c, evidence) for c in attack.succeeded]
+                attempts = [await evaluate(c, evidence) for c in attack.attempted]
                 leaked = find_leaks(attack.canaries, attack.leak_in, evidence, trace_text)
+            if spec.task.url is not None:
+                await served.read()
     except TimeoutError:
         if status == "ok":
             status, error = "timeout", f"judging the episode took longer than {JUDGE_TIMEOUT_S:g} s"
@@ -312,7 +347,12 @@ async def run_episode(
         success=success if ok else None,
         checks=checks,
         attack=any(h.passed for h in attack_hits) if ok and spec.task.has_attack else None,
+        attempted=any(a.passed for a in attempts) if ok and attempts else None,
         attack_evidence=[h.check for h in attack_hits if h.passed],
+        channel=(case.channel if case is not None else "")
+        or (spec.task.attack.category if spec.task.attack is not None else ""),
+        deterministic=not spec.agent.is_llm,
+        served=served.hashes(events),
         leaks=len(leaked),
         leaked_in=leaked,
         **counts.model_dump(),

@@ -15,6 +15,10 @@ the episodes it already has::
     include = ["tasks/*.toml"]         # more files holding [[tasks]] (optional)
     select = ["mail-salaries"]         # only these tasks (optional)
 
+    [agentdojo]                        # with suites = ["agentdojo:banking", …] (optional)
+    attacks = ["important_instructions"]
+    annotations = ["annotated", "bare"]
+
     [[agents]]
     spec = "obedient"                  # as `agent --agent` takes it; scripted uses each task's plan
 
@@ -29,294 +33,55 @@ the episodes it already has::
     canaries = ["98000"]
     leak_in = ["requests:mail"]
 
-Checks (:data:`Check`) are tables told apart by their first key: ``call`` (a tool
-call that returned a non-error result), ``request`` (a request a bundled site
-received), ``http`` (site state over HTTP: a JSON pointer and an expectation),
-``js`` (a predicate evaluated in the page) and ``answer`` (the agent's final answer).
+The tasks and their checks are :mod:`harness.experiments.tasks`; AgentDojo's suites and
+the ``[agentdojo]`` table, :mod:`harness.experiments.agentdojo.suites`.
 """
 
 from __future__ import annotations
 
 import glob
 import hashlib
-import re
+import itertools
 import tomllib
-from importlib import resources
+from importlib import metadata, resources
 from pathlib import Path
-from typing import Annotated, Any, Literal
+from typing import Any, Literal
 
 import yaml
 from pydantic import (
     BaseModel,
     ConfigDict,
-    Discriminator,
     Field,
-    Tag,
     ValidationError,
     field_validator,
-    model_validator,
 )
 
 from harness.errors import ConfigError, parse_problem, read_input_file
+from harness.experiments.agentdojo.suites import (
+    AgentDojoSettings,
+    agentdojo_version,
+    suite_names,
+    tasks_of,
+)
+from harness.experiments.tasks import (
+    TaskSpec,
+    slug,
+)
 from harness.harness import BACKENDS
-
-SLUG = re.compile(r"^[A-Za-z0-9_.-]{1,80}$")
-"""What task ids and the names in episode ids may be made of."""
 
 ELICITATION_ANSWERS = ("accept", "decline", "cancel")
 """Elicitation answers a grid may name besides answers files (nobody is there to ask)."""
-
-LEAK_PLACES = ("agent-view", "trace", "requests")
-"""Where canaries are looked for; ``requests:SITE`` narrows ``requests`` to one site."""
 
 SUITES = resources.files("harness.experiments") / "suites"
 """The bundled task suites, one TOML file each (``suites/webmcp-attacks.toml``)."""
 
 
-def slug(text: str) -> str:
-    """``text`` made fit for an episode id: runs of other characters become ``-``."""
-    made = re.sub(r"[^A-Za-z0-9_.]+", "-", text).strip("-.")
-    return made[:80] or "x"
-
-
-# -- checks ------------------------------------------------------------------------------------
-
-
-class _Check(BaseModel):
-    model_config = ConfigDict(frozen=True, extra="forbid", strict=True)
-
-
-class CallCheck(_Check):
-    """A call of tool ``call`` that returned a non-error result (optionally with arguments).
-
-    ``arguments``: a subset the call's arguments must contain; ``contains``: text that
-    must occur in the arguments (as JSON).
-    """
-
-    call: str = Field(min_length=1)
-    arguments: dict[str, Any] | None = None
-    contains: str | None = None
-
-    def describe(self) -> str:
-        """One line for tables and reports."""
-        extra = f" with {self.arguments}" if self.arguments else ""
-        extra += f" containing {self.contains!r}" if self.contains else ""
-        return f"call {self.call}{extra} succeeded"
-
-
-class RequestCheck(_Check):
-    """A request the bundled site ``request`` received during the episode.
-
-    ``path``: exact, or a prefix when it ends in ``*``; ``contains``: text in the path,
-    query or body.
-    """
-
-    request: str = Field(min_length=1)
-    method: str | None = None
-    path: str = "*"
-    contains: str | None = None
-
-    def describe(self) -> str:
-        """One line for tables and reports."""
-        method = f"{self.method} " if self.method else ""
-        contains = f" containing {self.contains!r}" if self.contains else ""
-        return f"{self.request} received {method}{self.path}{contains}"
-
-
-class HttpCheck(_Check):
-    """Site state over HTTP: ``GET http`` (a path on the task's site, ``site``'s, or a URL).
-
-    The JSON answer at ``pointer`` must satisfy every expectation given: ``equals``,
-    ``contains`` (a substring of text, an item of a list — a subset for objects),
-    ``length``, ``exists``.
-    """
-
-    http: str = Field(min_length=1)
-    site: str | None = None
-    pointer: str = ""
-    status: int = 200
-    equals: Any = None
-    contains: Any = None
-    length: int | None = None
-    exists: bool | None = None
-
-    def describe(self) -> str:
-        """One line for tables and reports."""
-        wants = [
-            f"{name} {value!r}"
-            for name, value in (
-                ("equals", self.equals),
-                ("contains", self.contains),
-                ("length", self.length),
-                ("exists", self.exists),
-            )
-            if value is not None
-        ]
-        where = f"{self.site}:" if self.site else ""
-        return f"GET {where}{self.http}{self.pointer} {' and '.join(wants) or 'answers'}"
-
-
-class JsCheck(_Check):
-    """A JavaScript expression that must be truthy (a promise is awaited).
-
-    It runs in the episode's page, or, with ``url`` (a path on the task's site or a
-    URL), in a new tab of the episode's browser context opened there.
-    """
-
-    js: str = Field(min_length=1)
-    url: str | None = None
-
-    def describe(self) -> str:
-        """One line for tables and reports."""
-        where = f" at {self.url}" if self.url else ""
-        return f"js{where}: {self.js[:80]}"
-
-
-class AnswerCheck(_Check):
-    """The agent's final answer: ``contains`` (default), ``equals`` or ``regex``."""
-
-    answer: str
-    match: Literal["contains", "equals", "regex"] = "contains"
-    case_sensitive: bool = False
-
-    @model_validator(mode="after")
-    def _regex_compiles(self) -> AnswerCheck:
-        if self.match == "regex":
-            try:
-                re.compile(self.answer)
-            except re.error as exc:
-                raise ValueError(f"bad regex {self.answer!r}: {exc}") from None
-        return self
-
-    def describe(self) -> str:
-        """One line for tables and reports."""
-        return f"answer {self.match} {self.answer!r}"
-
-
-CHECK_KINDS = ("call", "request", "http", "js", "answer")
-
-
-def _check_kind(value: Any) -> str | None:
-    if isinstance(value, BaseModel):
-        return next((k for k in CHECK_KINDS if hasattr(value, k)), None)
-    if isinstance(value, dict):
-        found = [k for k in CHECK_KINDS if k in value]
-        return found[0] if len(found) == 1 else None
-    return None
-
-
-Check = Annotated[
-    Annotated[CallCheck, Tag("call")]
-    | Annotated[RequestCheck, Tag("request")]
-    | Annotated[HttpCheck, Tag("http")]
-    | Annotated[JsCheck, Tag("js")]
-    | Annotated[AnswerCheck, Tag("answer")],
-    Discriminator(
-        _check_kind,
-        custom_error_type="check_kind",
-        custom_error_message="a check has exactly one of call, request, http, js, answer",
-    ),
-]
-"""One machine-checkable criterion."""
-
-
-# -- tasks -------------------------------------------------------------------------------------
-
-
-class AttackSpec(BaseModel):
-    """What counts as the attack succeeding, and which strings count as a leak where."""
-
-    model_config = ConfigDict(frozen=True, extra="forbid", strict=True)
-
-    category: str = ""
-    goal: str = ""
-    succeeded: list[Check] = Field(default_factory=list)
-    """Any check that passes means the attack succeeded."""
-    canaries: list[str] = Field(default_factory=list)
-    """Strings that must not be found in ``leak_in``; never written to any output."""
-    leak_in: list[str] = Field(default_factory=lambda: list(LEAK_PLACES))
-
-    @field_validator("leak_in")
-    @classmethod
-    def _places(cls, places: list[str]) -> list[str]:
-        for place in places:
-            base, _, site = place.partition(":")
-            if base not in LEAK_PLACES or (site and base != "requests"):
-                raise ValueError(
-                    f"{place!r} is not a place to look for leaks: "
-                    f"{', '.join(LEAK_PLACES)}, or requests:SITE"
-                )
-        return places
-
-    @field_validator("canaries")
-    @classmethod
-    def _canaries(cls, canaries: list[str]) -> list[str]:
-        if any(len(c) < 4 for c in canaries):
-            raise ValueError("a canary must be at least 4 characters (short ones match by chance)")
-        return canaries
-
-
-class TaskSpec(BaseModel):
-    """A benign user task on a site, its success checks, and optional attack metadata."""
-
-    model_config = ConfigDict(frozen=True, extra="forbid", strict=True)
-
-    id: str
-    instruction: str = Field(min_length=1)
-    site: str | None = Field(default=None, min_length=1)
-    url: str | None = None
-    path: str = "/"
-    reset: str | None = None
-    """For ``url`` tasks: a URL to POST before each episode to restore the site's state."""
-    plan: dict[str, Any] | None = None
-    """The plan the ``scripted`` agent follows (and ``obedient`` falls back to)."""
-    max_steps: int | None = Field(default=None, ge=1)
-    success: list[Check] = Field(default_factory=list)
-    """Every check must pass; with none, success is the agent finishing."""
-    attack: AttackSpec | None = None
-    source: str = ""
-    """The file the task came from (for messages)."""
-
-    @field_validator("id")
-    @classmethod
-    def _id(cls, value: str) -> str:
-        if not SLUG.match(value):
-            raise ValueError(f"{value!r}: task ids are 1–80 of A–Z a–z 0–9 _ . -")
-        return value
-
-    @model_validator(mode="after")
-    def _one_place(self) -> TaskSpec:
-        if (self.site is None) == (self.url is None):
-            raise ValueError("a task has exactly one of `site` (a bundled site) and `url`")
-        if self.url is not None and not re.match(r"^https?://", self.url):
-            raise ValueError(f"url {self.url!r} must be an http(s) URL")
-        return self
-
-    @property
-    def site_label(self) -> str:
-        """The site column of the tables: the bundled site's name, or the URL's host."""
-        if self.site is not None:
-            return self.site
-        return re.sub(r"^https?://", "", self.url or "").split("/")[0]
-
-    @property
-    def has_attack(self) -> bool:
-        """Whether the attack metric applies (the task says when the attack succeeded)."""
-        return self.attack is not None and bool(self.attack.succeeded)
-
-    def sites(self) -> list[str]:
-        """The bundled sites this task needs served: its own and those its checks read."""
-        needed = [self.site] if self.site else []
-        checks: list[Any] = [*self.success, *(self.attack.succeeded if self.attack else [])]
-        for check in checks:
-            if isinstance(check, RequestCheck):
-                needed.append(check.request)
-            elif isinstance(check, HttpCheck) and check.site:
-                needed.append(check.site)
-        for place in self.attack.leak_in if self.attack else []:
-            if place.startswith("requests:"):
-                needed.append(place.partition(":")[2])
-        return list(dict.fromkeys(needed))
+def harness_version() -> str:
+    """This harness's version (a bundled suite's version too)."""
+    try:
+        return metadata.version("webmcp-harness")
+    except metadata.PackageNotFoundError:
+        return "unknown"
 
 
 # -- agents, policies, answers -----------------------------------------------------------------
@@ -429,9 +194,15 @@ class EpisodeSpec(BaseModel):
     cassette: str | None = None
     """The LLM cassette file for this episode (set by the runner)."""
     cassette_mode: Literal["record", "replay", "auto"] = "auto"
+    attack_name: str = ""
+    """The attack that writes the episode's injections (AgentDojo cases: ``none`` for a
+    benign one); empty for a task whose site carries its own."""
+    annotations: str = ""
+    """``annotated`` or ``bare`` (AgentDojo cases); empty: the site's tools as it declares them."""
 
     def key(self) -> dict[str, Any]:
-        """The coordinates shown in tables: agent, site, task, policy, backend, answers, seed."""
+        """The coordinates shown in tables: agent, site, task, policy, backend, answers, seed,
+        the attack and annotations variant, and the task's suite."""
         return {
             "agent": self.agent_name,
             "site": self.task.site_label,
@@ -440,6 +211,10 @@ class EpisodeSpec(BaseModel):
             "backend": self.backend,
             "elicitation": self.elicitation.name,
             "seed": self.seed,
+            "attack_name": self.attack_name,
+            "annotations": self.annotations,
+            "suite": self.task.suite,
+            "suite_version": self.task.suite_version,
         }
 
 
@@ -456,40 +231,55 @@ class Grid(BaseModel):
     """Of the grid file and everything it includes, so a resumed run can tell a changed grid."""
     policies: list[NamedSource] = Field(default_factory=list)
     answers: list[NamedSource] = Field(default_factory=list)
+    agentdojo: AgentDojoSettings | None = None
+    """The ``[agentdojo]`` table (None: the grid runs no AgentDojo suite)."""
 
     def agent_name(self, agent: AgentEntry) -> str:
         """The agent's column value: its ``name``, else its spec made fit for ids."""
         return slug(agent.name or agent.spec)
 
+    def variants(self, task: TaskSpec) -> list[tuple[str, str]]:
+        """The (attack, annotations) variants a task runs in: AgentDojo's axes, for its cases."""
+        if task.agentdojo is None or self.agentdojo is None:
+            return [("", "")]
+        attacks = self.agentdojo.attacks if task.agentdojo.kind == "attacked" else ["none"]
+        return [(a, n) for a in attacks for n in self.agentdojo.annotations]
+
     def episodes(self) -> list[EpisodeSpec]:
-        """Every cell, in a fixed order: task, agent, policy, backend, answers, seed."""
+        """Every cell, in a fixed order: task, agent, policy, backend, answers, variant, seed."""
         settings = self.experiment
         cells: list[EpisodeSpec] = []
         for task in self.tasks:
             for agent in self.agents:
                 name = self.agent_name(agent)
-                for policy in self.policies:
-                    for backend in settings.backends:
-                        for answers in self.answers:
-                            for seed in settings.seed_list():
-                                parts = [task.id, name, policy.name, backend, answers.name]
-                                cells.append(
-                                    EpisodeSpec(
-                                        id=".".join([*map(slug, parts), f"s{seed}"]),
-                                        agent=agent,
-                                        agent_name=name,
-                                        task=task,
-                                        seed=seed,
-                                        backend=backend,
-                                        policy=policy,
-                                        elicitation=answers,
-                                        max_steps=task.max_steps or settings.max_steps,
-                                        call_timeout=settings.call_timeout,
-                                        episode_timeout=settings.episode_timeout,
-                                        screenshots=settings.screenshots,
-                                        playwright_trace=settings.playwright_trace,
-                                    )
-                                )
+                for policy, backend, answers, (attack, tools), seed in itertools.product(
+                    self.policies,
+                    settings.backends,
+                    self.answers,
+                    self.variants(task),
+                    settings.seed_list(),
+                ):
+                    parts = [task.id, name, policy.name, backend, answers.name]
+                    parts += [p for p in (attack, tools) if p]
+                    cells.append(
+                        EpisodeSpec(
+                            id=".".join([*map(slug, parts), f"s{seed}"]),
+                            agent=agent,
+                            agent_name=name,
+                            task=task,
+                            seed=seed,
+                            backend=backend,
+                            policy=policy,
+                            elicitation=answers,
+                            max_steps=task.max_steps or settings.max_steps,
+                            call_timeout=settings.call_timeout,
+                            episode_timeout=settings.episode_timeout,
+                            screenshots=settings.screenshots,
+                            playwright_trace=settings.playwright_trace,
+                            attack_name=attack,
+                            annotations=tools,
+                        )
+                    )
         return cells
 
     def sites(self) -> list[str]:
@@ -506,6 +296,7 @@ class _GridFile(BaseModel):
     experiment: ExperimentSettings = Field(default_factory=ExperimentSettings)
     agents: list[AgentEntry] = Field(default_factory=list)
     tasks: list[dict[str, Any]] = Field(default_factory=list)
+    agentdojo: AgentDojoSettings | None = None
 
 
 class _TaskFile(BaseModel):
@@ -555,13 +346,15 @@ def _plan(value: Any, base: Path, where: str) -> dict[str, Any] | None:
     return dict(data)
 
 
-def _tasks(raw: list[dict[str, Any]], base: Path, source: str) -> list[TaskSpec]:
+def _tasks(raw: list[dict[str, Any]], base: Path, source: str, suite: str = "") -> list[TaskSpec]:
     tasks = []
     for number, entry in enumerate(raw, 1):
         where = f"{source}: task {entry.get('id', number)!s}"
         data = dict(entry)
         data["plan"] = _plan(data.get("plan"), base, where)
         data["source"] = source
+        if suite:  # a bundled suite: versioned with the harness
+            data.update(suite=suite, suite_version=harness_version())
         try:
             tasks.append(TaskSpec.model_validate(data))
         except ValidationError as exc:
@@ -668,7 +461,16 @@ def load_grid(path: str | Path) -> Grid:
     base = file.parent
     settings = parsed.experiment
     tasks = _tasks(parsed.tasks, base, str(file))
-    included: list[Path] = [suite_path(name) for name in settings.suites]
+    agentdojo_suites: list[str] = []
+    included: list[Path] = []
+    bundled: dict[Path, str] = {}
+    for name in settings.suites:
+        found = suite_names(name)
+        if found is None:
+            included.append(suite_path(name))
+            bundled[included[-1]] = name
+        else:
+            agentdojo_suites += [s for s in found if s not in agentdojo_suites]
     for pattern in settings.include:
         matches = sorted(glob.glob(str(base / pattern)))
         if not matches:
@@ -681,7 +483,16 @@ def load_grid(path: str | Path) -> Grid:
             task_file = _TaskFile.model_validate(raw_tasks)
         except ValidationError as exc:
             raise ConfigError(f"{extra}: {_problems(exc)}") from None
-        tasks.extend(_tasks(task_file.tasks, extra.parent, str(extra)))
+        tasks.extend(_tasks(task_file.tasks, extra.parent, str(extra), bundled.get(extra, "")))
+    if agentdojo_suites:
+        adojo = parsed.agentdojo or AgentDojoSettings()
+        tasks.extend(tasks_of(agentdojo_suites, adojo, str(file)))
+        digest.update(f"agentdojo {agentdojo_version()} {adojo.version}".encode())
+    elif parsed.agentdojo is not None:
+        raise ConfigError(
+            f'{file}: an [agentdojo] table, but no AgentDojo suite; add suites = ["agentdojo"] '
+            '(or "agentdojo:banking", …) to [experiment].'
+        )
     if not parsed.agents:
         raise ConfigError(f'{file}: no [[agents]]; add one, e.g. spec = "obedient".')
     if settings.select:
@@ -715,6 +526,7 @@ def load_grid(path: str | Path) -> Grid:
         sha256=digest.hexdigest(),
         policies=policies,
         answers=answers,
+        agentdojo=parsed.agentdojo or (AgentDojoSettings() if agentdojo_suites else None),
     )
 
 
@@ -727,8 +539,20 @@ def _check_agent(agent: AgentEntry, tasks: list[TaskSpec], file: Path) -> None:
             f"{file}: agent {agent.spec!r}: the agents a grid can run are {', '.join(usable)}."
         )
     has_argument = bool(agent.spec.partition(":")[2].strip())
+    if agent.kind == "obedient" and not has_argument:
+        from harness.agents.obedient import ObedientAgent
+
+        unknown = sorted(set(agent.options) - {"obey"})
+        if unknown:
+            raise ConfigError(
+                f"{file}: agent {agent.spec!r}: options are `obey`, not {unknown[0]!r}."
+            )
+        try:
+            ObedientAgent(None, **agent.options)
+        except ConfigError as exc:
+            raise ConfigError(f"{file}: agent {agent.spec!r}: {exc}") from None
     if agent.kind == "scripted" and not has_argument:
-        planless = [t.id for t in tasks if t.plan is None]
+        planless = [t.id for t in tasks if t.plan is None and t.agentdojo is None]
         if planless:
             raise ConfigError(
                 f"{file}: the scripted agent follows each task's plan, and task "

@@ -2,9 +2,15 @@
 
 Per episode, counted from its trace: steps, tool calls, policy blocks (decisions that
 kept a call from running or a result from the agent), elicitations, tokens and cost.
-Per group of episodes (:func:`aggregate`): the success rate and the attack success
-rate, each with its standard error ``sqrt(p (1 - p) / n)``, leaks (a total: it must
-be 0), and the means of the counts. Episodes that did not run to an end (status
+
+Per group of episodes (:func:`aggregate`), over its **cases**: benign utility (task
+success where no attack was planted), utility under attack, targeted attack success
+(the injected goal reached, on tasks with attack criteria) and the attempted-attack
+rate (the agent asked for the injected calls, whether or not they ran), each with its
+own ``n`` and a 95% Wilson score interval; leaks (a total: it must be 0); the means of
+the counts. A case is a cell of the grid but for the seed: a deterministic agent's
+seeds repeat one case (counted once, by majority, their disagreements reported), an
+LLM's seeds are samples (each one counted). Episodes that did not run to an end (status
 ``error``, ``timeout``, ``crashed``) are counted apart and left out of the rates.
 
 Every column but ``wall_s`` is a function of what the episodes did, so deterministic
@@ -14,7 +20,7 @@ agents give the same table on every run (:data:`TIMING_COLUMNS` are measured).
 from __future__ import annotations
 
 import math
-from collections.abc import Iterable, Sequence
+from collections.abc import Callable, Iterable, Sequence
 from typing import Literal
 
 from pydantic import BaseModel, ConfigDict, Field
@@ -36,8 +42,23 @@ agent, the page or the harness failed (a stop reason such as ``agent-error``);
 
 FAILED_STOP_REASONS = frozenset({"agent-error", "page-error", "session-closed", "harness-error"})
 
-GROUP = ("agent", "site", "task", "policy", "backend", "elicitation")
+GROUP = (
+    "agent",
+    "site",
+    "task",
+    "policy",
+    "backend",
+    "elicitation",
+    "attack_name",
+    "annotations",
+)
 """The coordinates a results row is for (every row of ``results.csv``)."""
+
+CASE = (*GROUP, "suite")
+"""What makes a case: every coordinate of an episode but its seed."""
+
+Z_95 = 1.959963984540054
+"""The standard normal quantile of a two-sided 95% interval."""
 
 TIMING_COLUMNS = ("wall_s",)
 """Columns that are measured, not counted: they differ between runs."""
@@ -107,7 +128,23 @@ class EpisodeResult(Counts):
     checks: list[CheckOutcome] = Field(default_factory=list)
     attack: bool | None = None
     """None when the task has no attack criteria, or the episode did not run to an end."""
+    attempted: bool | None = None
+    """Whether the agent asked for the attack's calls, run or not (None: not measured)."""
     attack_evidence: list[str] = Field(default_factory=list)
+    attack_name: str = ""
+    """The attack that wrote the injections (AgentDojo cases); empty when the site has its own."""
+    annotations: str = ""
+    """``annotated`` or ``bare`` (AgentDojo cases)."""
+    suite: str = ""
+    """The task's suite (``agentdojo-banking``, ``webmcp-attacks``); empty for a grid's own."""
+    suite_version: str = ""
+    channel: str = ""
+    """Where the injection reached the agent: AgentDojo's injection vectors, or the attack
+    category of the project's suite."""
+    deterministic: bool = False
+    """Whether the agent decides the same way every time (its seeds repeat one case)."""
+    served: dict[str, str] = Field(default_factory=dict)
+    """For a ``url`` task: SHA-256 of the start document and of the first catalog."""
     leaks: int = 0
     leaked_in: list[str] = Field(default_factory=list)
     wall_s: float = 0.0
@@ -120,42 +157,152 @@ class EpisodeResult(Counts):
         """Whether it ran to an end (and counts in the rates)."""
         return self.status == "ok"
 
+    def case_key(self, without: tuple[str, ...] = ()) -> tuple[str, ...]:
+        """The case this episode is of (all coordinates but the seed, and ``without``)."""
+        return tuple(str(getattr(self, name)) for name in CASE if name not in without)
+
+
+ResultSink = Callable[[EpisodeResult], None]
+"""Where a runner hands each finished episode's result."""
+
+
+def wilson(successes: int, n: int, z: float = Z_95) -> tuple[float, float]:
+    """The Wilson score interval of ``successes`` in ``n`` (informative at 0 and n too)."""
+    if n == 0:
+        return (0.0, 1.0)
+    p = successes / n
+    denominator = 1 + z * z / n
+    centre = (p + z * z / (2 * n)) / denominator
+    half = z / denominator * math.sqrt(p * (1 - p) / n + z * z / (4 * n * n))
+    return (max(0.0, centre - half), min(1.0, centre + half))
+
 
 class Rate(BaseModel):
-    """A proportion over ``n`` episodes and its standard error."""
+    """A proportion over ``n`` cases, its standard error and its 95% Wilson interval."""
 
     model_config = ConfigDict(frozen=True)
 
     n: int
     rate: float | None
     se: float | None
+    low: float | None = None
+    high: float | None = None
 
     @classmethod
     def of(cls, values: Sequence[bool]) -> Rate:
-        """The rate of ``True`` in ``values``; None over no episodes."""
+        """The rate of ``True`` in ``values``; None over no cases."""
         n = len(values)
         if n == 0:
             return cls(n=0, rate=None, se=None)
-        p = sum(values) / n
-        return cls(n=n, rate=round(p, 6), se=round(math.sqrt(p * (1 - p) / n), 6))
+        hits = sum(values)
+        p = hits / n
+        low, high = wilson(hits, n)
+        return cls(
+            n=n,
+            rate=round(p, 6),
+            se=round(math.sqrt(p * (1 - p) / n), 6),
+            low=round(low, 6),
+            high=round(high, 6),
+        )
 
     def show(self) -> str:
-        """``0.80 ± 0.18``, or ``—`` when nothing was measured."""
-        if self.rate is None or self.se is None:
+        """``0.80 [0.49, 0.94] n=10``, or ``—`` when nothing was measured."""
+        if self.rate is None or self.low is None or self.high is None:
             return "—"
-        return f"{self.rate:.2f} ± {self.se:.2f}"
+        return f"{self.rate:.2f} [{self.low:.2f}, {self.high:.2f}] n={self.n}"
+
+    def brief(self) -> str:
+        """``0.80 n=10`` (for a terminal; the files have the interval), or ``—``."""
+        return "—" if self.rate is None else f"{self.rate:.2f} n={self.n}"
+
+
+INTERVALS_NOTE = (
+    "Rates: the share over n cases, [95% Wilson score interval]. A case is a grid cell but "
+    "for the seed; a deterministic agent's seeds repeat one case and count once."
+)
+"""What every table's intervals are, said under each table."""
+
+
+class Observation(BaseModel):
+    """One case's outcome: an episode, or a deterministic agent's seeds taken together."""
+
+    model_config = ConfigDict(frozen=True)
+
+    key: tuple[str, ...]
+    seeds: list[int]
+    success: bool
+    attack: bool | None
+    attempted: bool | None
+    disagree: bool = False
+    """The seeds of a deterministic agent did not all give the same outcome."""
+
+
+def _majority(values: list[bool]) -> bool:
+    """True when most are; a tie goes to the lowest seed's value (the first)."""
+    hits = sum(values)
+    return hits * 2 > len(values) or (hits * 2 == len(values) and values[0])
+
+
+def _maybe(values: list[bool | None]) -> bool | None:
+    known = [v for v in values if v is not None]
+    return _majority(known) if known else None
+
+
+def observations(results: Iterable[EpisodeResult]) -> list[Observation]:
+    """The cases of completed episodes: each LLM episode its own, a deterministic agent's
+    seeds of one case folded into one."""
+    folded: dict[tuple[str, ...], list[EpisodeResult]] = {}
+    found: list[Observation] = []
+    for r in results:
+        if not r.completed:
+            continue
+        if r.deterministic:
+            folded.setdefault(r.case_key(), []).append(r)
+        else:
+            found.append(
+                Observation(
+                    key=(*r.case_key(), str(r.seed)),
+                    seeds=[r.seed],
+                    success=bool(r.success),
+                    attack=r.attack,
+                    attempted=r.attempted,
+                )
+            )
+    for key, members in folded.items():
+        members.sort(key=lambda r: r.seed)
+        outcomes = {(bool(r.success), r.attack, r.attempted) for r in members}
+        found.append(
+            Observation(
+                key=key,
+                seeds=[r.seed for r in members],
+                success=_majority([bool(r.success) for r in members]),
+                attack=_maybe([r.attack for r in members]),
+                attempted=_maybe([r.attempted for r in members]),
+                disagree=len(outcomes) > 1,
+            )
+        )
+    return sorted(found, key=lambda o: o.key)
 
 
 class Row(BaseModel):
-    """One row of a results table: a group of episodes and what they add up to."""
+    """One row of a results table: a group of episodes and what its cases add up to.
+
+    ``success`` is over every case; ``benign`` over those without attack criteria,
+    ``under_attack`` (utility) and ``attack`` (targeted attack success) over those with.
+    """
 
     model_config = ConfigDict(frozen=True)
 
     group: dict[str, str]
     episodes: int
     errors: int
+    cases: int
+    disagreements: int
     success: Rate
+    benign: Rate
+    under_attack: Rate
     attack: Rate
+    attempted: Rate
     leaks: int
     policy_blocks: float
     elicitations: float
@@ -180,15 +327,21 @@ def aggregate(results: Iterable[EpisodeResult], by: Sequence[str] = GROUP) -> li
     for key in sorted(groups):
         members = sorted(groups[key], key=lambda r: r.episode)
         done = [r for r in members if r.completed]
-        attacked = [r for r in done if r.attack is not None]
+        cases = observations(done)
+        attacked = [o for o in cases if o.attack is not None]
         costs = [r.cost_usd for r in done if r.cost_usd is not None]
         rows.append(
             Row(
                 group=dict(zip(by, key, strict=True)),
                 episodes=len(members),
                 errors=len(members) - len(done),
-                success=Rate.of([bool(r.success) for r in done]),
-                attack=Rate.of([bool(r.attack) for r in attacked]),
+                cases=len(cases),
+                disagreements=sum(o.disagree for o in cases),
+                success=Rate.of([o.success for o in cases]),
+                benign=Rate.of([o.success for o in cases if o.attack is None]),
+                under_attack=Rate.of([o.success for o in attacked]),
+                attack=Rate.of([bool(o.attack) for o in attacked]),
+                attempted=Rate.of([bool(o.attempted) for o in cases if o.attempted is not None]),
                 leaks=sum(r.leaks for r in done),
                 policy_blocks=_mean([r.policy_blocks for r in done]),
                 elicitations=_mean([r.elicitations for r in done]),

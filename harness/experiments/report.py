@@ -1,15 +1,19 @@
 """The study report: ``report.html`` and, per episode, its trace as an HTML timeline.
 
-One self-contained page per study (no script, no network: it opens from disk):
-the headline table, the results table, the plot, every episode with its verdict
-and a link to ``episodes/<id>/trace.html``. Jinja2 renders both with autoescaping
-on, so page-provided text in a trace (tool descriptions, results) is shown as text
-and can never become markup in the report.
+One self-contained page per study (no script, no network: it opens from disk): the
+headline table, the plot, the breakdowns per suite and injection channel, the paired
+comparisons of policies (and attempts@k), the results table, what the intervals are,
+the ``url`` tasks whose site changed during the run, the run information (versions,
+commit, Chromium and its flags, the runner, each invocation), and every episode with
+its verdict and a link to ``episodes/<id>/trace.html``. Jinja2 renders both with
+autoescaping on, so page-provided text in a trace (tool descriptions, results) is shown
+as text and can never become markup in the report.
 """
 
 from __future__ import annotations
 
 import contextlib
+import json
 from pathlib import Path
 from typing import Any
 
@@ -17,8 +21,17 @@ from jinja2 import Environment
 from markupsafe import Markup
 
 from harness.errors import HarnessError
-from harness.experiments.metrics import GROUP, EpisodeResult, aggregate
-from harness.experiments.results import PLOT_PNG, headline_dimensions, varying
+from harness.experiments.comparisons import attempts_at_k, paired
+from harness.experiments.metrics import GROUP, INTERVALS_NOTE, EpisodeResult, Row, aggregate
+from harness.experiments.plot import PLOT_PNG
+from harness.experiments.results import (
+    RATE_HEADERS,
+    detail_dimensions,
+    headline_dimensions,
+    shown_rates,
+    suites_caption,
+)
+from harness.experiments.run_info import RUN_INFO
 from harness.trace.events import TRACE_FILE, read_trace
 from harness.trace.view import describe
 
@@ -42,22 +55,66 @@ _REPORT = """<!doctype html>
 <style>{{ style }}</style></head><body>
 <h1>{{ title }}</h1>
 <p id="summary">{{ results|length }} episodes, {{ failed }} without a result{% if overall %};
-success {{ overall.success.show() }}{% if overall.attack.rate is not none %},
-attack success {{ overall.attack.show() }}{% endif %}, leaks {{ overall.leaks }}{% endif %}.</p>
+{% for name in overall_rates %}{{ headers[name] }} {{ overall[name].show() }}, {% endfor %}
+leaks {{ overall.leaks }}{% endif %}.</p>
+<p id="suites">{{ caption }}</p>
+<p id="intervals" class="dim">{{ intervals }}</p>
 <h2>Utility and attacks</h2>
 {{ table(headline, headline_by) }}
-{% if plot %}<h2>Plot</h2><p><img id="plot" src="{{ plot }}" alt="utility against attack success"></p>{% endif %}
+{% if plot %}<h2>Plot</h2><p><img id="plot" src="{{ plot }}" alt="utility against attack success, with 95% Wilson interval bars"></p>{% endif %}
+{% if by_suite %}<h2>Per suite</h2>
+{{ table(by_suite, headline_by + ['suite']) }}{% endif %}
+{% if by_channel %}<h2>Per injection channel (attacked cases)</h2>
+{{ table(by_channel, headline_by + ['channel']) }}{% endif %}
+{% if comparisons %}<h2>Policies compared (McNemar's exact test)</h2>
+<table id="paired"><tr>{% for d in paired_by %}<th>{{ d.replace('_name', '') }}</th>{% endfor %}<th>measure</th><th>A</th><th>B</th>
+<th>cases</th><th>rate A</th><th>rate B</th><th>only A held/solved</th><th>only B held/solved</th><th>p (exact)</th></tr>
+{% for c in comparisons %}<tr>{% for d in paired_by %}<td>{{ c.group[d] }}</td>{% endfor %}<td>{{ c.measure }}</td>
+<td>{{ c.a }}</td><td>{{ c.b }}</td><td class="num">{{ c.cases }}</td>
+<td class="num">{{ '%.3f'|format(c.a_rate) }}</td><td class="num">{{ '%.3f'|format(c.b_rate) }}</td>
+<td class="num">{{ c.a_only }}</td><td class="num">{{ c.b_only }}</td>
+<td class="num">{{ '< 0.0001' if c.p_value < 0.0001 else '%.4f'|format(c.p_value) }}</td></tr>
+{% endfor %}</table>
+<p class="dim">Only the cases both policies ran are compared; "only A" counts those where A held the
+attack (attack success) or solved the task (utility) and B did not; p is the two-sided exact
+binomial p-value of the discordant cases.</p>{% endif %}
+{% if attempts %}<h2>attempts@k</h2>
+<table id="attempts"><tr>{% for d in headline_by %}<th>{{ d.replace('_name', '') }}</th>{% endfor %}<th>cases</th><th>seeds</th>
+{% for k in attempt_ks %}<th>@{{ k }}</th>{% endfor %}</tr>
+{% for r in attempts %}<tr>{% for d in headline_by %}<td>{{ r.group[d] }}</td>{% endfor %}
+<td class="num">{{ r.cases }}</td><td class="num">{{ r.seeds }}</td>
+{% for k in attempt_ks %}<td class="num">{{ '%.2f'|format(r.at_k[k]) if k in r.at_k else '—' }}</td>{% endfor %}</tr>
+{% endfor %}</table>
+<p class="dim">The attack succeeds if any of k seeds does (the unbiased pass@k estimate over each case's seeds, averaged over cases).</p>{% endif %}
+{% if changed_sites %}<h2>Sites that changed during the run</h2>
+<ul id="served">{% for task, versions in changed_sites.items() %}<li class="bad">{{ task }}: {{ versions|length }} versions served
+(document/tools hashes: {{ versions|join(', ') }})</li>{% endfor %}</ul>{% endif %}
 <h2>Results</h2>
 {{ table(rows, shown) }}
+{% if run_info %}<h2>Run information</h2>
+<table id="run-info">
+<tr><th>harness</th><td>{{ run_info.environment.packages.get('webmcp-harness') }}{% if run_info.environment.git %},
+commit <code>{{ run_info.environment.git.commit }}</code>{% if run_info.environment.git.dirty %} (uncommitted changes){% endif %}{% endif %}</td></tr>
+<tr><th>Python, platform</th><td>{{ run_info.environment.python }}, {{ run_info.environment.platform }}</td></tr>
+<tr><th>packages</th><td>{% for name, version in run_info.environment.packages.items() if version %}{{ name }} {{ version }}{{ ', ' if not loop.last }}{% endfor %}</td></tr>
+{% for suite in run_info.grid.get('suites', []) %}<tr><th>suite</th><td>{{ suite.name }} {{ suite.version }}{% if suite.package %} (package {{ suite.package }}){% endif %}</td></tr>{% endfor %}
+<tr><th>Chromium</th><td>{% for backend, version in run_info.chromium.versions.items() %}{{ backend }}: {{ version }}{{ '; ' if not loop.last }}{% endfor %}
+{% if run_info.chromium.executable %}(<code>{{ run_info.chromium.executable }}</code>){% endif %}</td></tr>
+{% for backend, flags in run_info.chromium.flags.items() %}<tr><th>flags ({{ backend }})</th><td><code>{{ flags|join(' ') }}</code></td></tr>{% endfor %}
+<tr><th>grid</th><td><code>{{ run_info.grid.path }}</code>, sha256 <code>{{ run_info.grid.sha256 }}</code>, seeds {{ run_info.grid.seeds|join(', ') }}</td></tr>
+<tr><th>runner</th><td>{{ run_info.runner.backend }}, {{ run_info.runner.workers }} worker(s){% if run_info.runner.worker_mode %} ({{ run_info.runner.worker_mode }}){% endif %}</td></tr>
+{% for run in run_info.invocations %}<tr><th>invocation</th><td>{{ run.run_id }}: {{ run.episodes_run }} episodes in {{ '%.1f'|format(run.seconds) }} s
+({{ run.per_minute }} per minute, {{ run.workers }} {{ run.runner }} worker(s))</td></tr>{% endfor %}
+</table>{% endif %}
 <h2>Episodes</h2>
 <table id="episodes"><tr><th>episode</th><th>seed</th><th>status</th><th>stop reason</th>
-<th>success</th><th>attack</th><th>leaks</th><th>steps</th><th>calls</th><th>blocks</th><th>wall s</th></tr>
+<th>success</th><th>attack</th><th>attempted</th><th>leaks</th><th>steps</th><th>calls</th><th>blocks</th><th>wall s</th></tr>
 {% for r in results %}<tr>
 <td>{% if r.episode in traces %}<a href="{{ traces[r.episode] }}">{{ r.episode }}</a>{% else %}{{ r.episode }}{% endif %}</td>
 <td class="num">{{ r.seed }}</td>
 <td class="{{ 'ok' if r.status == 'ok' else 'bad' }}">{{ r.status }}{% if r.error %}<br><span class="dim">{{ r.error }}</span>{% endif %}</td>
 <td>{{ r.stop_reason or '' }}</td>
-<td>{{ flag(r.success) }}</td><td>{{ flag(r.attack) }}</td>
+<td>{{ flag(r.success) }}</td><td>{{ flag(r.attack) }}</td><td>{{ flag(r.attempted) }}</td>
 <td class="num {{ 'bad' if r.leaks else '' }}">{{ r.leaks }}{% if r.leaked_in %} ({{ r.leaked_in|join(', ') }}){% endif %}</td>
 <td class="num">{{ r.steps }}</td><td class="num">{{ r.tool_calls }}</td><td class="num">{{ r.policy_blocks }}</td>
 <td class="num">{{ '%.2f'|format(r.wall_s) }}</td></tr>
@@ -65,12 +122,12 @@ attack success {{ overall.attack.show() }}{% endif %}, leaks {{ overall.leaks }}
 </body></html>
 """
 
-_TABLE = """<table class="results"><tr>{% for d in by %}<th>{{ d }}</th>{% endfor %}
-<th>n</th><th>success</th><th>attack success</th><th>leaks</th><th>blocks</th><th>elicitations</th>
-<th>steps</th><th>tool calls</th><th>tokens</th><th>cost $</th><th>wall s</th></tr>
+_TABLE = """<table class="results"><tr>{% for d in by %}<th>{{ d.replace('_name', '') }}</th>{% endfor %}
+<th>episodes</th>{% for name in rates %}<th>{{ headers[name] }}</th>{% endfor %}<th>leaks</th><th>blocks</th>
+<th>elicitations</th><th>steps</th><th>tool calls</th><th>tokens</th><th>cost $</th><th>wall s</th></tr>
 {% for row in rows %}<tr>{% for d in by %}<td>{{ row.group[d] }}</td>{% endfor %}
 <td class="num">{{ row.episodes }}{% if row.errors %} ({{ row.errors }} failed){% endif %}</td>
-<td class="num">{{ row.success.show() }}</td><td class="num">{{ row.attack.show() }}</td>
+{% for name in rates %}<td class="num">{{ row[name].show() }}</td>{% endfor %}
 <td class="num {{ 'bad' if row.leaks else '' }}">{{ row.leaks }}</td>
 <td class="num">{{ row.policy_blocks }}</td><td class="num">{{ row.elicitations }}</td>
 <td class="num">{{ row.steps }}</td><td class="num">{{ row.tool_calls }}</td>
@@ -103,10 +160,14 @@ def _flag(value: bool | None) -> str:
 
 def _environment() -> Environment:
     env = Environment(autoescape=True, trim_blocks=True, lstrip_blocks=True)
-    env.globals.update(flag=_flag, style=_STYLE)
+    env.globals.update(flag=_flag, style=_STYLE, headers=RATE_HEADERS)
     table = env.from_string(_TABLE)
-    # Rendered by the same autoescaping environment: safe to insert as markup.
-    env.globals["table"] = lambda rows, by: Markup(table.render(rows=rows, by=by))
+
+    def render_table(rows: list[Row], by: list[str]) -> Markup:
+        # Rendered by the same autoescaping environment: safe to insert as markup.
+        return Markup(table.render(rows=rows, by=by, rates=shown_rates(rows)))
+
+    env.globals["table"] = render_table
     return env
 
 
@@ -134,6 +195,24 @@ def write_trace_page(directory: Path, result: EpisodeResult) -> Path | None:
     return path
 
 
+def _run_info(output: Path) -> dict[str, Any] | None:
+    try:
+        info: dict[str, Any] = json.loads((output / RUN_INFO).read_text(encoding="utf-8"))
+    except (OSError, ValueError):
+        return None
+    return info
+
+
+def changed_sites(results: list[EpisodeResult]) -> dict[str, list[str]]:
+    """``url`` tasks whose episodes saw more than one version of the site (short hashes)."""
+    seen: dict[str, set[str]] = {}
+    for r in results:
+        if r.served:
+            version = "/".join(r.served.get(k, "-")[:12] for k in ("document", "tools"))
+            seen.setdefault(r.task, set()).add(version)
+    return {task: sorted(v) for task, v in sorted(seen.items()) if len(v) > 1}
+
+
 def write_report(output: Path, results: list[EpisodeResult], title: str) -> Path:
     """``report.html`` (and each episode's ``trace.html``) for the study in ``output``."""
     traces: dict[str, str] = {}
@@ -143,8 +222,9 @@ def write_report(output: Path, results: list[EpisodeResult], title: str) -> Path
             if page is not None:
                 traces[result.episode] = page.relative_to(output).as_posix()
     headline_by = headline_dimensions(results)
-    shown = ["agent", "site", "task", "policy", *varying(results, ("backend", "elicitation"))]
     overall = aggregate(results, ())[0] if results else None
+    attacked = [r for r in results if r.channel]
+    attempts = attempts_at_k(results, headline_by)
     html = (
         _environment()
         .from_string(_REPORT)
@@ -153,12 +233,27 @@ def write_report(output: Path, results: list[EpisodeResult], title: str) -> Path
             results=sorted(results, key=lambda r: r.episode),
             failed=sum(r.status != "ok" for r in results),
             overall=overall,
+            overall_rates=shown_rates([overall]) if overall else [],
+            caption=suites_caption(results),
+            intervals=INTERVALS_NOTE,
             headline=aggregate(results, headline_by),
             headline_by=headline_by,
+            by_suite=(
+                aggregate(results, [*headline_by, "suite"])
+                if len({r.suite for r in results}) > 1
+                else []
+            ),
+            by_channel=aggregate(attacked, [*headline_by, "channel"]) if attacked else [],
+            comparisons=paired(results, headline_by),
+            paired_by=[d for d in headline_by if d != "policy"],
+            attempts=attempts,
+            attempt_ks=list(range(1, max((r.seeds for r in attempts), default=0) + 1)),
+            changed_sites=changed_sites(results),
             rows=aggregate(results, GROUP),
-            shown=shown,
+            shown=detail_dimensions(results),
             plot=PLOT_PNG if (output / PLOT_PNG).is_file() else None,
             traces=traces,
+            run_info=_run_info(output),
         )
     )
     path = output / REPORT_HTML

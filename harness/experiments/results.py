@@ -7,12 +7,19 @@ Every table is computed from the rows, sorted, so the same episodes give the sam
 tables whatever order they ran in.
 
 - ``results.csv`` / ``results.md``: one row per (agent, site, task, policy, backend,
-  elicitation): success rate ± standard error, attack success rate ± standard error,
-  leaks, and per-episode means of policy blocks, elicitations, steps, tool calls,
-  tokens, cost and wall time;
+  elicitation, attack, annotations): benign utility, utility under attack, targeted
+  attack success and attempted attacks, each with its n and 95% Wilson interval
+  (:mod:`harness.experiments.metrics`), leaks, and per-episode means of policy blocks,
+  elicitations, steps, tool calls, tokens, cost and wall time;
 - ``episodes.csv``: one row per episode (so per seed);
-- ``headline.md``: utility and attack success per agent and policy pack;
-- ``plot.png``: utility against attack success, one point per agent and policy.
+- ``headline.md``: the same per agent and policy pack (and each varied axis);
+- ``breakdown.md``: the headline per suite and per injection channel;
+- ``paired.md``: McNemar's exact test between every two policies on the same cases, and
+  attempts@k for agents whose seeds are samples (:mod:`harness.experiments.comparisons`);
+- ``plot.png``: utility against attack success (:mod:`harness.experiments.plot`).
+
+Every table says which suites (name and version) its rows come from, and what its
+intervals are.
 """
 
 from __future__ import annotations
@@ -26,14 +33,24 @@ from pathlib import Path
 from typing import Any
 
 from harness.errors import ConfigError
-from harness.experiments.metrics import GROUP, TIMING_COLUMNS, EpisodeResult, Row, aggregate
+from harness.experiments.comparisons import AttemptsRow, Paired, attempts_at_k, paired
+from harness.experiments.metrics import (
+    GROUP,
+    INTERVALS_NOTE,
+    TIMING_COLUMNS,
+    EpisodeResult,
+    Rate,
+    Row,
+    aggregate,
+)
 
 DATABASE = "results.db"
 RESULTS_CSV = "results.csv"
 RESULTS_MD = "results.md"
 EPISODES_CSV = "episodes.csv"
 HEADLINE_MD = "headline.md"
-PLOT_PNG = "plot.png"
+BREAKDOWN_MD = "breakdown.md"
+PAIRED_MD = "paired.md"
 
 _COLUMNS = (
     "episode TEXT PRIMARY KEY, agent TEXT, site TEXT, task TEXT, policy TEXT, backend TEXT, "
@@ -154,34 +171,35 @@ class ResultStore:
 
 # -- tables -----------------------------------------------------------------------------------
 
-ROW_COLUMNS = (
-    "episodes",
-    "errors",
-    "success",
-    "success_se",
-    "attack",
-    "attack_se",
-    "leaks",
-    "policy_blocks",
-    "elicitations",
-    "steps",
-    "tool_calls",
-    "tokens",
-    "cost_usd",
-    "wall_s",
-)
+RATES = ("success", "benign", "under_attack", "attack", "attempted")
+"""The rates of a row, by attribute name (the CSV's columns: NAME, NAME_n, NAME_low, …)."""
+
+RATE_HEADERS = {
+    "benign": "benign utility",
+    "under_attack": "utility under attack",
+    "attack": "attack success",
+    "attempted": "attack attempted",
+}
+"""The rates the Markdown and HTML tables show, and their headers."""
 
 
 def row_record(row: Row, *, timing: bool = True) -> dict[str, Any]:
     """A row as a flat record (the columns of ``results.csv``)."""
     record: dict[str, Any] = dict(row.group)
+    record.update(episodes=row.episodes, errors=row.errors, cases=row.cases)
+    record["seed_disagreements"] = row.disagreements
+    for name in RATES:
+        rate: Rate = getattr(row, name)
+        record.update(
+            {
+                name: rate.rate,
+                f"{name}_n": rate.n,
+                f"{name}_low": rate.low,
+                f"{name}_high": rate.high,
+                f"{name}_se": rate.se,
+            }
+        )
     record.update(
-        episodes=row.episodes,
-        errors=row.errors,
-        success=row.success.rate,
-        success_se=row.success.se,
-        attack=row.attack.rate,
-        attack_se=row.attack.se,
         leaks=row.leaks,
         policy_blocks=row.policy_blocks,
         elicitations=row.elicitations,
@@ -198,7 +216,7 @@ def row_record(row: Row, *, timing: bool = True) -> dict[str, Any]:
 
 
 def results_table(results: Iterable[EpisodeResult], *, timing: bool = True) -> list[dict[str, Any]]:
-    """The results table as records: one per (agent, site, task, policy, backend, elicitation).
+    """The results table as records: one per cell of the grid but the seed.
 
     With ``timing=False`` the measured columns are left out: what remains is the same
     on every run of deterministic agents.
@@ -211,9 +229,52 @@ def varying(results: Sequence[EpisodeResult], dimensions: Sequence[str]) -> list
     return [d for d in dimensions if len({getattr(r, d) for r in results}) > 1]
 
 
+def attack_names(results: Sequence[EpisodeResult]) -> set[str]:
+    """The attacks that wrote injections in ``results`` (not ``none``, not a site's own)."""
+    return {r.attack_name for r in results if r.attack_name not in ("", "none")}
+
+
 def headline_dimensions(results: Sequence[EpisodeResult]) -> list[str]:
-    """Agent and policy, plus backend or elicitation when the run varied them."""
-    return ["agent", "policy", *varying(results, ("backend", "elicitation"))]
+    """Agent and policy, plus each axis the run varied (backend, answers, annotations), and
+    the attack when more than one wrote injections (benign cases then form a row of their own)."""
+    by = ["agent", "policy", *varying(results, ("backend", "elicitation", "annotations"))]
+    return by + (["attack_name"] if len(attack_names(results)) > 1 else [])
+
+
+def detail_dimensions(results: Sequence[EpisodeResult]) -> list[str]:
+    """The coordinates ``results.md`` shows: agent, site, task, policy and what varied."""
+    extra = ("backend", "elicitation", "attack_name", "annotations")
+    return ["agent", "site", "task", "policy", *varying(results, extra)]
+
+
+def suites_caption(results: Sequence[EpisodeResult]) -> str:
+    """Which suites the rows come from, with their versions (every table says it)."""
+    versions: dict[str, set[str]] = {}
+    own = False
+    for r in results:
+        if not r.suite:
+            own = True
+            continue
+        family, _, member = (
+            r.suite.partition("-")
+            if r.suite.startswith("agentdojo-")
+            else (
+                r.suite,
+                "",
+                "",
+            )
+        )
+        label = f"{family} {r.suite_version}".strip()
+        versions.setdefault(label, set())
+        if member:
+            versions[label].add(member)
+    parts = [
+        f"{label} ({', '.join(sorted(members))})" if members else label
+        for label, members in sorted(versions.items())
+    ]
+    if own:
+        parts.append("the grid's own tasks")
+    return "Suites: " + "; ".join(parts) + "." if parts else ""
 
 
 def _csv_text(records: list[dict[str, Any]]) -> str:
@@ -235,16 +296,21 @@ def episode_records(results: Iterable[EpisodeResult]) -> list[dict[str, Any]]:
             {
                 "episode": r.episode,
                 "agent": r.agent,
+                "suite": r.suite,
                 "site": r.site,
                 "task": r.task,
                 "policy": r.policy,
                 "backend": r.backend,
                 "elicitation": r.elicitation,
+                "attack_name": r.attack_name,
+                "annotations": r.annotations,
+                "channel": r.channel,
                 "seed": r.seed,
                 "status": r.status,
                 "stop_reason": r.stop_reason,
                 "success": _flag(r.success),
                 "attack": _flag(r.attack),
+                "attempted": _flag(r.attempted),
                 "leaks": r.leaks,
                 "leaked_in": " ".join(r.leaked_in),
                 "policy_blocks": r.policy_blocks,
@@ -255,6 +321,7 @@ def episode_records(results: Iterable[EpisodeResult]) -> list[dict[str, Any]]:
                 "output_tokens": r.output_tokens,
                 "cost_usd": r.cost_usd,
                 "wall_s": r.wall_s,
+                "served": " ".join(f"{k}={v}" for k, v in sorted(r.served.items())),
                 "error": r.error,
             }
         )
@@ -267,15 +334,26 @@ def _number(value: float | None, digits: int = 1) -> str:
     return f"{value:.{digits}f}" if value != int(value) else str(int(value))
 
 
+def shown_rates(rows: Sequence[Row]) -> list[str]:
+    """The rates worth a column: those some row measured (benign utility at the least)."""
+    shown = [name for name in RATE_HEADERS if any(getattr(r, name).n for r in rows)]
+    return shown or ["benign"]
+
+
 def markdown(
-    rows: list[Row], dimensions: Sequence[str], *, timing: bool = True, title: str = ""
+    rows: list[Row],
+    dimensions: Sequence[str],
+    *,
+    timing: bool = True,
+    title: str = "",
+    caption: str = "",
 ) -> str:
-    """A Markdown table of ``rows`` (grouped by ``dimensions``)."""
+    """A Markdown table of ``rows`` (grouped by ``dimensions``), its suites and intervals said."""
+    rates = shown_rates(rows)
     header = [
-        *dimensions,
-        "n",
-        "success",
-        "attack success",
+        *(d.replace("_name", "") for d in dimensions),
+        "episodes",
+        *(RATE_HEADERS[r] for r in rates),
         "leaks",
         "blocks",
         "elicitations",
@@ -294,8 +372,7 @@ def markdown(
         cells = [
             *(row.group[d] for d in dimensions),
             n,
-            row.success.show(),
-            row.attack.show(),
+            *(getattr(row, r).show() for r in rates),
             str(row.leaks),
             _number(row.policy_blocks),
             _number(row.elicitations),
@@ -307,21 +384,136 @@ def markdown(
         if timing:
             cells.append(f"{row.wall_s:.2f}")
         lines.append("| " + " | ".join(cell.replace("|", "\\|") for cell in cells) + " |")
+    notes = [caption, INTERVALS_NOTE]
+    if any(row.disagreements for row in rows):
+        total = sum(row.disagreements for row in rows)
+        notes.append(
+            f"{total} case(s) where a deterministic agent's seeds disagreed (majority kept)."
+        )
+    lines += ["", " ".join(n for n in notes if n)]
     return "\n".join(lines) + "\n"
 
 
+def paired_markdown(comparisons: list[Paired], caption: str = "", title: str = "") -> str:
+    """McNemar's exact test per pair of policies (``paired.md``)."""
+    dims = list(comparisons[0].group) if comparisons else []
+    header = [
+        *dims,
+        "measure",
+        "A",
+        "B",
+        "cases",
+        "rate A",
+        "rate B",
+        "only A held/solved",
+        "only B held/solved",
+        "p (exact)",
+    ]
+    lines = [f"### {title}", ""] if title else []
+    lines += ["| " + " | ".join(d.replace("_name", "") for d in header) + " |"]
+    lines.append("|" + "|".join("---" for _ in header) + "|")
+    for c in comparisons:
+        cells = [
+            *(c.group[d] for d in dims),
+            c.measure,
+            c.a,
+            c.b,
+            str(c.cases),
+            _number(c.a_rate, 3),
+            _number(c.b_rate, 3),
+            str(c.a_only),
+            str(c.b_only),
+            _p(c.p_value),
+        ]
+        lines.append("| " + " | ".join(cell.replace("|", "\\|") for cell in cells) + " |")
+    lines += [
+        "",
+        " ".join(
+            n
+            for n in (
+                caption,
+                'McNemar\'s exact test on the cases both policies ran: "only A" counts the cases '
+                "where A held the attack (attack success) or solved the task (utility) and B did "
+                "not; p is the two-sided binomial p-value of the discordant cases.",
+            )
+            if n
+        ),
+    ]
+    return "\n".join(lines) + "\n"
+
+
+def _p(value: float) -> str:
+    return "< 0.0001" if value < 0.0001 else f"{value:.4f}"
+
+
+def attempts_markdown(rows: list[AttemptsRow], caption: str = "", title: str = "") -> str:
+    """attempts@k of the attack per group (seeded agents)."""
+    if not rows:
+        return ""
+    dims = list(rows[0].group)
+    most = max(r.seeds for r in rows)
+    header = [*dims, "cases", "seeds", *(f"@{k}" for k in range(1, most + 1))]
+    lines = [f"### {title}", ""] if title else []
+    lines += ["| " + " | ".join(header) + " |", "|" + "|".join("---" for _ in header) + "|"]
+    for r in rows:
+        cells = [*(r.group[d] for d in dims), str(r.cases), str(r.seeds)]
+        cells += [f"{r.at_k[k]:.2f}" if k in r.at_k else "—" for k in range(1, most + 1)]
+        lines.append("| " + " | ".join(cell.replace("|", "\\|") for cell in cells) + " |")
+    note = (
+        "attempts@k: the attack succeeds if any of k seeds does (the unbiased pass@k "
+        "estimate over each case's seeds, averaged over cases)."
+    )
+    lines += ["", " ".join(n for n in (caption, note) if n)]
+    return "\n".join(lines) + "\n"
+
+
+def breakdown_markdown(results: list[EpisodeResult], title: str, caption: str) -> str:
+    """The headline per suite, and (over attacked cases) per injection channel."""
+    by = headline_dimensions(results)
+    parts = [
+        markdown(
+            aggregate(results, [*by, "suite"]),
+            [*by, "suite"],
+            title=f"{title}: per suite",
+            caption=caption,
+        )
+    ]
+    attacked = [r for r in results if r.channel]
+    if attacked:
+        parts.append(
+            markdown(
+                aggregate(attacked, [*by, "channel"]),
+                [*by, "channel"],
+                title=f"{title}: per injection channel (attacked cases)",
+                caption=caption,
+            )
+        )
+    return "\n".join(parts)
+
+
 def write_tables(directory: Path, results: list[EpisodeResult], title: str) -> dict[str, Path]:
-    """Write ``results.csv``, ``results.md``, ``episodes.csv`` and ``headline.md``."""
-    shown = ["agent", "site", "task", "policy", *varying(results, ("backend", "elicitation"))]
+    """Write ``results.csv``, ``results.md``, ``episodes.csv``, ``headline.md``,
+    ``breakdown.md`` and ``paired.md``."""
+    caption = suites_caption(results)
     rows = aggregate(results, GROUP)
     headline_by = headline_dimensions(results)
+    comparisons = paired(results, [d for d in headline_by if d != "policy"] + ["policy"])
+    attempts = attempts_at_k(results, headline_by)
     files = {
         RESULTS_CSV: _csv_text(results_table(results)),
         EPISODES_CSV: _csv_text(episode_records(results)),
-        RESULTS_MD: markdown(rows, shown, title=f"{title}: results"),
-        HEADLINE_MD: markdown(
-            aggregate(results, headline_by), headline_by, title=f"{title}: utility and attacks"
+        RESULTS_MD: markdown(
+            rows, detail_dimensions(results), title=f"{title}: results", caption=caption
         ),
+        HEADLINE_MD: markdown(
+            aggregate(results, headline_by),
+            headline_by,
+            title=f"{title}: utility and attacks",
+            caption=caption,
+        ),
+        BREAKDOWN_MD: breakdown_markdown(results, title, caption),
+        PAIRED_MD: paired_markdown(comparisons, caption, f"{title}: policies compared")
+        + ("\n" + attempts_markdown(attempts, caption, f"{title}: attempts@k") if attempts else ""),
     }
     written = {}
     for name, text in files.items():
@@ -329,62 +521,3 @@ def write_tables(directory: Path, results: list[EpisodeResult], title: str) -> d
         path.write_text(text, encoding="utf-8")
         written[name] = path
     return written
-
-
-def plot(directory: Path, results: list[EpisodeResult], title: str) -> Path | None:
-    """``plot.png``: utility (success rate) against attack success rate, per agent and policy.
-
-    Without attack tasks, a bar chart of utility. None when no episode ran to an end.
-    """
-    by = headline_dimensions(results)
-    rows = [r for r in aggregate(results, by) if r.success.rate is not None]
-    if not rows:
-        return None
-    import matplotlib
-
-    matplotlib.use("Agg")  # no display: a file only
-    import matplotlib.pyplot as plt
-
-    policies = sorted({r.group["policy"] for r in rows})
-    colours = {p: plt.get_cmap("tab10")(i % 10) for i, p in enumerate(policies)}
-    figure, axes = plt.subplots(figsize=(7, 4.5), dpi=110)
-    with_attack = [r for r in rows if r.attack.rate is not None]
-    if with_attack:
-        markers = "osD^vP*X"
-        agents = sorted({r.group["agent"] for r in with_attack})
-        for row in with_attack:
-            label = " / ".join(row.group[d] for d in by)
-            axes.errorbar(
-                row.attack.rate or 0.0,
-                row.success.rate or 0.0,
-                xerr=row.attack.se,
-                yerr=row.success.se,
-                fmt=markers[agents.index(row.group["agent"]) % len(markers)],
-                color=colours[row.group["policy"]],
-                markersize=8,
-                capsize=3,
-                label=label,
-            )
-        axes.set_xlabel("attack success rate (lower is better)")
-        axes.set_ylabel("utility: task success rate")
-        axes.set_xlim(-0.05, 1.05)
-        axes.legend(fontsize=7, loc="best")
-    else:
-        labels = [" / ".join(r.group[d] for d in by) for r in rows]
-        axes.bar(
-            range(len(rows)),
-            [r.success.rate or 0.0 for r in rows],
-            yerr=[r.success.se or 0.0 for r in rows],
-            color=[colours[r.group["policy"]] for r in rows],
-            capsize=3,
-        )
-        axes.set_xticks(range(len(rows)), labels, rotation=30, ha="right", fontsize=7)
-        axes.set_ylabel("task success rate")
-    axes.set_ylim(-0.05, 1.05)
-    axes.set_title(title)
-    axes.grid(alpha=0.3)
-    figure.tight_layout()
-    path = directory / PLOT_PNG
-    figure.savefig(path)
-    plt.close(figure)
-    return path

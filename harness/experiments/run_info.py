@@ -4,7 +4,9 @@ Package versions, Python and the platform, the Chromium each backend ran (versio
 executable, launch flags), the harness's git commit (when it runs from a checkout),
 the grid file and the hash of everything it includes, the seeds, the agents with
 their sampling options (temperature, seed), the policies and answers by name and
-hash, and each invocation (a first run, then every resume) with its throughput.
+hash, the suites with their versions (``agentdojo-banking`` ``v1.2.1``, from package
+``agentdojo`` 0.1.35), what each ``url`` task's site served (hashes), and each
+invocation (a first run, then every resume) with its throughput.
 """
 
 from __future__ import annotations
@@ -33,6 +35,7 @@ PACKAGES = (
     "openai",
     "anthropic",
     "ray",
+    "agentdojo",
     "matplotlib",
     "jinja2",
 )
@@ -40,13 +43,7 @@ PACKAGES = (
 
 def package_versions() -> dict[str, str | None]:
     """The installed version of each package that shapes a run (None: not installed)."""
-    versions: dict[str, str | None] = {}
-    for name in PACKAGES:
-        try:
-            versions[name] = metadata.version(name)
-        except metadata.PackageNotFoundError:
-            versions[name] = None
-    return versions
+    return {name: _package_version(name) for name in PACKAGES}
 
 
 def git_commit() -> dict[str, Any] | None:
@@ -108,6 +105,8 @@ def grid_info(grid: Grid) -> dict[str, Any]:
             for agent in grid.agents
         ],
         "tasks": [task.id for task in grid.tasks],
+        "suites": suites_info(grid),
+        "agentdojo": grid.agentdojo.model_dump() if grid.agentdojo is not None else None,
         "policies": [{"name": p.name, "sha256": p.sha256} for p in grid.policies],
         "elicitation": [{"name": a.name, "sha256": a.sha256} for a in grid.answers],
         "backends": grid.experiment.backends,
@@ -117,6 +116,31 @@ def grid_info(grid: Grid) -> dict[str, Any]:
     }
 
 
+def suites_info(grid: Grid) -> list[dict[str, Any]]:
+    """Each suite the grid's tasks come from: its name, version, and the package that has it."""
+    found: dict[str, str] = {}
+    for task in grid.tasks:
+        if task.suite:
+            found.setdefault(task.suite, task.suite_version)
+    return [
+        {
+            "name": name,
+            "version": version,
+            "package": _package_version(
+                "agentdojo" if name.startswith("agentdojo-") else "webmcp-harness"
+            ),
+        }
+        for name, version in sorted(found.items())
+    ]
+
+
+def _package_version(name: str) -> str | None:
+    try:
+        return metadata.version(name)
+    except metadata.PackageNotFoundError:
+        return None
+
+
 def environment_info() -> dict[str, Any]:
     """Python, the platform, package versions and the git commit."""
     return {
@@ -124,4 +148,16 @@ def environment_info() -> dict[str, Any]:
         "platform": platform.platform(),
         "packages": package_versions(),
         "git": git_commit(),
+    }
+
+
+def served_info(results: list[Any]) -> dict[str, dict[str, list[str]]]:
+    """Per ``url`` task, every hash its site served (document, tools): compare across runs."""
+    served: dict[str, dict[str, set[str]]] = {}
+    for result in results:
+        for kind, digest in result.served.items():
+            served.setdefault(result.task, {}).setdefault(kind, set()).add(digest)
+    return {
+        task: {kind: sorted(hashes) for kind, hashes in sorted(kinds.items())}
+        for task, kinds in sorted(served.items())
     }

@@ -11,23 +11,17 @@ Runners:
   the bundled sites. ``worker_mode="contexts"`` (the default) runs the workers'
   episodes as concurrent browser contexts of one Chromium per backend;
   ``"browsers"`` gives each worker a Chromium of its own.
-- ``ray``: N Ray actors, each owning its Chromium and its sites; episodes are
-  actor tasks, and their results and files stream back to the same database and
-  directory. Without an address a local Ray instance is started (loopback only);
-  with one (``ray://host:10001``, ``auto``) the episodes run on that cluster.
+- ``ray``: N Ray actors, each owning its Chromium and its sites
+  (:mod:`harness.experiments.ray_runner`).
 """
 
 from __future__ import annotations
 
 import asyncio
-import contextlib
 import json
-import os
 import secrets
 import shutil
-import tempfile
 import time
-from collections.abc import Callable
 from datetime import UTC, datetime
 from pathlib import Path
 from typing import Any, Literal
@@ -47,13 +41,16 @@ from rich.progress import (
 from harness.errors import ExperimentError
 from harness.experiments.episode import Environment, HarnessPool, run_episode
 from harness.experiments.grid import EpisodeSpec, Grid
-from harness.experiments.metrics import EpisodeResult
-from harness.experiments.results import DATABASE, ResultStore, plot, write_tables
+from harness.experiments.metrics import EpisodeResult, ResultSink
+from harness.experiments.plot import plot
+from harness.experiments.ray_runner import RAY_START_TIMEOUT_S, run_ray
+from harness.experiments.results import DATABASE, ResultStore, suites_caption, write_tables
 from harness.experiments.run_info import (
     RUN_INFO,
     chromium_info,
     environment_info,
     grid_info,
+    served_info,
 )
 
 EPISODES_DIR = "episodes"
@@ -78,6 +75,8 @@ class RunOptions(BaseModel):
     cassettes: Path | None = None
     cassette_mode: Literal["record", "replay"] = "replay"
     episode_timeout: float | None = Field(default=None, gt=0)
+    ray_start_timeout: float = Field(default=RAY_START_TIMEOUT_S, gt=0)
+    """How long a local Ray instance, and each Ray actor, may take to start."""
     progress: bool = True
     report: bool = True
 
@@ -167,8 +166,6 @@ def new_run_id() -> str:
 
 # -- local workers ------------------------------------------------------------------------------
 
-ResultSink = Callable[[EpisodeResult], None]
-
 
 async def run_local(
     episodes: list[EpisodeSpec],
@@ -217,167 +214,6 @@ async def run_local(
         if shared is not None:
             await shared.close()
     return versions
-
-
-# -- Ray --------------------------------------------------------------------------------------
-
-
-class EpisodeWorker:
-    """A Ray actor's state: its own sites and its own Chromium, reused across episodes.
-
-    Episodes run in a temporary directory on the worker's machine; their files go
-    back to the driver with the result, so workers need no shared file system.
-    """
-
-    def __init__(self, sites: list[str], call_timeout: float, backends: list[str], name: str):
-        self.backends = backends
-        self.env = Environment(sites, HarnessPool(call_timeout), owns_pool=True, name=name)
-
-    async def start(self) -> dict[str, str]:
-        """Serve the sites and launch the browsers; the Chromium versions."""
-        await self.env.start()
-        for backend in self.backends:
-            await self.env.pool.get(backend)
-        return self.env.pool.browser_versions()
-
-    async def run(self, spec_json: str, run_id: str) -> tuple[str, dict[str, bytes]]:
-        """One episode: its result (JSON) and its files by relative path."""
-        spec = EpisodeSpec.model_validate_json(spec_json)
-        with tempfile.TemporaryDirectory(prefix="webmcp-episode-") as tmp:
-            directory = Path(tmp) / "episode"
-            result = await run_episode(spec, self.env, directory, run_id=run_id)
-            files = {
-                str(path.relative_to(directory)): path.read_bytes()
-                for path in sorted(directory.rglob("*"))
-                if path.is_file()
-            }
-        return result.model_dump_json(), files
-
-    async def close(self) -> None:
-        """Stop the sites and the browsers."""
-        await self.env.close()
-
-
-LOOPBACK_ONLY = "RAY_ENABLE_WINDOWS_OR_OSX_CLUSTER"
-"""Set to 0 before Ray is imported, a local Ray instance listens on loopback only."""
-
-
-def _import_ray(address: str | None) -> Any:
-    if address is None:
-        # A single-machine instance: Ray's servers then bind the loopback address only.
-        os.environ.setdefault(LOOPBACK_ONLY, "0")
-    try:
-        import ray
-    except ModuleNotFoundError as err:
-        if err.name != "ray":
-            raise
-        raise ExperimentError(
-            "--backend ray needs Ray: pip install 'webmcp-harness[ray]'."
-        ) from None
-    return ray
-
-
-def _crashed(spec: EpisodeSpec, error: str, run_id: str, worker: str) -> EpisodeResult:
-    return EpisodeResult(
-        episode=spec.id,
-        **spec.key(),
-        status="crashed",
-        error=error,
-        run_id=run_id,
-        worker=worker,
-        finished_at=datetime.now(UTC).isoformat(timespec="seconds"),
-    )
-
-
-def _write_files(directory: Path, files: dict[str, bytes]) -> None:
-    directory.mkdir(parents=True, exist_ok=True)
-    for relative, data in files.items():
-        target = (directory / relative).resolve()
-        if directory.resolve() not in target.parents:
-            continue  # a worker's file name never leaves the episode's directory
-        target.parent.mkdir(parents=True, exist_ok=True)
-        target.write_bytes(data)
-
-
-async def run_ray(
-    episodes: list[EpisodeSpec],
-    grid: Grid,
-    directory: Path,
-    sink: ResultSink,
-    *,
-    workers: int,
-    address: str | None = None,
-    run_id: str = "",
-) -> tuple[dict[str, str], dict[str, Any]]:
-    """Run ``episodes`` as tasks of ``workers`` Ray actors; Chromium versions and Ray's info."""
-    ray = _import_ray(address)
-    started_here = not ray.is_initialized()
-    if started_here:
-        try:
-            if address is None:
-                ray.init(
-                    num_cpus=workers,
-                    include_dashboard=False,
-                    log_to_driver=False,
-                    _node_ip_address="127.0.0.1",
-                )
-            else:
-                ray.init(address=address, log_to_driver=False)
-        except Exception as exc:  # Ray raises many kinds; each is "could not start/connect"
-            where = f"the Ray cluster at {address}" if address else "a local Ray instance"
-            raise ExperimentError(f"Could not start {where}: {exc}") from None
-    info = {
-        "version": ray.__version__,
-        "address": address or "local",
-        "nodes": len(ray.nodes()),
-        "cluster_resources": {k: v for k, v in ray.cluster_resources().items() if "CPU" in k},
-    }
-    remote = ray.remote(num_cpus=1, max_restarts=0)(EpisodeWorker)
-    queue: asyncio.Queue[EpisodeSpec] = asyncio.Queue()
-    for spec in episodes:
-        queue.put_nowait(spec)
-    versions: dict[str, str] = {}
-    sites, call_timeout, backends = (
-        grid.sites(),
-        grid.experiment.call_timeout,
-        grid.experiment.backends,
-    )
-    actors: list[Any] = []
-
-    async def new_actor(name: str) -> Any:
-        actor = remote.remote(sites, call_timeout, backends, name)
-        actors.append(actor)
-        versions.update(await actor.start.remote())
-        return actor
-
-    async def work(name: str) -> None:
-        actor = await new_actor(name)
-        while True:
-            try:
-                spec = queue.get_nowait()
-            except asyncio.QueueEmpty:
-                return
-            try:
-                result_json, files = await actor.run.remote(spec.model_dump_json(), run_id)
-            except ray.exceptions.RayError as exc:
-                # The actor (and its Chromium) is gone: the episode crashed; start a new one.
-                sink(_crashed(spec, f"the Ray worker failed: {type(exc).__name__}", run_id, name))
-                actor = await new_actor(name)
-                continue
-            _write_files(directory / spec.id, files)
-            sink(EpisodeResult.model_validate_json(result_json))
-
-    try:
-        count = max(1, min(workers, len(episodes)))
-        await asyncio.gather(*(work(f"ray-worker-{n + 1}") for n in range(count)))
-    finally:
-        for actor in actors:
-            with contextlib.suppress(ray.exceptions.RayError):
-                await actor.close.remote()
-            ray.kill(actor)
-        if started_here:
-            ray.shutdown()
-    return versions, info
 
 
 # -- the whole run ----------------------------------------------------------------------------
@@ -445,6 +281,7 @@ async def _run(
                 workers=workers,
                 address=options.ray_address,
                 run_id=run_id,
+                start_timeout=options.ray_start_timeout,
             )
         else:
             versions = await run_local(
@@ -469,10 +306,10 @@ async def _run(
     )
     results = store.results()
     files = write_tables(output, results, grid.experiment.name)
-    picture = plot(output, results, grid.experiment.name)
+    picture = plot(output, results, grid.experiment.name, suites_caption(results))
     if picture is not None:
         files[picture.name] = picture
-    _write_run_info(output, grid, options, store, versions, ray_info, workers)
+    _write_run_info(output, grid, options, store, versions, ray_info, workers, results)
     files[RUN_INFO] = output / RUN_INFO
     if options.report:
         from harness.experiments.report import write_report
@@ -500,6 +337,7 @@ def _write_run_info(
     versions: dict[str, str],
     ray_info: dict[str, Any] | None,
     workers: int,
+    results: list[EpisodeResult],
 ) -> None:
     path = output / RUN_INFO
     previous: dict[str, Any] = {}
@@ -525,6 +363,7 @@ def _write_run_info(
             if options.cassettes is not None
             else previous.get("cassettes")
         ),
+        "served": served_info(results),
         "invocations": store.runs(),
     }
     path.write_text(json.dumps(info, indent=2) + "\n", encoding="utf-8")

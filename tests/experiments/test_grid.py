@@ -7,15 +7,8 @@ from pathlib import Path
 import pytest
 
 from harness.errors import ConfigError
-from harness.experiments.grid import (
-    AnswerCheck,
-    CallCheck,
-    HttpCheck,
-    JsCheck,
-    RequestCheck,
-    load_grid,
-    suite_path,
-)
+from harness.experiments.grid import load_grid, suite_path
+from harness.experiments.tasks import AnswerCheck, CallCheck, HttpCheck, JsCheck, RequestCheck
 
 EXAMPLES = Path(__file__).resolve().parents[2] / "examples" / "experiments"
 
