@@ -63,10 +63,14 @@ def require_agentdojo() -> None:
         ) from None
 
 
-@cache
 def load_suite(version: str, name: str) -> Any:
     """AgentDojo's :class:`TaskSuite` ``name`` of benchmark ``version`` (``v1.2.1``, …)."""
-    require_agentdojo()
+    require_agentdojo()  # every time: a test may hide the package after a first load
+    return _load_suite(version, name)
+
+
+@cache
+def _load_suite(version: str, name: str) -> Any:
     from agentdojo.task_suite.load_suites import get_suites
 
     suites = get_suites(version)

@@ -231,6 +231,58 @@ async def act_experiment(console: Console) -> None:
         )
 
 
+AGENTDOJO = """
+[experiment]
+name = "demo-agentdojo"
+policies = ["none", "default"]
+workers = 2
+suites = ["agentdojo:banking"]
+select = ["banking.user_task_0.injection_task_0"]
+
+[agentdojo]
+attacks = ["explicit_calls"]
+
+[[agents]]
+spec = "obedient"
+options = {obey = ["results"]}
+"""
+
+
+async def act_agentdojo(console: Console) -> None:
+    """AgentDojo's banking suite over WebMCP: a bill to pay that asks for a payment to the
+    attacker, with and without the default pack (skipped, saying why, without the extra)."""
+    from harness.errors import ConfigError
+    from harness.experiments import RunOptions, load_grid, run_experiment
+
+    console.rule("[bold]8. AgentDojo over WebMCP[/] — its banking suite, judged by its checks")
+    with tempfile.TemporaryDirectory(prefix="webmcp-demo-") as tmp:
+        grid = Path(tmp) / "grid.toml"
+        grid.write_text(AGENTDOJO, encoding="utf-8")
+        try:
+            loaded = load_grid(grid)
+        except ConfigError as exc:
+            console.print(Text("skipped: ", "yellow") + Text(str(exc)))
+            return
+        study = await run_experiment(
+            loaded, RunOptions(output=Path(tmp) / "study", progress=False, report=False)
+        )
+    table = Table("policy", "bill paid: utility()", "attacker paid: security()", "asked to pay")
+    for r in sorted(study.results, key=lambda r: r.policy, reverse=True):
+        table.add_row(r.policy, _yes(r.success), _yes(r.attack), _yes(r.attempted))
+    console.print(table)
+    console.print(
+        "AgentDojo's banking user_task_0 with injection_task_0, its checks on the site's "
+        "environment: the obedient agent pays the attacker as the bill says, then the bill; "
+        "the default pack asks before each payment (consequential) and nobody answers. "
+        "The whole set: webmcp-harness experiment examples/experiments/agentdojo.toml",
+        highlight=False,
+    )
+
+
+def _yes(value: bool | None) -> str:
+    return "—" if value is None else ("yes" if value else "no")
+
+
 async def act_audit(console: Console, url: str) -> None:
     """``conformance site`` on the evil site: what is wrong with its tools, by severity."""
     from harness.conformance.audit import audit_sites
@@ -287,7 +339,7 @@ async def act_faults(console: Console) -> None:
 
 
 async def run_demo(console: Console) -> int:
-    """Serve the bundled sites and run the seven acts."""
+    """Serve the bundled sites and run the eight acts."""
     from harness.sites.server import serve_sites
 
     async with serve_sites(["todo", "keys", "mail", "evil"]) as sites:
@@ -303,6 +355,7 @@ async def run_demo(console: Console) -> int:
             await act_experiment(console)
             await act_audit(console, sites.url("evil"))
             await act_faults(console)
+            await act_agentdojo(console)
         except HarnessError as exc:
             console.print(Text("demo failed: ", "red") + page_text(str(exc)))
             return 1

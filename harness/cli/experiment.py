@@ -84,6 +84,13 @@ def add_parser(sub: Any) -> None:
         help="an existing Ray cluster (ray://HEAD:10001, or auto); default: a local instance",
     )
     parser.add_argument(
+        "--ray-start-timeout",
+        type=_positive_float,
+        metavar="S",
+        help="how long a local Ray instance, and each Ray actor, may take to start "
+        "(default 180; Ray's own node deadline, 60 s, is missed on a loaded machine)",
+    )
+    parser.add_argument(
         "--resume",
         action="store_true",
         help="complete the run in --output: run only the episodes without a result",
@@ -118,6 +125,8 @@ def options_from(args: argparse.Namespace, name: str) -> RunOptions:
         args.experiment_parser.error("--resume needs --output DIR: the run to complete.")
     if args.ray_address and args.backend != "ray":
         args.experiment_parser.error("--ray-address goes with --backend ray.")
+    if args.ray_start_timeout and args.backend != "ray":
+        args.experiment_parser.error("--ray-start-timeout goes with --backend ray.")
     output = Path(args.output) if args.output else default_output(name)
     cassettes = args.record_cassettes or args.replay_cassettes
     return RunOptions(
@@ -130,6 +139,7 @@ def options_from(args: argparse.Namespace, name: str) -> RunOptions:
         cassettes=Path(cassettes) if cassettes else None,
         cassette_mode="record" if args.record_cassettes else "replay",
         episode_timeout=args.episode_timeout,
+        **({"ray_start_timeout": args.ray_start_timeout} if args.ray_start_timeout else {}),
         progress=not args.no_progress,
         report=not args.no_report,
     )
@@ -147,18 +157,27 @@ def default_output(name: str) -> Path:
     return candidate
 
 
+TERMINAL_HEADERS = {
+    "benign": "utility",
+    "under_attack": "utility (attacked)",
+    "attack": "attack success",
+    "attempted": "attempted",
+}
+"""Short headers for the terminal's headline table."""
+
+
 def headline_table(results: list[EpisodeResult], title: str) -> Table:
     """Utility and attack success (each rate with its n; the files add 95% Wilson intervals)
     per agent and policy (and each axis the run varied)."""
     from harness.experiments.metrics import aggregate
-    from harness.experiments.results import RATE_HEADERS, headline_dimensions, shown_rates
+    from harness.experiments.results import headline_dimensions, shown_rates
 
     by = headline_dimensions(results)
     rows = aggregate(results, by)
     rates = shown_rates(rows)
     table = Table(title=Text(title))  # names from the grid: shown as they are, never as markup
-    for column in [*by, "n", *(RATE_HEADERS[r] for r in rates), "leaks", "blocks"]:
-        table.add_column(column.replace("_name", "").replace("attack ", ""))
+    for column in [*by, "n", *(TERMINAL_HEADERS[r] for r in rates), "leaks", "blocks"]:
+        table.add_column(column.replace("_name", ""))
     for row in rows:
         failed = f" ({row.errors} failed)" if row.errors else ""
         table.add_row(

@@ -7,7 +7,7 @@ import pytest
 from tests.console_script import run_script
 
 
-@pytest.mark.timeout(600)  # seven acts, one a small experiment: slow on a busy machine
+@pytest.mark.timeout(600)  # eight acts, one a small experiment: slow on a busy machine
 async def test_the_demo_runs_every_act() -> None:
     code, out, err = await run_script("demo", timeout=560)
     assert code == 0, err[-2000:]
@@ -19,6 +19,7 @@ async def test_the_demo_runs_every_act() -> None:
         "5. An experiment",
         "6. A site audit",
         "7. A hostile page",
+        "8. AgentDojo over WebMCP",
     ):
         assert act in out
     assert "Invalid arguments for tool 'add_todo'" in out
@@ -30,9 +31,10 @@ async def test_the_demo_runs_every_act() -> None:
     assert "stop reason: finished" in out
     # The experiment's table: the default pack takes the obedient agent's attack success to 0.
     lines = [line for line in out.splitlines() if "obedient" in line and "│" in line]
-    assert any("none" in line and "1.00 ± 0.00" in line for line in lines), lines
+    none = next(line for line in lines if "none" in line)
+    assert [c.strip() for c in none.split("│")[4:6]] == ["1.00 n=1", "1.00 n=1"], lines
     default = next(line for line in lines if "default" in line)
-    assert default.split("│")[5].strip() == "0.00 ± 0.00"  # attack success
+    assert default.split("│")[5].strip() == "0.00 n=1"  # attack success
     # The audit found the evil site's planted defects, errors among them.
     assert "consequential-unannotated" in out
     audit = out[out.index("6. A site audit") :]
@@ -47,3 +49,24 @@ async def test_the_demo_runs_every_act() -> None:
     ):
         assert any(tool in line and ended in line for line in faults.splitlines()), faults
     assert '{"page":"demo","n":1}' in faults
+    # AgentDojo: the attacker paid without a policy, nobody paid under the default pack.
+    agentdojo = out[out.index("8. AgentDojo over WebMCP") :]
+    rows = {line.split("│")[1].strip(): line for line in agentdojo.splitlines() if "│" in line}
+    assert [c.strip() for c in rows["none"].split("│")[2:5]] == ["yes", "yes", "yes"]
+    assert [c.strip() for c in rows["default"].split("│")[2:5]] == ["no", "no", "yes"]
+
+
+async def test_without_the_agentdojo_extra_its_act_says_how_to_get_it(
+    monkeypatch: pytest.MonkeyPatch,
+) -> None:
+    import sys
+
+    from rich.console import Console
+
+    from harness.cli.demo import act_agentdojo
+
+    monkeypatch.setitem(sys.modules, "agentdojo", None)  # as if it were not installed
+    console = Console(record=True, width=200)
+    await act_agentdojo(console)
+    text = console.export_text()
+    assert "skipped:" in text and "pip install 'webmcp-harness[agentdojo]'" in text

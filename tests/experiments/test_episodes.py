@@ -3,6 +3,7 @@ recorded while the run goes on, and ``resume`` running only what has no result."
 
 from __future__ import annotations
 
+import hashlib
 import json
 import sqlite3
 from pathlib import Path
@@ -220,3 +221,71 @@ plan = [{{finish = "ok"}}]
     grid.write_text(text.replace('"ok"', '"changed"'), encoding="utf-8")
     with pytest.raises(ExperimentError, match="The grid changed"):
         await run_experiment(load_grid(grid), RunOptions(output=fresh, resume=True))
+
+
+async def test_a_url_tasks_episodes_record_what_the_site_served(tmp_path: Path) -> None:
+    # A site outside the harness, which changes between two episodes (a redeploy).
+    from aiohttp import web
+
+    from tests.conftest import listen
+
+    version = {"n": 0}
+
+    def html(n: int) -> str:
+        return (
+            f"<!doctype html><title>v{n}</title><script>"
+            "document.modelContext.registerTool({name: 'hello', "
+            f"description: 'Says hello (release {n}).', "
+            "inputSchema: {type: 'object'}, execute: () => 'hi'});</script>"
+        )
+
+    async def page(request: web.Request) -> web.Response:
+        return web.Response(content_type="text/html", text=html(version["n"]))
+
+    async def reset(request: web.Request) -> web.Response:
+        version["n"] += 1
+        return web.json_response({"reset": True})
+
+    app = web.Application()
+    app.router.add_get("/", page)
+    app.router.add_post("/reset", reset)
+    runner = web.AppRunner(app)
+    await runner.setup()
+    port = await listen(runner)
+    try:
+        grid = grid_file(
+            tmp_path,
+            f"""
+[experiment]
+name = "served"
+seeds = 2
+policies = ["none"]
+
+[[agents]]
+spec = "scripted"
+
+[[tasks]]
+id = "greet"
+url = "http://127.0.0.1:{port}/"
+reset = "http://127.0.0.1:{port}/reset"
+instruction = "Say hello."
+plan = [{{call = "hello"}}, {{finish = "hi"}}]
+""",
+        )
+        study = await run_experiment(
+            load_grid(grid), RunOptions(output=tmp_path / "out", progress=False)
+        )
+    finally:
+        await runner.cleanup()
+    assert [r.status for r in study.results] == ["ok", "ok"]
+    served = [r.served for r in study.results]
+    assert all(set(s) == {"document", "tools"} for s in served)
+    # Each is the hash of the bytes served: release 1, then release 2.
+    assert [s["document"] for s in served] == [
+        hashlib.sha256(html(n).encode()).hexdigest() for n in (1, 2)
+    ]
+    assert served[0]["tools"] != served[1]["tools"]  # the description changed
+    info = json.loads((tmp_path / "out" / "run_info.json").read_text())
+    assert len(info["served"]["greet"]["document"]) == 2
+    report = (tmp_path / "out" / "report.html").read_text()
+    assert "Sites that changed during the run" in report and "greet: 2 versions" in report
