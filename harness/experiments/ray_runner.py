@@ -125,6 +125,7 @@ def _start_ray(ray: Any, workers: int, address: str | None, deadline: float) -> 
     for attempt in range(1, RAY_START_ATTEMPTS + 1):
         try:
             ray.init(
+                address="local",  # a new instance: never a cluster another run left recorded
                 num_cpus=workers,
                 include_dashboard=False,
                 log_to_driver=False,

@@ -68,6 +68,17 @@ def workers_seen(database: Path) -> set[str]:
     return set()
 
 
+def forget_recorded_address(address: str) -> None:
+    """Ray records a test cluster's address machine-wide (``ray.init()`` without an address
+    would join it): forget it, so no other run on this machine joins this one."""
+    import ray._private.utils as ray_utils
+
+    recorded = Path(ray_utils.get_ray_address_file(None))
+    with contextlib.suppress(OSError):
+        if recorded.read_text().strip() == address:
+            recorded.unlink()
+
+
 @pytest.fixture
 def cluster() -> Iterator[Any]:
     # Before Ray is imported: its servers then listen on loopback only.
@@ -83,6 +94,7 @@ def cluster() -> Iterator[Any]:
     made.add_node(**node)
     made.wait_for_nodes()
     assert made.address.startswith("127.0.0.1:")
+    forget_recorded_address(made.address)
     try:
         yield made
     finally:
@@ -149,6 +161,7 @@ def test_a_local_ray_that_does_not_start_is_retried_then_explained(
         ray_runner._start_ray(SlowRay, 2, None, deadline=600)
     assert len(attempts) == ray_runner.RAY_START_ATTEMPTS
     assert all(a["_node_ip_address"] == "127.0.0.1" for a in attempts)  # loopback only
+    assert all(a["address"] == "local" for a in attempts)  # a new instance, never one found
     message = str(caught.value)
     assert "timed out during startup" in message
     assert "--ray-start-timeout" in message and "--ray-address auto" in message

@@ -6,6 +6,7 @@ from __future__ import annotations
 
 import asyncio
 import contextlib
+import json
 import os
 import signal
 import sqlite3
@@ -190,8 +191,22 @@ async def test_the_study_report_opens_in_chromium_with_its_tables_plot_and_timel
             headline = page.locator("table.results").first
             assert await headline.locator("tr").count() == 5  # header + 2 agents × 2 policies
             row = headline.locator("tr", has_text="obedient").filter(has_text="none")
-            assert "1.00 ± 0.00" in await row.inner_text()
+            # Each rate with its own n and its 95% Wilson interval, and the page says so.
+            assert "1.00 [0.21, 1.00] n=1" in await row.inner_text()
+            assert "Wilson" in await page.locator("#intervals").inner_text()
             assert await page.locator("#plot").evaluate("img => img.naturalWidth") > 0
+            # The run information: versions, the commit, Chromium and its flags.
+            run_info = await page.locator("#run-info").inner_text()
+            assert "playwright" in run_info and "--no-first-run" in run_info
+            assert uninterrupted.results[0].run_id.split("-")[0] == "run"
+            chromium = next(
+                iter(
+                    json.loads((uninterrupted.output / "run_info.json").read_text())["chromium"][
+                        "versions"
+                    ].values()
+                )
+            )
+            assert chromium in run_info
             assert await page.locator("#episodes tr").count() == EPISODES + 1
             await page.screenshot(path=tmp_path / "report.png", full_page=True)
             episode = "mail-injection.obedient.none.polyfill.cancel.s0"
