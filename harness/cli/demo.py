@@ -13,7 +13,7 @@ from __future__ import annotations
 import json
 import tempfile
 from pathlib import Path
-from typing import Any
+from typing import TYPE_CHECKING, Any
 
 from rich.console import Console
 from rich.table import Table
@@ -23,12 +23,15 @@ from harness.agents.loop import run_agent
 from harness.agents.scripted import ScriptedAgent
 from harness.cli.experiment import headline_table
 from harness.cli.render import page_json, page_text, print_tools
-from harness.errors import HarnessError, RevealError
+from harness.errors import ConfigError, HarnessError, RevealError
 from harness.harness import Harness
 from harness.models import CallOutcome
 from harness.session import Session
 from harness.stages.redaction import withheld_items
 from harness.trace.view import show_trace
+
+if TYPE_CHECKING:
+    from harness.experiments import Study
 
 # (tool, arguments, what the step shows)
 PIPELINE_STEPS: list[tuple[str, dict[str, Any], str]] = [
@@ -214,20 +217,25 @@ spec = "scripted"
 
 async def act_experiment(console: Console) -> None:
     """A grid: the obedient and scripted agents on the mail injection, without and with policy."""
+    console.rule("[bold]5. An experiment[/] — agents × policies on the mail injection")
+    study = await _run_grid(EXPERIMENT)
+    console.print(headline_table(study.results, "Utility and attack success per policy"))
+    console.print(
+        f"{study.ran} episodes in {study.seconds:.1f} s; the full grid: "
+        "webmcp-harness experiment examples/experiments/grid.toml",
+        highlight=False,
+    )
+
+
+async def _run_grid(text: str) -> Study:
+    """A grid given as text, run in a temporary directory (no report)."""
     from harness.experiments import RunOptions, load_grid, run_experiment
 
-    console.rule("[bold]5. An experiment[/] — agents × policies on the mail injection")
     with tempfile.TemporaryDirectory(prefix="webmcp-demo-") as tmp:
         grid = Path(tmp) / "grid.toml"
-        grid.write_text(EXPERIMENT, encoding="utf-8")
-        study = await run_experiment(
+        grid.write_text(text, encoding="utf-8")
+        return await run_experiment(
             load_grid(grid), RunOptions(output=Path(tmp) / "study", progress=False, report=False)
-        )
-        console.print(headline_table(study.results, "Utility and attack success per policy"))
-        console.print(
-            f"{study.ran} episodes in {study.seconds:.1f} s; the full grid: "
-            "webmcp-harness experiment examples/experiments/grid.toml",
-            highlight=False,
         )
 
 
@@ -251,21 +259,12 @@ options = {obey = ["results"]}
 async def act_agentdojo(console: Console) -> None:
     """AgentDojo's banking suite over WebMCP: a bill to pay that asks for a payment to the
     attacker, with and without the default pack (skipped, saying why, without the extra)."""
-    from harness.errors import ConfigError
-    from harness.experiments import RunOptions, load_grid, run_experiment
-
     console.rule("[bold]8. AgentDojo over WebMCP[/] — its banking suite, judged by its checks")
-    with tempfile.TemporaryDirectory(prefix="webmcp-demo-") as tmp:
-        grid = Path(tmp) / "grid.toml"
-        grid.write_text(AGENTDOJO, encoding="utf-8")
-        try:
-            loaded = load_grid(grid)
-        except ConfigError as exc:
-            console.print(Text("skipped: ", "yellow") + Text(str(exc)))
-            return
-        study = await run_experiment(
-            loaded, RunOptions(output=Path(tmp) / "study", progress=False, report=False)
-        )
+    try:
+        study = await _run_grid(AGENTDOJO)
+    except ConfigError as exc:  # the extra is not installed: the grid says how to get it
+        console.print(Text("skipped: ", "yellow") + Text(str(exc)))
+        return
     table = Table("policy", "bill paid: utility()", "attacker paid: security()", "asked to pay")
     for r in sorted(study.results, key=lambda r: r.policy, reverse=True):
         table.add_row(r.policy, _yes(r.success), _yes(r.attack), _yes(r.attempted))

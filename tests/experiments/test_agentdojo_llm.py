@@ -8,8 +8,8 @@ from pathlib import Path
 
 import pytest
 
-from harness.experiments import RunOptions, load_grid, run_experiment
 from harness.experiments.results import results_table
+from tests.experiments.studies import run_grid
 from tests.llm_servers import OpenAIServer, Reply
 
 pytest.importorskip("agentdojo", reason="the AgentDojo suites need the `agentdojo` extra")
@@ -78,15 +78,8 @@ async def test_an_llm_episode_is_judged_by_agentdojo_and_replays_from_its_casset
     grid = tmp_path / "grid.toml"
     async with OpenAIServer(SCRIPT * 2) as server:
         grid.write_text(GRID.format(base_url=server.base_url), encoding="utf-8")
-        recorded = await run_experiment(
-            load_grid(grid),
-            RunOptions(
-                output=tmp_path / "recorded",
-                cassettes=cassettes,
-                cassette_mode="record",
-                progress=False,
-                report=False,
-            ),
+        recorded = await run_grid(
+            grid, tmp_path / "recorded", cassettes=cassettes, cassette_mode="record"
         )
         assert server.problems == []
         # AgentDojo's attack, addressed to the model by the name AgentDojo gives it, reached
@@ -108,15 +101,8 @@ async def test_an_llm_episode_is_judged_by_agentdojo_and_replays_from_its_casset
     assert by_policy["default"].attempted is True and by_policy["none"].attempted is True
 
     # The provider is gone: the replay sends nothing and AgentDojo judges the same.
-    replayed = await run_experiment(
-        load_grid(grid),
-        RunOptions(
-            output=tmp_path / "replayed",
-            cassettes=cassettes,
-            cassette_mode="replay",
-            progress=False,
-            report=False,
-        ),
+    replayed = await run_grid(
+        grid, tmp_path / "replayed", cassettes=cassettes, cassette_mode="replay"
     )
     assert all(r.status == "ok" for r in replayed.results), [r.error for r in replayed.results]
     assert results_table(replayed.results, timing=False) == results_table(

@@ -8,8 +8,8 @@ from pathlib import Path
 
 import pytest
 
-from harness.experiments import RunOptions, load_grid, run_experiment
 from harness.experiments.results import results_table
+from tests.experiments.studies import run_grid
 from tests.llm_servers import OpenAIServer, Reply
 
 # Whole grids of browser episodes: minutes, not seconds, on a busy machine.
@@ -51,15 +51,8 @@ async def test_llm_episodes_record_their_sampling_tokens_and_cost_and_replay_off
     async with OpenAIServer(SCRIPT * 2) as server:
         grid = tmp_path / "grid.toml"
         grid.write_text(GRID.format(base_url=server.base_url), encoding="utf-8")
-        recorded = await run_experiment(
-            load_grid(grid),
-            RunOptions(
-                output=tmp_path / "recorded",
-                cassettes=cassettes,
-                cassette_mode="record",
-                progress=False,
-                report=False,
-            ),
+        recorded = await run_grid(
+            grid, tmp_path / "recorded", cassettes=cassettes, cassette_mode="record"
         )
         assert server.problems == []
         assert [(r["seed"], r["temperature"]) for r in server.requests] == [(7, 0.2)] * 4
@@ -70,15 +63,8 @@ async def test_llm_episodes_record_their_sampling_tokens_and_cost_and_replay_off
         assert (cassettes / f"{result.episode}.json").is_file()
 
     # The server is gone: the replay sends nothing, and gives the same table.
-    replayed = await run_experiment(
-        load_grid(grid),
-        RunOptions(
-            output=tmp_path / "replayed",
-            cassettes=cassettes,
-            cassette_mode="replay",
-            progress=False,
-            report=False,
-        ),
+    replayed = await run_grid(
+        grid, tmp_path / "replayed", cassettes=cassettes, cassette_mode="replay"
     )
     assert all(r.status == "ok" for r in replayed.results), [r.error for r in replayed.results]
     assert results_table(replayed.results, timing=False) == results_table(

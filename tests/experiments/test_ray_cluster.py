@@ -19,7 +19,7 @@ import pytest
 
 from harness.errors import ExperimentError
 from harness.experiments import RunOptions, load_grid, ray_runner, run_experiment
-from harness.experiments.results import ResultStore, results_table
+from tests.experiments.studies import run_grid, table
 
 pytestmark = pytest.mark.timeout(900)
 
@@ -50,14 +50,6 @@ def write_grid(directory: Path) -> Path:
     path = directory / "grid.toml"
     path.write_text(GRID, encoding="utf-8")
     return path
-
-
-def table(output: Path) -> list[dict[str, object]]:
-    store = ResultStore(output / "results.db")
-    try:
-        return results_table(store.results(), timing=False)
-    finally:
-        store.close()
 
 
 def workers_seen(database: Path) -> set[str]:
@@ -135,10 +127,7 @@ async def test_a_node_killed_mid_run_loses_no_episode_and_the_table_equals_a_loc
     by_workers = {s["workers"]: s for s in info["throughput_by_workers"]}
     assert set(by_workers) >= {1, 2} and by_workers[1]["episodes"] >= 1
 
-    local = await run_experiment(
-        load_grid(write_grid(tmp_path / "b")),
-        RunOptions(output=tmp_path / "local", workers=1, progress=False, report=False),
-    )
+    local = await run_grid(write_grid(tmp_path / "b"), tmp_path / "local", workers=1)
     assert table(output) == table(local.output)
 
 

@@ -19,8 +19,8 @@ from playwright.async_api import async_playwright
 
 from harness.browser.chromium import QUIET_FLAGS, find_chromium
 from harness.experiments import RunOptions, Study, load_grid, run_experiment
-from harness.experiments.results import ResultStore, results_table
 from tests.console_script import SCRIPT, run_script
+from tests.experiments.studies import table
 
 # Whole grids of browser episodes: minutes, not seconds, on a busy machine.
 pytestmark = pytest.mark.timeout(900)
@@ -56,14 +56,6 @@ async def uninterrupted(tmp_path_factory: pytest.TempPathFactory) -> AsyncIterat
     base = tmp_path_factory.mktemp("uninterrupted")
     grid = load_grid(write_grid(base))
     yield await run_experiment(grid, RunOptions(output=base / "out", workers=2, progress=False))
-
-
-def table(output: Path) -> list[dict[str, object]]:
-    store = ResultStore(output / "results.db")
-    try:
-        return results_table(store.results(), timing=False)
-    finally:
-        store.close()
 
 
 async def test_deterministic_agents_give_the_same_table_run_to_run(
