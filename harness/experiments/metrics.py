@@ -51,10 +51,13 @@ GROUP = (
     "elicitation",
     "attack_name",
     "annotations",
+    "suite",
+    "suite_version",
 )
-"""The coordinates a results row is for (every row of ``results.csv``)."""
+"""The coordinates a results row is for (every row of ``results.csv``): a task belongs to
+one suite, so the suite's name and version only say where the row comes from."""
 
-CASE = (*GROUP, "suite")
+CASE = GROUP
 """What makes a case: every coordinate of an episode but its seed."""
 
 Z_95 = 1.959963984540054
