@@ -70,7 +70,7 @@ def attack_names() -> list[str]:
     return [EXPLICIT_CALLS, *sorted(ATTACKS)]
 
 
-def check_attacks(names: list[str], suite: Any) -> None:
+def check_attacks(names: list[str]) -> None:
     """A :class:`ConfigError` for an attack neither AgentDojo nor this project has."""
     known = attack_names()
     for name in names:

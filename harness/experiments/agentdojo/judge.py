@@ -43,15 +43,11 @@ def _model(spec: EpisodeSpec) -> str:
 
 def start_episode(site: Any, spec: EpisodeSpec) -> Started:
     """Set ``site`` up for ``spec``'s AgentDojo case; the plan and the injection channel."""
-    from harness.sites.agentdojo_app import EpisodeSetup
+    from harness.sites.agentdojo_app import EpisodeSetup, load_suite
 
     case = spec.task.agentdojo
     assert case is not None
-    suite = site.suite if site.setup.version == case.version else None
-    if suite is None:
-        from harness.sites.agentdojo_app import load_suite
-
-        suite = load_suite(case.version, case.suite)
+    suite = load_suite(case.version, case.suite)
     made: dict[str, str] = {}
     if case.user_task is not None and case.injection_task is not None:
         made = injections(

@@ -118,7 +118,7 @@ def tasks_of(names: list[str], settings: AgentDojoSettings, source: str) -> list
     tasks: list[TaskSpec] = []
     for name in names:
         suite: Any = load(settings.version, name)
-        check_attacks(settings.attacks, suite)
+        check_attacks(settings.attacks)
         user_tasks = sorted(suite.user_tasks.items(), key=lambda i: _number(i[0]))
         injection_tasks = sorted(suite.injection_tasks.items(), key=lambda i: _number(i[0]))
         for kind in settings.cases:
