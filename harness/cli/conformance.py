@@ -12,6 +12,7 @@ from __future__ import annotations
 import argparse
 import asyncio
 import contextlib
+import time
 from collections.abc import AsyncIterator, Callable, Sequence
 from datetime import UTC, datetime
 from pathlib import Path
@@ -24,6 +25,7 @@ from rich.progress import BarColumn, MofNCompleteColumn, Progress, TextColumn, T
 from harness.cli.options import UsageError, add_settle_options, settle_option
 from harness.conformance.baseline import Baseline, Comparison, Diff, diff
 from harness.conformance.escaping import clip, one_line
+from harness.conformance.flakes import RunAgain, rerun_failures
 from harness.conformance.reports import View, build_view, write_reports
 from harness.conformance.results import Report, load_reports
 from harness.elicitation.terminal import plain
@@ -37,7 +39,7 @@ from harness.errors import (
 from harness.models import BackendName
 
 if TYPE_CHECKING:
-    from harness.conformance.audit import SiteTarget
+    from harness.conformance.audit import AuditOptions, SiteTarget
 
 EXIT_OK, EXIT_UNEXPECTED, EXIT_USAGE, EXIT_CANNOT_RUN = 0, 1, 2, 3
 DEFAULT_OUTPUT = "conformance-reports"
@@ -210,6 +212,8 @@ async def _run(args: argparse.Namespace, out: Console, err: Console) -> int:
     previous = load_reports(args.diff) if args.diff else None
     if args.suite == "wpt" and args.timeout is not None and args.timeout <= 0:
         raise ConfigError("--timeout must be a positive number of seconds.")
+    if args.rerun_failures < 0:
+        raise ConfigError("--rerun-failures must be 0 (no reruns) or a positive number.")
     output = Path(args.output) if args.output else _default_output(args.suite)
     fail_on = getattr(args, "fail_on", None)
     extra: dict[str, Any] = {}
@@ -223,6 +227,8 @@ async def _run(args: argparse.Namespace, out: Console, err: Console) -> int:
         else:
             reports = await _run_wpt(args, advance)
             title = "webmcp-harness conformance: web-platform-tests webmcp/"
+    if args.rerun_failures:
+        await rerun_failures(reports, baseline, args.rerun_failures, _run_again(args))
     if args.update_baseline and baseline_path is not None:
         updated = baseline.updated(reports)
         changes = baseline.compare(reports)
@@ -344,16 +350,10 @@ async def _site_targets(urls: Sequence[str], name: str | None) -> AsyncIterator[
 async def _run_site(
     args: argparse.Namespace, ticker: Callable[[], _Ticker]
 ) -> tuple[list[Report], dict[str, Any]]:
-    import time
-
-    from harness.conformance.audit import AuditOptions, audit_report, audit_sites, findings_json
+    from harness.conformance.audit import audit_report, audit_sites, findings_json
 
     started = int(time.time() * 1000)
-    options = AuditOptions(
-        allow_writes=args.allow_writes,
-        wait_for_tools=tuple(args.wait_for_tool),
-        expect_tools=tuple(args.expect_tool),
-    )
+    options = _audit_options(args)
     settle = settle_option(args)
     async with _site_targets(args.urls, args.name) as targets:
         tick = ticker()
@@ -363,6 +363,16 @@ async def _run_site(
         )
     report = audit_report(info, audits, args.fail_on, started)
     return [report], {"findings.json": findings_json(audits)}
+
+
+def _audit_options(args: argparse.Namespace) -> AuditOptions:
+    from harness.conformance.audit import AuditOptions
+
+    return AuditOptions(
+        allow_writes=args.allow_writes,
+        wait_for_tools=tuple(args.wait_for_tool),
+        expect_tools=tuple(args.expect_tool),
+    )
 
 
 async def _run_wpt(args: argparse.Namespace, ticker: Callable[[], _Ticker]) -> list[Report]:
@@ -386,6 +396,50 @@ async def _run_wpt(args: argparse.Namespace, ticker: Callable[[], _Ticker]) -> l
             )
         )
     return reports
+
+
+def _run_again(args: argparse.Namespace) -> RunAgain:
+    """How ``--rerun-failures`` runs some of the suite's tests again, on one backend."""
+
+    async def ua(backend: str, tests: list[str]) -> Report:
+        from harness.conformance.ua.server import FixtureServer
+        from harness.conformance.ua.suite import all_files, run_suite
+
+        files = all_files()
+        async with FixtureServer(files) as fixtures:
+            chosen = [f for f in files if f.path in tests]
+            return await run_suite(_backend(backend), chosen, fixtures, keep_traces="off")
+
+    async def site(backend: str, tests: list[str]) -> Report:
+        from harness.conformance.audit import audit_report, audit_sites
+
+        started = int(time.time() * 1000)
+        async with _site_targets(args.urls, args.name) as targets:
+            info, audits = await audit_sites(
+                [t for t in targets if t.test in tests],
+                backend=_backend(backend),
+                options=_audit_options(args),
+                settle=settle_option(args),
+            )
+        return audit_report(info, audits, args.fail_on, started)
+
+    async def wpt(backend: str, tests: list[str]) -> Report:
+        from harness.conformance.wpt import run_wpt
+
+        again = await run_wpt(
+            Path(args.wpt_root), _backend(backend), include=tests, timeout=args.timeout
+        )
+        again.results = [r for r in again.results if r.test in tests]
+        return again
+
+    return {"ua": ua, "site": site, "wpt": wpt}[args.suite]
+
+
+def _backend(name: str) -> BackendName:
+    for backend in ("native", "polyfill"):
+        if name == backend:
+            return backend
+    raise ConfigError(f"cannot rerun tests of the backend {name!r}.")
 
 
 def _print_update(out: Console, path: Path, changes: Comparison) -> None:

@@ -442,13 +442,13 @@ def markdown(view: View, limit: int = 40) -> str:
     if view.unexpected_rows:
         lines += ["", "### Unexpected results", ""]
         for item in view.unexpected_rows[:limit]:
-            lines.append(f"- {_md_where(item)}: **{item.status}** (expected {item.expected})")
+            message = one_line(item.message)
+            lines.append(
+                f"- {_md_where(item)}: **{item.status}** (expected {item.expected})"
+                + (f" — {md_text(message, 160)}" if message else "")
+            )
         if len(view.unexpected_rows) > limit:
             lines.append(f"- … and {len(view.unexpected_rows) - limit} more (see report.html)")
-    known_flaky = [row for row in view.flaky_rows if not row.unexpected]
-    if known_flaky:
-        lines += ["", "### Flaky (known intermittent)", ""]
-        lines += [f"- {_md_where(item)}: **FLAKY**" for item in known_flaky[:limit]]
     if view.diff is not None:
         lines += ["", "### Since the previous run", ""]
         if not view.diff:
@@ -467,9 +467,7 @@ def markdown(view: View, limit: int = 40) -> str:
 
 def _md_where(item: Row) -> str:
     where = f"{clip(item.test, 60)} › {clip(item.subtest, 60)}" if item.subtest else item.test
-    text = f"[{md_text(item.backend)}] {md_text(where, 160)}"
-    message = one_line(item.message)
-    return text if not message else f"{text} — {md_text(message, 160)}"
+    return f"[{md_text(item.backend)}] {md_text(where, 160)}"
 
 
 def _md_cell(cell: Cell | None) -> str:

@@ -88,9 +88,7 @@ async def test_the_evil_site_fails_the_run_and_the_baseline_decides_what_is_expe
         "conformance", "site", "bundled:evil", "--output", str(first), "--no-progress", timeout=300
     )
     assert code == 1, err
-    assert (
-        "unexpected: [polyfill] /evil/ › consequential-unannotated · transfer_funds" in out
-    )
+    assert "unexpected: [polyfill] /evil/ › consequential-unannotated · transfer_funds" in out
     findings = json.loads((first / "findings.json").read_text(encoding="utf-8"))
     codes = {(f["code"], f["tool"]) for f in findings["sites"][0]["findings"]}
     assert {(d["code"], d["tool"]) for d in planted()} <= codes

@@ -89,9 +89,7 @@ async def test_a_page_that_never_yields_times_the_reads_out(
             await session.page.evaluate("wedge()")
             with pytest.raises(PageReadTimeout):
                 await isolated.evaluate(world, "() => document.forms.length")
-        scan = await asyncio.wait_for(
-            scan_page(session, url, AuditOptions(read_timeout=1.0)), 30
-        )
+        scan = await asyncio.wait_for(scan_page(session, url, AuditOptions(read_timeout=1.0)), 30)
         assert scan.unread
         assert ("page-unreadable", None) in {(f.code, f.tool) for f in lint(scan)}
 
@@ -105,7 +103,12 @@ def test_site_test_ids_keep_the_path_and_drop_host_and_port() -> None:
             ("http://localhost:9001/", "site"),
         ]
     )
-    assert [t.test for t in targets] == ["/shop/", "/shop/cart?step=2", "/shop/other.html", "/site/"]
+    assert [t.test for t in targets] == [
+        "/shop/",
+        "/shop/cart?step=2",
+        "/shop/other.html",
+        "/site/",
+    ]
     moved = site_targets([("http://10.0.0.7:41234/app/", "shop")])
     assert moved[0].test == "/shop/"
     with pytest.raises(ConfigError, match="both become the test"):

@@ -46,7 +46,11 @@ KNOWN_BROWSERS = frozenset(
         "wpewebkit",
     }
 )
-NORMALISED = {"edge_webdriver": "edge", "edgechromium": "edge", "webkitgtk_minibrowser": "webkitgtk"}
+NORMALISED = {
+    "edge_webdriver": "edge",
+    "edgechromium": "edge",
+    "webkitgtk_minibrowser": "webkitgtk",
+}
 REQUIRED_METADATA = ("product", "browser_version", "os", "revision")
 REVISION = re.compile(r"^[0-9a-f]{40}$")
 

@@ -1,0 +1,297 @@
+"""Every report the project writes, read by the readers CI systems use.
+
+One run of each suite, through the command a CI job runs: ``ua`` on both backends against a
+baseline that lists one backend only; ``site`` on a page whose names and descriptions hold
+control characters, a carriage return that would start a Markdown heading, bidi controls,
+non-Latin text and a very long name; ``wpt`` on a WPT-shaped tree whose subtest names and
+messages hold the same. Each ``junit.xml`` is fed to junitparser, xunitparser and junit2html
+(from PyPI), checked against the rules of the Jenkins/Ant schema ``junit-10.xsd`` (no package
+ships it: its rules are written out below) and GitLab's (unique test names, size caps); each
+``wptreport`` to a reader that applies wpt.fyi's results processor's checks (``wptfyi.py``).
+"""
+
+from __future__ import annotations
+
+import json
+import re
+import xml.etree.ElementTree as ET
+from collections.abc import AsyncIterator
+from pathlib import Path
+
+import junitparser
+import pytest
+import xunitparser
+from junit2htmlreport.parser import Junit
+
+from tests.conformance import wptfyi
+from tests.conformance.test_wpt import TESTHARNESS_JS
+from tests.conftest import PageServer
+from tests.console_script import run_script
+
+KINDS = ["ua", "site", "wpt"]
+UA_FILE = "/webmcp/imperative/frames.html"
+UA_BASELINE = f"""
+polyfill:
+  {UA_FILE}:
+    subtests:
+      "a same-origin iframe's tools are in the catalog": {{status: FAIL, reason: "pretend"}}
+"""
+WPT_TEST = """<!doctype html>
+<meta charset="utf-8">
+<title>names no report format can take as they are</title>
+<script src="/resources/testharness.js"></script>
+<script src="/resources/testharnessreport.js"></script>
+<script>
+test(() => {}, "bell \\u0007 and nul-ish \\u0001 — 名前 ✓ \\u202emoc.live\\u202c");
+test(() => { throw new Error("ESC \\u001b[2J clears\\r# Injected [click](https://evil.test/)"); },
+     "form\\r# Injected heading [click](https://evil.test/)");
+test(() => {}, "x".repeat(300));
+test(() => { throw new Error("lone \\ud800 surrogate"); }, "lone \\ud800 surrogate");
+</script>
+"""
+
+# -- junit-10.xsd (Jenkins' xUnit plugin), its rules written out -------------------------------
+ELEMENTS: dict[str, tuple[set[str], set[str], set[str]]] = {
+    # element: (required attributes, optional attributes, allowed child elements)
+    "testsuites": (set(), {"name", "time", "tests", "failures", "errors"}, {"testsuite"}),
+    "testsuite": (
+        {"name", "tests", "failures", "errors"},
+        {
+            "group",
+            "time",
+            "skipped",
+            "timestamp",
+            "hostname",
+            "id",
+            "package",
+            "file",
+            "log",
+            "url",
+        },
+        {"testsuite", "properties", "testcase", "system-out", "system-err"},
+    ),
+    "properties": (set(), set(), {"property"}),
+    "property": ({"name", "value"}, set(), set()),
+    "testcase": (
+        {"name"},
+        {"time", "classname", "group"},
+        {
+            "skipped",
+            "error",
+            "failure",
+            "rerunFailure",
+            "rerunError",
+            "flakyFailure",
+            "flakyError",
+            "system-out",
+            "system-err",
+        },
+    ),
+    "failure": (set(), {"type", "message"}, set()),
+    "error": (set(), {"type", "message"}, set()),
+    "skipped": (set(), {"type", "message"}, set()),
+    "system-out": (set(), set(), set()),
+    "system-err": (set(), set(), set()),
+}
+SUREFIRE_TIME = re.compile(r"^(([0-9]{0,3},)*[0-9]{3}|[0-9]{0,3})*(\.[0-9]*)?$")
+GITLAB_MAX_BYTES = 30 * 1024 * 1024
+GITLAB_MAX_CASES = 500_000
+GITLAB_MAX_OBJECTS = 250_000  # its XML parser's complexity limit
+
+
+def junit10_problems(root: ET.Element) -> list[str]:
+    """Where ``root`` breaks junit-10.xsd."""
+    problems = []
+    if root.tag != "testsuites":
+        problems.append(f"the root is <{root.tag}>, not <testsuites>")
+    for element in root.iter():
+        rules = ELEMENTS.get(element.tag)
+        if rules is None:
+            problems.append(f"<{element.tag}> is not in the schema")
+            continue
+        required, optional, children = rules
+        attributes = set(element.attrib)
+        if required - attributes:
+            problems.append(f"<{element.tag}> lacks {sorted(required - attributes)}")
+        if attributes - required - optional:
+            problems.append(f"<{element.tag}> has {sorted(attributes - required - optional)}")
+        for child in element:
+            if child.tag not in children:
+                problems.append(f"<{child.tag}> inside <{element.tag}>")
+        if element.tag in ("testsuites", "testsuite") and "time" in element.attrib:
+            if not SUREFIRE_TIME.match(element.attrib["time"]):
+                problems.append(f"<{element.tag} time={element.attrib['time']!r}>")
+        if element.tag == "testsuite" and element.find("testsuite") is not None:
+            problems.append("nested suites (allowed, but no reader here expects them)")
+    return problems
+
+
+@pytest.fixture(scope="module")
+async def reports(
+    page_server: PageServer, tmp_path_factory: pytest.TempPathFactory
+) -> AsyncIterator[dict[str, Path]]:
+    base = tmp_path_factory.mktemp("readers")
+    baseline = base / "ua-baseline.yml"
+    baseline.write_text(UA_BASELINE, encoding="utf-8")
+    wpt = base / "wpt"
+    (wpt / "resources").mkdir(parents=True)
+    (wpt / "resources" / "testharness.js").write_text(TESTHARNESS_JS, encoding="utf-8")
+    (wpt / "resources" / "testharnessreport.js").write_text("", encoding="utf-8")
+    (wpt / "webmcp").mkdir()
+    (wpt / "webmcp" / "names.html").write_text(WPT_TEST, encoding="utf-8")
+    runs = {
+        "ua": ["ua", "--backend", "both", "--tests", UA_FILE, "--baseline", str(baseline)],
+        "site": [
+            "site",
+            page_server.url("audit_text.html"),
+            "--name",
+            "text",
+            "--expect-tool",
+            "gone",
+        ],
+        "wpt": ["wpt", "--wpt-root", str(wpt), "--backend", "polyfill"],
+    }
+    out = {}
+    for kind, args in runs.items():
+        out[kind] = base / kind
+        code, stdout, err = await run_script(
+            "conformance", *args, "--output", str(out[kind]), "--no-progress", timeout=300
+        )
+        assert code == 1, f"{kind}: {err}{stdout}"  # every run has unexpected results
+    yield out
+
+
+def _junit(directory: Path) -> Path:
+    return directory / "junit.xml"
+
+
+@pytest.mark.parametrize("kind", KINDS)
+async def test_junit_is_well_formed_and_keeps_to_junit_10_xsd(
+    reports: dict[str, Path], kind: str
+) -> None:
+    root = ET.parse(_junit(reports[kind])).getroot()  # well-formed XML 1.0, or this raises
+    assert junit10_problems(root) == []
+    assert all(case.get("time") is not None for case in root.iter("testcase"))
+    for case in root.iter("testcase"):
+        # No host, no port, no IP dots in test identities (Jenkins splits classnames at dots).
+        assert not re.search(r"127[._]0|localhost|:\d{2,5}", case.get("classname") or "")
+
+
+@pytest.mark.parametrize("kind", KINDS)
+async def test_junit_keeps_to_gitlab_rules(reports: dict[str, Path], kind: str) -> None:
+    path = _junit(reports[kind])
+    root = ET.parse(path).getroot()
+    keys = [(c.get("classname"), c.get("name")) for c in root.iter("testcase")]
+    assert len(keys) == len(set(keys)), "GitLab keeps only the first case of a (classname, name)"
+    assert path.stat().st_size < GITLAB_MAX_BYTES and len(keys) < GITLAB_MAX_CASES
+    objects = sum(1 + len(e.attrib) + bool((e.text or "").strip()) for e in root.iter())
+    assert objects < GITLAB_MAX_OBJECTS
+
+
+@pytest.mark.parametrize("kind", KINDS)
+async def test_junitparser_reads_it_and_agrees_with_the_summary(
+    reports: dict[str, Path], kind: str
+) -> None:
+    xml = junitparser.JUnitXml.fromfile(str(_junit(reports[kind])))
+    cases = [case for suite in xml for case in suite]
+    failed = [
+        c
+        for c in cases
+        if any(isinstance(r, (junitparser.Failure, junitparser.Error)) for r in c.result)
+    ]
+    root = ET.parse(_junit(reports[kind])).getroot()
+    assert len(cases) == int(root.get("tests") or 0)
+    assert len(failed) == int(root.get("failures") or 0) + int(root.get("errors") or 0)
+    summary = (reports[kind] / "summary.md").read_text(encoding="utf-8")
+    unexpected = [line for line in summary.splitlines() if line.startswith("- [")]
+    assert len(failed) == len(unexpected)
+
+
+@pytest.mark.parametrize("kind", KINDS)
+async def test_xunitparser_reads_it(reports: dict[str, Path], kind: str) -> None:
+    root = ET.parse(_junit(reports[kind])).getroot()
+    with _junit(reports[kind]).open(encoding="utf-8") as handle:
+        suite, result = xunitparser.parse(handle)  # asserts its own totals, and unique properties
+    assert result.testsRun == int(root.get("tests") or 0)
+    assert len(result.failures) + len(result.errors) > 0
+
+
+@pytest.mark.parametrize("kind", KINDS)
+async def test_junit2html_renders_it(reports: dict[str, Path], kind: str) -> None:
+    html = Junit(filename=str(_junit(reports[kind]))).html()
+    root = ET.parse(_junit(reports[kind])).getroot()
+    first = next(root.iter("testcase")).get("name") or ""
+    assert "<html" in html and first[:20].replace("&", "&amp;").replace("<", "&lt;") in html
+
+
+@pytest.mark.parametrize("kind", KINDS)
+async def test_wpt_fyi_takes_every_wptreport(reports: dict[str, Path], kind: str) -> None:
+    files = sorted(reports[kind].glob("wptreport-*.json"))
+    runs = [wptfyi.read(path) for path in files]
+    for run in runs:
+        assert run.run_info["product"] == "chromium"
+        assert run.summary and all(test.startswith("/") for test in run.summary)
+    if kind == "ua":  # two configurations: two runs, side by side, told apart by run_info
+        assert sorted(run.run_info["backend"] for run in runs) == ["native", "polyfill"]
+        with pytest.raises(wptfyi.Refused, match="conflicting"):
+            wptfyi.read(*files)
+    if kind == "wpt":
+        assert list(runs[0].summary) == ["/webmcp/names.html"]
+
+
+async def test_the_reader_refuses_what_wpt_fyi_refuses(tmp_path: Path) -> None:
+    def report(**fields: object) -> Path:
+        data = {
+            "run_info": {
+                "product": "chromium",
+                "browser_version": "156",
+                "os": "linux",
+                "revision": "a" * 40,
+            },
+            "results": [{"test": "/a.html", "status": "OK", "subtests": []}],
+            **fields,
+        }
+        path = tmp_path / f"r{len(list(tmp_path.iterdir()))}.json"
+        path.write_text(json.dumps(data), encoding="utf-8")
+        return path
+
+    wptfyi.read(report())
+    url_ids = [{"test": "http://127.0.0.1:8777/", "status": "OK", "subtests": []}]
+    with pytest.raises(wptfyi.Refused, match="not a path"):
+        wptfyi.read(report(results=url_ids))
+    with pytest.raises(wptfyi.Refused, match="no browser wpt.fyi knows"):
+        wptfyi.read(
+            report(
+                run_info={
+                    "product": "webmcp-harness",
+                    "browser_version": "1",
+                    "os": "linux",
+                    "revision": "a" * 40,
+                }
+            )
+        )
+    with pytest.raises(wptfyi.Refused, match="revision"):
+        wptfyi.read(
+            report(
+                run_info={
+                    "product": "chromium",
+                    "browser_version": "1",
+                    "os": "linux",
+                    "revision": None,
+                }
+            )
+        )
+
+
+@pytest.mark.parametrize("kind", KINDS)
+async def test_markdown_and_html_hold_page_text_as_text(
+    reports: dict[str, Path], kind: str
+) -> None:
+    summary = (reports[kind] / "summary.md").read_bytes().decode("utf-8")
+    assert "\r" not in summary and "\x1b" not in summary and "\x07" not in summary
+    lines = summary.splitlines()
+    assert not any(line.startswith("# Injected") for line in lines)
+    assert all(len(line) < 400 for line in lines), "a table row a long name made unreadable"
+    html = (reports[kind] / "report.html").read_text(encoding="utf-8")
+    assert "[click](https://evil.test/)" not in summary
+    assert "<script>alert" not in html
