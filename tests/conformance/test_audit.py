@@ -190,7 +190,10 @@ async def test_the_harness_that_cannot_run_exits_3(
         (["site", "bundled:todo", "--update-baseline"], "--update-baseline needs --baseline"),
         (["site", "bundled:todo", "--diff", "/nonexistent.json"], "no wptreport here"),
         (["site", "bundled:todo", "--fail-on", "never"], "invalid choice"),
-        (["wpt", "--wpt-root", "/nonexistent"], "has no webmcp/ directory"),
+        (["wpt", "--wpt-root", "/nonexistent"], "sparse-checkout set webmcp resources common"),
+        (["site", "bundled:todo", "--rerun-failures", "-1"], "--rerun-failures must be 0"),
+        (["site", "http://127.0.0.1:9/", "--name", "a b"], "a site name is"),
+        (["site", "bundled:todo", "--settle", "-5"], "--settle must be 0"),
         (["ua", "--tests", "/nothing/here"], "no test path starts with that"),
     ],
 )
