@@ -267,73 +267,73 @@ class _Builder:
         self.diff = diff
         self.rows: list[Row] = []
 
-    def change(self, backend: str, test: str, subtest: str | None) -> str | None:
-        found = self.diff.of(backend, test, subtest) if self.diff else None
-        return found.kind if found else None
-
-    def row(self, **fields: Any) -> Row:
-        row = Row(id=f"d-{len(self.rows) + 1}", **fields)
-        self.rows.append(row)
-        return row
+    def cell(
+        self,
+        backend: str,
+        result: TestResult,
+        item: Subtest | TestResult,
+        notable: bool,
+        **details: Any,
+    ) -> GridCell:
+        """The grid cell of ``item`` (a subtest of ``result``, or ``result`` itself for its
+        harness status) and, when it is not a plain pass, its row of details."""
+        subtest = item.name if isinstance(item, Subtest) else None
+        found = self.diff.of(backend, result.test, subtest) if self.diff else None
+        unexpected = item.expected is not None
+        cell = GridCell(
+            status=item.outcome,
+            mark=_mark(item.outcome, unexpected),
+            trace=result.trace,
+            change=found.kind if found else None,
+        )
+        if item.outcome not in PASSING or unexpected or notable:
+            row = Row(
+                id=f"d-{len(self.rows) + 1}",
+                backend=backend,
+                test=result.test,
+                subtest=subtest,
+                status=item.outcome,
+                unexpected=unexpected,
+                message=_short(item.message),
+                trace=result.trace,
+                reruns=item.reruns,
+                change=cell.change,
+                **details,
+            )
+            self.rows.append(row)
+            cell.detail = row.id
+        return cell
 
     def status_cell(self, backend: str, result: TestResult) -> GridCell:
+        """The cell of a test's harness status."""
         expectation = self.baseline.expectation(backend, result.test)
-        unexpected = result.expected is not None
-        change = self.change(backend, result.test, None)
-        cell = GridCell(
-            status=result.outcome,
-            mark=_mark(result.outcome, unexpected),
-            trace=result.trace,
-            change=change,
+        return self.cell(
+            backend,
+            result,
+            result,
+            False,
+            expected=result.expected or expectation.status,
+            reason=expectation.reason,
         )
-        if result.outcome not in PASSING or unexpected:
-            cell.detail = self.row(
-                backend=backend,
-                test=result.test,
-                subtest=None,
-                status=result.outcome,
-                expected=result.expected or expectation.status,
-                unexpected=unexpected,
-                message=_short(result.message),
-                reason=expectation.reason,
-                trace=result.trace,
-                reruns=result.reruns,
-                change=change,
-            ).id
-        return cell
 
     def subtest_cell(self, backend: str, result: TestResult, subtest: Subtest) -> GridCell:
+        """The cell of one subtest (an audit finding always has a row of details)."""
         entry = self.baseline.expectation(backend, result.test).subtests.get(subtest.name)
-        unexpected = subtest.expected is not None
-        change = self.change(backend, result.test, subtest.name)
-        cell = GridCell(
-            status=subtest.outcome,
-            mark=_mark(subtest.outcome, unexpected),
-            trace=result.trace,
-            change=change,
+        return self.cell(
+            backend,
+            result,
+            subtest,
+            subtest.severity is not None,
+            expected=subtest.expected or (entry.status if entry else "PASS"),
+            cites=subtest.cites,
+            reason=entry.reason if entry else "",
+            severity=subtest.severity,
+            tool=subtest.tool,
+            evidence=subtest.evidence,
+            fix=subtest.fix,
+            spec=subtest.spec,
+            lighthouse=subtest.lighthouse,
         )
-        if subtest.outcome not in PASSING or unexpected or subtest.severity is not None:
-            cell.detail = self.row(
-                backend=backend,
-                test=result.test,
-                subtest=subtest.name,
-                status=subtest.outcome,
-                expected=subtest.expected or (entry.status if entry else "PASS"),
-                unexpected=unexpected,
-                message=_short(subtest.message),
-                cites=subtest.cites,
-                reason=entry.reason if entry else "",
-                severity=subtest.severity,
-                tool=subtest.tool,
-                evidence=subtest.evidence,
-                fix=subtest.fix,
-                spec=subtest.spec,
-                lighthouse=subtest.lighthouse,
-                trace=result.trace,
-                reruns=subtest.reruns,
-                change=change,
-            ).id
-        return cell
 
 
 def build_view(

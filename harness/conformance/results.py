@@ -29,7 +29,7 @@ import subprocess
 from collections import Counter
 from importlib import metadata
 from pathlib import Path
-from typing import Any, Literal
+from typing import TYPE_CHECKING, Any, Literal
 
 from pydantic import BaseModel, ConfigDict, Field, ValidationError
 
@@ -52,7 +52,32 @@ FLAKY = "FLAKY"
 """What reports call a result that failed and then passed on a rerun: never a pass."""
 
 
-class Subtest(BaseModel):
+class Rerun:
+    """What a result's reruns (``--rerun-failures``) make of it: its status first, then each
+    rerun's, in ``reruns``."""
+
+    if TYPE_CHECKING:  # the models' own fields (declared here, pydantic would own them)
+        status: str
+        reruns: list[str]
+
+    @property
+    def flaky(self) -> bool:
+        """Whether it failed and then passed on a rerun (so it is neither a pass nor a
+        consistent failure)."""
+        return self.status not in PASSING and any(s in PASSING for s in self.reruns)
+
+    @property
+    def outcome(self) -> str:
+        """The status reports show: :data:`FLAKY` when flaky, else its status."""
+        return FLAKY if self.flaky else self.status
+
+    @property
+    def seen(self) -> list[str]:
+        """Every status it gave, the first run's first."""
+        return [self.status, *self.reruns]
+
+
+class Subtest(Rerun, BaseModel):
     """One subtest's result."""
 
     model_config = ConfigDict(extra="ignore")
@@ -73,24 +98,8 @@ class Subtest(BaseModel):
     reruns: list[str] = Field(default_factory=list)
     """The statuses of reruns of this subtest (``--rerun-failures``), in order."""
 
-    @property
-    def flaky(self) -> bool:
-        """Whether it failed and then passed on a rerun (so it is neither a pass nor a
-        consistent failure)."""
-        return self.status not in PASSING and any(s in PASSING for s in self.reruns)
 
-    @property
-    def outcome(self) -> str:
-        """The status reports show: :data:`FLAKY` for a flaky subtest, else its status."""
-        return FLAKY if self.flaky else self.status
-
-    @property
-    def seen(self) -> list[str]:
-        """Every status this subtest gave, the first run's first."""
-        return [self.status, *self.reruns]
-
-
-class TestResult(BaseModel):
+class TestResult(Rerun, BaseModel):
     """One test (a page, or an audited URL) and its subtests."""
 
     __test__ = False  # not a pytest test class, whatever its name says
@@ -107,21 +116,6 @@ class TestResult(BaseModel):
     """A path relative to the report directory: the harness trace of the test's calls."""
     reruns: list[str] = Field(default_factory=list)
     """The harness statuses of reruns of this test (``--rerun-failures``), in order."""
-
-    @property
-    def flaky(self) -> bool:
-        """Whether the harness status was a failure that a rerun did not repeat."""
-        return self.status not in PASSING and any(s in PASSING for s in self.reruns)
-
-    @property
-    def outcome(self) -> str:
-        """The harness status reports show (:data:`FLAKY` when flaky)."""
-        return FLAKY if self.flaky else self.status
-
-    @property
-    def seen(self) -> list[str]:
-        """Every harness status this test gave, the first run's first."""
-        return [self.status, *self.reruns]
 
     @property
     def area(self) -> str:

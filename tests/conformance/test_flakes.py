@@ -17,24 +17,10 @@ from aiohttp import web
 from harness.conformance.baseline import Baseline
 from harness.conformance.flakes import rerun_failures
 from harness.conformance.reports import build_view, markdown
-from harness.conformance.results import Report, RunInfo, Subtest, TestResult
+from harness.conformance.results import Report
+from tests.conformance.test_baseline import report
 from tests.conftest import listen
 from tests.console_script import run_script
-
-
-def _report(**subtests: str) -> Report:
-    return Report(
-        run_info=RunInfo(suite="ua", backend="polyfill"),
-        time_start=0,
-        time_end=1,
-        results=[
-            TestResult(
-                test="/a.html",
-                status="OK",
-                subtests=[Subtest(name=n, status=s) for n, s in subtests.items()],  # type: ignore[arg-type]
-            )
-        ],
-    )
 
 
 class Reruns:
@@ -46,11 +32,11 @@ class Reruns:
 
     async def __call__(self, backend: str, tests: list[str]) -> Report:
         self.asked.append(tests)
-        return _report(**{name: statuses.pop(0) for name, statuses in self.later.items()})
+        return report(**{name: statuses.pop(0) for name, statuses in self.later.items()})
 
 
 async def test_a_failure_that_passes_on_a_rerun_is_flaky_and_fails_the_run() -> None:
-    run = _report(steady="PASS", racy="FAIL", broken="FAIL")
+    run = report(steady="PASS", racy="FAIL", broken="FAIL")
     again = Reruns(steady=["PASS", "PASS"], racy=["PASS", "FAIL"], broken=["FAIL", "FAIL"])
     await rerun_failures([run], Baseline(), 2, again)
     racy, broken = run.results[0].subtests[1:]
@@ -76,7 +62,7 @@ async def test_a_known_intermittent_flake_is_expected_and_updating_records_one(
         encoding="utf-8",
     )
     baseline = Baseline.load(path)
-    run = _report(racy="FAIL", fresh="FAIL")
+    run = report(racy="FAIL", fresh="FAIL")
     again = Reruns(fresh=["PASS"])
     await rerun_failures([run], baseline, 1, again)
     assert again.asked == [["/a.html"]]
