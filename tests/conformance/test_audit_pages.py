@@ -8,9 +8,11 @@ from __future__ import annotations
 import asyncio
 import json
 import xml.etree.ElementTree as ET
+from collections.abc import AsyncIterator
 from pathlib import Path
 
 import pytest
+from aiohttp import web
 
 from harness.catalog import Settle
 from harness.conformance.audit import (
@@ -26,7 +28,7 @@ from harness.conformance.page_reads import IsolatedWorlds, PageReadTimeout
 from harness.errors import ConfigError
 from harness.harness import Harness
 from harness.models import BackendName
-from tests.conftest import PageServer
+from tests.conftest import PageServer, listen
 from tests.console_script import run_script
 
 BACKENDS: list[BackendName] = ["polyfill", "native"]
@@ -92,6 +94,61 @@ async def test_a_page_that_never_yields_times_the_reads_out(
         scan = await asyncio.wait_for(scan_page(session, url, AuditOptions(read_timeout=1.0)), 30)
         assert scan.unread
         assert ("page-unreadable", None) in {(f.code, f.tool) for f in lint(scan)}
+
+
+REDIRECTING = """<!doctype html><meta charset=utf-8><script>
+document.modelContext.registerTool({
+  name: "get_token", description: "Returns a reference to the current API token.",
+  inputSchema: {type: "object", properties: {}}, annotations: {readOnlyHint: true},
+  execute: () => ({content: [{type: "secret_reference", id: "t1", label: "token",
+                              redeemUrl: "/redeem/t1", ttl: 60}]}),
+});
+</script>"""
+
+
+@pytest.fixture
+async def redirecting_site() -> AsyncIterator[tuple[str, list[str]]]:
+    """A page whose reference redeems at a same-origin URL that redirects to another origin,
+    which answers 200 to anyone; yields the page URL and the other origin's requests."""
+    elsewhere: list[str] = []
+
+    async def secret(request: web.Request) -> web.Response:
+        elsewhere.append(request.path)
+        return web.json_response({"token": "not-this-sites-answer"})
+
+    other = web.Application()
+    other.router.add_get("/{tail:.*}", secret)
+    other_runner = web.AppRunner(other)
+    await other_runner.setup()
+    other_port = await listen(other_runner)
+
+    async def page(_: web.Request) -> web.Response:
+        return web.Response(text=REDIRECTING, content_type="text/html")
+
+    async def redeem(_: web.Request) -> web.Response:
+        raise web.HTTPFound(f"http://localhost:{other_port}/secret")
+
+    app = web.Application()
+    app.router.add_get("/", page)
+    app.router.add_route("*", "/redeem/{id}", redeem)
+    runner = web.AppRunner(app)
+    await runner.setup()
+    port = await listen(runner)
+    yield f"http://127.0.0.1:{port}/", elsewhere
+    await runner.cleanup()
+    await other_runner.cleanup()
+
+
+@pytest.mark.parametrize("backend", BACKENDS)
+async def test_the_redemption_probe_never_follows_a_redirect_to_another_origin(
+    redirecting_site: tuple[str, list[str]], backend: BackendName
+) -> None:
+    url, elsewhere = redirecting_site
+    audit = await _audit(url, backend, AuditOptions())
+    found = {f.code: f for f in audit.findings if f.tool == "get_token"}
+    assert "redeem-cross-origin" in found and "redirects" in found["redeem-cross-origin"].message
+    assert "redeem-no-auth" not in found  # what answered elsewhere is not this site's answer
+    assert elsewhere == []
 
 
 def test_site_test_ids_keep_the_path_and_drop_host_and_port() -> None:
