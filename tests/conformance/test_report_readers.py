@@ -15,7 +15,6 @@ from __future__ import annotations
 import json
 import re
 import xml.etree.ElementTree as ET
-from collections.abc import AsyncIterator
 from pathlib import Path
 
 import junitparser
@@ -52,101 +51,70 @@ test(() => { throw new Error("lone \\ud800 surrogate"); }, "lone \\ud800 surroga
 """
 
 
-@pytest.fixture(scope="module")
-async def reports(
-    page_server: PageServer, tmp_path_factory: pytest.TempPathFactory
-) -> AsyncIterator[dict[str, Path]]:
-    base = tmp_path_factory.mktemp("readers")
-    baseline = base / "ua-baseline.yml"
-    baseline.write_text(UA_BASELINE, encoding="utf-8")
-    wpt = base / "wpt"
-    (wpt / "resources").mkdir(parents=True)
-    (wpt / "resources" / "testharness.js").write_text(TESTHARNESS_JS, encoding="utf-8")
-    (wpt / "resources" / "testharnessreport.js").write_text("", encoding="utf-8")
-    (wpt / "webmcp").mkdir()
-    (wpt / "webmcp" / "names.html").write_text(WPT_TEST, encoding="utf-8")
-    runs = {
-        "ua": ["ua", "--backend", "both", "--tests", UA_FILE, "--baseline", str(baseline)],
-        "site": [
-            "site",
-            page_server.url("audit_text.html"),
-            "--name",
-            "text",
-            "--expect-tool",
-            "gone",
-        ],
-        "wpt": ["wpt", "--wpt-root", str(wpt), "--backend", "polyfill"],
-    }
-    out = {}
-    for kind, args in runs.items():
-        out[kind] = base / kind
-        code, stdout, err = await run_script(
-            "conformance", *args, "--output", str(out[kind]), "--no-progress", timeout=300
-        )
-        assert code == 1, f"{kind}: {err}{stdout}"  # every run has unexpected results
-    yield out
+async def _run(kind: str, page_server: PageServer, base: Path) -> Path:
+    """One run of the suite ``kind`` through the command; its report directory."""
+    if kind == "ua":
+        baseline = base / "ua-baseline.yml"
+        baseline.write_text(UA_BASELINE, encoding="utf-8")
+        args = ["ua", "--backend", "both", "--tests", UA_FILE, "--baseline", str(baseline)]
+    elif kind == "site":
+        url = page_server.url("audit_text.html")
+        args = ["site", url, "--name", "text", "--expect-tool", "gone"]
+    else:
+        wpt = base / "wpt"
+        (wpt / "resources").mkdir(parents=True)
+        (wpt / "resources" / "testharness.js").write_text(TESTHARNESS_JS, encoding="utf-8")
+        (wpt / "resources" / "testharnessreport.js").write_text("", encoding="utf-8")
+        (wpt / "webmcp").mkdir()
+        (wpt / "webmcp" / "names.html").write_text(WPT_TEST, encoding="utf-8")
+        args = ["wpt", "--wpt-root", str(wpt), "--backend", "polyfill"]
+    out = base / "out"
+    code, stdout, err = await run_script(
+        "conformance", *args, "--output", str(out), "--no-progress", timeout=400
+    )
+    assert code == 1, f"{kind}: {err}{stdout}"  # every run has unexpected results
+    return out
 
 
-def _junit(directory: Path) -> Path:
-    return directory / "junit.xml"
-
-
+# One test per suite, every reader in it: the run is the costly part, made once.
+@pytest.mark.timeout(480)
 @pytest.mark.parametrize("kind", KINDS)
-async def test_junit_is_well_formed_and_keeps_to_junit_10_xsd(
-    reports: dict[str, Path], kind: str
+async def test_every_reader_takes_what_the_run_wrote(
+    page_server: PageServer, tmp_path: Path, kind: str
 ) -> None:
-    root = ET.parse(_junit(reports[kind])).getroot()  # well-formed XML 1.0, or this raises
+    out = await _run(kind, page_server, tmp_path)
+    junit = out / "junit.xml"
+    root = ET.parse(junit).getroot()  # well-formed XML 1.0, or this raises
+
+    # Jenkins' junit-10.xsd, and what CI keys test histories by.
     assert junit10_problems(root) == []
     assert all(case.get("time") is not None for case in root.iter("testcase"))
     for case in root.iter("testcase"):
         # No host, no port, no IP dots in test identities (Jenkins splits classnames at dots).
         assert not re.search(r"127[._]0|localhost|:\d{2,5}", case.get("classname") or "")
+    assert gitlab_problems(junit) == []
 
-
-@pytest.mark.parametrize("kind", KINDS)
-async def test_junit_keeps_to_gitlab_rules(reports: dict[str, Path], kind: str) -> None:
-    assert gitlab_problems(_junit(reports[kind])) == []
-
-
-@pytest.mark.parametrize("kind", KINDS)
-async def test_junitparser_reads_it_and_agrees_with_the_summary(
-    reports: dict[str, Path], kind: str
-) -> None:
-    xml = junitparser.JUnitXml.fromfile(str(_junit(reports[kind])))
-    cases = [case for suite in xml for case in suite]
-    failed = [
-        c
-        for c in cases
-        if any(isinstance(r, (junitparser.Failure, junitparser.Error)) for r in c.result)
-    ]
-    root = ET.parse(_junit(reports[kind])).getroot()
+    # junitparser, and its counts agree with the root's and with the Markdown summary.
+    cases = [case for suite in junitparser.JUnitXml.fromfile(str(junit)) for case in suite]
+    bad = (junitparser.Failure, junitparser.Error)
+    failed = [c for c in cases if any(isinstance(r, bad) for r in c.result)]
     assert len(cases) == int(root.get("tests") or 0)
     assert len(failed) == int(root.get("failures") or 0) + int(root.get("errors") or 0)
-    summary = (reports[kind] / "summary.md").read_text(encoding="utf-8")
-    unexpected = [line for line in summary.splitlines() if line.startswith("- [")]
-    assert len(failed) == len(unexpected)
+    summary = (out / "summary.md").read_text(encoding="utf-8")
+    assert len(failed) == len([line for line in summary.splitlines() if line.startswith("- [")])
 
+    # xunitparser: it asserts its own totals, and properties unique across the file.
+    with junit.open(encoding="utf-8") as handle:
+        _, result = xunitparser.parse(handle)
+    assert result.testsRun == len(cases) and len(result.failures) + len(result.errors) > 0
 
-@pytest.mark.parametrize("kind", KINDS)
-async def test_xunitparser_reads_it(reports: dict[str, Path], kind: str) -> None:
-    root = ET.parse(_junit(reports[kind])).getroot()
-    with _junit(reports[kind]).open(encoding="utf-8") as handle:
-        _, result = xunitparser.parse(handle)  # asserts its own totals, and unique properties
-    assert result.testsRun == int(root.get("tests") or 0)
-    assert len(result.failures) + len(result.errors) > 0
-
-
-@pytest.mark.parametrize("kind", KINDS)
-async def test_junit2html_renders_it(reports: dict[str, Path], kind: str) -> None:
-    html = Junit(filename=str(_junit(reports[kind]))).html()
-    root = ET.parse(_junit(reports[kind])).getroot()
-    first = next(root.iter("testcase")).get("name") or ""
+    # junit2html renders it.
+    html = Junit(filename=str(junit)).html()
+    first = cases[0].name or ""
     assert "<html" in html and first[:20].replace("&", "&amp;").replace("<", "&lt;") in html
 
-
-@pytest.mark.parametrize("kind", KINDS)
-async def test_wpt_fyi_takes_every_wptreport(reports: dict[str, Path], kind: str) -> None:
-    files = sorted(reports[kind].glob("wptreport-*.json"))
+    # wpt.fyi's results processor takes every wptreport.
+    files = sorted(out.glob("wptreport-*.json"))
     runs = [wptfyi.read(path) for path in files]
     for run in runs:
         assert run.run_info["product"] == "chromium"
@@ -157,6 +125,14 @@ async def test_wpt_fyi_takes_every_wptreport(reports: dict[str, Path], kind: str
             wptfyi.read(*files)
     if kind == "wpt":
         assert list(runs[0].summary) == ["/webmcp/names.html"]
+
+    # Markdown and HTML hold page text as text.
+    assert "\r" not in summary and "\x1b" not in summary and "\x07" not in summary
+    lines = summary.splitlines()
+    assert not any(line.startswith("# Injected") for line in lines)
+    assert all(len(line) < 400 for line in lines), "a table row a long name made unreadable"
+    assert "[click](https://evil.test/)" not in summary
+    assert "<script>alert" not in (out / "report.html").read_text(encoding="utf-8")
 
 
 async def test_the_reader_refuses_what_wpt_fyi_refuses(tmp_path: Path) -> None:
@@ -201,17 +177,3 @@ async def test_the_reader_refuses_what_wpt_fyi_refuses(tmp_path: Path) -> None:
                 }
             )
         )
-
-
-@pytest.mark.parametrize("kind", KINDS)
-async def test_markdown_and_html_hold_page_text_as_text(
-    reports: dict[str, Path], kind: str
-) -> None:
-    summary = (reports[kind] / "summary.md").read_bytes().decode("utf-8")
-    assert "\r" not in summary and "\x1b" not in summary and "\x07" not in summary
-    lines = summary.splitlines()
-    assert not any(line.startswith("# Injected") for line in lines)
-    assert all(len(line) < 400 for line in lines), "a table row a long name made unreadable"
-    html = (reports[kind] / "report.html").read_text(encoding="utf-8")
-    assert "[click](https://evil.test/)" not in summary
-    assert "<script>alert" not in html
