@@ -12,16 +12,20 @@ from __future__ import annotations
 import argparse
 import asyncio
 import contextlib
+import time
 from collections.abc import AsyncIterator, Callable, Sequence
 from datetime import UTC, datetime
 from pathlib import Path
-from typing import Any
+from typing import TYPE_CHECKING, Any
 
 from rich.console import Console
 from rich.markup import escape
 from rich.progress import BarColumn, MofNCompleteColumn, Progress, TextColumn, TimeElapsedColumn
 
+from harness.cli.options import UsageError, add_settle_options, settle_option
 from harness.conformance.baseline import Baseline, Comparison, Diff, diff
+from harness.conformance.escaping import clip, one_line
+from harness.conformance.flakes import RunAgain, rerun_failures
 from harness.conformance.reports import View, build_view, write_reports
 from harness.conformance.results import Report, load_reports
 from harness.elicitation.terminal import plain
@@ -33,6 +37,9 @@ from harness.errors import (
     PageUnreachable,
 )
 from harness.models import BackendName
+
+if TYPE_CHECKING:
+    from harness.conformance.audit import AuditOptions, SiteTarget
 
 EXIT_OK, EXIT_UNEXPECTED, EXIT_USAGE, EXIT_CANNOT_RUN = 0, 1, 2, 3
 DEFAULT_OUTPUT = "conformance-reports"
@@ -84,6 +91,21 @@ def add_parser(sub: Any) -> None:
         default="error",
         help="the lowest severity of finding that fails the run (default: error)",
     )
+    site.add_argument(
+        "--name",
+        metavar="NAME",
+        help="the site's name, the first segment of its test ids (/NAME/path): what stays the "
+        "same between runs (default: 'site'; a bundled site's own name)",
+    )
+    site.add_argument(
+        "--expect-tool",
+        action="append",
+        default=[],
+        metavar="NAME",
+        help="a tool every page must offer once its catalog settled (repeatable); a missing "
+        "one is an error finding",
+    )
+    add_settle_options(site)
     _common(site, backends=("polyfill", "native"), default_backend="polyfill")
 
     wpt = suites.add_parser("wpt", help="run a web-platform-tests checkout's webmcp/ tests")
@@ -129,6 +151,15 @@ def _common(
         metavar="PREVIOUS",
         help="an earlier run's wptreport JSON (or report directory): list what improved and regressed",
     )
+    parser.add_argument(
+        "--rerun-failures",
+        type=int,
+        default=0,
+        metavar="N",
+        help="rerun each test with an unexpected failure up to N times: a result that passes "
+        "on a rerun is reported FLAKY (never a pass; expected only if the baseline lists it as "
+        "intermittent), one that fails every time stays a failure",
+    )
     parser.add_argument("--no-progress", action="store_true", help="no live progress on stderr")
 
 
@@ -137,7 +168,7 @@ def run(args: argparse.Namespace, out: Console) -> int:
     err = Console(stderr=True, soft_wrap=True)
     try:
         return asyncio.run(_run(args, out, err))
-    except ConfigError as exc:
+    except (ConfigError, UsageError) as exc:
         err.print(f"webmcp-harness: {exc}", markup=False, highlight=False)
         return EXIT_USAGE
     except (BrowserNotFound, NativeWebMCPUnavailable, PageUnreachable, OSError) as exc:
@@ -181,6 +212,8 @@ async def _run(args: argparse.Namespace, out: Console, err: Console) -> int:
     previous = load_reports(args.diff) if args.diff else None
     if args.suite == "wpt" and args.timeout is not None and args.timeout <= 0:
         raise ConfigError("--timeout must be a positive number of seconds.")
+    if args.rerun_failures < 0:
+        raise ConfigError("--rerun-failures must be 0 (no reruns) or a positive number.")
     output = Path(args.output) if args.output else _default_output(args.suite)
     fail_on = getattr(args, "fail_on", None)
     extra: dict[str, Any] = {}
@@ -194,6 +227,8 @@ async def _run(args: argparse.Namespace, out: Console, err: Console) -> int:
         else:
             reports = await _run_wpt(args, advance)
             title = "webmcp-harness conformance: web-platform-tests webmcp/"
+    if args.rerun_failures:
+        await rerun_failures(reports, baseline, args.rerun_failures, _run_again(args))
     if args.update_baseline and baseline_path is not None:
         updated = baseline.updated(reports)
         changes = baseline.compare(reports)
@@ -283,8 +318,11 @@ async def _run_ua(
 
 
 @contextlib.asynccontextmanager
-async def _bundled(urls: Sequence[str]) -> AsyncIterator[list[tuple[str, str]]]:
-    """Serve the bundled sites named by ``bundled:NAME[/path]`` URLs; yields (url, test id)."""
+async def _site_targets(urls: Sequence[str], name: str | None) -> AsyncIterator[list[SiteTarget]]:
+    """Serve the bundled sites named by ``bundled:NAME[/path]`` URLs; yields every URL with
+    its test id (``/NAME/path``; other URLs belong to the site ``--name``, default ``site``)."""
+    from harness.conformance.audit import DEFAULT_SITE, site_targets
+
     names: dict[str, None] = {}
     for url in urls:
         if url.startswith(BUNDLED_PREFIX):
@@ -299,32 +337,42 @@ async def _bundled(urls: Sequence[str]) -> AsyncIterator[list[tuple[str, str]]]:
             f"no bundled site {', '.join(unknown)}; bundled sites: {', '.join(SITES)}."
         )
     async with serve_sites(list(names)) as sites:
-        resolved = []
+        named = []
         for url in urls:
             if url.startswith(BUNDLED_PREFIX):
-                name, _, path = url[len(BUNDLED_PREFIX) :].partition("/")
-                resolved.append((sites.url(name, "/" + path), f"{BUNDLED_PREFIX}{name}/{path}"))
+                site, _, path = url[len(BUNDLED_PREFIX) :].partition("/")
+                named.append((sites.url(site, "/" + path), site))
             else:
-                resolved.append((url, url))
-        yield resolved
+                named.append((url, name or DEFAULT_SITE))
+        yield site_targets(named)
 
 
 async def _run_site(
     args: argparse.Namespace, ticker: Callable[[], _Ticker]
 ) -> tuple[list[Report], dict[str, Any]]:
-    import time
-
     from harness.conformance.audit import audit_report, audit_sites, findings_json
 
     started = int(time.time() * 1000)
-    async with _bundled(args.urls) as urls:
+    options = _audit_options(args)
+    settle = settle_option(args)
+    async with _site_targets(args.urls, args.name) as targets:
         tick = ticker()
-        tick.start("site audit", len(urls))
+        tick.start("site audit", len(targets))
         info, audits = await audit_sites(
-            urls, backend=args.backend, allow_writes=args.allow_writes, progress=tick.tick
+            targets, backend=args.backend, options=options, settle=settle, progress=tick.tick
         )
     report = audit_report(info, audits, args.fail_on, started)
     return [report], {"findings.json": findings_json(audits)}
+
+
+def _audit_options(args: argparse.Namespace) -> AuditOptions:
+    from harness.conformance.audit import AuditOptions
+
+    return AuditOptions(
+        allow_writes=args.allow_writes,
+        wait_for_tools=tuple(args.wait_for_tool),
+        expect_tools=tuple(args.expect_tool),
+    )
 
 
 async def _run_wpt(args: argparse.Namespace, ticker: Callable[[], _Ticker]) -> list[Report]:
@@ -350,14 +398,58 @@ async def _run_wpt(args: argparse.Namespace, ticker: Callable[[], _Ticker]) -> l
     return reports
 
 
+def _run_again(args: argparse.Namespace) -> RunAgain:
+    """How ``--rerun-failures`` runs some of the suite's tests again, on one backend."""
+
+    async def ua(backend: str, tests: list[str]) -> Report:
+        from harness.conformance.ua.server import FixtureServer
+        from harness.conformance.ua.suite import all_files, run_suite
+
+        files = all_files()
+        async with FixtureServer(files) as fixtures:
+            chosen = [f for f in files if f.path in tests]
+            return await run_suite(_backend(backend), chosen, fixtures, keep_traces="off")
+
+    async def site(backend: str, tests: list[str]) -> Report:
+        from harness.conformance.audit import audit_report, audit_sites
+
+        started = int(time.time() * 1000)
+        async with _site_targets(args.urls, args.name) as targets:
+            info, audits = await audit_sites(
+                [t for t in targets if t.test in tests],
+                backend=_backend(backend),
+                options=_audit_options(args),
+                settle=settle_option(args),
+            )
+        return audit_report(info, audits, args.fail_on, started)
+
+    async def wpt(backend: str, tests: list[str]) -> Report:
+        from harness.conformance.wpt import run_wpt
+
+        again = await run_wpt(
+            Path(args.wpt_root), _backend(backend), include=tests, timeout=args.timeout
+        )
+        again.results = [r for r in again.results if r.test in tests]
+        return again
+
+    return {"ua": ua, "site": site, "wpt": wpt}[args.suite]
+
+
+def _backend(name: str) -> BackendName:
+    for backend in ("native", "polyfill"):
+        if name == backend:
+            return backend
+    raise ConfigError(f"cannot rerun tests of the backend {name!r}.")
+
+
 def _print_update(out: Console, path: Path, changes: Comparison) -> None:
     out.print(f"Baseline written: {path}", markup=False, highlight=False)
     if not changes.unexpected and not changes.stale:
         out.print("  no change: every result was already expected", markup=False)
     for item in changes.unexpected:
-        out.print(plain(f"  now expected: {item.describe()}"), markup=False, highlight=False)
+        out.print(f"  now expected: {one_line(item.describe())}", markup=False, highlight=False)
     for entry in changes.stale:
-        out.print(plain(f"  dropped: {entry}"), markup=False, highlight=False)
+        out.print(f"  dropped: {one_line(entry)}", markup=False, highlight=False)
 
 
 def _print_summary(
@@ -370,20 +462,24 @@ def _print_summary(
                 f"{backend}: {cell.passed}/{cell.total} passed", markup=False, highlight=False
             )
     for item in comparison.unexpected[:30]:
-        line = f"unexpected: {item.describe()}"
+        line = f"unexpected: {clip(one_line(item.describe()), 200)}"
         if item.message:
-            line += f" — {item.message.splitlines()[0][:160]}"
-        out.print(plain(line), markup=False, highlight=False)
+            line += f" — {clip(one_line(item.message), 160)}"
+        out.print(line, markup=False, highlight=False)
     if len(comparison.unexpected) > 30:
         out.print(f"… and {len(comparison.unexpected) - 30} more unexpected results", markup=False)
     if changed is not None:
-        out.print(
-            f"since the previous run: {len(changed.improved)} improved, "
-            f"{len(changed.regressed)} regressed, {len(changed.changed)} otherwise changed",
-            markup=False,
-        )
-        for change in [*changed.improved, *changed.regressed][:30]:
-            out.print(plain(f"  {change.describe()}"), markup=False, highlight=False)
+        counts = ", ".join(f"{len(changes)} {kind}" for kind, changes in changed.groups())
+        out.print(f"since the previous run: {counts or 'no change'}", markup=False)
+        shown = [change for _, changes in changed.groups() for change in changes][:30]
+        for change in shown:
+            out.print(f"  {clip(one_line(change.describe()), 200)}", markup=False, highlight=False)
+        for backend in changed.absent:
+            out.print(
+                f"  {one_line(backend)}: not in the previous run (nothing to compare)",
+                markup=False,
+                highlight=False,
+            )
     verdict = (
         "as expected" if not comparison.unexpected else f"{len(comparison.unexpected)} unexpected"
     )

@@ -233,10 +233,10 @@ async def act_experiment(console: Console) -> None:
 
 async def act_audit(console: Console, url: str) -> None:
     """``conformance site`` on the evil site: what is wrong with its tools, by severity."""
-    from harness.conformance.audit import audit_sites
+    from harness.conformance.audit import SiteTarget, audit_sites
 
     console.rule("[bold]6. A site audit[/] — conformance site on a page full of defects")
-    _, audits = await audit_sites([(url, "/evil")])
+    _, audits = await audit_sites([SiteTarget(url, "/evil/")])
     findings = [f for audit in audits for f in audit.findings]
     table = Table("severity", "findings", "codes (a few)")
     for severity in ("error", "warning", "info"):

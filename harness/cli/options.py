@@ -82,6 +82,11 @@ def add_page_options(parser: argparse.ArgumentParser, *, json_output: bool = Tru
     )
     if json_output:
         parser.add_argument("--json", action="store_true", help="print JSON for machines")
+    add_settle_options(parser)
+
+
+def add_settle_options(parser: argparse.ArgumentParser) -> None:
+    """``--settle MS`` and ``--wait-for-tool NAME``: when a page's catalog is ready."""
     parser.add_argument(
         "--settle",
         type=float,
