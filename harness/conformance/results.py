@@ -27,9 +27,13 @@ from harness.errors import ConfigError, read_input_file
 from harness.harness import Harness
 
 SubtestStatus = Literal["PASS", "FAIL", "TIMEOUT", "NOTRUN", "PRECONDITION_FAILED"]
-TestStatus = Literal["OK", "ERROR", "TIMEOUT", "CRASH", "PRECONDITION_FAILED", "PASS", "FAIL"]
+TestStatus = Literal[
+    "OK", "ERROR", "TIMEOUT", "CRASH", "PRECONDITION_FAILED", "PASS", "FAIL", "SKIP"
+]
 """A test's harness status: ``OK`` when it ran (its subtests say how it went); ``ERROR``,
-``TIMEOUT`` or ``CRASH`` when the harness could not finish it. (``PASS``/``FAIL`` are for
+``TIMEOUT`` or ``CRASH`` when the harness could not finish it; ``SKIP`` (wptrunner's status
+for a test it did not run) when the runner cannot run it at all — a worker scope, a reftest,
+a test that needs testdriver.js — with the reason in ``message``. (``PASS``/``FAIL`` are for
 tests without subtests, as in WPT's reftests.)"""
 
 Suite = Literal["ua", "site", "wpt"]
@@ -78,13 +82,21 @@ class TestResult(BaseModel):
 
 
 class RunInfo(BaseModel):
-    """What ran: the product, the backend, the browser, the harness and its commit."""
+    """What ran: the product, the backend, the browser, the harness and its commit.
+
+    ``backend`` names the column a run fills: the harness's backend for ``ua`` and ``site``;
+    for ``wpt``, the configuration (``polyfill``, ``native``, ``native+layer``), which
+    ``configuration`` repeats and ``injected`` spells out (an empty list: nothing was put
+    into the pages — Chromium's own WebMCP alone).
+    """
 
     model_config = ConfigDict(extra="allow")
 
     product: str = PRODUCT
     suite: Suite = "wpt"  # a wptreport from elsewhere (e.g. `./wpt run`) says neither
     backend: str = ""
+    configuration: str | None = None
+    injected: list[str] | None = None
     browser_version: str = ""
     flags: list[str] = Field(default_factory=list)
     harness_version: str = ""
