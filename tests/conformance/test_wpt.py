@@ -29,6 +29,8 @@ from harness.conformance.wpt.manifest import LONG_TIMEOUT_S, WptTest
 from harness.conformance.wpt.runner import HARNESS_STATUS, SUBTEST_STATUS
 from harness.conformance.wpt.server import WptServer
 from harness.errors import ConfigError
+from harness.harness import Harness
+from harness.models import BackendName
 from tests.console_script import run_script
 
 TREE = Path(__file__).resolve().parent / "wpt"
@@ -368,3 +370,20 @@ async def test_an_unknown_configuration_is_a_usage_error() -> None:
     assert code == 2 and "invalid choice: 'chromium'" in err
     with pytest.raises(ConfigError, match="Unknown WPT configuration 'layer'; use one of"):
         await asyncio.wait_for(run_wpt(TREE, "layer"), 10)
+
+
+@pytest.mark.timeout(120)
+@pytest.mark.parametrize("backend", ["polyfill", "native"])
+async def test_forms_are_no_tools_where_document_domain_is_enabled(backend: BackendName) -> None:
+    # Chromium makes no tool of a <form toolname> in such a document; the polyfill neither.
+    server = await WptServer(TREE).start()
+    try:
+        async with Harness(backend=backend) as harness:
+            found = {}
+            for page in ("form.html", "form-domain-enabled.html"):
+                session = await harness.open(server.url(f"/webmcp/fidelity/support/{page}"))
+                found[page] = [tool.name for tool in await session.tools()]
+                await session.close()
+    finally:
+        await server.stop()
+    assert found == {"form.html": ["search"], "form-domain-enabled.html": []}
