@@ -80,6 +80,7 @@ def test_discovery_follows_wpts_rules() -> None:
         "/webmcp/runner/headers/own.https.html",
         "/webmcp/runner/long.https.html",
         "/webmcp/runner/meta.window.html",
+        "/webmcp/runner/module.any.window-module.html",
         "/webmcp/runner/pipes.https.html",
         "/webmcp/runner/python-handler.https.html",
         "/webmcp/runner/scopes.any.html?first",
@@ -172,6 +173,7 @@ async def test_the_runner_follows_wpts_conventions() -> None:
             "META: title= becomes the title",
             "META: timeout=long becomes the timeout meta",
         ],
+        "/webmcp/runner/module.any.window-module.html": ["runs as a module script"],
         "/webmcp/runner/pipes.https.html": [
             "?pipe=header() adds a header",
             "?pipe=sub substitutes",
