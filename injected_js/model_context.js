@@ -850,8 +850,10 @@ function cancelExecutionForOtherFrame(id, source, origin) {
   if (typeof id !== "string") return;
   const execution = executionsForOtherFrames.get(id);
   if (execution === undefined) {
-    // The call waits for this document's permissions policy: cancel it once it starts.
-    if (source !== null && cancelledBeforeStart.size < MAX_EARLY_CANCELS) cancelledBeforeStart.add(id);
+    // The call may wait for this document's permissions policy (else it is over, or was
+    // refused): cancel it once it starts.
+    const waiting = toolsPolicy === "pending" && source !== null;
+    if (waiting && cancelledBeforeStart.size < MAX_EARLY_CANCELS) cancelledBeforeStart.add(id);
     return;
   }
   if (execution.origin !== origin || (source !== null && execution.source !== source)) return;

@@ -25,13 +25,13 @@ import asyncio
 import contextlib
 import json
 import time
-from collections.abc import Callable
+from collections.abc import Awaitable, Callable
 from dataclasses import dataclass, field
 from pathlib import Path
-from typing import Any, Literal, get_args
+from typing import Any, Literal
 
-from playwright.async_api import BrowserContext, Page
 from playwright.async_api import Error as PlaywrightError
+from playwright.async_api import Page
 
 from harness.conformance.results import Report, Subtest, TestResult, run_info
 from harness.conformance.wpt.manifest import WptTest, discover
@@ -98,7 +98,6 @@ CONFIGURATIONS: dict[str, Configuration] = {
         ),
     ),
 }
-assert set(CONFIGURATIONS) == set(get_args(ConfigurationName))
 
 
 @dataclass
@@ -143,6 +142,7 @@ class _Collected:
 
 
 ProgressCallback = Callable[[str, str], None]
+Closer = Callable[[], Awaitable[None]]
 
 
 def configuration(name: str) -> Configuration:
@@ -202,14 +202,14 @@ async def run_wpt(
     )
 
 
-async def _open(harness: Harness, config: Configuration) -> tuple[BrowserContext, Page, Any]:
-    """A fresh context and page for one test, and what closes them: a harness session (its
+async def _open(harness: Harness, config: Configuration) -> tuple[Page, Closer]:
+    """A fresh context's page for one test, and what closes it: a harness session (its
     injected script in every page), or for ``native`` a bare context of the same browser."""
     if config.harness:
         session = await harness.new_session()
-        return session.context, session.page, session.close
+        return session.page, session.close
     context = await harness.browser.new_context()
-    return context, await context.new_page(), context.close
+    return await context.new_page(), context.close
 
 
 async def _run_one(
@@ -217,7 +217,7 @@ async def _run_one(
 ) -> TestResult:
     started = time.monotonic()
     collected = _Collected()
-    _context, page, close = await _open(harness, config)
+    page, close = await _open(harness, config)
     page.on("crash", lambda _page: collected.crashed.set())
     page.on("console", lambda message: collected.heard(message.text))
     server.unserved.clear()

@@ -187,18 +187,18 @@ class WptServer:
                 status = int(argument.strip())
             else:
                 return self._unserved(path, f"the {name!r} pipe is not supported")
+        if not (sub or headers or status != 200):
+            return web.FileResponse(file)
         if sub:
-            text = self.substitute(file.read_text(encoding="utf-8", errors="replace"))
-            response = web.Response(text=text, status=status, headers=headers)
-            if "Content-Type" not in headers:
-                response.content_type = _content_type(file)
-            return response
-        if status != 200 or headers:
-            response = web.Response(body=file.read_bytes(), status=status, headers=headers)
-            if "Content-Type" not in headers:
-                response.content_type = _content_type(file)
-            return response
-        return web.FileResponse(file)
+            body = self.substitute(file.read_text(encoding="utf-8", errors="replace")).encode()
+        else:
+            body = file.read_bytes()
+        response = web.Response(body=body, status=status, headers=headers)
+        if "Content-Type" not in headers:
+            response.content_type = _content_type(file)
+            if sub:
+                response.charset = "utf-8"
+        return response
 
     def _wrapper(
         self, script: Path, scope: str | None, module: bool, pipes: str | None, path: str
