@@ -36,6 +36,8 @@ from tests.console_script import run_script
 TREE = Path(__file__).resolve().parent / "wpt"
 # The pages where the configurations differ, and the polyfill's fidelity to Chromium.
 COMPARED = ["/webmcp/configurations", "/webmcp/fidelity"]
+# Their own deadlines are 15 s (a loaded machine can be slow); a page gets 40 s in all.
+PAGE_TIMEOUT_S = 40
 
 Results = dict[str, tuple[str, dict[str, str]]]
 
@@ -245,9 +247,10 @@ async def test_results_survive_a_hang_and_a_renderer_crash(configuration: str) -
 # -- the configurations ----------------------------------------------------------------------
 
 
-async def _plain_run(tests: list[WptTest], chromium: str) -> Results:
+async def _plain_run(tests: list[WptTest], chromium: str) -> tuple[Results, list[str]]:
     """The pages in Chromium with native WebMCP and nothing else: Playwright, a static
-    server that applies the ``.headers`` files, and the checkout's own report script."""
+    server that applies the ``.headers`` files, and the checkout's own report script. With
+    the results, the messages of the subtests that did not pass."""
 
     async def serve(request: web.Request) -> web.StreamResponse:
         file = TREE / request.match_info["path"]
@@ -268,6 +271,7 @@ async def _plain_run(tests: list[WptTest], chromium: str) -> Results:
     await web.TCPSite(runner, "127.0.0.1", 0).start()
     port = runner.addresses[-1][1]
     results: Results = {}
+    messages: list[str] = []
     try:
         async with async_playwright() as playwright:
             browser = await playwright.chromium.launch(
@@ -277,33 +281,39 @@ async def _plain_run(tests: list[WptTest], chromium: str) -> Results:
                 context = await browser.new_context()
                 page = await context.new_page()
                 await page.goto(f"http://127.0.0.1:{port}{test.path}")
-                handle = await page.wait_for_function("window.wptResults", timeout=20_000)
+                handle = await page.wait_for_function(
+                    "window.wptResults", timeout=PAGE_TIMEOUT_S * 1000
+                )
                 raw = await handle.json_value()
                 results[test.path] = (
                     HARNESS_STATUS[raw["status"]],
                     {t["name"]: SUBTEST_STATUS[t["status"]] for t in raw["tests"]},
                 )
+                messages += [f"{t['name']}: {t['message']}" for t in raw["tests"] if t["status"]]
                 await context.close()
             await browser.close()
     finally:
         await runner.cleanup()
-    return results
+    return results, messages
 
 
 @pytest.mark.timeout(300)
 async def test_native_is_chromium_with_nothing_injected(chromium_path: str) -> None:
     tests = [t for t in discover(TREE, COMPARED) if t.skip is None]
-    plain = await _plain_run(tests, chromium_path)
-    report = await run_wpt(TREE, "native", include=COMPARED)
+    plain, plain_failures = await _plain_run(tests, chromium_path)
+    report = await run_wpt(TREE, "native", include=COMPARED, timeout=PAGE_TIMEOUT_S)
     native = _results(report)
-    assert native == plain
+    failures = [f"{s.name}: {s.message}" for r in report.results for s in r.subtests if s.message]
+    assert native == plain, f"native: {failures}; plain: {plain_failures}"
     assert (report.run_info.backend, report.run_info.configuration) == ("native", "native")
     assert report.run_info.injected == []
     assert set(NATIVE_WEBMCP_FLAGS) <= set(report.run_info.flags)
     # Chromium passes every subtest there: each states what Chromium does.
     assert _not_passing(native) == {}
     # The column is not the harness's: its layer changes what Chromium alone gives.
-    layer = await run_wpt(TREE, "native+layer", include=["/webmcp/configurations"])
+    layer = await run_wpt(
+        TREE, "native+layer", include=["/webmcp/configurations"], timeout=PAGE_TIMEOUT_S
+    )
     [(_, layered)] = _results(layer).values()
     assert {name for name, status in layered.items() if status != "PASS"} == {
         "navigator.modelContext is not (the API moved to document)",
@@ -322,7 +332,9 @@ async def test_native_is_chromium_with_nothing_injected(chromium_path: str) -> N
 async def test_the_polyfill_and_the_layer_behave_as_native_chromium(configuration: str) -> None:
     # document.domain, a call aborted at once into a frame, a caller that goes away, calls
     # across trees: what native Chromium passes (above), the harness's JS passes too.
-    report = await run_wpt(TREE, configuration, include=["/webmcp/fidelity"])
+    report = await run_wpt(
+        TREE, configuration, include=["/webmcp/fidelity"], timeout=PAGE_TIMEOUT_S
+    )
     fidelity = _results(report)
     assert len(fidelity) == 4
     assert all(status == "OK" and subtests for status, subtests in fidelity.values())

@@ -26,13 +26,13 @@ function loaded(target) {
   return new Promise((resolve) => target.addEventListener("load", resolve, {once: true}));
 }
 
-// The tool `name` once `modelContext.getTools()` lists it (asked every 20 ms, at most 2 s).
+// The tool `name` once `modelContext.getTools()` lists it (asked every 20 ms, at most 15 s).
 async function listedTool(modelContext, name) {
-  const deadline = Date.now() + 2000;
+  const deadline = Date.now() + 15000;
   for (;;) {
     const tool = (await modelContext.getTools()).find((t) => t.name === name);
     if (tool) return tool;
-    if (Date.now() > deadline) throw new Error(`no tool ${name} listed within 2 s`);
+    if (Date.now() > deadline) throw new Error(`no tool ${name} listed within 15 s`);
     await new Promise((resolve) => setTimeout(resolve, 20));
   }
 }
