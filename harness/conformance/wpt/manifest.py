@@ -237,7 +237,9 @@ def discover(root: Path, include: list[str] | None = None) -> list[WptTest]:
     if not base.is_dir():
         raise ConfigError(
             f"{root} has no webmcp/ directory; pass --wpt-root the top of a web-platform-tests "
-            "checkout (git clone https://github.com/web-platform-tests/wpt)."
+            "checkout. A cheap one (a few MB: webmcp/ and the resources it uses): git clone "
+            "--depth 1 --filter=blob:none --sparse https://github.com/web-platform-tests/wpt "
+            "&& git -C wpt sparse-checkout set webmcp resources common"
         )
     tests: list[WptTest] = []
     for path in sorted(base.rglob("*")):
