@@ -82,13 +82,7 @@ class TestResult(BaseModel):
 
 
 class RunInfo(BaseModel):
-    """What ran: the product, the backend, the browser, the harness and its commit.
-
-    ``backend`` names the column a run fills: the harness's backend for ``ua`` and ``site``;
-    for ``wpt``, the configuration (``polyfill``, ``native``, ``native+layer``), which
-    ``configuration`` repeats and ``injected`` spells out (an empty list: nothing was put
-    into the pages — Chromium's own WebMCP alone).
-    """
+    """What ran: the product, the backend, the browser, the harness and its commit."""
 
     model_config = ConfigDict(extra="allow")
 
@@ -96,7 +90,11 @@ class RunInfo(BaseModel):
     suite: Suite = "wpt"  # a wptreport from elsewhere (e.g. `./wpt run`) says neither
     backend: str = ""
     configuration: str | None = None
+    """``wpt`` only: the configuration that ran (``native``, ``native+layer``, ``polyfill``),
+    which is also the run's ``backend`` (the column it fills)."""
     injected: list[str] | None = None
+    """``wpt`` only: what the configuration put into every page; empty for ``native``
+    (Chromium's own WebMCP alone)."""
     browser_version: str = ""
     flags: list[str] = Field(default_factory=list)
     harness_version: str = ""
