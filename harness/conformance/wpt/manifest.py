@@ -112,6 +112,13 @@ class WptTest:
     skip: str | None = None
 
 
+_WINDOW_ONLY = "this runner runs window scopes only"
+_TESTDRIVER_SKIP = (
+    "needs testdriver.js (WebDriver actions), which this runner does not provide; "
+    "run it with ./wpt run"
+)
+
+
 def _variants(found: list[str], where: str) -> list[str]:
     """The variants of a test (``[""]`` when it has none), checked as WPT checks them."""
     for variant in found:
@@ -133,13 +140,6 @@ def _markup_tests(url: str, text: str) -> list[WptTest]:
         timeout = LONG_TIMEOUT_S
     skip = _TESTDRIVER_SKIP if _TESTDRIVER.search(text) else None
     return [WptTest(url + v, timeout, skip) for v in _variants(_meta_tags(text, "variant"), url)]
-
-
-_WINDOW_ONLY = "this runner runs window scopes only"
-_TESTDRIVER_SKIP = (
-    "needs testdriver.js (WebDriver actions), which this runner does not provide; "
-    "run it with ./wpt run"
-)
 
 
 def _script_tests(url_js: str, kind: str, text: str) -> list[WptTest]:
@@ -208,7 +208,7 @@ def tests_of_file(root: Path, path: Path) -> list[WptTest]:
         return []
     stem = name.split(".")[0]
     url = "/" + relative.as_posix()
-    if stem.endswith("-manual") or "/reference/" in url or _REFERENCE.search(name.split(".")[0]):
+    if stem.endswith("-manual") or "/reference/" in url or _REFERENCE.search(stem):
         return []  # manual tests and references: not tests WPT's runner runs either
     flags = name.split(".")[1:]
     if name.endswith(".js") and {"any", "window", "worker"} & set(flags[:-1]):
