@@ -44,6 +44,9 @@ if TYPE_CHECKING:
 EXIT_OK, EXIT_UNEXPECTED, EXIT_USAGE, EXIT_CANNOT_RUN = 0, 1, 2, 3
 DEFAULT_OUTPUT = "conformance-reports"
 BACKEND_CHOICES = ("polyfill", "native", "both")
+# `conformance wpt` runs configurations: native is Chromium's own WebMCP with nothing injected.
+WPT_CHOICES = ("native", "native+layer", "polyfill", "both", "all")
+WPT_SETS = {"both": ("native", "polyfill"), "all": ("native", "native+layer", "polyfill")}
 BUNDLED_PREFIX = "bundled:"
 
 
@@ -116,17 +119,28 @@ def add_parser(sub: Any) -> None:
     wpt.add_argument(
         "--timeout", type=float, metavar="S", help="per test file (default 10 s; 60 s when long)"
     )
-    _common(wpt, backends=BACKEND_CHOICES, default_backend="both")
+    _common(
+        wpt,
+        backends=WPT_CHOICES,
+        default_backend="both",
+        backend_help="which configuration: native (Chromium's own WebMCP, nothing injected), "
+        "native+layer (the harness's layer on it), polyfill; both = native and polyfill; "
+        "all = the three (default both)",
+    )
 
 
 def _common(
-    parser: argparse.ArgumentParser, *, backends: Sequence[str], default_backend: str
+    parser: argparse.ArgumentParser,
+    *,
+    backends: Sequence[str],
+    default_backend: str,
+    backend_help: str | None = None,
 ) -> None:
     parser.add_argument(
         "--backend",
         choices=list(backends),
         default=default_backend,
-        help=f"which implementation of WebMCP (default {default_backend})",
+        help=backend_help or f"which implementation of WebMCP (default {default_backend})",
     )
     parser.add_argument(
         "--output",
@@ -383,13 +397,13 @@ async def _run_wpt(args: argparse.Namespace, ticker: Callable[[], _Ticker]) -> l
     if not tests:
         raise ConfigError(f"{root / 'webmcp'}: no testharness.js tests there (or under --tests).")
     reports = []
-    for backend in _backends(args.backend):
+    for name in WPT_SETS.get(args.backend, (args.backend,)):
         tick = ticker()
-        tick.start(f"wpt on {backend}", len(tests))
+        tick.start(f"wpt on {name}", len(tests))
         reports.append(
             await run_wpt(
                 root,
-                backend,
+                name,
                 include=args.tests or None,
                 timeout=args.timeout,
                 progress=tick.tick,
@@ -426,9 +440,8 @@ def _run_again(args: argparse.Namespace) -> RunAgain:
     async def wpt(backend: str, tests: list[str]) -> Report:
         from harness.conformance.wpt import run_wpt
 
-        again = await run_wpt(
-            Path(args.wpt_root), _backend(backend), include=tests, timeout=args.timeout
-        )
+        # A wpt report's backend is its configuration's name (native, native+layer, polyfill).
+        again = await run_wpt(Path(args.wpt_root), backend, include=tests, timeout=args.timeout)
         again.results = [r for r in again.results if r.test in tests]
         return again
 

@@ -38,9 +38,13 @@ from harness.errors import BrowserNotFound, ConfigError, read_input_file
 from harness.harness import Harness
 
 SubtestStatus = Literal["PASS", "FAIL", "TIMEOUT", "NOTRUN", "PRECONDITION_FAILED"]
-TestStatus = Literal["OK", "ERROR", "TIMEOUT", "CRASH", "PRECONDITION_FAILED", "PASS", "FAIL"]
+TestStatus = Literal[
+    "OK", "ERROR", "TIMEOUT", "CRASH", "PRECONDITION_FAILED", "PASS", "FAIL", "SKIP"
+]
 """A test's harness status: ``OK`` when it ran (its subtests say how it went); ``ERROR``,
-``TIMEOUT`` or ``CRASH`` when the harness could not finish it. (``PASS``/``FAIL`` are for
+``TIMEOUT`` or ``CRASH`` when the harness could not finish it; ``SKIP`` (wptrunner's status
+for a test it did not run) when the runner cannot run it at all — a worker scope, a reftest,
+a test that needs testdriver.js — with the reason in ``message``. (``PASS``/``FAIL`` are for
 tests without subtests, as in WPT's reftests.)"""
 
 Suite = Literal["ua", "site", "wpt"]
@@ -138,6 +142,12 @@ class RunInfo(BaseModel):
     product: str = PRODUCT
     suite: Suite = "wpt"  # a wptreport from elsewhere (e.g. `./wpt run`) says neither
     backend: str = ""
+    configuration: str | None = None
+    """``wpt`` only: the configuration that ran (``native``, ``native+layer``, ``polyfill``),
+    which is also the run's ``backend`` (the column it fills)."""
+    injected: list[str] | None = None
+    """``wpt`` only: what the configuration put into every page; empty for ``native``
+    (Chromium's own WebMCP alone)."""
     browser_version: str = ""
     flags: list[str] = Field(default_factory=list)
     harness_version: str = ""
