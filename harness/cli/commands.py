@@ -101,11 +101,12 @@ def _add_call_command(sub: Any) -> None:
     add_page_options(call)
 
 
-def _module_parser(module: str) -> Callable[[Any], None]:
-    """Registration by a command module's ``add_parser``, imported only when it is called."""
+def _module_parser(module: str, function: str = "add_parser") -> Callable[[Any], None]:
+    """Registration by a command module's ``add_parser`` (or ``function``), imported only
+    when it is called."""
 
     def register(sub: Any) -> None:
-        importlib.import_module(f"harness.cli.{module}").add_parser(sub)
+        getattr(importlib.import_module(f"harness.cli.{module}"), function)(sub)
 
     return register
 
@@ -206,6 +207,10 @@ COMMANDS: dict[str, Callable[[Any], None]] = {
     "conformance": _module_parser("conformance"),
     "experiment": _module_parser("experiment"),
     "bench": _module_parser("bench"),
+    "fuzz": _module_parser("qa", "add_fuzz_parser"),
+    "snapshot": _module_parser("qa", "add_snapshot_parser"),
+    "diff": _module_parser("qa", "add_diff_parser"),
+    "doctor": _module_parser("qa", "add_doctor_parser"),
 }
 """Every command and how its parser is registered, in the order ``--help`` lists them."""
 
@@ -547,6 +552,10 @@ def _dispatch(args: argparse.Namespace) -> int:
         return bench.run(args, out)
     if args.command == "selftest":
         return selftest.run(args, sys.stdout)
+    if args.command in ("fuzz", "snapshot", "diff", "doctor"):
+        from harness.cli import qa
+
+        return qa.run(args, out)
     if args.command == "demo":
         from harness.cli.demo import run_demo
 
