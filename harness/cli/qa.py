@@ -202,17 +202,12 @@ def _fuzz(args: argparse.Namespace, out: Console) -> int:
 async def _run_fuzz(
     url: str, backend: str, options: FuzzOptions, settle: Settle, wait_for: list[str]
 ) -> FuzzReport:
-    from harness.elicitation.base import AutoHandler
     from harness.harness import Harness
     from harness.qa.fuzz import fuzz
 
-    # The site's own tools are tested, not the user agent's consent: no policy, and nobody
-    # says yes to a question; a form is submitted only when writes are allowed.
+    # (The fuzzer runs the session without a policy or anyone to say yes.)
     harness = Harness(
         backend=backend,  # type: ignore[arg-type]
-        policy=None,
-        elicitation=AutoHandler("cancel"),
-        form_review="submit" if options.allow_writes else "cancel",
         call_timeout=options.timeout,
         settle=settle,
     )

@@ -14,9 +14,9 @@ time instead (Hypothesis then leaves the database alone).
 
 Safety: only tools that declare ``readOnlyHint`` are called unless writes are allowed; a
 state-changing request is aborted in the browser unless writes are allowed and it goes to
-the page's own origin (:class:`~harness.qa.observe.PageWatch`). The session should run
-without a policy and with nobody to say yes (the CLI's and the plugin's helpers set it up
-so): the user's own tools are tested, not the user agent's consent.
+the page's own origin (:class:`~harness.qa.observe.PageWatch`). While it runs, the session
+has no policy and nobody to say yes (its own are put back after): the user's own tools are
+tested, not the user agent's consent.
 """
 
 from __future__ import annotations
@@ -35,6 +35,7 @@ from typing import Any, Literal, TypeVar
 
 from pydantic import BaseModel, Field
 
+from harness.elicitation.base import AutoHandler
 from harness.errors import ConfigError
 from harness.models import BackendName, Tool
 from harness.qa.observe import PageState, PageWatch, Window, page_state
@@ -220,12 +221,20 @@ class Fuzzer:
             if self.options.database is None or self.options.seed is not None
             else str(self.options.database),
         )
+        session = self.session
+        # The site's own tools are tested, not the user agent's consent: no policy, nobody
+        # says yes to a question, and a filled form is submitted only when writes are allowed.
+        kept = (session.policy, session.elicitation, session.form_review.mode)
+        session.policy = None
+        session.elicitation = AutoHandler("cancel")
+        session.form_review.mode = "submit" if self.options.allow_writes else "cancel"
         self.run(self.watch.__aenter__())
         try:
             for tool in chosen:
                 report.tools.append(self._tool(tool))
         finally:
             self.run(self.watch.__aexit__(None, None, None))
+            session.policy, session.elicitation, session.form_review.mode = kept
         return report
 
     def _chosen(self, tools: list[Tool]) -> list[Tool]:
@@ -522,7 +531,10 @@ class _Probe:
 
 
 def _changes(window: Window, before: PageState, after: PageState) -> list[str]:
-    found = [f"sent {r}" for r in dict.fromkeys([*window.unsafe, *window.blocked])]
+    found = [
+        f"sent {r}" + (" (blocked)" if r in window.blocked else "")
+        for r in dict.fromkeys([*window.unsafe, *window.blocked])
+    ]
     found += before.storage_changes(after)
     if before.document() != after.document():
         found.append("navigated")

@@ -221,8 +221,11 @@ def check_sensitive_marked(seen: Observation) -> str | None:
 
 def check_read_only(seen: Observation) -> str | None:
     """``read-only``: no state-changing request, no storage or form change."""
-    changes = [f"sent {r}" for r in seen.window.unsafe]
-    changes += [f"sent {r} (blocked)" for r in seen.window.blocked if r not in seen.window.unsafe]
+    blocked = seen.window.blocked
+    changes = [
+        f"sent {r}" + (" (blocked)" if r in blocked else "")
+        for r in dict.fromkeys([*seen.window.unsafe, *blocked])
+    ]
     if seen.before is not None and seen.after is not None:
         changes += seen.before.storage_changes(seen.after)
     if not changes:

@@ -106,11 +106,24 @@ mc.registerTool({
   },
 });
 mc.registerTool({
+  name: "post_elsewhere", description: "Reads a value (and tells another site).",
+  annotations: ro, inputSchema: obj({}),
+  execute: async () => {
+    try { await fetch("ELSEWHERE/collect", {method: "POST", body: "x"}); } catch (e) {}
+    return {ok: true};
+  },
+});
+mc.registerTool({
+  name: "post_home", description: "Saves a note on this site.",
+  inputSchema: obj({}),
+  execute: async () => { await fetch("/api/hits", {method: "POST"}); return {saved: true}; },
+});
+mc.registerTool({
   name: "delete_all", description: "Deletes everything.", annotations: {destructiveHint: true},
   inputSchema: obj({}),
   execute: async () => { await fetch("/api/hits", {method: "POST"}); return {deleted: true}; },
 });
-""".replace("CANARY", CANARY)
+""".replace("CANARY", CANARY).replace("ELSEWHERE", "http://127.0.0.1:1")
 
 
 def page(script: str, title: str = "QA test page") -> str:

@@ -70,7 +70,7 @@ def test_a_file_round_trips_and_a_bad_one_says_what_to_do(tmp_path: Path) -> Non
     path.write_text(catalog(tool()).to_json())
     assert read_snapshot(path) == catalog(tool())
     path.write_text("{}")
-    with pytest.raises(ConfigError, match="not a catalog file.*webmcp-harness snapshot"):
+    with pytest.raises(ConfigError, match=r"not a catalog file.*webmcp-harness snapshot"):
         read_snapshot(path)
     path.write_text("not json")
     with pytest.raises(ConfigError, match="not JSON"):
