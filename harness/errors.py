@@ -19,6 +19,13 @@ class HarnessError(Exception):
     """Base class: every error the harness raises on purpose."""
 
 
+DOCTOR_HINT = (
+    "`webmcp-harness doctor` shows which Chromium the harness finds, its flags, and what "
+    "WebMCP a page gets there."
+)
+"""Said by every error about the browser or its WebMCP: the command that looks into it."""
+
+
 class BrowserNotFound(HarnessError):
     """No Chromium executable could be found or installed."""
 

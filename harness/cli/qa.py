@@ -29,6 +29,7 @@ if TYPE_CHECKING:
     from rich.console import Console
 
     from harness.catalog import Settle
+    from harness.qa.drift import Severity
     from harness.qa.fuzz import FuzzOptions, FuzzReport
     from harness.qa.snapshot import CatalogSnapshot
 
@@ -280,7 +281,7 @@ def _diff(args: argparse.Namespace, out: Console) -> int:
 
     old, new = _catalog(args.old, args), _catalog(args.new, args)
     drift = diff_catalogs(old, new)
-    threshold = "fail" if args.fail_on == "never" else args.fail_on
+    threshold: Severity = "fail" if args.fail_on == "never" else args.fail_on
     gating = [] if args.fail_on == "never" else drift.gating(threshold)
     if args.json:
         payload = {

@@ -333,8 +333,10 @@ async def _polyfill_line(
         )
 
 
-async def _url_lines(report: DoctorReport, path: Path, url: str, extra_args: Sequence[str]) -> None:
-    found = await probe(path, url, flags=[*NATIVE_WEBMCP_FLAGS, *extra_args])
+async def _url_lines(
+    report: DoctorReport, path: Path, url: str, extra_args: Sequence[str], driver: Playwright
+) -> None:
+    found = await probe(path, url, flags=[*NATIVE_WEBMCP_FLAGS, *extra_args], playwright=driver)
     if found.error:
         report.add(
             "url",

@@ -415,8 +415,8 @@ def _compare_objects(old: dict[str, Any], new: dict[str, Any], path: str) -> Ite
         yield SchemaChange(
             direction="narrowed", path=f"{path}/required", what=f"{name!r} now required"
         )
-    was_props = old.get("properties") if isinstance(old.get("properties"), dict) else {}
-    now_props = new.get("properties") if isinstance(new.get("properties"), dict) else {}
+    was_props = _properties(old)
+    now_props = _properties(new)
     was_closed = old.get("additionalProperties") is False
     now_closed = new.get("additionalProperties") is False
     for name in sorted(was_props.keys() | now_props.keys()):
@@ -443,6 +443,11 @@ def _compare_objects(old: dict[str, Any], new: dict[str, Any], path: str) -> Ite
             yield SchemaChange(
                 direction="narrowed", path=where, what=f"{_value(was_extra)} → {_value(now_extra)}"
             )
+
+
+def _properties(schema: dict[str, Any]) -> dict[str, Any]:
+    found = schema.get("properties")
+    return found if isinstance(found, dict) else {}
 
 
 def render_drift(drift: Drift, threshold: Severity = "fail") -> list[str]:

@@ -221,7 +221,7 @@ def _value_mistakes(schema: dict[str, Any], path: JsonPath, depth: int) -> list[
     found: list[_Mistake] = []
 
     def to(value: Any, what: str) -> None:
-        found.append(_Mistake(path, f"{where}: {what}", lambda _old, v=value: copy.deepcopy(v)))
+        found.append(_Mistake(path, f"{where}: {what}", _replace_with(value)))
 
     kinds = schema.get("type")
     kinds = set(kinds) if isinstance(kinds, list) else {kinds} if kinds else set()
@@ -274,12 +274,22 @@ def _value_mistakes(schema: dict[str, Any], path: JsonPath, depth: int) -> list[
             _Mistake(
                 path,
                 f"{where}: {items - 1} items (minItems {items})",
-                lambda old, n=items: (old if isinstance(old, list) else [])[: n - 1],
+                _shorten_to(items - 1),
             )
         )
     if "object" in kinds or "properties" in schema:
         found += _mistakes(schema, path, depth + 1)
     return found
+
+
+def _replace_with(value: Any) -> Callable[[Any], Any]:
+    """A mistake that puts ``value`` (a fresh copy each time) where the valid one was."""
+    return lambda _old: copy.deepcopy(value)
+
+
+def _shorten_to(length: int) -> Callable[[Any], Any]:
+    """A mistake that keeps only the first ``length`` items of a list."""
+    return lambda old: (old if isinstance(old, list) else [])[:length]
 
 
 def _outside(values: list[Any]) -> Any:
