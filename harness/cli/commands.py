@@ -31,6 +31,7 @@ from harness.cli.options import (
     check_elicit,
     parse,
     policy_option,
+    refusal_hint,
     report_error,
     settle_option,
 )
@@ -456,6 +457,12 @@ def main(argv: Sequence[str] | None = None) -> int:
         return EXIT_FAILED
 
 
+def _hint(text: str | None) -> None:
+    """A hint for the person at the terminal (stderr), never in --json output."""
+    if text is not None:
+        print(text, file=sys.stderr)
+
+
 def _dispatch(args: argparse.Namespace) -> int:
     if args.command == "mcp":
         return run_mcp_command(args)
@@ -519,6 +526,7 @@ def _dispatch(args: argparse.Namespace) -> int:
             print(json.dumps(payload, indent=2))
         else:
             print_outcome(out, outcome, elicitations)
+            _hint(refusal_hint([outcome.agent_json()]))
         if args.reveal:
             print_revealed(revealed)
             if any(attempt.error is not None for attempt in revealed):
@@ -538,6 +546,7 @@ def _dispatch(args: argparse.Namespace) -> int:
             if result.detail:
                 out.print(page_text(result.detail), highlight=False)
             out.print(page_text(f"trace: {result.trace_dir}"), highlight=False)
+            _hint(refusal_hint(step.result for step in result.steps))
         return EXIT_OK if result.ok else EXIT_FAILED
     if args.command == "trace":
         show_trace(args.dir, out, full=args.full, timing=args.timing)
