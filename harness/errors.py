@@ -41,11 +41,13 @@ class PageUnreachable(HarnessError):
 class UnknownTool(HarnessError):
     """A call named a tool the page has not registered."""
 
-    def __init__(self, name: str, available: list[str]) -> None:
+    def __init__(self, name: str, available: list[str], hint: str = "") -> None:
+        """``hint``: what the caller can do about it (e.g. the CLI's waiting options)."""
         self.name = name
         self.available = available
         listed = ", ".join(available) if available else "none"
-        super().__init__(f"No tool named {name!r} on this page (available: {listed}).")
+        said = f"No tool named {name!r} on this page (available: {listed})."
+        super().__init__(f"{said} {hint}" if hint else said)
 
 
 class SessionClosed(HarnessError):

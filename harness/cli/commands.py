@@ -23,6 +23,7 @@ from harness.cli.options import (
     EXIT_FAILED,
     EXIT_OK,
     EXIT_USAGE,
+    LATE_TOOL_HINT,
     Parser,
     UsageError,
     add_elicit_options,
@@ -36,7 +37,7 @@ from harness.cli.options import (
     settle_option,
 )
 from harness.elicitation.choice import handler_from_option
-from harness.errors import ConfigError, HarnessError
+from harness.errors import ConfigError, HarnessError, UnknownTool
 from harness.harness import DEFAULT_CALL_TIMEOUT_S, Harness
 from harness.stages.policy import DEFAULT_POLICY
 
@@ -351,7 +352,10 @@ async def run_call(
     async with harness:
         session = await harness.open(url)
         await wait_for_tools(session, wait_for or [])
-        outcome = await session.call(name, arguments)
+        try:
+            outcome = await session.call(name, arguments)
+        except UnknownTool as exc:
+            raise UnknownTool(exc.name, exc.available, hint=LATE_TOOL_HINT) from None
         # Before the session closes: closing clears the vault.
         revealed = await session.reveal_all(outcome) if reveal else []
         return outcome, list(session.elicitations), revealed

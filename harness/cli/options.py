@@ -164,6 +164,12 @@ def policy_option(text: str) -> Policy | None:
         raise UsageError(str(exc)) from exc
 
 
+LATE_TOOL_HINT = (
+    "If the page registers it late, wait for it: --wait-for-tool NAME, or a longer quiet "
+    "window, --settle MS."
+)
+"""What ``tools`` says when a page has none yet, and ``call`` when the tool is not there."""
+
 POLICY_META_KEY = "webmcp-harness/policy"  # harness.stages.trust.POLICY_META, the harness's own
 
 
