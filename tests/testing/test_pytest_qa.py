@@ -6,7 +6,10 @@ from __future__ import annotations
 
 import pytest
 
-from tests.qa.pages import PROPERTY_TOOLS, page
+from harness import Harness
+from harness.catalog import Settle
+from harness.testing.plugin import describe_session
+from tests.qa.pages import PROPERTY_TOOLS, page, serve
 
 pytest_plugins = ["pytester"]
 
@@ -94,3 +97,25 @@ def test_fuzz_and_the_catalog_snapshot_flow(pytester: pytest.Pytester) -> None:
     updated.assert_outcomes(passed=1)
     again = run(pytester, "-k", "catalog")
     again.assert_outcomes(passed=1)
+
+
+WIPE = """document.modelContext.registerTool({name: "wipe", description: "Deletes everything.",
+  annotations: {destructiveHint: true}, execute: async () => ({wiped: true})});"""
+
+
+async def test_a_failing_test_s_report_names_the_fix_for_a_policy_refusal() -> None:
+    async with serve({"/": page(WIPE)}) as server, Harness(settle=Settle.quiet_ms(100)) as harness:
+        session = await harness.open(server.url("/"))
+        outcome = await session.call("wipe")
+        assert outcome.error_kind == "refused"
+        report = describe_session(session)
+        assert '@pytest.mark.webmcp(elicit="accept")' in report
+        assert '@pytest.mark.webmcp(policy="none")' in report and "--webmcp-elicit accept" in report
+        session.policy = None
+        await session.call("wipe")
+        await session.close()
+        fresh = await harness.open(server.url("/"))
+        fresh.policy = None
+        assert (await fresh.call("wipe")).error_kind is None
+        assert "hint:" not in describe_session(fresh)
+        await fresh.close()
