@@ -155,6 +155,16 @@ class FuzzReport(BaseModel):
         """Whether no property failed."""
         return not any(t.failed for t in self.tools)
 
+    def failures(self) -> list[tuple[str, str, Failure]]:
+        """(tool, property, failure) of every property that failed: what a report built on
+        this one (the site audit's findings, a CI summary) lists."""
+        return [
+            (tool.tool, result.property, result.failure)
+            for tool in self.tools
+            for result in tool.failed
+            if result.failure is not None
+        ]
+
     def describe(self) -> str:
         """The report for people (page text inside: escape it before a terminal)."""
         lines = [f"fuzz {self.url} ({self.backend})"]

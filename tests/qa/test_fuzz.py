@@ -82,6 +82,7 @@ async def test_each_property_fails_on_a_tool_built_to_break_it_and_holds_on_a_co
     assert status(report, broken, prop) == "failed", report.describe()
     assert says in message(report, broken)
     assert not report.ok
+    assert [(tool, name) for tool, name, _ in report.failures()] == [(broken, prop)]
     assert server.hits == 0  # nothing reached the server's write endpoint
     assert CANARY not in report.model_dump_json() and CANARY not in report.describe()
 
