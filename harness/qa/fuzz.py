@@ -47,7 +47,7 @@ from harness.qa.properties import (
     navigated,
     violations,
 )
-from harness.qa.snapshot import snapshot_of
+from harness.qa.snapshot import fingerprint
 from harness.qa.strategies import NearMiss, near_misses, require_hypothesis, valid_arguments
 from harness.session import Session
 from harness.stages.normalization import normalize
@@ -331,12 +331,11 @@ class Fuzzer:
             if options.database is not None
             else None
         )
-        fingerprint = snapshot_of([tool], self.start_url).tools[0].fingerprint
         results: list[PropertyResult] = []
         remaining = list(names)
         while remaining:
             probe = _Probe(self, tool, kind, remaining)
-            key = "\0".join(["webmcp-fuzz/1", tool.name, fingerprint, kind, *remaining])
+            key = "\0".join(["webmcp-fuzz/1", tool.name, fingerprint(tool), kind, *remaining])
             try:
                 find(
                     strategy,

@@ -66,23 +66,6 @@ class CatalogEntry(BaseModel):
         where = [p for p in (self.origin, self.frame) if p not in (SELF_ORIGIN, MAIN_FRAME)]
         return self.name + (f" ({', '.join(where)})" if where else "")
 
-    def computed_fingerprint(self) -> str:
-        """``sha256:`` of what an agent is shown of the tool, as canonical JSON."""
-        shown = self.model_dump(
-            by_alias=True,
-            include={
-                "name",
-                "title",
-                "description",
-                "input_schema",
-                "output_schema",
-                "annotations",
-                "source",
-            },
-        )
-        text = json.dumps(shown, sort_keys=True, separators=(",", ":"), ensure_ascii=False)
-        return "sha256:" + hashlib.sha256(text.encode("utf-8")).hexdigest()
-
 
 class CatalogSnapshot(BaseModel):
     """A catalog file: the page it was taken from and its tools, in a stable order."""
@@ -104,8 +87,16 @@ class CatalogSnapshot(BaseModel):
         return data
 
 
+def fingerprint(tool: Tool) -> str:
+    """``sha256:`` of what an agent is shown of ``tool`` (where it lives aside), as
+    canonical JSON."""
+    shown = {k: v for k, v in tool.public().items() if k not in ("origin", "frame")}
+    text = json.dumps(shown, sort_keys=True, separators=(",", ":"), ensure_ascii=False)
+    return "sha256:" + hashlib.sha256(text.encode("utf-8")).hexdigest()
+
+
 def _entry(tool: Tool, page_origin: str) -> CatalogEntry:
-    entry = CatalogEntry(
+    return CatalogEntry(
         origin=SELF_ORIGIN if tool.origin == page_origin else tool.origin,
         frame=MAIN_FRAME if tool.frame == MAIN_FRAME else (tool.frame_url or tool.frame),
         source=tool.source,
@@ -115,8 +106,8 @@ def _entry(tool: Tool, page_origin: str) -> CatalogEntry:
         input_schema=tool.input_schema,
         output_schema=tool.output_schema,
         annotations=tool.annotations,
+        fingerprint=fingerprint(tool),
     )
-    return entry.model_copy(update={"fingerprint": entry.computed_fingerprint()})
 
 
 def snapshot_of(tools: Iterable[Tool], page_url: str) -> CatalogSnapshot:
