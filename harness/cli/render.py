@@ -66,13 +66,11 @@ def print_tools(
 
 
 def annotation_cell(annotations: dict[str, Any]) -> str:
-    """The annotations a tool declared, as the table shows them: ``readOnlyHint`` (declared
-    true), ``readOnlyHint=false`` (declared false: not the same as not declared, which
-    leaves the default), ``name=value`` otherwise; ``(none declared)`` when there are none."""
+    """The annotations a tool declared, as the table shows them, each with its value in
+    JSON: ``readOnlyHint=true``, ``readOnlyHint=false`` (declared false, which is not the
+    same as not declared: that leaves the default); ``(none declared)`` when there are none."""
     shown = [
-        key if value is True else f"{key}=false" if value is False else f"{key}={json.dumps(value)}"
-        for key, value in annotations.items()
-        if value is not None
+        f"{key}={json.dumps(value)}" for key, value in annotations.items() if value is not None
     ]
     return ", ".join(shown) or "(none declared)"
 

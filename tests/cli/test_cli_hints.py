@@ -41,7 +41,7 @@ async def test_the_tools_table_tells_declared_false_from_not_declared(server: QA
     rows = {line.split("│")[1].strip(): line for line in out.splitlines() if line.count("│") > 3}
     assert "(none declared)" in rows["plain"]
     assert "readOnlyHint=false" in rows["writes"]
-    assert "readOnlyHint, idempotentHint=false" in rows["reads"]
+    assert "readOnlyHint=true, idempotentHint=false" in rows["reads"]
 
 
 async def test_calling_a_tool_not_there_yet_says_how_to_wait(server: QAServer) -> None:
