@@ -37,7 +37,7 @@ async def session(harness: Harness, server: QAServer) -> AsyncIterator[Session]:
 
 
 async def run(session: Session, prop: str, *tools: str, **options: object) -> FuzzReport:
-    settings: dict[str, object] = {"examples": 12, "seed": 7, "database": None}
+    settings: dict[str, object] = {"examples": 8, "seed": 7, "database": None}
     settings.update(options)
     return await fuzz(session, FuzzOptions(tools=tools, properties=[prop], **settings))  # type: ignore[arg-type]
 
