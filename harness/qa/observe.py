@@ -171,8 +171,10 @@ class PageWatch:
     def _described(self, request: Request) -> str:
         origin = origin_of(request.url)
         where = "" if origin == self.origin else f" to {origin}"
-        path = request.url.split("?", 1)[0].removeprefix(origin)
-        return f"{request.method} {path or '/'}{where}"
+        # The query is left out, and a path that looks like it carries a secret is masked:
+        # reports never hold one.
+        path = request.url.split("?", 1)[0].split("#", 1)[0].removeprefix(origin) or "/"
+        return f"{request.method} {'«a secret-looking path»' if secret_kind(path) else path}{where}"
 
     def _on_request(self, request: Request) -> None:
         if request.method.upper() not in SAFE_METHODS:

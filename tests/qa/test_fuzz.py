@@ -162,3 +162,11 @@ async def test_the_example_database_brings_a_failure_back_first(
     assert replayed is not None and replayed.arguments == {"query": ""}
     assert replayed.found_after == 1  # the kept failure is the first input tried
     assert json.dumps(replayed.arguments) in again.describe()
+
+
+async def test_a_request_path_that_carries_a_secret_is_masked_in_the_report(
+    session: Session,
+) -> None:
+    report = await run(session, "read-only", "peek_posts_key", examples=2)
+    assert "sent POST «a secret-looking path» (blocked)" in message(report, "peek_posts_key")
+    assert CANARY not in report.describe() and CANARY not in report.model_dump_json()
