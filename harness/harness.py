@@ -19,7 +19,7 @@ from harness.browser.injection import ChannelKeys, SchemaSubset
 from harness.catalog import Settle
 from harness.declarative.review import FORM_REVIEW_MODES, FormReviewMode
 from harness.elicitation.base import ElicitationHandler, close_handler
-from harness.errors import BrowserNotFound, ConfigError
+from harness.errors import DOCTOR_HINT, BrowserNotFound, ConfigError
 from harness.models import BackendName
 from harness.session import BROWSER_GONE, Session
 from harness.stages.normalization import DEFAULT_MAX_RESULT_BYTES
@@ -122,7 +122,7 @@ class Harness:
             await self._drop_browser()
         path = Path(self.executable_path) if self.executable_path else find_chromium()
         if not path.is_file():
-            raise BrowserNotFound(f"No Chromium at {path}.")
+            raise BrowserNotFound(f"No Chromium at {path}. {DOCTOR_HINT}")
         args = self.launch_args()
         self._playwright = await async_playwright().start()
         try:
@@ -132,7 +132,7 @@ class Harness:
         except PlaywrightError as exc:
             await self._playwright.stop()
             self._playwright = None
-            raise BrowserNotFound(f"Chromium at {path} did not start: {exc}") from exc
+            raise BrowserNotFound(f"Chromium at {path} did not start: {exc} {DOCTOR_HINT}") from exc
         self._browser.on("disconnected", self._on_disconnected)
         return self
 

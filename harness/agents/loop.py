@@ -435,6 +435,12 @@ class AgentLoop:
             return self._navigated(action, url, refusal)
         await self._settle()
         self._record_trails()
+        for name in action.wait_for_tool:
+            try:
+                await self.session.wait_for_tool(name, timeout=self.settle_timeout)
+            except UnknownTool as exc:
+                waited = f"{exc} (waited {self.settle_timeout:g} s after the navigation)"
+                return self._navigated(action, url, waited)
         return self._navigated(action, url)
 
     def _navigated(self, action: NavigateAction, url: str, error: str | None = None) -> StepRecord:

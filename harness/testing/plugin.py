@@ -439,7 +439,31 @@ def describe_session(session: _session.Session) -> str:
         lines.append(f"{index}. {outcome.tool} {arguments} → {status}: {result_summary(result)}")
     if not session.history:
         lines.append("no calls")
+    hint = refusal_hint(session)
+    if hint is not None:
+        lines.append(hint)
     return plain("\n".join(lines))  # page text: shown on the terminal, never obeyed by it
+
+
+def refusal_hint(session: _session.Session) -> str | None:
+    """What to do when the policy stopped one of the test's calls: for a test of one's own
+    site's tools, let the test say yes, or run without a policy."""
+    stopped = [r for r in session.audit.records if r.outcome in ("not run", "withheld")]
+    if not stopped:
+        return None
+    tools = ", ".join(sorted({r.tool for r in stopped}))
+    if any(r.effect == "escalate" for r in stopped):
+        return (
+            f"hint: the policy asked the user to confirm {tools}, and nobody said yes (the "
+            "default answer is cancel). Testing your own site's tools? Let the test say yes: "
+            '@pytest.mark.webmcp(elicit="accept") (or --webmcp-elicit accept), or run '
+            'without a policy: @pytest.mark.webmcp(policy="none") (or --webmcp-policy none).'
+        )
+    return (
+        f"hint: the policy blocked {tools}. Testing your own site's tools? Run without a "
+        'policy: @pytest.mark.webmcp(policy="none") (or --webmcp-policy none), or give a '
+        "policy file without that rule."
+    )
 
 
 # -- launching Chromium ----------------------------------------------------------------
