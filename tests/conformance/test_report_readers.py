@@ -14,6 +14,7 @@ from __future__ import annotations
 
 import json
 import re
+import shutil
 import xml.etree.ElementTree as ET
 from pathlib import Path
 
@@ -24,11 +25,11 @@ from junit2htmlreport.parser import Junit
 
 from tests.conformance import wptfyi
 from tests.conformance.junit_rules import gitlab_problems, junit10_problems
-from tests.conformance.test_wpt import TESTHARNESS_JS
 from tests.conftest import PageServer
 from tests.console_script import run_script
 
 KINDS = ["ua", "site", "wpt"]
+WPT_FIXTURES = Path(__file__).parent / "wpt"
 UA_FILE = "/webmcp/imperative/frames.html"
 UA_BASELINE = f"""
 polyfill:
@@ -62,9 +63,9 @@ async def _run(kind: str, page_server: PageServer, base: Path) -> Path:
         args = ["site", url, "--name", "text", "--expect-tool", "gone"]
     else:
         wpt = base / "wpt"
-        (wpt / "resources").mkdir(parents=True)
-        (wpt / "resources" / "testharness.js").write_text(TESTHARNESS_JS, encoding="utf-8")
-        (wpt / "resources" / "testharnessreport.js").write_text("", encoding="utf-8")
+        wpt.mkdir()
+        # The stand-in testharness.js of the WPT-shaped fixture tree (tests/conformance/wpt).
+        shutil.copytree(WPT_FIXTURES / "resources", wpt / "resources")
         (wpt / "webmcp").mkdir()
         (wpt / "webmcp" / "names.html").write_text(WPT_TEST, encoding="utf-8")
         args = ["wpt", "--wpt-root", str(wpt), "--backend", "polyfill"]
