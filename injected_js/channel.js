@@ -1,6 +1,7 @@
 // The private channel to the harness (CHANNEL.md is the contract), and start-up.
 //
-// Page → harness: Playwright's binding. The named wrapper Playwright puts on `window` is
+// Page → harness: Playwright's binding, exposed to the session's page only (a popup or any other
+// page of the browser context runs this script too, but has no way to the harness). The named wrapper Playwright puts on `window` is
 // removed so page script cannot call it, and is not used either: it serializes with the
 // page's JSON.stringify and spreads with the page's array iterator. Messages go to the raw
 // CDP binding (`__playwright__binding__`) instead, in the envelope Playwright's
