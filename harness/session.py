@@ -333,7 +333,7 @@ class Session:
     ) -> None:
         self._check_open()
         await self.settled()
-        with self.guard.navigation(allow=url if by_user else None, intent=url):
+        with self.guard.navigation(allow=url if by_user else None, intent=None if by_user else url):
             try:
                 response = await self.page.goto(url, wait_until=wait_until)  # type: ignore[arg-type]
             except PlaywrightError as exc:

@@ -198,6 +198,8 @@ class NavigationGuard:
                 self.last_refusal = Refusal(origin, answered, self._page.url)
                 if back is None and not self.allows(self._page.url):
                     return  # not even about:blank loads: the tools stay paused
+            if commit_origin(url) != "null":
+                self.last_allowed = url  # allowed now (its commit may have come first)
             self._page.pause_tools(None)
 
     def _question(self, url: str, origin: str) -> tuple[str, str, str, dict[str, str]]:
