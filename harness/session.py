@@ -556,6 +556,7 @@ class Session:
             return
         self._closed = True
         self.vault.clear()
+        await self.guard.close()
         if self._after_delivery is not None and not self._after_delivery.done():
             self._after_delivery.cancel()
             with contextlib.suppress(asyncio.CancelledError):

@@ -17,6 +17,7 @@ from collections.abc import AsyncIterator, Awaitable, Callable
 import pytest
 from mcp import Client
 
+import tests.test_boundary as boundary
 from harness import Harness, Session
 from harness.catalog import Settle
 from harness.elicitation.base import AutoHandler, ElicitationRequest, ElicitationResult
@@ -111,18 +112,13 @@ async def origins() -> AsyncIterator[Origins]:
     await served.stop()
 
 
+opened = boundary.opened  # the fixture: the sessions a test opens, closed after it
+
+
 @pytest.fixture(scope="module", params=["polyfill", "native"])
 async def harness(request: pytest.FixtureRequest) -> AsyncIterator[Harness]:
     async with Harness(backend=request.param, call_timeout=10, settle=Settle(quiet=0.2)) as h:
         yield h
-
-
-@pytest.fixture
-async def opened(harness: Harness) -> AsyncIterator[list[Session]]:
-    sessions: list[Session] = []
-    yield sessions
-    for session in sessions:
-        await session.close()
 
 
 class Gate:

@@ -202,6 +202,15 @@ class NavigationGuard:
                 self.last_allowed = url  # allowed now (its commit may have come first)
             self._page.pause_tools(None)
 
+    async def close(self) -> None:
+        """Stop deciding (the session closes): a question still open is dropped."""
+        self.watching = False
+        task, self._task = self._task, None
+        if task is not None and not task.done():
+            task.cancel()
+            with contextlib.suppress(asyncio.CancelledError, Exception):
+                await task
+
     def _question(self, url: str, origin: str) -> tuple[str, str, str, dict[str, str]]:
         """The question about ``url``: (destination origin, tool, message, facts)."""
         before = self.last_allowed or BLANK
