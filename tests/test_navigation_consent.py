@@ -282,3 +282,14 @@ async def test_an_mcp_client_is_offered_nothing_and_told_why_while_the_page_is_p
         answer.set_result("decline")
         await until(lambda: session.url == start, "the page went back")
         assert [t.name for t in (await client.list_tools()).tools] == ["home", NAVIGATE, RELOAD]
+
+
+async def test_the_first_origin_a_new_page_goes_to_is_where_its_user_started_it(
+    harness: Harness, opened: list[Session], origins: Origins
+) -> None:
+    session = await harness.new_session()  # on about:blank, which runs no site's script
+    opened.append(session)
+    session.elicitation = Gate()
+    await session.page.goto(origins.url("c_hopped"))  # its owner's own navigation
+    assert await names(session) == ["hopped"]
+    assert session.guard.allowed == {origins.origin("A")} and session.elicitations == []

@@ -5,7 +5,8 @@ send it anywhere, and a page that takes the session to another origin gets the a
 next calls. So consent is a standing condition, not a moment (:class:`NavigationGuard`):
 
 - The user allows origins: the one the user opens (:meth:`Session.open`, wherever its
-  redirects land) and each one the user says yes to.
+  redirects land; or the first one a new page goes to, however its owner sent it there)
+  and each one the user says yes to.
 - Every main-frame commit of the session's page is checked, whatever made it — a script
   redirect, a meta refresh, a ``location`` a tool set, a history traversal, a form, a
   redirect seconds after a consented navigation, the agent's own navigation. A commit to
@@ -132,6 +133,10 @@ class NavigationGuard:
         """The page's main frame committed a document (or a same-document URL) at ``url``."""
         if not self.watching:
             return
+        if not self.allowed:
+            # The page's first origin is where its user started it (a new page, on
+            # about:blank, runs no site's script that could have gone there by itself).
+            self.allow(url)
         if self.allows(url):
             if commit_origin(url) != "null":
                 self.last_allowed = url
