@@ -1,7 +1,8 @@
 """Consent that lasts: every main-frame commit of a session's page, for its whole life, is
 checked against the origins the user allowed (issue 24, point 2), on both backends.
 
-A commit to an origin the user has not allowed — a script redirect seconds after load, a meta
+A commit to an origin the user has not allowed — a script redirect well after load (armed by
+the test, so that "later" does not depend on the machine's speed), a meta
 refresh, a ``location`` a tool set, a history traversal, a redirect after a consented
 navigation — pauses the catalog (nothing is offered or run), asks the user (source
 ``navigation``), and without a yes the page goes back. Pages are served from three loopback
@@ -20,25 +21,31 @@ from mcp import Client
 import tests.test_boundary as boundary
 from harness import Harness, Session
 from harness.catalog import Settle
-from harness.elicitation.base import AutoHandler, ElicitationRequest, ElicitationResult
+from harness.elicitation.base import (
+    AutoHandler,
+    ElicitationHandler,
+    ElicitationRequest,
+    ElicitationResult,
+)
 from harness.mcp.names import NAVIGATE, RELOAD
 from harness.mcp.server import McpBridge
 from harness.stages.navigation import navigate_as_agent
-from tests.test_boundary import Origins, open_page, page, text_of
+from tests.test_boundary import Origins, page, text_of
 
 pytestmark = pytest.mark.timeout(120)
 
 WAIT_S = 15.0
 
-# Each redirecting page leaves once per tab (sessionStorage), so a page sent back stays.
-ONCE = "if (!sessionStorage.getItem('left')) { sessionStorage.setItem('left', '1'); {} }"
+# A page that leaves later by its own script (a timer, as a single-page app's open redirect
+# would): `leaveSoon()` arms it, so that the test says when "later" is.
+LATER = "window.leaveSoon = () => setTimeout(() => { location.href = '{}'; }, 300);"
 
 HOME = 'mc.registerTool({name: "home", description: "The start page\'s tool.", execute: () => "home ran"});'
 
 page(
     "c_script_redirect",
     "",
-    HOME + ONCE.replace("{}", "setTimeout(() => { location.href = '{{B}}/p/c_elsewhere'; }, 400);"),
+    HOME + LATER.replace("{}", "{{B}}/p/c_elsewhere"),
 )
 page(
     "c_meta_refresh",
@@ -76,7 +83,7 @@ page(
     "c_consented",
     "",
     'mc.registerTool({name: "consented", description: "B\'s own tool.", execute: () => "b"});'
-    + ONCE.replace("{}", "setTimeout(() => { location.href = '{{C}}/p/c_elsewhere'; }, 400);"),
+    + LATER.replace("{}", "{{C}}/p/c_elsewhere"),
 )
 page(
     "c_hop",
@@ -152,6 +159,18 @@ async def until(check: Callable[[], bool | Awaitable[bool]], what: str) -> None:
         raise AssertionError(f"not within {WAIT_S:g} s: {what}") from None
 
 
+async def open_asking(
+    harness: Harness, opened: list[Session], url: str, handler: ElicitationHandler
+) -> Session:
+    """A session on ``url`` whose questions ``handler`` answers from the start (a page that
+    leaves while it loads is asked about before ``open`` returns)."""
+    session = await harness.new_session()
+    opened.append(session)
+    session.elicitation = handler
+    await session.open(url)
+    return session
+
+
 async def names(session: Session) -> list[str]:
     return [t.name for t in await session.tools()]
 
@@ -167,9 +186,10 @@ async def test_a_delayed_script_redirect_pauses_the_tools_asks_and_without_a_yes
     since = len(origins.requests)
     gate = Gate()
     start = origins.url("c_script_redirect")
-    session = await open_page(harness, opened, start, elicitation=gate)
+    session = await open_asking(harness, opened, start, gate)
     assert await names(session) == ["home"]
-    question, answer = await gate.question()  # the page left by itself, after load
+    await session.page.evaluate("leaveSoon()")  # the page's own timer, well after load
+    question, answer = await gate.question()  # the page left by itself
     assert (question.source, question.origin) == ("navigation", origins.origin("B"))
     assert question.facts == {"from": start, "to": origins.url("c_elsewhere", "B")}
     # While the user decides, no tool of B's is offered or run — not even one named like A's.
@@ -189,10 +209,15 @@ async def test_a_meta_refresh_to_another_origin_is_asked_and_a_yes_allows_it(
     harness: Harness, opened: list[Session], origins: Origins
 ) -> None:
     gate = Gate()
-    session = await open_page(harness, opened, origins.url("c_meta_refresh"), elicitation=gate)
+    # The refresh may come while the page is still being opened, or after: either way, the
+    # question is answered here, and the opening ends once it is.
+    opening = asyncio.ensure_future(
+        open_asking(harness, opened, origins.url("c_meta_refresh"), gate)
+    )
     question, answer = await gate.question()
     assert question.origin == origins.origin("B")
     answer.set_result("accept")
+    session = await opening
     await until(lambda: origins.origin("B") in session.guard.allowed, "B is allowed")
     assert session.url == origins.url("c_elsewhere", "B")
     await session.wait_for_tool("home")
@@ -204,7 +229,7 @@ async def test_a_tool_that_sets_location_elsewhere_is_asked_about(
 ) -> None:
     since = len(origins.requests)
     start = origins.url("c_sets_location")
-    session = await open_page(harness, opened, start, elicitation=AutoHandler("cancel"))
+    session = await open_asking(harness, opened, start, AutoHandler("cancel"))
     await session.call("leave")  # its result may or may not beat the navigation
     await until(lambda: len(session.elicitations) == 1, "the user was asked")
     await until(lambda: session.url == start, "the page went back")
@@ -223,7 +248,7 @@ async def test_a_history_traversal_to_a_refused_origin_is_asked_again(
 ) -> None:
     since = len(origins.requests)
     start = origins.url("c_history")
-    session = await open_page(harness, opened, start, elicitation=AutoHandler("decline"))
+    session = await open_asking(harness, opened, start, AutoHandler("decline"))
     # Sent back once, the page goes back through its history to B's entry: asked again.
     await until(lambda: len(session.elicitations) == 2, "the user was asked twice")
     await until(lambda: session.url == start, "the page went back again")
@@ -238,7 +263,7 @@ async def test_a_late_redirect_after_a_consented_navigation_is_asked_too(
     since = len(origins.requests)
     gate = Gate()
     start = origins.url("c_hopped")
-    session = await open_page(harness, opened, start, elicitation=gate)
+    session = await open_asking(harness, opened, start, gate)
     consented = origins.url("c_consented", "B")
     going = asyncio.ensure_future(navigate_as_agent(session, start, consented))
     question, answer = await gate.question()  # the agent's navigation, asked first
@@ -246,7 +271,8 @@ async def test_a_late_redirect_after_a_consented_navigation_is_asked_too(
     answer.set_result("accept")
     assert await going is None
     assert await names(session) == ["consented"]
-    question, answer = await gate.question()  # B's page leaves for C, seconds later
+    await session.page.evaluate("leaveSoon()")  # B's page leaves for C by itself, later
+    question, answer = await gate.question()
     assert question.origin == origins.origin("C")
     assert await names(session) == []
     answer.set_result("decline")
@@ -260,7 +286,7 @@ async def test_navigations_within_allowed_origins_ask_nothing(
     harness: Harness, opened: list[Session], origins: Origins
 ) -> None:
     gate = Gate()
-    session = await open_page(harness, opened, origins.url("c_hop"), elicitation=gate)
+    session = await open_asking(harness, opened, origins.url("c_hop"), gate)
     await session.wait_for_tool("hopped", timeout=WAIT_S)
     assert session.url == origins.url("c_hopped")
     assert "hopped" in text_of(await session.call("hopped"))
@@ -272,8 +298,10 @@ async def test_an_mcp_client_is_offered_nothing_and_told_why_while_the_page_is_p
 ) -> None:
     gate = Gate()
     start = origins.url("c_script_redirect")
-    session = await open_page(harness, opened, start, elicitation=gate)
+    session = await open_asking(harness, opened, start, gate)
     async with McpBridge(session) as bridge, Client(bridge.server, mode="legacy") as client:
+        assert [t.name for t in (await client.list_tools()).tools] == ["home", NAVIGATE, RELOAD]
+        await session.page.evaluate("leaveSoon()")
         _question, answer = await gate.question()
         assert [t.name for t in (await client.list_tools()).tools] == [NAVIGATE, RELOAD]
         refused = await client.call_tool("home", {})
