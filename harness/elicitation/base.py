@@ -35,7 +35,7 @@ if TYPE_CHECKING:
 log = logging.getLogger("harness.elicitation")
 
 Action = Literal["accept", "decline", "cancel"]
-Source = Literal["tool-elicit", "form-review", "policy", "tool-question"]
+Source = Literal["tool-elicit", "form-review", "policy", "navigation", "tool-question"]
 Mode = Literal["form", "url", "interactive"]
 
 ACTIONS: tuple[Action, ...] = ("accept", "decline", "cancel")
@@ -45,6 +45,7 @@ SOURCE_TITLES: dict[Source, str] = {
     "tool-elicit": "The page's form needs your input before it is sent",
     "form-review": "Review the filled form before it is submitted",
     "policy": "A policy asks you to confirm",
+    "navigation": "The page wants to go to an origin you have not allowed",
     "tool-question": "A tool asks you",
 }
 """How the terminal and browser handlers title a request, by source."""
