@@ -20,7 +20,8 @@ from __future__ import annotations
 from typing import Any, Protocol
 
 from harness.browser.urls import http_url, origin_of, resolve, scheme_of
-from harness.elicitation.base import ElicitationHandler, ElicitationRequest, ask
+from harness.elicitation.base import ElicitationHandler, ElicitationRequest, Quoted, ask
+from harness.elicitation.wording import NAVIGATION_LEAVE, NAVIGATION_REDIRECTED
 
 RULE = "navigate-cross-origin"
 
@@ -59,18 +60,25 @@ def resolve_url(start_url: str, url: str) -> str:
 
 
 async def _consent(
-    session: Navigator, home: str, message: str, facts: dict[str, str]
+    session: Navigator, home: str, destination: str, message: str, urls: dict[str, str]
 ) -> str | None:
-    """Ask the user; None for a yes, otherwise the answer and its reason as text."""
+    """Ask the user; None for a yes, otherwise the answer and its reason as text.
+
+    The question names the destination's origin on a line of its own, as the browser's
+    URL parser decides it (``http://A%2Fsettings@B/`` goes to B, and says so); the URLs
+    themselves are quoted as the page's and the agent's words, never part of the
+    harness's sentence.
+    """
     answer = await ask(
         session.elicitation,
         ElicitationRequest(
-            source="policy",
+            source="navigation",
             rule=RULE,
             message=message,
             origin=home,
+            destination=destination,
             tool="navigate",
-            facts=facts,
+            quoted=[Quoted(label=label, text=url) for label, url in urls.items()],
         ),
     )
     if answer.action == "accept":
@@ -89,10 +97,7 @@ async def navigation_refusal(session: Navigator, start_url: str, target: str) ->
     if there == home:
         return None
     answered = await _consent(
-        session,
-        home,
-        f"The agent wants to leave {home} and open {target}. Allow it?",
-        {"from": session.url, "to": target},
+        session, home, there, NAVIGATION_LEAVE, {"from": session.url, "to": target}
     )
     if answered is None:
         return None
@@ -121,9 +126,9 @@ async def navigate_as_agent(session: Navigator, start_url: str, target: str) -> 
     answered = await _consent(
         session,
         home,
-        f"The agent opened {target}, and the site redirected it to {landed} ({there}), "
-        f"another origin than {home}. Stay there?",
-        {"from": before, "to": target, "redirectedTo": landed},
+        there,
+        NAVIGATION_REDIRECTED,
+        {"from": before, "to": target, "redirected to": landed},
     )
     if answered is None:
         return None
