@@ -59,7 +59,7 @@ def test_questions_become_mcp_forms_with_the_agents_values_as_defaults() -> None
     assert params.message.splitlines() == [
         "Check the amount",
         "asked by: http://127.0.0.1:9",
-        "tool: \"pay\" (the page's words)",
+        'tool: "pay" (the page\'s words)',
     ]
     assert params.requested_schema["properties"]["amount"]["default"] == 5
     assert params.requested_schema["required"] == ["amount"]
