@@ -45,6 +45,7 @@ from harness.stages.policy import (
 )
 from harness.stages.redaction import Redactor, sensitivity_warnings
 from harness.stages.redemption import RevealAttempt, reveal, reveal_all
+from harness.stages.scrubbing import Scrubber
 from harness.stages.trust import TrustState, annotation_warnings, page_resolver
 from harness.stages.validation import schema_warnings
 from harness.stages.vault import Revealed, Vault
@@ -150,7 +151,11 @@ class Session:
         # The agent whose calls run now: this session's own, unless a front end serving
         # several agents says otherwise (as_agent). A context variable, so concurrent calls
         # of different agents each see their own.
-        self._own_agent = AgentSession()
+        # What any agent of this session had withheld, withheld from every agent on every
+        # channel (results, tool list, the harness's messages, console, traces): one
+        # scrubber, shared by every agent session's vault (harness/stages/scrubbing.py).
+        self.scrubber = Scrubber()
+        self._own_agent = AgentSession(vault=Vault(scrubber=self.scrubber))
         self._agent: contextvars.ContextVar[AgentSession | None] = contextvars.ContextVar(
             f"webmcp-agent-{id(self)}", default=None
         )
@@ -224,7 +229,7 @@ class Session:
 
     def new_agent(self) -> AgentSession:
         """A fresh agent session on this page (its vault is cleared when the page closes)."""
-        agent = AgentSession()
+        agent = AgentSession(vault=Vault(scrubber=self.scrubber))
         self._agents.add(agent)
         return agent
 
@@ -377,8 +382,12 @@ class Session:
         return self.catalog.tools()
 
     async def agent_tools(self) -> list[AgentTool]:
-        """The agent view of the tools; descriptions framed as untrusted per ``untrusted_framing``."""
-        return agent_tools(await self.tools(), framing=self.untrusted_framing)
+        """The agent view of the tools; descriptions framed as untrusted per
+        ``untrusted_framing``; texts withheld in this session scrubbed (a tool whose name
+        holds one is not offered)."""
+        return agent_tools(
+            await self.tools(), framing=self.untrusted_framing, withheld=self.scrubber
+        )
 
     async def tool(self, name: str) -> Tool:
         """One tool by name, or :class:`~harness.errors.UnknownTool`."""
@@ -543,6 +552,7 @@ class Session:
         self._closed = True
         for agent in [self._own_agent, *self._agents]:
             agent.vault.clear()
+        self.scrubber.clear()
         if self._after_delivery is not None and not self._after_delivery.done():
             self._after_delivery.cancel()
             with contextlib.suppress(asyncio.CancelledError):

@@ -4,8 +4,9 @@ While a client's ``tools/call`` of a page tool runs, every console message of th
 becomes a ``notifications/message`` on that call's stream: the console type maps to a
 log level (``debug`` → debug, ``log``/``info`` → info, ``warning`` → warning, ``error``/
 ``assert`` → error), the logger is ``page``, and the data is the text framed as untrusted
-page text (``<untrusted-data origin=…>``). It is off by default: a page may print anything
-to its console, secrets included, and the redaction stage never sees it.
+page text (``<untrusted-data origin=…>``), with every text the session withheld from its
+agents replaced by its handle. It is off by default: a page may print anything to its
+console, secrets the harness was never told about included.
 
 Who gets what follows MCP: on handshake-era connections, ``logging/setLevel`` sets the
 least level sent (``info`` until a client sets one); on 2026-07-28 requests, the bridge sends
@@ -29,6 +30,7 @@ from mcp.server.session import ServerSession
 from mcp.types.version import MODERN_PROTOCOL_VERSIONS
 
 from harness.stages.framing import frame_untrusted
+from harness.stages.scrubbing import Scrubber
 
 LEVELS: tuple[types.LoggingLevel, ...] = get_args(types.LoggingLevel)
 DEFAULT_LEVEL: types.LoggingLevel = "info"
@@ -45,8 +47,11 @@ CONSOLE_LEVELS: dict[str, types.LoggingLevel] = {
 class ConsoleForwarder:
     """Sends the page's console messages to the clients whose calls are running."""
 
-    def __init__(self, origin: Callable[[], str]) -> None:
+    def __init__(self, origin: Callable[[], str], *, withheld: Scrubber | None = None) -> None:
+        """``origin``: the page's origin now; ``withheld``: the session's scrubber (what the
+        session withheld from its agents is replaced in console text too)."""
         self._origin = origin
+        self._withheld = withheld
         self._calls: dict[int, _Call] = {}
         self._ids = itertools.count()
         self._levels: weakref.WeakKeyDictionary[Connection, types.LoggingLevel] = (
@@ -80,7 +85,10 @@ class ConsoleForwarder:
     def on_console(self, message: Any) -> None:
         """Playwright's ``console`` event: send it to every call that runs now."""
         level = CONSOLE_LEVELS.get(str(message.type), DEFAULT_LEVEL)
-        data = frame_untrusted(str(message.text), self._origin())
+        text = str(message.text)
+        if self._withheld:
+            text = self._withheld.text(text)
+        data = frame_untrusted(text, self._origin())
         for call in list(self._calls.values()):
             if not self._wanted(call, level):
                 continue

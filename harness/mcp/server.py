@@ -84,6 +84,7 @@ from harness.schemas import validator_for
 from harness.session import AgentSession, Session
 from harness.stages.framing import user_agent_text
 from harness.stages.navigation import navigate_as_agent, resolve_url
+from harness.stages.scrubbing import scrub_result
 
 log = logging.getLogger("harness.mcp.server")
 
@@ -155,7 +156,9 @@ class McpBridge:
         self._opening = asyncio.ensure_future(opening) if opening is not None else None
         self.start_url = start_url or session.url
         self.console = (
-            ConsoleForwarder(lambda: origin_of(self.session.url)) if forward_console else None
+            ConsoleForwarder(lambda: origin_of(self.session.url), withheld=session.scrubber)
+            if forward_console
+            else None
         )
         self.framing = framing
         self._bus = InMemorySubscriptionBus()
@@ -279,11 +282,12 @@ class McpBridge:
         tools = await self.session.tools()
         names = NameMap(t.name for t in tools)
         listed = []
-        for tool, agent in zip(tools, agent_tools(tools, framing=self.framing), strict=True):
-            converted = mcp_tool(agent, names.to_mcp(tool.name), tool.name)
+        # Texts withheld in the session are scrubbed; a tool whose name holds one is left out.
+        for agent in agent_tools(tools, framing=self.framing, withheld=self.session.scrubber):
+            converted = mcp_tool(agent, names.to_mcp(agent.name), agent.name)
             if converted is None:
                 log.warning(
-                    "tool %r is not listed: its inputSchema is not an object schema", tool.name
+                    "tool %r is not listed: its inputSchema is not an object schema", agent.name
                 )
                 continue
             listed.append(converted)
@@ -465,10 +469,12 @@ class McpBridge:
         names = NameMap(self.session.catalog.names())
         tools = [names.to_mcp(n) for n in self.session.catalog.names()]
         text = f"{message} Tools now: {', '.join(tools) or 'none'}."
-        return types.CallToolResult(
+        result = types.CallToolResult(
             content=[user_agent_text(text)],
             structured_content={"url": self.session.url, "tools": tools},
         )
+        # The URL and the names are the page's: what the session withheld stays withheld.
+        return scrub_result(result, self.session.scrubber)
 
     # -- tool-list changes -----------------------------------------------------
     async def _track_connections(
