@@ -1,0 +1,139 @@
+"""What a session withheld reaches no agent on any channel (issue 24, point 4).
+
+The page (``tests/pages/scrub_channels.html``) makes the harness withhold five values —
+an ``x-sensitive`` field, the key of an ``x-sensitive`` object, a whole ``sensitiveHint``
+result, content for the user alone, and a value that is also a valid tool name — then
+hands all five back through every other channel: a tool that declares nothing (its
+text, ``structuredContent`` and ``_meta``), the console, the page's URL, and tools it
+registers afterwards (their name, title, description and ``inputSchema`` enum). Each
+channel an agent reads is searched for every one of them, on both backends: the results
+and tool list of a second agent of the same session, the trace the agent loop writes
+(its ``tools-changed`` event too) and ``trace show``, and an MCP client's messages
+(results, ``tools/list``, ``harness.reload``, console log notifications).
+"""
+
+from __future__ import annotations
+
+import asyncio
+import io
+import json
+from collections.abc import AsyncIterator
+from pathlib import Path
+
+import mcp.types as types
+import pytest
+from mcp.client.client import Client
+from rich.console import Console
+
+from harness import Harness, Session
+from harness.agents.loop import run_agent
+from harness.agents.scripted import ScriptedAgent, parse_plan
+from harness.mcp.server import McpBridge
+from harness.stages.scrubbing import HANDLE
+from harness.trace.events import TRACE_FILE
+from harness.trace.view import show_trace
+from tests.conftest import PageServer
+
+PAGE = "scrub_channels.html"
+SECRETS = {
+    "x-sensitive field": "HXSCRUB-key-7d1f",
+    "key of a withheld object": "HXSCRUB-account-55aa",
+    "whole sensitiveHint result": "HXSCRUB statement 9c2e: 1,234.56 EUR",
+    "content for the user": "HXSCRUB note for the user 3b",
+    "a value that names a tool": "HXSCRUB_named_tool_41",
+}
+WITHHOLDING = ["get_key", "get_statement", "get_note"]
+
+pytestmark = pytest.mark.timeout(180)
+
+
+@pytest.fixture(scope="module", params=["polyfill", "native"])
+async def harness(request: pytest.FixtureRequest) -> AsyncIterator[Harness]:
+    async with Harness(backend=request.param, call_timeout=10) as h:
+        yield h
+
+
+@pytest.fixture
+async def session(harness: Harness, page_server: PageServer) -> AsyncIterator[Session]:
+    opened = await harness.open(page_server.url(PAGE))
+    yield opened
+    await opened.close()
+
+
+def leaks(channel: str, text: str) -> list[str]:
+    """The secrets ``text`` shows, in any form they are written (JSON-escaped, in a URL)."""
+    forms = {name: {value, json.dumps(value)[1:-1]} for name, value in SECRETS.items()}
+    for name, value in SECRETS.items():
+        forms[name] |= {value.replace(" ", "%20"), value.replace(" ", "+")}
+        forms[name] |= {value.replace(" ", "%20").replace(":", "%3A").replace(",", "%2C")}
+    return [f"{channel}: {name}" for name, shown in forms.items() if any(f in text for f in shown)]
+
+
+async def test_a_second_agent_of_the_session_gets_nothing_withheld_from_the_first(
+    session: Session,
+) -> None:
+    first, second = session.new_agent(), session.new_agent()
+    with session.as_agent(first):
+        for tool in WITHHOLDING:
+            await session.call(tool)
+    assert len(first.vault) >= 5 and len(second.vault) == 0
+    with session.as_agent(second):
+        echoed = await session.call("echo")
+        tools = [t.as_json() for t in await session.agent_tools()]
+        # The canary is real: the user's view of the sloppy tool's result has every one.
+        user_view = json.dumps(session.user_view(echoed).model_dump(mode="json"))  # type: ignore[union-attr]
+    assert leaks("user view", user_view) == [f"user view: {name}" for name in SECRETS]
+    found = leaks("the second agent's result", json.dumps(echoed.agent_json()))
+    found += leaks("the second agent's tool list", json.dumps(tools))
+    assert found == []
+    assert HANDLE.search(json.dumps(echoed.agent_json()))  # the handles stand in
+    names = [t["name"] for t in tools]
+    assert "leaky" in names and SECRETS["a value that names a tool"] not in names
+    # The page's own _meta does not reach the agent; its forged harness key neither.
+    assert "echo" not in (echoed.result.meta or {})
+    assert "webmcp-harness/redacted" not in (echoed.result.meta or {})
+    assert any("values withheld earlier" in note for note in echoed.notes)
+
+
+async def test_traces_and_trace_show_of_an_agent_run_keep_everything_withheld(
+    session: Session, page_server: PageServer, short_tmp: Path
+) -> None:
+    steps = [{"call": tool} for tool in [*WITHHOLDING, "echo"]]
+    plan = parse_plan({"task": "t", "steps": [*steps, {"navigate": PAGE}, {"finish": "done"}]})
+    run = await run_agent(
+        session, ScriptedAgent(plan), page_server.url(PAGE), trace_dir=short_tmp / "run"
+    )
+    assert run.ok, run.detail
+    trace = (short_tmp / "run" / TRACE_FILE).read_text(encoding="utf-8")
+    assert '"tools-changed"' in trace and "leaky" in trace  # the event is there, scrubbed
+    out = io.StringIO()
+    show_trace(short_tmp / "run", Console(file=out, width=300), full=True)
+    context = json.dumps([step.model_dump(mode="json") for step in run.steps])
+    found = leaks("trace.jsonl", trace) + leaks("trace show", out.getvalue())
+    found += leaks("what the agent was shown", context)
+    assert found == []
+
+
+async def test_an_mcp_client_sees_nothing_withheld_on_any_message(session: Session) -> None:
+    logged: list[str] = []
+
+    async def on_log(params: types.LoggingMessageNotificationParams) -> None:
+        logged.append(str(params.data))
+
+    seen: list[str] = []
+    async with McpBridge(session, forward_console=True) as bridge:
+        async with Client(bridge.server, mode="legacy", logging_callback=on_log) as client:
+            for tool in [*WITHHOLDING, "echo"]:
+                seen.append((await client.call_tool(tool, {})).model_dump_json())
+            seen.append((await client.list_tools()).model_dump_json())
+            reloaded = await client.call_tool("harness.reload", {})
+            seen.append(reloaded.model_dump_json())
+            for _ in range(50):  # the console message is sent beside the call's result
+                if logged:
+                    break
+                await asyncio.sleep(0.05)
+    assert logged, "the console was not forwarded"
+    assert "Reloaded" in seen[-1]
+    found = [leak for text in seen for leak in leaks("an MCP message", text)]
+    found += [leak for text in logged for leak in leaks("a console log message", text)]
+    assert found == []
