@@ -275,6 +275,11 @@ def expect_tool(
 # -- results -------------------------------------------------------------------------------
 
 
+def _one_line(text: str) -> str:
+    """A result's text on one line, without the agent's frames (read before joining)."""
+    return " ".join(unframed(text).split()) or "(none)"
+
+
 def _text(result: CallToolResult) -> str:
     return "\n".join(b.text for b in result.content if isinstance(b, TextContent))
 
@@ -302,7 +307,7 @@ class ResultAssertions:
             raise _fail(
                 self._call("to_succeed()"),
                 "expected: a result without isError",
-                f"message: {' '.join(_text(self._result).split()) or '(none)'}",
+                f"message: {_one_line(_text(self._result))}",
                 *self._received(),
             )
         return self._result
@@ -325,7 +330,7 @@ class ResultAssertions:
             raise _fail(
                 self._call(method),
                 f"expected: error text matching {shown[0]}",
-                f"received text: {' '.join(text.split()) or '(none)'}",
+                f"received text: {_one_line(text)}",
             )
         if kind is not None:
             if self._outcome is None:

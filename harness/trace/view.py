@@ -70,6 +70,7 @@ def _compact(value: Any, full: bool) -> str:
 
 
 def _one_line(text: str, full: bool) -> str:
+    text = unframed(text)  # before the lines are joined: a frame is read by its lines
     if full:
         return text
     line = " ".join(text.split())

@@ -121,17 +121,17 @@ async def test_an_mcp_client_sees_nothing_withheld_on_any_message(session: Sessi
         logged.append(str(params.data))
 
     seen: list[str] = []
-    async with McpBridge(session, forward_console=True) as bridge:
-        async with Client(bridge.server, mode="legacy", logging_callback=on_log) as client:
-            for tool in [*WITHHOLDING, "echo"]:
-                seen.append((await client.call_tool(tool, {})).model_dump_json())
-            seen.append((await client.list_tools()).model_dump_json())
-            reloaded = await client.call_tool("harness.reload", {})
-            seen.append(reloaded.model_dump_json())
-            for _ in range(50):  # the console message is sent beside the call's result
-                if logged:
-                    break
-                await asyncio.sleep(0.05)
+    bridge = McpBridge(session, forward_console=True)
+    async with bridge, Client(bridge.server, mode="legacy", logging_callback=on_log) as client:
+        for tool in [*WITHHOLDING, "echo"]:
+            seen.append((await client.call_tool(tool, {})).model_dump_json())
+        seen.append((await client.list_tools()).model_dump_json())
+        reloaded = await client.call_tool("harness.reload", {})
+        seen.append(reloaded.model_dump_json())
+        for _ in range(50):  # the console message is sent beside the call's result
+            if logged:
+                break
+            await asyncio.sleep(0.05)
     assert logged, "the console was not forwarded"
     assert "Reloaded" in seen[-1]
     found = [leak for text in seen for leak in leaks("an MCP message", text)]
