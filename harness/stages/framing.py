@@ -6,7 +6,7 @@ drops the page's own ``_meta``; keys in the harness's ``_meta`` namespace are th
 dropped as its result arrives: :func:`without_harness_marks`);
 text the harness writes itself (:func:`user_agent_text`) is marked so that it is never
 framed. (The user's terminal gets page text through
-:func:`harness.elicitation.terminal.plain`.)
+:func:`harness.elicitation.wording.plain`.)
 """
 
 from __future__ import annotations

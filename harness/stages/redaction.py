@@ -5,10 +5,7 @@ client, trace, log or report sees. What it takes out goes to the session's
 :class:`~harness.stages.vault.Vault`, under an opaque handle that stands in its place.
 
 - ``outputSchema`` fields marked ``"x-sensitive": true`` are withheld from
-  ``structuredContent``. The schema is followed through ``properties``,
-  ``patternProperties``, ``additionalProperties``, array items (``items``,
-  ``prefixItems``), ``$ref`` / ``$defs`` and ``allOf`` / ``anyOf`` / ``oneOf`` (every
-  branch counts: fail safe). The text block that mirrors ``structuredContent`` is
+  ``structuredContent`` (:mod:`harness.stages.sensitivity` finds them). The text block that mirrors ``structuredContent`` is
   rewritten from the redacted value; any other text that contains a withheld value
   verbatim has it replaced by its handle, and so has the page's ``_meta``. When the
   fields cannot be found (no ``structuredContent``, a value that does not fit the
@@ -25,7 +22,11 @@ The agent view lists what was withheld under ``_meta["webmcp-harness/redacted"]`
 ``{path, label, handle, kind}`` per item, ``path`` being a JSON pointer into the tool's
 own result. Values shorter than :data:`MIN_SCRUB_LENGTH` characters are withheld where
 the schema puts them, but not searched for in free text. A call stopped before its tool
-ran (bad arguments, a policy) has no tool output and passes unchanged.
+ran (bad arguments, a policy) has no tool output to redact.
+
+Everything withheld joins the session's :class:`~harness.stages.scrubbing.Scrubber`
+(shared by all its agent sessions): every result after it — of any tool, for any agent —
+has those texts replaced by their handles, and so has every other channel an agent reads.
 """
 
 from __future__ import annotations
@@ -46,6 +47,7 @@ from harness.stages.framing import PAGE_RESULT_KINDS, user_agent_text
 from harness.stages.scrubbing import MIN_SCRUB_LENGTH, Scrubber, scrub_result
 from harness.stages.sensitivity import (
     JsonPath,
+    declared_names,
     fits,
     marks_sensitive,
     sensitive_and_keys,
@@ -273,9 +275,15 @@ class _Run:
         self.texts.withhold(value, handle)
 
     def withhold(self, path: str, label: str, value: Any) -> str:
-        """Withhold an ``x-sensitive`` value; its handle."""
+        """Withhold an ``x-sensitive`` value; its handle. Its keys are withheld with it but
+        for the property names the ``outputSchema`` declares (public words, not data)."""
         handle = self.keep("field", path, label, value)
-        self.search_for(value, handle)
+        declared = (
+            declared_names(self.tool.output_schema)
+            if isinstance(value, dict | list)
+            else frozenset()
+        )
+        self.texts.withhold(value, handle, declared)
         return handle
 
     # -- references --------------------------------------------------------------------

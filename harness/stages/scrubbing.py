@@ -37,12 +37,13 @@ HANDLE = re.compile(r"wmh-(?:secret|result|ref|user)-[0-9a-f]{16}")
 """A vault handle (:func:`harness.stages.vault.new_handle`): left as it is, always."""
 
 
-def _leaves(value: Any) -> Iterator[Any]:
+def _leaves(value: Any, declared: frozenset[str] = frozenset()) -> Iterator[Any]:
     stack = [value]
     while stack:  # iterative: a withheld value can nest deeper than Python's stack
         node = stack.pop()
         if isinstance(node, dict):
-            yield from (key for key in node if isinstance(key, str))  # keys are text too
+            # Keys are text too; the names a schema declares are public words, not data.
+            yield from (key for key in node if isinstance(key, str) and key not in declared)
             stack.extend(node.values())
         elif isinstance(node, list):
             stack.extend(node)
@@ -73,11 +74,12 @@ def forms_of(text: str) -> set[str]:
     return {form for form in forms if len(form) >= MIN_SCRUB_LENGTH}
 
 
-def needles_of(value: Any) -> set[str]:
+def needles_of(value: Any, declared: frozenset[str] = frozenset()) -> set[str]:
     """The texts a withheld JSON value may show up as elsewhere: each of its leaves and
-    object keys (a withheld object's keys are its own), in every form of :func:`forms_of`."""
+    object keys (a withheld object's keys are its own, but for the property names its
+    schema ``declared``), in every form of :func:`forms_of`."""
     found: set[str] = set()
-    for leaf in _leaves(value):
+    for leaf in _leaves(value, declared):
         if isinstance(leaf, bool) or leaf is None:
             continue
         found |= forms_of(leaf if isinstance(leaf, str) else json.dumps(leaf))
@@ -126,14 +128,14 @@ class Scrubber:
     def __repr__(self) -> str:
         return f"<Scrubber: {len(self._needles)} texts>"
 
-    def withhold(self, value: Any, handle: str) -> None:
-        """Replace ``value`` (a text, or a JSON value: its leaves and keys) by ``handle``
-        wherever it shows up from now on."""
+    def withhold(self, value: Any, handle: str, declared: frozenset[str] = frozenset()) -> None:
+        """Replace ``value`` (a text, or a JSON value: its leaves and keys, but for the
+        property names its schema ``declared``) by ``handle`` wherever it shows up from now on."""
         if isinstance(value, str) and _plain_json(value):  # the usual case, made short
             if len(value) >= MIN_SCRUB_LENGTH:
                 self._needles.setdefault(value, handle)
             return
-        for needle in needles_of(value):
+        for needle in needles_of(value, declared):
             self._needles.setdefault(needle, handle)
 
     def withhold_result(self, result: Mapping[str, Any], handle: str) -> None:

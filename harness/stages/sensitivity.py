@@ -77,6 +77,26 @@ class _Plan:
         self._validator: Any = None
         self._compiled: Any = False  # not yet asked for
         self._shapes: dict[int, _ObjectShape] = {}  # by id of a schema object in root
+        self._declared: frozenset[str] | None = None
+
+    @property
+    def declared(self) -> frozenset[str]:
+        """Every property name the schema declares (in any ``properties``): public words,
+        not data — the keys of a withheld object that are declared are not secret."""
+        if self._declared is None:
+            names: set[str] = set()
+            stack, seen = [self.root], set()
+            while stack:
+                node = stack.pop()
+                if not isinstance(node, dict) or id(node) in seen:
+                    continue
+                seen.add(id(node))
+                properties = node.get("properties")
+                if isinstance(properties, dict):
+                    names.update(k for k in properties if isinstance(k, str))
+                stack.extend(subschemas(node))
+            self._declared = frozenset(names)
+        return self._declared
 
     def object_shape(self, schema: dict[str, Any]) -> _ObjectShape:
         """What the walk reads from one schema object for the objects it describes."""
@@ -374,3 +394,8 @@ def sensitivity_warnings(tools: list[Tool]) -> list[CatalogWarning]:
                 )
             )
     return warnings
+
+
+def declared_names(schema: Any) -> frozenset[str]:
+    """The property names ``schema`` declares anywhere (see :attr:`_Plan.declared`)."""
+    return _plan(schema).declared

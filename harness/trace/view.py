@@ -2,7 +2,7 @@
 
 Page-provided text (tool descriptions, results) is shown as plain text, never
 as rich markup, with its control characters made visible
-(:func:`harness.elicitation.terminal.plain`), so a page can neither style, hide or
+(:func:`harness.elicitation.wording.plain`), so a page can neither style, hide or
 overwrite lines of the timeline nor send the terminal escape sequences; and without the
 ``<untrusted-data>`` frames the agent got around it (a person reads this).
 """

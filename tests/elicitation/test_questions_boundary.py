@@ -13,13 +13,12 @@ from __future__ import annotations
 import html
 import io
 import re
-from collections.abc import AsyncIterator
 from pathlib import Path
 
 import pytest
 from rich.console import Console
 
-from harness import Harness, Session
+from harness import Session
 from harness.elicitation.answers import ScriptedHandler, load_answers
 from harness.elicitation.base import (
     ElicitationHandler,
@@ -55,17 +54,9 @@ OLD_EXAMPLE = """answers:
 pytestmark = pytest.mark.timeout(120)
 
 
-@pytest.fixture(scope="module", params=["polyfill", "native"])
-async def harness(request: pytest.FixtureRequest) -> AsyncIterator[Harness]:
-    async with Harness(backend=request.param, call_timeout=10) as h:
-        yield h
-
-
 @pytest.fixture
-async def session(harness: Harness, page_server: PageServer) -> AsyncIterator[Session]:
-    opened = await harness.open(page_server.url(PAGE))
-    yield opened
-    await opened.close()
+def session(page_session: Session) -> Session:
+    return page_session
 
 
 class Capturing:

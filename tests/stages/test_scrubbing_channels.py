@@ -8,8 +8,9 @@ text, ``structuredContent`` and ``_meta``), the console, the page's URL, and too
 registers afterwards (their name, title, description and ``inputSchema`` enum). Each
 channel an agent reads is searched for every one of them, on both backends: the results
 and tool list of a second agent of the same session, the trace the agent loop writes
-(its ``tools-changed`` event too) and ``trace show``, and an MCP client's messages
-(results, ``tools/list``, ``harness.reload``, console log notifications).
+(its ``tools-changed`` event too), what the loop showed the agent (URLs, messages),
+``trace show`` and the pytest report, and an MCP client's messages (results,
+``tools/list``, ``harness.reload``, console log notifications).
 """
 
 from __future__ import annotations
@@ -17,7 +18,6 @@ from __future__ import annotations
 import asyncio
 import io
 import json
-from collections.abc import AsyncIterator
 from pathlib import Path
 
 import mcp.types as types
@@ -25,11 +25,14 @@ import pytest
 from mcp.client.client import Client
 from rich.console import Console
 
-from harness import Harness, Session
+from harness import Session
+from harness.agents.base import AgentContext
 from harness.agents.loop import run_agent
-from harness.agents.scripted import ScriptedAgent, parse_plan
+from harness.agents.scripted import Plan, ScriptedAgent, parse_plan
 from harness.mcp.server import McpBridge
+from harness.models import CallAction, FinishAction, NavigateAction
 from harness.stages.scrubbing import HANDLE
+from harness.testing.plugin import describe_session
 from harness.trace.events import TRACE_FILE
 from harness.trace.view import show_trace
 from tests.conftest import PageServer
@@ -47,17 +50,9 @@ WITHHOLDING = ["get_key", "get_statement", "get_note"]
 pytestmark = pytest.mark.timeout(180)
 
 
-@pytest.fixture(scope="module", params=["polyfill", "native"])
-async def harness(request: pytest.FixtureRequest) -> AsyncIterator[Harness]:
-    async with Harness(backend=request.param, call_timeout=10) as h:
-        yield h
-
-
 @pytest.fixture
-async def session(harness: Harness, page_server: PageServer) -> AsyncIterator[Session]:
-    opened = await harness.open(page_server.url(PAGE))
-    yield opened
-    await opened.close()
+def session(page_session: Session) -> Session:
+    return page_session
 
 
 def leaks(channel: str, text: str) -> list[str]:
@@ -67,6 +62,20 @@ def leaks(channel: str, text: str) -> list[str]:
         forms[name] |= {value.replace(" ", "%20"), value.replace(" ", "+")}
         forms[name] |= {value.replace(" ", "%20").replace(":", "%3A").replace(",", "%2C")}
     return [f"{channel}: {name}" for name, shown in forms.items() if any(f in text for f in shown)]
+
+
+class Watching(ScriptedAgent):
+    """A scripted agent that keeps everything it was shown."""
+
+    def __init__(self, plan: Plan) -> None:
+        super().__init__(plan)
+        self.contexts: list[AgentContext] = []
+
+    async def next_action(
+        self, context: AgentContext
+    ) -> CallAction | NavigateAction | FinishAction:
+        self.contexts.append(context)
+        return await super().next_action(context)
 
 
 async def test_a_second_agent_of_the_session_gets_nothing_withheld_from_the_first(
@@ -99,18 +108,23 @@ async def test_traces_and_trace_show_of_an_agent_run_keep_everything_withheld(
     session: Session, page_server: PageServer, short_tmp: Path
 ) -> None:
     steps = [{"call": tool} for tool in [*WITHHOLDING, "echo"]]
-    plan = parse_plan({"task": "t", "steps": [*steps, {"navigate": PAGE}, {"finish": "done"}]})
-    run = await run_agent(
-        session, ScriptedAgent(plan), page_server.url(PAGE), trace_dir=short_tmp / "run"
-    )
-    assert run.ok, run.detail
+    # After echo, the page's URL holds two secrets (the agent is shown it), and a call of a
+    # tool that is not there gets an error listing the page's tool names.
+    steps += [{"call": "absent"}]
+    plan = parse_plan({"task": "t", "steps": [*steps, {"finish": "done"}]})
+    agent = Watching(plan)
+    run = await run_agent(session, agent, page_server.url(PAGE), trace_dir=short_tmp / "run")
+    assert run.stop_reason == "step-failed" and "absent" in run.detail  # the last step
     trace = (short_tmp / "run" / TRACE_FILE).read_text(encoding="utf-8")
     assert '"tools-changed"' in trace and "leaky" in trace  # the event is there, scrubbed
     out = io.StringIO()
     show_trace(short_tmp / "run", Console(file=out, width=300), full=True)
-    context = json.dumps([step.model_dump(mode="json") for step in run.steps])
+    assert any("?k=" in c.url for c in agent.contexts)  # the URL was shown, scrubbed
+    context = json.dumps([c.model_dump(mode="json") for c in agent.contexts])
     found = leaks("trace.jsonl", trace) + leaks("trace show", out.getvalue())
-    found += leaks("what the agent was shown", context)
+    found += leaks("what the agent was shown", context) + leaks("the run's end", run.detail)
+    # The report of a failed pytest test that used this session (its calls, the page's tools).
+    found += leaks("the pytest report", describe_session(session))
     assert found == []
 
 
