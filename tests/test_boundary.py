@@ -604,7 +604,7 @@ async def test_7_a_url_python_read_as_same_origin_is_asked_before_chromium_goes_
     refusal = await navigate_as_agent(session, start, target)
     assert refusal is not None and "did not allow" in refusal
     assert session.url == start and len(origins.asked("B")) == before
-    assert [r.source for r in session.elicitations] == ["policy"]
+    assert [r.source for r in session.elicitations] == ["navigation"]
 
 
 async def test_7_a_same_origin_url_that_redirects_elsewhere_is_asked_too(
@@ -617,7 +617,7 @@ async def test_7_a_same_origin_url_that_redirects_elsewhere_is_asked_too(
     assert refusal is not None and "redirected to" in refusal
     assert session.url == start  # back where it was
     [asked] = session.elicitations
-    assert asked.source == "policy" and asked.action == "decline"
+    assert asked.source == "navigation" and asked.action == "decline"
 
 
 async def test_7_a_redeem_url_the_http_client_reads_as_another_origin_is_refused_unsent(

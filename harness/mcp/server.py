@@ -331,7 +331,12 @@ class McpBridge:
                         "request annotations broke the SEP's schema (%s); read as open-world",
                         "; ".join(problems),
                     )
-            return await self._call_tool_as_agent(ctx, params)
+            result = await self._call_tool_as_agent(ctx, params)
+        if isinstance(result, types.CallToolResult):
+            # The harness's own results (harness.navigate/reload) quote the page's URL and
+            # tool names: what the session withheld stays withheld (page tools' are already).
+            return scrub_result(result, self.session.scrubber)
+        return result
 
     async def _call_tool_as_agent(
         self, ctx: ServerRequestContext[Any, Any], params: types.CallToolRequestParams
@@ -469,12 +474,10 @@ class McpBridge:
         names = NameMap(self.session.catalog.names())
         tools = [names.to_mcp(n) for n in self.session.catalog.names()]
         text = f"{message} Tools now: {', '.join(tools) or 'none'}."
-        result = types.CallToolResult(
+        return types.CallToolResult(
             content=[user_agent_text(text)],
             structured_content={"url": self.session.url, "tools": tools},
         )
-        # The URL and the names are the page's: what the session withheld stays withheld.
-        return scrub_result(result, self.session.scrubber)
 
     # -- tool-list changes -----------------------------------------------------
     async def _track_connections(
