@@ -34,6 +34,10 @@ NAVIGATION_LEAVE = "The agent wants to open a page on another origin. Allow it?"
 NAVIGATION_REDIRECTED = (
     "The agent opened a page, and the site redirected it to another origin. Stay there?"
 )
+NAVIGATION_BY_ITSELF = (
+    "The page went to another origin by itself (a script, a refresh, a redirect); its tools "
+    "are paused. Allow that origin?"
+)
 FORM_REVIEW = (
     "The agent filled this page's form, and it waits to be submitted. Submit it with these values?"
 )
@@ -44,7 +48,7 @@ TOOL_INTERACT = "A tool of this page asks to interact with you."
 
 WORDING: dict[Source, tuple[str, ...]] = {
     "policy": (POLICY_CALL, POLICY_RESULT),
-    "navigation": (NAVIGATION_LEAVE, NAVIGATION_REDIRECTED),
+    "navigation": (NAVIGATION_LEAVE, NAVIGATION_REDIRECTED, NAVIGATION_BY_ITSELF),
     "form-review": (FORM_REVIEW,),
     "tool-elicit": (TOOL_ELICIT,),
     "tool-question": (TOOL_QUESTION, TOOL_OPEN_URL, TOOL_INTERACT),
