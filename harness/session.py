@@ -50,6 +50,7 @@ from harness.stages.policy import (
 )
 from harness.stages.redaction import Redactor, sensitivity_warnings
 from harness.stages.redemption import RevealAttempt, reveal, reveal_all
+from harness.stages.scrubbing import Scrubber
 from harness.stages.trust import TrustState, annotation_warnings, page_resolver
 from harness.stages.validation import schema_warnings
 from harness.stages.vault import Revealed, Vault
@@ -149,7 +150,10 @@ class Session:
         """The SEP's annotations this session's calls accumulated."""
         self.audit = AuditTrail()
         """The policy decisions made for this session."""
-        self.vault = Vault()
+        # What the session withheld from its agent, withheld on every channel (results, the
+        # tool list, the harness's messages, console, traces): harness/stages/scrubbing.py.
+        self.scrubber = Scrubber()
+        self.vault = Vault(scrubber=self.scrubber)
         """The values withheld from the agent (memory only, cleared on close)."""
         # The user's standing consent to where the page is (harness/stages/navigation.py).
         self.guard = NavigationGuard(self, watching=watch_navigation)
@@ -373,8 +377,12 @@ class Session:
         return self.catalog.tools()
 
     async def agent_tools(self) -> list[AgentTool]:
-        """The agent view of the tools; descriptions framed as untrusted per ``untrusted_framing``."""
-        return agent_tools(await self.tools(), framing=self.untrusted_framing)
+        """The agent view of the tools; descriptions framed as untrusted per
+        ``untrusted_framing``; texts withheld in this session scrubbed (a tool whose name
+        holds one is not offered)."""
+        return agent_tools(
+            await self.tools(), framing=self.untrusted_framing, withheld=self.scrubber
+        )
 
     async def tool(self, name: str) -> Tool:
         """One tool by name, or :class:`~harness.errors.UnknownTool`."""
@@ -556,6 +564,7 @@ class Session:
             return
         self._closed = True
         self.vault.clear()
+        self.scrubber.clear()
         await self.guard.close()
         if self._after_delivery is not None and not self._after_delivery.done():
             self._after_delivery.cancel()

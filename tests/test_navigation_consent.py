@@ -190,8 +190,12 @@ async def test_a_delayed_script_redirect_pauses_the_tools_asks_and_without_a_yes
     assert await names(session) == ["home"]
     await session.page.evaluate("leaveSoon()")  # the page's own timer, well after load
     question, answer = await gate.question()  # the page left by itself
-    assert (question.source, question.origin) == ("navigation", origins.origin("B"))
-    assert question.facts == {"from": start, "to": origins.url("c_elsewhere", "B")}
+    assert (question.source, question.destination) == ("navigation", origins.origin("B"))
+    # The URLs are quoted as the page's words, beside the harness's own sentence.
+    assert [(q.label, q.text) for q in question.quoted] == [
+        ("from", start),
+        ("to", origins.url("c_elsewhere", "B")),
+    ]
     # While the user decides, no tool of B's is offered or run — not even one named like A's.
     assert session.url.startswith(origins.origin("B"))
     assert await names(session) == []
@@ -215,7 +219,7 @@ async def test_a_meta_refresh_to_another_origin_is_asked_and_a_yes_allows_it(
         open_asking(harness, opened, origins.url("c_meta_refresh"), gate)
     )
     question, answer = await gate.question()
-    assert question.origin == origins.origin("B")
+    assert question.destination == origins.origin("B")
     answer.set_result("accept")
     session = await opening
     await until(lambda: origins.origin("B") in session.guard.allowed, "B is allowed")
@@ -234,7 +238,7 @@ async def test_a_tool_that_sets_location_elsewhere_is_asked_about(
     await until(lambda: len(session.elicitations) == 1, "the user was asked")
     await until(lambda: session.url == start, "the page went back")
     [asked] = session.elicitations
-    assert (asked.source, asked.origin, asked.action) == (
+    assert (asked.source, asked.destination, asked.action) == (
         "navigation",
         origins.origin("B"),
         "cancel",
@@ -252,7 +256,7 @@ async def test_a_history_traversal_to_a_refused_origin_is_asked_again(
     # Sent back once, the page goes back through its history to B's entry: asked again.
     await until(lambda: len(session.elicitations) == 2, "the user was asked twice")
     await until(lambda: session.url == start, "the page went back again")
-    assert [a.origin for a in session.elicitations] == [origins.origin("B")] * 2
+    assert [a.destination for a in session.elicitations] == [origins.origin("B")] * 2
     assert await names(session) == ["home"]
     assert ran_elsewhere(origins, since) == []
 
@@ -267,13 +271,13 @@ async def test_a_late_redirect_after_a_consented_navigation_is_asked_too(
     consented = origins.url("c_consented", "B")
     going = asyncio.ensure_future(navigate_as_agent(session, start, consented))
     question, answer = await gate.question()  # the agent's navigation, asked first
-    assert (question.tool, question.origin) == ("navigate", origins.origin("B"))
+    assert (question.tool, question.destination) == ("navigate", origins.origin("B"))
     answer.set_result("accept")
     assert await going is None
     assert await names(session) == ["consented"]
     await session.page.evaluate("leaveSoon()")  # B's page leaves for C by itself, later
     question, answer = await gate.question()
-    assert question.origin == origins.origin("C")
+    assert question.destination == origins.origin("C")
     assert await names(session) == []
     answer.set_result("decline")
     await until(lambda: session.url == consented, "the page is back on B, which the user allowed")

@@ -30,12 +30,12 @@ from __future__ import annotations
 from pathlib import Path
 from typing import Annotated, Any
 
-import yaml
 from pydantic import BaseModel, ConfigDict, Field, ValidationError, field_validator
 
 from harness.agents.base import AgentContext, StepRecord
 from harness.agents.matching import subset_mismatches, unified_diff
-from harness.errors import AgentStopped, ConfigError, parse_problem, read_input_file
+from harness.errors import AgentStopped, ConfigError
+from harness.inputs import load_input
 from harness.models import CallAction, FinishAction, NavigateAction, describe_action
 
 
@@ -162,12 +162,8 @@ _ALLOWED = {
 def load_plan(path: str | Path) -> Plan:
     """Read a YAML plan file."""
     path = Path(path)
-    text = read_input_file(path, "plan")
-    try:
-        data = yaml.safe_load(text)
-    except yaml.YAMLError as exc:
-        raise ConfigError(f"{path} is not valid YAML: {parse_problem(exc)}.") from exc
-    return parse_plan(data, str(path))
+    # YAML whatever the suffix; with the limits of every input file (aliases, depth).
+    return parse_plan(load_input(path, "plan", kind="yaml"), str(path))
 
 
 def expectation_failure(

@@ -109,7 +109,7 @@ class ClientPage:
         self._undo.append(restore)
         self._undo.append(session.on_tools_changed(lambda _change: self._changed.set()))
         if self.console is not None:
-            on_console = self.console.listener(session.page)
+            on_console = self.console.listener(session.page, session.scrubber)
             session.page.on("console", on_console)
             self._undo.append(lambda: session.page.remove_listener("console", on_console))
 

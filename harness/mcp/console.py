@@ -4,8 +4,9 @@ While a client's ``tools/call`` of a page tool runs, every console message of th
 page becomes a ``notifications/message`` on that call's stream: the console type maps to a
 log level (``debug`` → debug, ``log``/``info`` → info, ``warning`` → warning, ``error``/
 ``assert`` → error), the logger is ``page``, and the data is the text framed as untrusted
-page text (``<untrusted-data origin=…>``). It is off by default: a page may print anything
-to its console, secrets included, and the redaction stage never sees it.
+page text (``<untrusted-data origin=…>``), with every text the session withheld from its
+agents replaced by its handle. It is off by default: a page may print anything to its
+console, secrets the harness was never told about included.
 
 Who gets what follows MCP: on handshake-era connections, ``logging/setLevel`` sets the
 least level sent (``info`` until a client sets one); on 2026-07-28 requests, the bridge sends
@@ -30,6 +31,7 @@ from mcp.types.version import MODERN_PROTOCOL_VERSIONS
 
 from harness.browser.urls import origin_of
 from harness.stages.framing import frame_untrusted
+from harness.stages.scrubbing import Scrubber
 
 LEVELS: tuple[types.LoggingLevel, ...] = get_args(types.LoggingLevel)
 DEFAULT_LEVEL: types.LoggingLevel = "info"
@@ -77,18 +79,22 @@ class ConsoleForwarder:
         finally:
             self._calls.pop(key, None)
 
-    def listener(self, page: Any) -> Callable[[Any], None]:
+    def listener(self, page: Any, withheld: Scrubber | None = None) -> Callable[[Any], None]:
         """The handler of ``page``'s Playwright ``console`` event: each message goes to every
-        call that runs on that page now (framed with the page's origin)."""
+        call that runs on that page now (framed with the page's origin; what its session
+        withheld, ``withheld``, replaced)."""
 
         def on_console(message: Any) -> None:
-            self._forward(page, message)
+            self._forward(page, message, withheld)
 
         return on_console
 
-    def _forward(self, page: Any, message: Any) -> None:
+    def _forward(self, page: Any, message: Any, withheld: Scrubber | None) -> None:
         level = CONSOLE_LEVELS.get(str(message.type), DEFAULT_LEVEL)
-        data = frame_untrusted(str(message.text), origin_of(page.url))
+        text = str(message.text)
+        if withheld is not None:
+            text = withheld.text(text)
+        data = frame_untrusted(text, origin_of(page.url))
         for call in list(self._calls.values()):
             if call.page is not page or not self._wanted(call, level):
                 continue

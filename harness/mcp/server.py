@@ -85,6 +85,7 @@ from harness.schemas import validator_for
 from harness.session import Session
 from harness.stages.framing import user_agent_text
 from harness.stages.navigation import navigate_as_agent, resolve_url
+from harness.stages.scrubbing import scrub_result
 
 log = logging.getLogger("harness.mcp.server")
 
@@ -319,11 +320,12 @@ class McpBridge:
         tools = await session.tools()
         names = NameMap(t.name for t in tools)
         listed = []
-        for tool, agent in zip(tools, agent_tools(tools, framing=self.framing), strict=True):
-            converted = mcp_tool(agent, names.to_mcp(tool.name), tool.name)
+        # Texts withheld in the session are scrubbed; a tool whose name holds one is left out.
+        for agent in agent_tools(tools, framing=self.framing, withheld=session.scrubber):
+            converted = mcp_tool(agent, names.to_mcp(agent.name), agent.name)
             if converted is None:
                 log.warning(
-                    "tool %r is not listed: its inputSchema is not an object schema", tool.name
+                    "tool %r is not listed: its inputSchema is not an object schema", agent.name
                 )
                 continue
             listed.append(converted)
@@ -355,7 +357,12 @@ class McpBridge:
                     "request annotations broke the SEP's schema (%s); read as open-world",
                     "; ".join(problems),
                 )
-        return await self._call_tool_on(session, ctx, params)
+        result = await self._call_tool_on(session, ctx, params)
+        if isinstance(result, types.CallToolResult):
+            # The harness's own results (harness.navigate/reload) quote the page's URL and
+            # tool names: what the session withheld stays withheld (page tools' are already).
+            return scrub_result(result, session.scrubber)
+        return result
 
     async def _call_tool_on(
         self,
@@ -407,10 +414,9 @@ class McpBridge:
     def _unknown(self, session: Session, name: str) -> MCPError:
         names = NameMap(session.catalog.names())
         available = [names.to_mcp(n) for n in session.catalog.names()] + [NAVIGATE, RELOAD]
-        return MCPError(
-            types.INVALID_PARAMS,
-            f"Unknown tool: {name}. The page at {session.url} offers: {', '.join(available)}.",
-        )
+        # Page text (the URL, tool names): what the session withheld stays withheld.
+        message = f"Unknown tool: {name}. The page at {session.url} offers: {', '.join(available)}."
+        return MCPError(types.INVALID_PARAMS, session.scrubber.text(message))
 
     async def _call_page_tool(
         self, session: Session, name: str, page_name: str, arguments: dict[str, Any]

@@ -35,7 +35,12 @@ from dataclasses import dataclass
 from typing import Any, Protocol
 
 from harness.browser.urls import http_url, origin_of, resolve, scheme_of
-from harness.elicitation.base import ElicitationHandler, ElicitationRequest, ask
+from harness.elicitation.base import ElicitationHandler, ElicitationRequest, Quoted, ask
+from harness.elicitation.wording import (
+    NAVIGATION_BY_ITSELF,
+    NAVIGATION_LEAVE,
+    NAVIGATION_REDIRECTED,
+)
 
 log = logging.getLogger("harness.navigation")
 
@@ -216,36 +221,43 @@ class NavigationGuard:
             with contextlib.suppress(asyncio.CancelledError, Exception):
                 await task
 
-    def _question(self, url: str, origin: str) -> tuple[str, str, str, dict[str, str]]:
-        """The question about ``url``: (destination origin, tool, message, facts)."""
+    def _question(self, url: str, origin: str) -> tuple[str, str, str, str, dict[str, str]]:
+        """The question about ``url``: (the page's origin before, destination origin, tool,
+        the harness's sentence, the URLs it is about, quoted as the page's)."""
         before = self.last_allowed or BLANK
+        here = commit_origin(before)
         if self._intent is not None:
-            return (
-                origin,
-                "navigate",
-                f"The agent opened {self._intent}, and the site sent it on to {url} "
-                f"({origin}), an origin you have not allowed. Stay there?",
-                {"from": before, "to": self._intent, "redirectedTo": url},
-            )
-        return (
-            origin,
-            "",
-            f"The page went from {before} to {url} ({origin}) by itself (a script, a "
-            f"refresh, a redirect), an origin you have not allowed; its tools are paused. "
-            f"Allow {origin}?",
-            {"from": before, "to": url},
-        )
+            urls = {"from": before, "to": self._intent, "redirected to": url}
+            return here, origin, "navigate", NAVIGATION_REDIRECTED, urls
+        return here, origin, "", NAVIGATION_BY_ITSELF, {"from": before, "to": url}
 
 
 async def _consent(
-    page: GuardedPage, origin: str, tool: str, message: str, facts: dict[str, str]
+    page: GuardedPage,
+    home: str,
+    destination: str,
+    tool: str,
+    message: str,
+    urls: dict[str, str],
 ) -> str | None:
-    """Ask the user about going to ``origin``; None for a yes, otherwise the answer and its
-    reason as text."""
+    """Ask the user about going to ``destination``; None for a yes, otherwise the answer
+    and its reason as text.
+
+    ``message`` is one of the harness's own sentences; the question names the destination's
+    origin on a line of its own, as the browser's URL parser decides it
+    (``http://A%2Fsettings@B/`` goes to B, and says so); the URLs themselves are quoted as
+    the page's and the agent's words, never part of the harness's sentence.
+    """
     answer = await ask(
         page.elicitation,
         ElicitationRequest(
-            source="navigation", rule=RULE, message=message, origin=origin, tool=tool, facts=facts
+            source="navigation",
+            rule=RULE,
+            message=message,
+            origin=home,
+            destination=destination,
+            tool=tool,
+            quoted=[Quoted(label=label, text=url) for label, url in urls.items()],
         ),
     )
     if answer.action == "accept":
@@ -294,11 +306,7 @@ async def navigation_refusal(session: Navigator, start_url: str, target: str) ->
         return None
     here = commit_origin(session.url)
     answered = await _consent(
-        session,
-        there,
-        "navigate",
-        f"The agent wants to leave {here} and open {target} ({there}). Allow it?",
-        {"from": session.url, "to": target},
+        session, here, there, "navigate", NAVIGATION_LEAVE, {"from": session.url, "to": target}
     )
     if answered is None:
         session.guard.allowed.add(there)

@@ -70,6 +70,7 @@ from harness.elicitation.terminal import plain
 from harness.errors import BrowserNotFound, ConfigError, HarnessError, SessionClosed, UnknownTool
 from harness.harness import BACKENDS, Harness
 from harness.models import BackendName, CallAction, CallOutcome, ToolChange
+from harness.stages.framing import unframed
 from harness.stages.policy import Policy, PolicyOption, policy_from_argument, policy_option
 from harness.testing.page import PageSession, attach, to_async
 from harness.testing.sites import WebMCPSites
@@ -269,7 +270,7 @@ class SessionTrace:
     """
 
     def __init__(self, session: _session.Session, run_dir: Path | None) -> None:
-        self.recorder = TraceRecorder(run_dir)
+        self.recorder = TraceRecorder(run_dir, withheld=session.scrubber)
         self._session = session
         self._audit_seen = 0
         self._elicitations_seen = 0
@@ -442,7 +443,9 @@ def describe_session(session: _session.Session) -> str:
     hint = refusal_hint(session)
     if hint is not None:
         lines.append(hint)
-    return plain("\n".join(lines))  # page text: shown on the terminal, never obeyed by it
+    # Page text for a person: without the agent's frames, what the session withheld still
+    # withheld (a tool name, the URL), shown on the terminal, never obeyed by it.
+    return plain(unframed(session.scrubber.text("\n".join(lines))))
 
 
 def refusal_hint(session: _session.Session) -> str | None:
