@@ -228,15 +228,9 @@ async def audit_sites(
         settle=settle,
     )
     async with harness:
-        fuzzing = options.fuzz
-        extra = {}
-        if fuzzing is not None:  # what the fuzz checked, and how hard
-            extra = {
-                "fuzz": fuzzing.selected(),
-                "fuzz_examples": fuzzing.examples,
-                "fuzz_seed": fuzzing.seed,
-            }
-        info = run_info(harness, "site", allow_writes=options.allow_writes, **extra)
+        info = run_info(
+            harness, "site", allow_writes=options.allow_writes, **_fuzz_info(options.fuzz)
+        )
         audits = []
         for target in targets:
             audits.append(await audit_page(harness, target, options))
@@ -276,15 +270,28 @@ async def audit_page(harness: Harness, target: SiteTarget, options: AuditOptions
     return audit
 
 
+def _fuzz_info(options: FuzzOptions | None) -> dict[str, Any]:
+    """What a fuzzing audit checked, and how hard (for its ``run_info``)."""
+    if options is None:
+        return {}
+    return {
+        "fuzz": options.selected(),
+        "fuzz_examples": options.examples,
+        "fuzz_seed": options.seed,
+    }
+
+
 async def _fuzz(session: Session, audit: SiteAudit, options: FuzzOptions) -> None:
-    """Fuzz the page's tools into ``audit``; a run that cannot go on is a ``probe-failed``."""
+    """Fuzz the page's tools into ``audit``. A fuzz that could not go on is a ``probe-failed``
+    error: the run asked for the properties' gate, and must not pass without it."""
     try:
         report = await fuzz(session, options)
+    except ConfigError:
+        raise  # options that cannot be used (a tool no page has, no Hypothesis): say so
     except Exception as exc:  # the page went away, a tool vanished mid-search
         detail = str(exc).splitlines()[0][:200] if str(exc) else ""
-        audit.findings.append(
-            finding("probe-failed", f"Fuzzing stopped: {type(exc).__name__}.", evidence=detail)
-        )
+        stopped = f"Fuzzing stopped: {type(exc).__name__}."
+        audit.findings.append(finding("probe-failed", stopped, evidence=detail, severity="error"))
         audit.checks.append(("page", "probe-failed"))
         return
     found, checked = fuzz_findings(report)

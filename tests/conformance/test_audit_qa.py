@@ -11,11 +11,12 @@ import shlex
 import xml.etree.ElementTree as ET
 from collections.abc import AsyncIterator
 from pathlib import Path
-from typing import Any, get_args
+from typing import Any, cast, get_args
 
 import pytest
 
 from harness.catalog import Settle
+from harness.conformance import audit as audit_module
 from harness.conformance.audit import (
     AuditOptions,
     SiteAudit,
@@ -32,6 +33,7 @@ from harness.qa.drift import ChangeKind
 from harness.qa.fuzz import FuzzOptions
 from harness.qa.properties import PROPERTIES
 from harness.qa.snapshot import CatalogSnapshot, snapshot_of
+from harness.session import Session
 from tests.console_script import run_script
 from tests.qa.pages import CANARY, QAServer, page, serve
 
@@ -294,3 +296,17 @@ async def test_bad_qa_options_are_usage_errors(args: list[str], why: str) -> Non
         "conformance", "site", "http://127.0.0.1:9/", *args, "--no-progress"
     )
     assert code == 2 and why in err and "Traceback" not in err, err
+
+
+async def test_a_fuzz_that_cannot_go_on_fails_the_page_rather_than_passing_it(
+    monkeypatch: pytest.MonkeyPatch,
+) -> None:
+    async def page_went_away(*_: object) -> None:
+        raise RuntimeError("Target page, context or browser has been closed")
+
+    monkeypatch.setattr(audit_module, "fuzz", page_went_away)
+    audit = SiteAudit(url=ORIGIN + "/", test="/t/")
+    await audit_module._fuzz(cast(Session, None), audit, fuzzing())
+    [stopped] = audit.findings
+    assert (stopped.code, stopped.severity) == ("probe-failed", "error")
+    assert "Fuzzing stopped: RuntimeError" in stopped.message and "closed" in stopped.evidence
