@@ -9,7 +9,9 @@ declarative forms — ``FormModelContextMissingToolName``, ``FormModelContextMis
 ``FormModelContextParameterMissingName`` and ``FormModelContextParameterMissingTitleAndDescription``
 (warnings). :attr:`Rule.lighthouse` names the counterpart (``audit/issue``); a rule without one
 checks what Lighthouse does not (:data:`WITHOUT_LIGHTHOUSE`), and the Lighthouse issues no
-rule matches are listed in :data:`LIGHTHOUSE_ONLY`.
+rule matches are listed in :data:`LIGHTHOUSE_ONLY`. The ``fuzz-`` and ``catalog-`` rules are
+the QA tools' results in the audit (:mod:`harness.conformance.qa_findings`): Lighthouse
+neither calls tools nor compares runs, so none of them has a counterpart.
 """
 
 from __future__ import annotations
