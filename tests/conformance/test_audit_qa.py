@@ -82,6 +82,8 @@ PAGES = {
 }
 BACKENDS: list[BackendName] = ["polyfill", "native"]
 SETTLE = Settle.quiet_ms(100)
+Audits = tuple[RunInfo, dict[str, SiteAudit]]
+"""An audit run's ``run_info`` and its audits by test id."""
 
 
 def fuzzing(**options: Any) -> FuzzOptions:
@@ -113,7 +115,7 @@ async def baseline(server: QAServer) -> CatalogSnapshot:
 @pytest.fixture(scope="module", params=BACKENDS)
 async def audits(
     request: pytest.FixtureRequest, server: QAServer, baseline: CatalogSnapshot
-) -> tuple[RunInfo, dict[str, SiteAudit]]:
+) -> Audits:
     """One audit run per backend: every page fuzzed and held to the baseline."""
     targets = [SiteTarget(server.url(path), f"/t{path}", baseline) for path in PAGES]
     info, found = await asyncio.wait_for(
@@ -123,9 +125,6 @@ async def audits(
         240,
     )
     return info, {audit.test: audit for audit in found}
-
-
-Audits = tuple[RunInfo, dict[str, SiteAudit]]
 
 
 def findings(audit: SiteAudit, prefix: str) -> dict[tuple[str, str | None], Finding]:
