@@ -14,6 +14,7 @@ import asyncio
 import contextlib
 import time
 from collections.abc import AsyncIterator, Callable, Sequence
+from dataclasses import replace
 from datetime import UTC, datetime
 from pathlib import Path
 from typing import TYPE_CHECKING, Any
@@ -40,6 +41,8 @@ from harness.models import BackendName
 
 if TYPE_CHECKING:
     from harness.conformance.audit import AuditOptions, SiteTarget
+    from harness.qa.fuzz import FuzzOptions
+    from harness.qa.snapshot import CatalogSnapshot
 
 EXIT_OK, EXIT_UNEXPECTED, EXIT_USAGE, EXIT_CANNOT_RUN = 0, 1, 2, 3
 DEFAULT_OUTPUT = "conformance-reports"
@@ -108,6 +111,7 @@ def add_parser(sub: Any) -> None:
         help="a tool every page must offer once its catalog settled (repeatable); a missing "
         "one is an error finding",
     )
+    _add_qa_options(site)
     add_settle_options(site)
     _common(site, backends=("polyfill", "native"), default_backend="polyfill")
 
@@ -126,6 +130,51 @@ def add_parser(sub: Any) -> None:
         backend_help="which configuration: native (Chromium's own WebMCP, nothing injected), "
         "native+layer (the harness's layer on it), polyfill; both = native and polyfill; "
         "all = the three (default both)",
+    )
+
+
+def _add_qa_options(site: argparse.ArgumentParser) -> None:
+    """The QA tools in the audit: ``--fuzz`` and its options, ``--catalog-baseline``."""
+    from harness.qa.fuzz import DEFAULT_EXAMPLES
+    from harness.qa.properties import PROPERTIES
+
+    site.add_argument(
+        "--fuzz",
+        action="store_true",
+        help="after the probes, test each tool's properties with inputs generated from its "
+        "schema (as `webmcp-harness fuzz`; needs the qa extra); a broken property is a "
+        "fuzz-<property> error with its reproduction. Only read-only tools unless --allow-writes",
+    )
+    site.add_argument(
+        "--fuzz-property",
+        action="append",
+        default=[],
+        choices=list(PROPERTIES),
+        metavar="NAME",
+        help=f"with --fuzz: only this property (repeatable): {', '.join(PROPERTIES)}",
+    )
+    site.add_argument(
+        "--fuzz-examples",
+        type=int,
+        metavar="N",
+        help=f"with --fuzz: inputs per tool and kind of input (default {DEFAULT_EXAMPLES})",
+    )
+    site.add_argument(
+        "--fuzz-seed",
+        type=int,
+        metavar="S",
+        help="with --fuzz: the same inputs every run (else failures found are kept in "
+        "Hypothesis's example database, .hypothesis/examples, and tried first next time)",
+    )
+    site.add_argument(
+        "--catalog-baseline",
+        action="append",
+        default=[],
+        type=Path,
+        metavar="FILE",
+        help="a catalog file (`webmcp-harness snapshot URL --output FILE`) the page must still "
+        "match: each change is a catalog-<kind> finding with drift's severity (fail → error, "
+        "warn → warning). Once for every URL, or once per URL in the URLs' order",
     )
 
 
@@ -332,9 +381,12 @@ async def _run_ua(
 
 
 @contextlib.asynccontextmanager
-async def _site_targets(urls: Sequence[str], name: str | None) -> AsyncIterator[list[SiteTarget]]:
+async def _site_targets(
+    urls: Sequence[str], name: str | None, baselines: Sequence[CatalogSnapshot] = ()
+) -> AsyncIterator[list[SiteTarget]]:
     """Serve the bundled sites named by ``bundled:NAME[/path]`` URLs; yields every URL with
-    its test id (``/NAME/path``; other URLs belong to the site ``--name``, default ``site``)."""
+    its test id (``/NAME/path``; other URLs belong to the site ``--name``, default ``site``)
+    and its catalog baseline (one for every URL, or one each)."""
     from harness.conformance.audit import DEFAULT_SITE, site_targets
 
     names: dict[str, None] = {}
@@ -358,7 +410,24 @@ async def _site_targets(urls: Sequence[str], name: str | None) -> AsyncIterator[
                 named.append((sites.url(site, "/" + path), site))
             else:
                 named.append((url, name or DEFAULT_SITE))
-        yield site_targets(named)
+        targets = site_targets(named)
+        if baselines:
+            each = list(baselines) * len(targets) if len(baselines) == 1 else baselines
+            targets = [replace(t, catalog_baseline=b) for t, b in zip(targets, each, strict=True)]
+        yield targets
+
+
+def _catalog_baselines(args: argparse.Namespace) -> list[CatalogSnapshot]:
+    """The ``--catalog-baseline`` files, read (a :class:`ConfigError` says what is wrong)."""
+    from harness.qa.snapshot import read_snapshot
+
+    files = args.catalog_baseline
+    if len(files) > 1 and len(files) != len(args.urls):
+        raise ConfigError(
+            f"{len(files)} --catalog-baseline files for {len(args.urls)} URLs: give one for "
+            "every URL, or one per URL in the URLs' order."
+        )
+    return [read_snapshot(path) for path in files]
 
 
 async def _run_site(
@@ -369,7 +438,8 @@ async def _run_site(
     started = int(time.time() * 1000)
     options = _audit_options(args)
     settle = settle_option(args)
-    async with _site_targets(args.urls, args.name) as targets:
+    baselines = _catalog_baselines(args)
+    async with _site_targets(args.urls, args.name, baselines) as targets:
         tick = ticker()
         tick.start("site audit", len(targets))
         info, audits = await audit_sites(
@@ -386,7 +456,41 @@ def _audit_options(args: argparse.Namespace) -> AuditOptions:
         allow_writes=args.allow_writes,
         wait_for_tools=tuple(args.wait_for_tool),
         expect_tools=tuple(args.expect_tool),
+        fuzz=_fuzz_options(args),
     )
+
+
+def _fuzz_options(args: argparse.Namespace) -> FuzzOptions | None:
+    """``--fuzz`` and its options, checked before a browser starts (a :class:`ConfigError`
+    otherwise); None without ``--fuzz``."""
+    from harness.qa.fuzz import DEFAULT_EXAMPLES, FuzzOptions
+    from harness.qa.strategies import require_hypothesis
+
+    if not args.fuzz:
+        given = [
+            flag
+            for flag, value in (
+                ("--fuzz-property", args.fuzz_property),
+                ("--fuzz-examples", args.fuzz_examples),
+                ("--fuzz-seed", args.fuzz_seed),
+            )
+            if value not in (None, [])
+        ]
+        if given:
+            raise ConfigError(f"{', '.join(given)} needs --fuzz (fuzzing is off without it).")
+        return None
+    require_hypothesis()
+    examples = DEFAULT_EXAMPLES if args.fuzz_examples is None else args.fuzz_examples
+    if examples < 1:
+        raise ConfigError(f"--fuzz-examples must be at least 1, not {examples}.")
+    options = FuzzOptions(
+        properties=tuple(args.fuzz_property),
+        examples=examples,
+        allow_writes=args.allow_writes,
+        seed=args.fuzz_seed,
+    )
+    options.check()
+    return options
 
 
 async def _run_wpt(args: argparse.Namespace, ticker: Callable[[], _Ticker]) -> list[Report]:
@@ -428,7 +532,8 @@ def _run_again(args: argparse.Namespace) -> RunAgain:
         from harness.conformance.audit import audit_report, audit_sites
 
         started = int(time.time() * 1000)
-        async with _site_targets(args.urls, args.name) as targets:
+        baselines = _catalog_baselines(args)
+        async with _site_targets(args.urls, args.name, baselines) as targets:
             info, audits = await audit_sites(
                 [t for t in targets if t.test in tests],
                 backend=_backend(backend),

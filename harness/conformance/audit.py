@@ -13,7 +13,10 @@ looks at what came back *before* redaction for secrets a tool did not declare; i
 ``secret_reference``'s redemption endpoint the way seed 000 §4a says it must behave; and it
 asks each seed-dialect form's action for JSON. Probes only ever send requests to the page's
 own origin and never follow a redirect; what they read is never kept, only where and what it
-looked like.
+looked like. With ``fuzz`` options, the QA tools' fuzzer then tests the same tools' properties
+on inputs made from their schemas (same rule: writes only with ``allow_writes``); a target
+with a ``catalog_baseline`` has its catalog compared with it
+(:mod:`harness.conformance.qa_findings`).
 
 :func:`audit_report` turns the audits into a wptreport: one test per URL, one subtest per
 (rule, tool) checked — ``PASS`` without a finding at or above ``fail_on``. A URL's test id is
@@ -29,7 +32,7 @@ import json
 import re
 import time
 from collections.abc import Callable, Sequence
-from dataclasses import dataclass, field
+from dataclasses import dataclass, field, replace
 from typing import Any
 from urllib.parse import urljoin, urlsplit
 
@@ -61,6 +64,7 @@ from harness.conformance.page_reads import (
     PageReadTimeout,
     registrations,
 )
+from harness.conformance.qa_findings import catalog_findings, fuzz_findings
 from harness.conformance.results import (
     Report,
     RunInfo,
@@ -73,6 +77,8 @@ from harness.elicitation.base import AutoHandler
 from harness.errors import ConfigError, UnknownTool
 from harness.harness import Harness
 from harness.models import BackendName, Tool
+from harness.qa.fuzz import FuzzOptions, fuzz
+from harness.qa.snapshot import CatalogSnapshot
 from harness.session import Session
 from harness.stages.redaction import marks_sensitive
 
@@ -139,6 +145,10 @@ class AuditOptions:
     """Tools the page must offer once its catalog settled; a missing one is a finding."""
     read_timeout: float = READ_TIMEOUT_S
     """The time limit of each read of the page."""
+    fuzz: FuzzOptions | None = None
+    """Fuzz each page's tools after the probes (:mod:`harness.qa.fuzz`); a broken property is
+    a ``fuzz-<property>`` finding. Whether it may call tools that are not read-only, and
+    write, is ``allow_writes``'s say, not these options'."""
 
 
 @dataclass(frozen=True)
@@ -147,6 +157,9 @@ class SiteTarget:
 
     url: str
     test: str
+    catalog_baseline: CatalogSnapshot | None = None
+    """The catalog the page must still offer (a ``webmcp-harness snapshot`` file): each
+    change is a ``catalog-<kind>`` finding."""
 
 
 def site_targets(urls: Sequence[tuple[str, str]]) -> list[SiteTarget]:
@@ -215,7 +228,9 @@ async def audit_sites(
         settle=settle,
     )
     async with harness:
-        info = run_info(harness, "site", allow_writes=options.allow_writes)
+        info = run_info(
+            harness, "site", allow_writes=options.allow_writes, **_fuzz_info(options.fuzz)
+        )
         audits = []
         for target in targets:
             audits.append(await audit_page(harness, target, options))
@@ -237,16 +252,51 @@ async def audit_page(harness: Harness, target: SiteTarget, options: AuditOptions
             audit.checks += [(tool.name, code) for code in codes_for(tool, form)]
         audit.checks += [("page", code) for code in PAGE_CODES]
         audit.checks += [(name, "expected-tool-missing") for name in scan.expected]
+        if target.catalog_baseline is not None:
+            drifted, checked = catalog_findings(target.catalog_baseline, scan.tools, session.url)
+            audit.findings += drifted
+            audit.checks += checked
         prober = Prober(session, scan, options.allow_writes)
         await prober.run()
         audit.findings = deduplicated([*audit.findings, *prober.findings])
         audit.checks += prober.checks
+        if options.fuzz is not None:
+            await _fuzz(session, audit, replace(options.fuzz, allow_writes=options.allow_writes))
     finally:
         await session.close()
     for item in audit.findings:
         item.url = target.url
     audit.duration_ms = int((time.monotonic() - started) * 1000)
     return audit
+
+
+def _fuzz_info(options: FuzzOptions | None) -> dict[str, Any]:
+    """What a fuzzing audit checked, and how hard (for its ``run_info``)."""
+    if options is None:
+        return {}
+    return {
+        "fuzz": options.selected(),
+        "fuzz_examples": options.examples,
+        "fuzz_seed": options.seed,
+    }
+
+
+async def _fuzz(session: Session, audit: SiteAudit, options: FuzzOptions) -> None:
+    """Fuzz the page's tools into ``audit``. A fuzz that could not go on is a ``probe-failed``
+    error: the run asked for the properties' gate, and must not pass without it."""
+    try:
+        report = await fuzz(session, options)
+    except ConfigError:
+        raise  # options that cannot be used (a tool no page has, no Hypothesis): say so
+    except Exception as exc:  # the page went away, a tool vanished mid-search
+        detail = str(exc).splitlines()[0][:200] if str(exc) else ""
+        stopped = f"Fuzzing stopped: {type(exc).__name__}."
+        audit.findings.append(finding("probe-failed", stopped, evidence=detail, severity="error"))
+        audit.checks.append(("page", "probe-failed"))
+        return
+    found, checked = fuzz_findings(report)
+    audit.findings = deduplicated([*audit.findings, *found])
+    audit.checks += checked
 
 
 async def _waited_tools(session: Session, options: AuditOptions, unread: list[str]) -> list[Tool]:

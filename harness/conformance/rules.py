@@ -9,7 +9,9 @@ declarative forms — ``FormModelContextMissingToolName``, ``FormModelContextMis
 ``FormModelContextParameterMissingName`` and ``FormModelContextParameterMissingTitleAndDescription``
 (warnings). :attr:`Rule.lighthouse` names the counterpart (``audit/issue``); a rule without one
 checks what Lighthouse does not (:data:`WITHOUT_LIGHTHOUSE`), and the Lighthouse issues no
-rule matches are listed in :data:`LIGHTHOUSE_ONLY`.
+rule matches are listed in :data:`LIGHTHOUSE_ONLY`. The ``fuzz-`` and ``catalog-`` rules are
+the QA tools' results in the audit (:mod:`harness.conformance.qa_findings`): Lighthouse
+neither calls tools nor compares runs, so none of them has a counterpart.
 """
 
 from __future__ import annotations
@@ -33,7 +35,7 @@ class Rule:
     title: str
     fix: str
     spec: str
-    scope: Literal["tool", "page", "probe"] = "tool"
+    scope: Literal["tool", "page", "probe", "fuzz", "catalog"] = "tool"
     lighthouse: str | None = None
     """Lighthouse's code for the same issue (``webmcp-schema-validity/FormModelContext…``)."""
 
@@ -339,6 +341,156 @@ _RULES = (
         "See the evidence.",
         "—",
     ),
+    # -- fuzzing (--fuzz: harness.qa's properties; the evidence is a command reproducing it) --
+    Rule(
+        "fuzz-no-throw",
+        "error",
+        "Valid input made the tool throw, crash the page or time out",
+        "Handle every input the inputSchema allows (return an isError result on purpose), or "
+        "narrow the schema to what the tool handles; the evidence reproduces the failure.",
+        "WebMCP spec, executeTool(); seed 004 Input Schema (the schema says what the tool takes)",
+        "fuzz",
+    ),
+    Rule(
+        "fuzz-output-schema",
+        "error",
+        "A result does not fit the tool's outputSchema",
+        "Return structuredContent that fits the outputSchema, or fix the schema.",
+        "seed 000 §2: outputSchema describes the shape of the tool's return value",
+        "fuzz",
+    ),
+    Rule(
+        "fuzz-sensitive-marked",
+        "error",
+        "A secret-looking value in a result sits outside every x-sensitive field",
+        "Mark the field x-sensitive and the tool sensitiveHint, or return a secret_reference.",
+        "seed 000 §1 and §3",
+        "fuzz",
+    ),
+    Rule(
+        "fuzz-read-only",
+        "error",
+        "A readOnlyHint tool changed state (a state-changing request, a form, storage, a cookie)",
+        "Make the tool read only, or drop readOnlyHint and declare what it changes "
+        "(destructiveHint, openWorldHint).",
+        "seed 004 Tool Annotations (readOnly: the tool does not modify its environment); MCP "
+        "ToolAnnotations.readOnlyHint",
+        "fuzz",
+    ),
+    Rule(
+        "fuzz-idempotent",
+        "error",
+        "An idempotentHint tool called twice with one input changed more than one call did",
+        "Make a repeated call a no-op, or drop idempotentHint (agents retry such tools).",
+        "seed 004 Tool Annotations (idempotent: repeated calls with same args have no "
+        "additional effect); seed 002 §2.1 tool-idempotent (retries are safe)",
+        "fuzz",
+    ),
+    Rule(
+        "fuzz-no-navigation",
+        "error",
+        "The tool navigated the page without declaring it",
+        "Return _meta.uiRedirect and let the user agent navigate after the result.",
+        "seed 002 §4: a UI transition (_meta.uiRedirect) is applied after result delivery",
+        "fuzz",
+    ),
+    Rule(
+        "fuzz-invalid-refused",
+        "error",
+        "Input the inputSchema refuses reached the tool, and it did not refuse it",
+        "Check the input in execute and throw: Chromium's own WebMCP hands the tool its "
+        "arguments unchecked.",
+        'seed 004 Input Schema: "the inputSchema argument must be a valid (to-be-defined '
+        'subset of) JSON-Schema object"; WebMCP spec, executeTool()',
+        "fuzz",
+    ),
+    # -- drift from a catalog baseline (--catalog-baseline: harness.qa.drift) --------------
+    # A change's severity is drift's (fail → error, warn → warning, info → info); a rule's
+    # is the most a change of its class can have.
+    Rule(
+        "catalog-added",
+        "error",
+        "A tool the catalog baseline does not have (an error when it declares destructive, "
+        "consequential or open-world)",
+        "Review the new tool; when it is meant, take a new baseline "
+        "(webmcp-harness snapshot URL --output FILE).",
+        "seed 001 Outcomes; seed 004 Tool Annotations",
+        "catalog",
+    ),
+    Rule(
+        "catalog-removed",
+        "warning",
+        "A tool of the catalog baseline is gone (agents and plans that call it will fail)",
+        "Keep the tool, or take a new baseline when its removal is meant.",
+        "—",
+        "catalog",
+    ),
+    Rule(
+        "catalog-annotation",
+        "error",
+        "An annotation changed (an error for readOnlyHint flipped, an acting hint turned on, "
+        "sensitiveHint turned off)",
+        "Check the annotation says what the tool does; take a new baseline when it is meant.",
+        "seed 001 (annotations the user agent decides on); MCP ToolAnnotations",
+        "catalog",
+    ),
+    Rule(
+        "catalog-input-widened",
+        "error",
+        "The inputSchema accepts what it refused",
+        "Check the tool handles what it now accepts; take a new baseline when it is meant.",
+        "seed 004 Input Schema",
+        "catalog",
+    ),
+    Rule(
+        "catalog-input-narrowed",
+        "warning",
+        "The inputSchema refuses what it accepted (callers that sent it will fail)",
+        "Take a new baseline when it is meant.",
+        "seed 004 Input Schema",
+        "catalog",
+    ),
+    Rule(
+        "catalog-input-changed",
+        "error",
+        "The inputSchema both widened and narrowed, or changed in a way that cannot be ordered",
+        "Review the schema change; take a new baseline when it is meant.",
+        "seed 004 Input Schema",
+        "catalog",
+    ),
+    Rule(
+        "catalog-output-changed",
+        "error",
+        "The outputSchema changed (an error when a field is no longer x-sensitive)",
+        "Keep secrets x-sensitive; take a new baseline when the change is meant.",
+        "seed 000 §1 and §2",
+        "catalog",
+    ),
+    Rule(
+        "catalog-description",
+        "warning",
+        "The description (or a parameter's) changed: what the agent reads",
+        "Review the new text as an agent would read it; take a new baseline when it is meant.",
+        "seed 004 Prompt Injection",
+        "catalog",
+    ),
+    Rule(
+        "catalog-title",
+        "info",
+        "The title changed",
+        "Take a new baseline when it is meant.",
+        "—",
+        "catalog",
+    ),
+    Rule(
+        "catalog-source",
+        "warning",
+        "The tool moved between script and a declarative form",
+        "Check the form declares what the script did (and the reverse); take a new baseline "
+        "when it is meant.",
+        "WebMCP spec, <form toolname>; registerTool()",
+        "catalog",
+    ),
 )
 
 RULES: dict[str, Rule] = {rule.code: rule for rule in _RULES}
@@ -373,13 +525,20 @@ class Finding(BaseModel):
 
 
 def finding(
-    code: str, message: str, *, tool: str | None = None, evidence: str = "", url: str = ""
+    code: str,
+    message: str,
+    *,
+    tool: str | None = None,
+    evidence: str = "",
+    url: str = "",
+    severity: Severity | None = None,
 ) -> Finding:
-    """A finding of rule ``code`` (severity, fix and spec from the rule table)."""
+    """A finding of rule ``code`` (fix and spec from the rule table; the severity too, unless
+    the finding is graded by what it found, as a catalog change is)."""
     rule = RULES[code]
     return Finding(
         code=code,
-        severity=rule.severity,
+        severity=severity or rule.severity,
         tool=tool,
         url=url,
         message=message,
