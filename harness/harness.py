@@ -19,7 +19,7 @@ from harness.browser.injection import ChannelKeys, SchemaSubset
 from harness.catalog import Settle
 from harness.declarative.review import FORM_REVIEW_MODES, FormReviewMode
 from harness.elicitation.base import ElicitationHandler, close_handler
-from harness.errors import BrowserNotFound, ConfigError
+from harness.errors import DOCTOR_HINT, BrowserNotFound, ConfigError
 from harness.models import BackendName
 from harness.session import BROWSER_GONE, Session
 from harness.stages.normalization import DEFAULT_MAX_RESULT_BYTES
@@ -122,7 +122,7 @@ class Harness:
             await self._drop_browser()
         path = Path(self.executable_path) if self.executable_path else find_chromium()
         if not path.is_file():
-            raise BrowserNotFound(f"No Chromium at {path}.")
+            raise BrowserNotFound(f"No Chromium at {path}. {DOCTOR_HINT}")
         args = self.launch_args()
         self._playwright = await async_playwright().start()
         try:
@@ -132,7 +132,7 @@ class Harness:
         except PlaywrightError as exc:
             await self._playwright.stop()
             self._playwright = None
-            raise BrowserNotFound(f"Chromium at {path} did not start: {exc}") from exc
+            raise BrowserNotFound(f"Chromium at {path} did not start: {exc} {DOCTOR_HINT}") from exc
         self._browser.on("disconnected", self._on_disconnected)
         return self
 
@@ -171,7 +171,9 @@ class Harness:
         next navigation on. The harness launches nothing for it, so the browser must
         already have the backend's flags (:meth:`launch_args`). The caller closes the
         session (:meth:`close` leaves it alone); closing it leaves the page and the
-        context open, to their owner.
+        context open, to their owner. Navigation is the owner's too: such a session does
+        not check the page's commits against the origins the user allowed, as a session of
+        :meth:`open` does (the owner's own ``page.goto`` cannot be told from the page's).
         """
         session = self._session(context, page, owns_context=False)
         await session._attach()
@@ -195,6 +197,7 @@ class Harness:
             form_review=self.form_review,
             settle=self.settle,
             max_result_bytes=self.max_result_bytes,
+            watch_navigation=owns_context,
         )
 
     async def open(self, url: str, *, settle: bool | Settle = True) -> Session:

@@ -31,7 +31,16 @@ from typing import Any, Final, Protocol, Self
 
 from aiohttp import web
 
-from . import agentdojo_app, attacks_app, evil_app, keys_app, mail_app, shop_app, todo_app
+from . import (
+    agentdojo_app,
+    attacks_app,
+    evil_app,
+    keys_app,
+    mail_app,
+    pantry_app,
+    shop_app,
+    todo_app,
+)
 
 logger = logging.getLogger(__name__)
 
@@ -155,10 +164,17 @@ SITES: dict[str, SiteSpec] = {
             "serves the iframes of the notes app.",
             factory=attacks_app.attacker_site,
         ),
+        SiteSpec(
+            name="pantry",
+            port=8109,
+            description="A stock list for the QA tools: a bug planted in find_items, and a "
+            "next release (/next) whose catalog drifted.",
+            factory=pantry_app.PantrySite,
+        ),
         *(
             SiteSpec(
                 name=f"agentdojo-{suite}",
-                port=8109 + number,
+                port=8110 + number,
                 description=f"AgentDojo's {suite} suite (extra `agentdojo`): its functions as "
                 "WebMCP tools, run on the episode's AgentDojo environment.",
                 factory=agentdojo_app.site_factory(suite),

@@ -23,6 +23,7 @@ from harness.cli.options import (
     EXIT_FAILED,
     EXIT_OK,
     EXIT_USAGE,
+    LATE_TOOL_HINT,
     Parser,
     UsageError,
     add_elicit_options,
@@ -31,11 +32,12 @@ from harness.cli.options import (
     check_elicit,
     parse,
     policy_option,
+    refusal_hint,
     report_error,
     settle_option,
 )
 from harness.elicitation.choice import handler_from_option
-from harness.errors import ConfigError, HarnessError
+from harness.errors import ConfigError, HarnessError, UnknownTool
 from harness.harness import DEFAULT_CALL_TIMEOUT_S, Harness
 from harness.stages.policy import DEFAULT_POLICY
 
@@ -101,11 +103,12 @@ def _add_call_command(sub: Any) -> None:
     add_page_options(call)
 
 
-def _module_parser(module: str) -> Callable[[Any], None]:
-    """Registration by a command module's ``add_parser``, imported only when it is called."""
+def _module_parser(module: str, function: str = "add_parser") -> Callable[[Any], None]:
+    """Registration by a command module's ``add_parser`` (or ``function``), imported only
+    when it is called."""
 
     def register(sub: Any) -> None:
-        importlib.import_module(f"harness.cli.{module}").add_parser(sub)
+        getattr(importlib.import_module(f"harness.cli.{module}"), function)(sub)
 
     return register
 
@@ -206,6 +209,10 @@ COMMANDS: dict[str, Callable[[Any], None]] = {
     "conformance": _module_parser("conformance"),
     "experiment": _module_parser("experiment"),
     "bench": _module_parser("bench"),
+    "fuzz": _module_parser("qa", "add_fuzz_parser"),
+    "snapshot": _module_parser("qa", "add_snapshot_parser"),
+    "diff": _module_parser("qa", "add_diff_parser"),
+    "doctor": _module_parser("qa", "add_doctor_parser"),
 }
 """Every command and how its parser is registered, in the order ``--help`` lists them."""
 
@@ -345,7 +352,10 @@ async def run_call(
     async with harness:
         session = await harness.open(url)
         await wait_for_tools(session, wait_for or [])
-        outcome = await session.call(name, arguments)
+        try:
+            outcome = await session.call(name, arguments)
+        except UnknownTool as exc:
+            raise UnknownTool(exc.name, exc.available, hint=LATE_TOOL_HINT) from None
         # Before the session closes: closing clears the vault.
         revealed = await session.reveal_all(outcome) if reveal else []
         return outcome, list(session.elicitations), revealed
@@ -451,6 +461,12 @@ def main(argv: Sequence[str] | None = None) -> int:
         return EXIT_FAILED
 
 
+def _hint(text: str | None) -> None:
+    """A hint for the person at the terminal (stderr), never in --json output."""
+    if text is not None:
+        print(text, file=sys.stderr)
+
+
 def _dispatch(args: argparse.Namespace) -> int:
     if args.command == "mcp":
         return run_mcp_command(args)
@@ -514,6 +530,7 @@ def _dispatch(args: argparse.Namespace) -> int:
             print(json.dumps(payload, indent=2))
         else:
             print_outcome(out, outcome, elicitations)
+            _hint(refusal_hint([outcome.agent_json()]))
         if args.reveal:
             print_revealed(revealed)
             if any(attempt.error is not None for attempt in revealed):
@@ -533,6 +550,7 @@ def _dispatch(args: argparse.Namespace) -> int:
             if result.detail:
                 out.print(page_text(result.detail), highlight=False)
             out.print(page_text(f"trace: {result.trace_dir}"), highlight=False)
+            _hint(refusal_hint(step.result for step in result.steps))
         return EXIT_OK if result.ok else EXIT_FAILED
     if args.command == "trace":
         show_trace(args.dir, out, full=args.full, timing=args.timing)
@@ -547,6 +565,10 @@ def _dispatch(args: argparse.Namespace) -> int:
         return bench.run(args, out)
     if args.command == "selftest":
         return selftest.run(args, sys.stdout)
+    if args.command in ("fuzz", "snapshot", "diff", "doctor"):
+        from harness.cli import qa
+
+        return qa.run(args, out)
     if args.command == "demo":
         from harness.cli.demo import run_demo
 

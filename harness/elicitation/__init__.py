@@ -6,14 +6,16 @@ mid-execution) becomes one :class:`ElicitationRequest`, answered by one
 :class:`ElicitationHandler` with the shape of MCP's ``ElicitResult``.
 
 - ``base``: requests, answers, :func:`ask`, the records, the auto handler and wrappers;
+- ``wording``: the harness's own sentences, and page text quoted as the page's (every
+  display builds a question's lines there);
 - ``answers``: answers files (YAML/JSON) and :class:`ScriptedHandler`;
 - ``form``: the fields and rules of a question, and checking an answer against them;
 - ``terminal``, ``browser``: a person answering at the terminal or in a browser tab;
 - ``questions``: questions a tool asks from inside ``execute``;
 - ``choice``: the handler an ``--elicit`` option names.
 
-May import: ``harness.models`` and ``harness.errors`` only: everything else asks the user
-through this package.
+May import: ``harness.models``, ``harness.errors`` and ``harness.inputs`` only: everything
+else asks the user through this package.
 """
 
 from harness.elicitation.answers import AnswersFile, ScriptedAnswer, ScriptedHandler, load_answers
@@ -27,6 +29,7 @@ from harness.elicitation.base import (
     ElicitationRequest,
     ElicitationResult,
     HandlerWrapper,
+    Quoted,
     RecordingHandler,
     Source,
     TimeLimit,
@@ -49,6 +52,7 @@ __all__ = [
     "ElicitationRequest",
     "ElicitationResult",
     "HandlerWrapper",
+    "Quoted",
     "RecordingHandler",
     "ScriptedAnswer",
     "ScriptedHandler",

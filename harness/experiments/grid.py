@@ -42,12 +42,10 @@ from __future__ import annotations
 import glob
 import hashlib
 import itertools
-import tomllib
 from importlib import metadata, resources
 from pathlib import Path
 from typing import Any, Literal
 
-import yaml
 from pydantic import (
     BaseModel,
     ConfigDict,
@@ -56,7 +54,7 @@ from pydantic import (
     field_validator,
 )
 
-from harness.errors import ConfigError, parse_problem, read_input_file
+from harness.errors import ConfigError, read_input_file
 from harness.experiments.agentdojo.suites import (
     AgentDojoSettings,
     agentdojo_version,
@@ -68,6 +66,7 @@ from harness.experiments.tasks import (
     slug,
 )
 from harness.harness import BACKENDS
+from harness.inputs import load_input
 
 ELICITATION_ANSWERS = ("accept", "decline", "cancel")
 """Elicitation answers a grid may name besides answers files (nobody is there to ask)."""
@@ -315,11 +314,8 @@ def _problems(exc: ValidationError) -> str:
 
 
 def _read_toml(path: Path, what: str = "the grid") -> dict[str, Any]:
-    text = read_input_file(path, what)
-    try:
-        return tomllib.loads(text)
-    except tomllib.TOMLDecodeError as exc:
-        raise ConfigError(f"{path} is not valid TOML: {exc}.") from None
+    data: dict[str, Any] = load_input(path, what, kind="toml")
+    return data
 
 
 def _plan(value: Any, base: Path, where: str) -> dict[str, Any] | None:
@@ -331,13 +327,9 @@ def _plan(value: Any, base: Path, where: str) -> dict[str, Any] | None:
     if isinstance(value, str):
         file = base / value
         try:
-            data = yaml.safe_load(read_input_file(file, "the plan"))
+            data = load_input(file, "the plan", kind="yaml")
         except ConfigError as exc:
             raise ConfigError(f"{where}: {exc}") from None
-        except yaml.YAMLError as exc:
-            raise ConfigError(
-                f"{where}: the plan {file} is not valid YAML: {parse_problem(exc)}."
-            ) from None
     elif isinstance(value, list):
         data = {"steps": value}
     else:

@@ -4,6 +4,8 @@ from __future__ import annotations
 
 import asyncio
 import gc
+import json
+from types import SimpleNamespace
 from typing import Any
 
 import pytest
@@ -38,3 +40,20 @@ async def test_a_command_abandoned_mid_flight_leaves_no_unretrieved_error() -> N
     await asyncio.sleep(0.01)
     loop.set_exception_handler(None)
     assert not reported, reported
+
+
+async def test_an_authenticated_message_from_another_page_is_dropped() -> None:
+    # The binding is the session's page's own; should a message of another page of the
+    # context (a popup) reach it anyway, it writes nothing: the frame's page decides.
+    keys = ChannelKeys()
+    channel = PageChannel(keys, "polyfill")
+    heard: list[tuple[object, dict[str, Any]]] = []
+    own, other = object(), object()
+    channel._handler = lambda frame, message: heard.append((frame, message))
+    channel._page = own  # type: ignore[assignment]
+    message = json.dumps({"secret": keys.secret, "type": "tools", "tools": []})
+    popup_frame, own_frame = SimpleNamespace(page=other), SimpleNamespace(page=own)
+    await channel._on_binding({"frame": popup_frame}, message)
+    assert heard == [] and channel.other_pages == 1 and channel.rejected == 0
+    await channel._on_binding({"frame": own_frame}, message)
+    assert heard == [(own_frame, {"type": "tools", "tools": []})]

@@ -19,7 +19,8 @@ async def test_the_demo_runs_every_act() -> None:
         "5. An experiment",
         "6. A site audit",
         "7. A hostile page",
-        "8. AgentDojo over WebMCP",
+        "8. QA",
+        "9. AgentDojo over WebMCP",
     ):
         assert act in out
     assert "Invalid arguments for tool 'add_todo'" in out
@@ -49,8 +50,16 @@ async def test_the_demo_runs_every_act() -> None:
     ):
         assert any(tool in line and ended in line for line in faults.splitlines()), faults
     assert '{"page":"demo","n":1}' in faults
+    # QA: the fuzzer found the pantry's planted bug, shrunk; the drifted catalog gates.
+    qa = out[out.index("8. QA") :]
+    assert "find_items  no-throw: failed" in qa
+    assert 'minimal input: {"query": ""}' in qa
+    assert "list_items  output-schema: passed" in qa
+    assert "FAIL  clear_pantry: added: a new destructive tool (gates)" in qa
+    assert "FAIL  find_items: inputSchema widened (gates)" in qa
+    assert "exits 1: CI stops that deploy" in qa
     # AgentDojo: the attacker paid without a policy, nobody paid under the default pack.
-    agentdojo = out[out.index("8. AgentDojo over WebMCP") :]
+    agentdojo = out[out.index("9. AgentDojo over WebMCP") :]
     rows = {line.split("│")[1].strip(): line for line in agentdojo.splitlines() if "│" in line}
     assert [c.strip() for c in rows["none"].split("│")[2:5]] == ["yes", "yes", "yes"]
     assert [c.strip() for c in rows["default"].split("│")[2:5]] == ["no", "no", "yes"]
