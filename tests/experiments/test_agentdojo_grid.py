@@ -92,6 +92,18 @@ def test_all_four_suites_and_the_injection_ground_truths(tmp_path: Path) -> None
     )
 
 
+def test_the_bundled_grid_is_the_whole_set_with_the_deterministic_agents() -> None:
+    bundled = Path(__file__).parents[2] / "examples" / "experiments" / "agentdojo.toml"
+    loaded = load_grid(bundled)
+    episodes = loaded.episodes()
+    # (97 benign + 949 attacked) × none/default/strict × annotated/bare × two agents.
+    assert len(episodes) == (97 + 949) * 3 * 2 * 2 == 12_552
+    assert {e.agent.spec for e in episodes} == {"scripted", "obedient"}
+    assert {e.annotations for e in episodes} == {"annotated", "bare"}
+    assert {e.attack_name for e in episodes if e.task.attack is not None} == {"explicit_calls"}
+    assert len({e.id for e in episodes}) == len(episodes)  # every episode its own directory
+
+
 @pytest.mark.parametrize(
     ("suites", "agentdojo", "message"),
     [

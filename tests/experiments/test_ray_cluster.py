@@ -6,10 +6,8 @@ is retried, then explained."""
 from __future__ import annotations
 
 import asyncio
-import contextlib
 import json
 import os
-import sqlite3
 import time
 from collections.abc import Iterator
 from pathlib import Path
@@ -19,7 +17,7 @@ import pytest
 
 from harness.errors import ExperimentError
 from harness.experiments import RunOptions, load_grid, ray_runner, run_experiment
-from tests.experiments.studies import run_grid, table
+from tests.experiments.studies import run_grid, table, two_node_cluster, workers_seen
 
 pytestmark = pytest.mark.timeout(900)
 
@@ -52,45 +50,13 @@ def write_grid(directory: Path) -> Path:
     return path
 
 
-def workers_seen(database: Path) -> set[str]:
-    if not database.is_file():
-        return set()
-    with contextlib.suppress(sqlite3.Error), sqlite3.connect(database, timeout=1) as db:
-        return {w for (w,) in db.execute("SELECT DISTINCT worker FROM episodes")}
-    return set()
-
-
-def forget_recorded_address(address: str) -> None:
-    """Ray records a test cluster's address machine-wide (``ray.init()`` without an address
-    would join it): forget it, so no other run on this machine joins this one."""
-    import ray._private.utils as ray_utils
-
-    recorded = Path(ray_utils.get_ray_address_file(None))
-    with contextlib.suppress(OSError):
-        if recorded.read_text().strip() == address:
-            recorded.unlink()
-
-
 @pytest.fixture
 def cluster() -> Iterator[Any]:
-    # Before Ray is imported: its servers then listen on loopback only.
-    os.environ.setdefault(ray_runner.LOOPBACK_ONLY, "0")
+    os.environ.setdefault(ray_runner.LOOPBACK_ONLY, "0")  # before Ray is imported
     pytest.importorskip("ray", reason="Ray is not installed: pip install 'webmcp-harness[ray]'")
     pytest.importorskip("agentdojo", reason="the AgentDojo suites need the `agentdojo` extra")
-    from ray.cluster_utils import Cluster
-
-    node = {"num_cpus": 1, "node_ip_address": "127.0.0.1", "include_dashboard": False}
-    # A dead node is noticed in a couple of seconds rather than Ray's default half minute.
-    system = {"health_check_period_ms": 500, "health_check_failure_threshold": 3}
-    made = Cluster(initialize_head=True, head_node_args={**node, "_system_config": system})
-    made.add_node(**node)
-    made.wait_for_nodes()
-    assert made.address.startswith("127.0.0.1:")
-    forget_recorded_address(made.address)
-    try:
+    with two_node_cluster() as made:
         yield made
-    finally:
-        made.shutdown()
 
 
 @pytest.mark.slow

@@ -1,0 +1,84 @@
+"""The closing note's Ray figures (``reports/agentdojo/ray-cluster/``): AgentDojo's banking
+suite — its 16 benign and 144 attacked cases, the obedient agent, the default pack — on a
+two-node Ray cluster started on this machine (Ray's own multi-node test cluster), one worker
+per node, the worker node killed once half the episodes are done. ``run_info.json`` holds the
+throughput per number of live workers and the worker lost; the table is the local whole-set
+run's rows for the same cases.
+
+    .venv/bin/python -m tests.experiments.ray_cluster_figures reports/agentdojo/ray-cluster
+"""
+
+from __future__ import annotations
+
+import asyncio
+import contextlib
+import sqlite3
+import sys
+import tempfile
+from pathlib import Path
+
+from harness.experiments import RunOptions, load_grid, run_experiment
+from tests.experiments.studies import two_node_cluster
+
+GRID = """
+[experiment]
+name = "agentdojo-banking-ray"
+description = "AgentDojo v1.2.1 banking, obedient agent, default pack: a two-node Ray cluster, one node killed"
+seeds = 1
+policies = ["default"]
+elicitation = ["cancel"]
+suites = ["agentdojo:banking"]
+episode_timeout = 300
+call_timeout = 30
+
+[agentdojo]
+version = "v1.2.1"
+cases = ["benign", "attacked"]
+attacks = ["explicit_calls"]
+annotations = ["annotated"]
+
+[[agents]]
+spec = "obedient"
+options = {obey = ["results"]}
+"""
+EPISODES = 16 + 16 * 9
+
+
+def episodes_done(database: Path) -> int:
+    """How many episodes the run has recorded so far."""
+    if not database.is_file():
+        return 0
+    with contextlib.suppress(sqlite3.Error), sqlite3.connect(database, timeout=1) as db:
+        (count,) = db.execute("SELECT COUNT(*) FROM episodes").fetchone()
+        return int(count)
+    return 0
+
+
+async def main(output: Path) -> int:
+    with tempfile.TemporaryDirectory() as scratch, two_node_cluster() as cluster:
+        grid = Path(scratch) / "grid.toml"
+        grid.write_text(GRID, encoding="utf-8")
+        run = asyncio.create_task(
+            run_experiment(
+                load_grid(grid),
+                RunOptions(
+                    output=output,
+                    workers=2,
+                    runner="ray",
+                    ray_address=cluster.address,
+                    progress=False,
+                ),
+            )
+        )
+        while episodes_done(output / "results.db") < EPISODES // 2 and not run.done():
+            await asyncio.sleep(0.5)
+        [worker_node] = list(cluster.worker_nodes)
+        cluster.remove_node(worker_node, allow_graceful=False)  # an episode in flight
+        study = await run
+    failed = [r for r in study.results if r.status != "ok"]
+    print(f"{len(study.results)} episodes, {len(failed)} not ok")
+    return 1 if failed or len(study.results) != EPISODES else 0
+
+
+if __name__ == "__main__":
+    sys.exit(asyncio.run(main(Path(sys.argv[1]))))
