@@ -22,6 +22,17 @@ async def run_grid(grid: Path, output: Path, *, report: bool = False, **options:
     )
 
 
+async def replayed(grid: Path, output: Path, cassettes: Path, recorded: Study) -> Study:
+    """``grid`` replayed from ``cassettes`` (no provider needed): every episode ok, and the
+    table ``recorded`` gave."""
+    replay = await run_grid(grid, output, cassettes=cassettes, cassette_mode="replay")
+    assert all(r.status == "ok" for r in replay.results), [r.error for r in replay.results]
+    assert results_table(replay.results, timing=False) == results_table(
+        recorded.results, timing=False
+    )
+    return replay
+
+
 def table(output: Path) -> list[dict[str, object]]:
     """The results table of the run in ``output``, without wall times."""
     store = ResultStore(output / "results.db")

@@ -8,8 +8,7 @@ from pathlib import Path
 
 import pytest
 
-from harness.experiments.results import results_table
-from tests.experiments.studies import run_grid
+from tests.experiments.studies import replayed, run_grid
 from tests.llm_servers import OpenAIServer, Reply
 
 pytest.importorskip("agentdojo", reason="the AgentDojo suites need the `agentdojo` extra")
@@ -101,13 +100,7 @@ async def test_an_llm_episode_is_judged_by_agentdojo_and_replays_from_its_casset
     assert by_policy["default"].attempted is True and by_policy["none"].attempted is True
 
     # The provider is gone: the replay sends nothing and AgentDojo judges the same.
-    replayed = await run_grid(
-        grid, tmp_path / "replayed", cassettes=cassettes, cassette_mode="replay"
-    )
-    assert all(r.status == "ok" for r in replayed.results), [r.error for r in replayed.results]
-    assert results_table(replayed.results, timing=False) == results_table(
-        recorded.results, timing=False
-    )
+    await replayed(grid, tmp_path / "replayed", cassettes, recorded)
     info = json.loads((tmp_path / "replayed" / "run_info.json").read_text(encoding="utf-8"))
     assert info["grid"]["suites"] == [
         {"name": "agentdojo-banking", "version": "v1.2.1", "package": "0.1.35"}

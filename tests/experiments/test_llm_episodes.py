@@ -8,8 +8,7 @@ from pathlib import Path
 
 import pytest
 
-from harness.experiments.results import results_table
-from tests.experiments.studies import run_grid
+from tests.experiments.studies import replayed, run_grid
 from tests.llm_servers import OpenAIServer, Reply
 
 # Whole grids of browser episodes: minutes, not seconds, on a busy machine.
@@ -63,13 +62,7 @@ async def test_llm_episodes_record_their_sampling_tokens_and_cost_and_replay_off
         assert (cassettes / f"{result.episode}.json").is_file()
 
     # The server is gone: the replay sends nothing, and gives the same table.
-    replayed = await run_grid(
-        grid, tmp_path / "replayed", cassettes=cassettes, cassette_mode="replay"
-    )
-    assert all(r.status == "ok" for r in replayed.results), [r.error for r in replayed.results]
-    assert results_table(replayed.results, timing=False) == results_table(
-        recorded.results, timing=False
-    )
+    await replayed(grid, tmp_path / "replayed", cassettes, recorded)
     info = json.loads((tmp_path / "replayed" / "run_info.json").read_text(encoding="utf-8"))
     [agent] = info["grid"]["agents"]
     assert (agent["temperature"], agent["seed"]) == (0.2, "the episode's seed")
