@@ -146,7 +146,7 @@ async def scripted_verdicts(
     return verdicts
 
 
-@pytest.mark.slow  # about 40 s on an idle machine, 90 s under load; CI runs it
+@pytest.mark.slow  # 35 s on this machine, 70 s under heavy load; CI runs it
 async def test_every_task_of_every_suite_is_judged_as_agentdojos_own_ground_truth_run(
     tmp_path: Path, agentdojo_sites: RunningSites
 ) -> None:
