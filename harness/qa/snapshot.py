@@ -33,6 +33,7 @@ from pydantic import BaseModel, ConfigDict, Field, ValidationError
 
 from harness.browser.urls import origin_of
 from harness.errors import ConfigError, read_input_file
+from harness.inputs import InputSyntaxError, parse_input
 from harness.models import Tool
 
 CATALOG_FORMAT = "webmcp-harness catalog/1"
@@ -121,10 +122,10 @@ def read_snapshot(path: str | Path) -> CatalogSnapshot:
     """A catalog file, or a :class:`ConfigError` that says what is wrong with it."""
     text = read_input_file(path, "the catalog file")
     try:
-        data = json.loads(text)
-    except ValueError as exc:
+        data = parse_input(text, "json", f"the catalog file {path}")
+    except InputSyntaxError as exc:
         raise ConfigError(
-            f"{path} is not JSON ({exc}); give a file `webmcp-harness snapshot` wrote."
+            f"{path} is not JSON ({exc.detail}); give a file `webmcp-harness snapshot` wrote."
         ) from None
     if not isinstance(data, dict) or data.get("format") != CATALOG_FORMAT:
         raise ConfigError(
