@@ -36,7 +36,7 @@ from harness.models import (
     error_result,
 )
 from harness.pipeline import Pipeline
-from harness.stages.framing import PAGE_RESULT_KINDS, frame_result
+from harness.stages.framing import PAGE_RESULT_KINDS, frame_result, mirror_structured
 from harness.stages.navigation import NavigationGuard, ui_redirect_target
 from harness.stages.normalization import DEFAULT_MAX_RESULT_BYTES
 from harness.stages.patterns import pattern_warnings
@@ -422,9 +422,12 @@ class Session:
         except BaseException:
             release()
             raise
-        if self.untrusted_framing and outcome.error_kind in PAGE_RESULT_KINDS:
-            # After every stage (redaction included): page text is data, not instructions.
-            outcome.result = frame_result(outcome.result, request.tool.origin)
+        if outcome.error_kind in PAGE_RESULT_KINDS:
+            # After every stage (redaction included): structuredContent's data is in a text
+            # block too (what a model reads), and page text is data, not instructions.
+            outcome.result = mirror_structured(outcome.result)
+            if self.untrusted_framing:
+                outcome.result = frame_result(outcome.result, request.tool.origin)
         self.history.append(outcome)
         for listener in list(self._call_listeners):
             listener(sent, outcome)

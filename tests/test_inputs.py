@@ -1,6 +1,8 @@
 """Input files are loaded with one set of limits (issue 24, point 6): a 630-byte plan whose
-YAML aliases expand to gigabytes, a file nested beyond reason, or a syntax error is one
-clear line from every loader — plans, grids, policies, answers — never memory or time."""
+YAML aliases expand to gigabytes, a file nested beyond reason, a file over the size limit,
+or a syntax error is one clear line from every loader — plans, grids, policies, answers,
+price files, baselines, catalog files, previous reports, an episode's answers — never
+memory, time or a traceback."""
 
 from __future__ import annotations
 
@@ -12,10 +14,15 @@ from typing import Any
 import pytest
 
 from harness.agents.scripted import load_plan
+from harness.agents.usage import PriceTable
+from harness.conformance.baseline import Baseline
+from harness.conformance.results import load_reports
 from harness.elicitation.answers import load_answers
-from harness.errors import ConfigError, PolicyError
-from harness.experiments.grid import load_grid
+from harness.errors import MAX_INPUT_FILE_BYTES, ConfigError, PolicyError
+from harness.experiments.episode import answers_of
+from harness.experiments.grid import NamedSource, load_grid
 from harness.inputs import MAX_INPUT_DEPTH, InputSyntaxError, load_input, parse_input
+from harness.qa.snapshot import read_snapshot
 from harness.stages.policy import Policy
 
 
@@ -29,16 +36,38 @@ def laughs(key: str, levels: int = 9) -> str:
 
 BOMB = laughs("steps")
 
+
+def episode_answers(path: Path) -> Any:
+    """The answers an experiment's episode reads: the file's text, carried with the episode."""
+    return answers_of(NamedSource(name="a", path=str(path), text=path.read_text(), sha256=""))
+
+
 LOADERS: dict[str, tuple[str, Callable[[Path], Any], str]] = {
     "plan": ("plan.yaml", load_plan, BOMB),
     "answers": ("answers.yaml", load_answers, laughs("answers")),
     "policy": ("policy.yaml", Policy.load, laughs("rules")),
+    "price file": ("prices.yaml", PriceTable.load, laughs("gpt-4o")),
+    "baseline": ("baseline.yml", Baseline.load, laughs("polyfill")),
+    "episode answers": ("answers.yaml", episode_answers, laughs("answers")),
     "grid plan": (
         "grid.toml",
         load_grid,
         '[[agents]]\nspec = "scripted"\n[[tasks]]\nid = "t"\nsite = "todo"\nplan = "p.yaml"\n',
     ),
 }
+
+
+JSON_LOADERS: dict[str, tuple[str, Callable[[Path], Any]]] = {
+    "catalog file": ("catalog.json", read_snapshot),
+    "previous report": ("wptreport.json", load_reports),
+}
+"""The loaders of JSON files a user hands the harness (no aliases: size and nesting)."""
+
+EVERY_LOADER = {
+    **{name: (file, load) for name, (file, load, _) in LOADERS.items()},
+    **JSON_LOADERS,
+}
+del EVERY_LOADER["episode answers"]  # its text was read (and measured) with the grid
 
 
 def test_the_bomb_is_small() -> None:
@@ -57,6 +86,23 @@ def test_every_loader_refuses_yaml_aliases_that_expand_beyond_the_limit(
         load(tmp_path / name)
     grown_kib = resource.getrusage(resource.RUSAGE_SELF).ru_maxrss - before
     assert grown_kib < 50_000  # refused before anything was built
+
+
+@pytest.mark.parametrize("loader", list(JSON_LOADERS))
+def test_every_json_loader_refuses_nesting_beyond_the_limit(loader: str, tmp_path: Path) -> None:
+    name, load = JSON_LOADERS[loader]
+    (tmp_path / name).write_text("[" * 100_000 + "]" * 100_000, encoding="utf-8")
+    with pytest.raises(ConfigError, match=f"deeper than {MAX_INPUT_DEPTH} levels"):
+        load(tmp_path / name)
+
+
+@pytest.mark.parametrize("loader", list(EVERY_LOADER))
+def test_every_loader_refuses_a_file_over_the_size_limit(loader: str, tmp_path: Path) -> None:
+    name, load = EVERY_LOADER[loader]
+    with (tmp_path / name).open("wb") as file:
+        file.truncate(MAX_INPUT_FILE_BYTES + 1)  # sparse: nothing is written
+    with pytest.raises(ConfigError, match=r"over the .* an input file may have"):
+        load(tmp_path / name)
 
 
 def test_a_recursive_alias_is_refused() -> None:

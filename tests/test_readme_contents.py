@@ -1,5 +1,5 @@
 """The README's table of contents leads somewhere: every link is a heading's anchor, and
-every section is in it."""
+every section is in it; every test the README names (the guarantees tables) exists."""
 
 from __future__ import annotations
 
@@ -24,3 +24,16 @@ def test_every_contents_link_is_a_heading_and_every_section_is_listed() -> None:
     assert links and [link for link in links if link not in anchors] == []
     sections = {anchor(h) for h in re.findall(r"^## (.+)$", text, flags=re.MULTILINE)}
     assert sorted(sections - set(links) - {"contents"}) == []
+
+
+def test_every_test_the_readme_names_exists() -> None:
+    root = README.parent
+    named = set(re.findall(r"`(tests/[\w/]+\.py)(?:::(\w+))?", README.read_text(encoding="utf-8")))
+    assert named
+    missing = [
+        f"{path}::{name}" if name else path
+        for path, name in sorted(named)
+        if not (root / path).is_file()
+        or (name and not re.search(rf"^(async )?def {name}\(", (root / path).read_text(), re.M))
+    ]
+    assert missing == []

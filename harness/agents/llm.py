@@ -38,6 +38,7 @@ from harness.agents.cassette import Cassette, CassetteMode, CassetteTransport
 from harness.agents.usage import Price, PriceTable, total_usage
 from harness.errors import CassetteError, ConfigError, ProviderError
 from harness.models import CallAction, FinishAction, NavigateAction
+from harness.stages.framing import prompt_json
 
 # Both providers accept tool names matching this (OpenAI and Anthropic alike).
 PROVIDER_TOOL_NAME: Final = re.compile(r"^[a-zA-Z0-9_-]{1,64}$")
@@ -342,7 +343,9 @@ class LLMAgent(ABC):
                 return ToolReply(call_id, _error_json(record.error), True)
             return ToolReply(call_id, _compact({"navigated": True, "url": context.url}), False)
         if record.result is not None:
-            return ToolReply(call_id, _compact(record.result), bool(record.result.get("isError")))
+            # Content only: structuredContent and _meta are page data no prompt reads unframed.
+            reply = prompt_json(record.result)
+            return ToolReply(call_id, _compact(reply), reply["isError"])
         return ToolReply(call_id, _error_json(record.error or "The call produced no result."), True)
 
     def _answer_turn(self, note: str | None) -> None:

@@ -167,8 +167,7 @@ class AgentLoop:
         self.task = task
         self.max_steps = max_steps
         self.recorder = recorder or TraceRecorder()
-        if self.recorder.withheld is None:  # what the session withholds stays out of the trace
-            self.recorder.withheld = session.scrubber
+        self.recorder.watch(session.scrubber)  # what the session withholds stays out of the trace
         self.settle_timeout = settle_timeout
         # Tools the page registers late, waited for after the start page settled.
         self.wait_for_tools = list(wait_for_tools)

@@ -16,18 +16,17 @@ Prices come from the agent's options or from a JSON/YAML file (path in
 
 from __future__ import annotations
 
-import json
 import os
 import re
 from collections.abc import Mapping
 from pathlib import Path
 from typing import Any
 
-import yaml
 from pydantic import BaseModel, ConfigDict, Field, ValidationError
 
 from harness.agents.base import TokenUsage
 from harness.errors import ConfigError
+from harness.inputs import load_input
 
 PRICES_ENV = "WEBMCP_HARNESS_PRICES"
 # A snapshot suffix on a model name: -2024-08-06, -20250929, -latest.
@@ -127,11 +126,8 @@ class PriceTable:
     def load(cls, path: str | Path) -> PriceTable:
         """Read a JSON or YAML file mapping model names to ``{input, output, …}``."""
         file = Path(path)
-        try:
-            text = file.read_text(encoding="utf-8")
-            data: Any = json.loads(text) if file.suffix == ".json" else yaml.safe_load(text)
-        except (OSError, ValueError, yaml.YAMLError) as err:
-            raise ConfigError(f"Cannot read the price file {file}: {err}") from None
+        # Within the limits of every input file (size, YAML aliases, nesting).
+        data: Any = load_input(file, "the price file", default="yaml")
         if not isinstance(data, dict):
             raise ConfigError(
                 f"The price file {file} must map model names to {{input: …, output: …}}."

@@ -332,7 +332,7 @@ async def scan_page(session: Session, url: str, options: AuditOptions | None = N
         scan.registrations += await _registrations(
             session, frame, frame == session.page.main_frame, scan, options.read_timeout
         )
-    async with IsolatedWorlds(session, options.read_timeout) as isolated:
+    async with IsolatedWorlds(session.page, options.read_timeout) as isolated:
         worlds = await _read(scan, "the frames", isolated.worlds(), [])
         for world in worlds:
             found = await _read(scan, world.url, isolated.evaluate(world, _FORMS_JS), [])

@@ -20,7 +20,7 @@ keeping the reasons already there (a flaky result becomes ``status: PASS, interm
 [FAIL]``); ``--diff`` compares with an earlier run's wptreport: regressed, fixed, new, gone.
 
 The file is read like the policy and answers files (:func:`harness.errors.read_input_file`:
-size-capped UTF-8, then ``yaml.safe_load``).
+size-capped UTF-8, then :func:`harness.inputs.parse_input`: YAML aliases and nesting within limits).
 """
 
 from __future__ import annotations
@@ -33,7 +33,8 @@ import yaml
 from pydantic import BaseModel, ConfigDict, Field, ValidationError
 
 from harness.conformance.results import PASSING, Report, Subtest, TestResult
-from harness.errors import ConfigError, parse_problem, read_input_file
+from harness.errors import ConfigError, read_input_file
+from harness.inputs import InputSyntaxError, parse_input
 
 DEFAULT_SUBTEST = "PASS"
 DEFAULT_TEST = "OK"
@@ -135,9 +136,10 @@ class Baseline:
             return cls()
         text = read_input_file(path, "the baseline")
         try:
-            data: Any = yaml.safe_load(text)
-        except yaml.YAMLError as exc:
-            raise ConfigError(f"{path}: cannot read the baseline ({parse_problem(exc)}).") from exc
+            data: Any = parse_input(text, "yaml", f"the baseline {path}")
+        except InputSyntaxError as exc:
+            where = f"line {exc.line}: " if exc.line is not None else ""
+            raise ConfigError(f"{path}: cannot read the baseline ({where}{exc.detail}).") from None
         if data is None:  # an empty file: nothing expected to fail
             data = {}
         if not isinstance(data, dict):

@@ -36,6 +36,7 @@ from pydantic import BaseModel, ConfigDict, Field, ValidationError
 from harness.browser.chromium import find_chromium
 from harness.errors import BrowserNotFound, ConfigError, read_input_file
 from harness.harness import Harness
+from harness.inputs import InputSyntaxError, parse_input
 
 SubtestStatus = Literal["PASS", "FAIL", "TIMEOUT", "NOTRUN", "PRECONDITION_FAILED"]
 TestStatus = Literal[
@@ -281,9 +282,11 @@ def load_reports(path: str | Path) -> list[Report]:
     for file in files:
         text = read_input_file(file, "the previous report")
         try:
-            data: Any = json.loads(text)
+            data: Any = parse_input(text, "json", f"the previous report {file}")
             # Strict: a JSON `true` is no timestamp, nor a number a status.
             reports.append(Report.model_validate(data, strict=True))
+        except InputSyntaxError as exc:
+            raise ConfigError(f"{file}: not a wptreport JSON file ({exc.detail}).") from None
         except ValidationError as exc:
             error = exc.errors()[0]
             where = ".".join(str(part) for part in error["loc"]) or "(top)"

@@ -87,6 +87,21 @@ def plain(text: Any) -> str:
     )
 
 
+def plain_json(text: str) -> str:
+    """JSON text (``json.dumps(..., ensure_ascii=False)``) with every character
+    :func:`plain` would show as an escape written as a JSON ``\\u`` escape instead: the
+    same JSON value, safe to print (``snapshot`` writes its file to the terminal), still
+    readable where it is plain text. JSON escapes C0 controls itself, not C1 controls
+    (an 8-bit CSI) nor format characters (a right-to-left override)."""
+    if text.isascii():
+        return text
+    return "".join(
+        # A newline outside a string is the layout (json.dumps escapes those inside).
+        f"\\u{ord(ch):04x}" if ch != "\n" and unicodedata.category(ch) in _HIDDEN else ch
+        for ch in text
+    )
+
+
 def quote(text: Any, limit: int = QUOTE_LIMIT) -> str:
     """Text someone else wrote, as a question shows it: one line in quotation marks, at
     most ``limit`` characters of it (the rest counted), newlines, quotation marks and

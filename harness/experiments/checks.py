@@ -22,6 +22,7 @@ from playwright.async_api import Error as PlaywrightError
 from pydantic import BaseModel, ConfigDict
 
 from harness.agents.matching import subset_mismatches
+from harness.browser.isolated import IsolatedWorlds, PageReadTimeout
 from harness.experiments.tasks import (
     AgentDojoCheck,
     AnswerCheck,
@@ -193,7 +194,6 @@ async def _http(check: HttpCheck, evidence: Evidence) -> CheckOutcome:
 
 async def _js(check: JsCheck, evidence: Evidence) -> CheckOutcome:
     describe = check.describe()
-    script = f"async () => Boolean(await ({check.js}))"
     page: Page | None = None
     try:
         if check.url is not None:
@@ -201,11 +201,14 @@ async def _js(check: JsCheck, evidence: Evidence) -> CheckOutcome:
                 return CheckOutcome(check=describe, passed=False, why="no browser context")
             page = await evidence.context.new_page()
             await page.goto(_target(check.url, None, evidence), timeout=CHECK_TIMEOUT_MS)
-            truthy = await page.evaluate(script)
+            truthy = await _judged(page, check.js)
         elif evidence.page is not None and not evidence.page.is_closed():
-            truthy = await evidence.page.evaluate(script)
+            truthy = await _judged(evidence.page, check.js)
         else:
             return CheckOutcome(check=describe, passed=False, why="the page is gone")
+    except PageReadTimeout:
+        why = f"the script gave no answer within {CHECK_TIMEOUT_MS // 1000} s"
+        return CheckOutcome(check=describe, passed=False, why=why)
     except PlaywrightError as exc:
         first = exc.message.strip().splitlines()[0] if exc.message.strip() else "error"
         return CheckOutcome(check=describe, passed=False, why=f"the script failed: {first}")
@@ -213,6 +216,15 @@ async def _js(check: JsCheck, evidence: Evidence) -> CheckOutcome:
         if page is not None:
             await page.close()
     return CheckOutcome(check=describe, passed=bool(truthy), why="" if truthy else "falsy")
+
+
+async def _judged(page: Page, js: str) -> bool:
+    """The grid's ``js`` expression, truthy or not, judged in a world of the page's main
+    frame the page cannot patch (its own ``JSON``, ``Promise``, ``fetch``, DOM methods),
+    within a time limit: the site is the one under test, hostile ones included."""
+    async with IsolatedWorlds(page, CHECK_TIMEOUT_MS / 1000) as isolated:
+        world = await isolated.top()
+        return bool(await isolated.evaluate(world, f"async () => Boolean(await ({js}))"))
 
 
 def _answer(check: AnswerCheck, evidence: Evidence) -> CheckOutcome:

@@ -22,7 +22,6 @@ from pathlib import Path
 from typing import Any
 
 import aiohttp
-import yaml
 from playwright.async_api import Error as PlaywrightError
 
 from harness.agents import make_agent
@@ -47,6 +46,7 @@ from harness.experiments.grid import EpisodeSpec, NamedSource
 from harness.experiments.metrics import FAILED_STOP_REASONS, EpisodeResult, Status, count
 from harness.experiments.served import ServedPages
 from harness.harness import Harness
+from harness.inputs import parse_input
 from harness.session import Session
 from harness.stages.policy import Policy, policy_from_argument
 from harness.trace.events import TRACE_FILE, TraceEvent, read_trace
@@ -202,7 +202,10 @@ def answers_of(source: NamedSource) -> ElicitationHandler:
     """Who answers the user's questions: the same answer every time, or an answers file."""
     if source.text is None:
         return AutoHandler(source.name)  # type: ignore[arg-type]
-    return ScriptedHandler.from_data(yaml.safe_load(source.text))
+    # Parsed within the limits of every input file, as the grid checked it when it loaded.
+    return ScriptedHandler.from_data(
+        parse_input(source.text, "yaml", f"the answers file {source.path or source.name}")
+    )
 
 
 def agent_of(spec: EpisodeSpec, site_plan: dict[str, Any] | None = None) -> Agent:

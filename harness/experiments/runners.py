@@ -38,7 +38,7 @@ from rich.progress import (
     TimeRemainingColumn,
 )
 
-from harness.errors import ExperimentError
+from harness.errors import ConfigError, ExperimentError
 from harness.experiments.episode import Environment, HarnessPool, run_episode
 from harness.experiments.grid import EpisodeSpec, Grid
 from harness.experiments.metrics import EpisodeResult, ResultSink
@@ -52,6 +52,7 @@ from harness.experiments.run_info import (
     grid_info,
     served_info,
 )
+from harness.inputs import load_input
 
 EPISODES_DIR = "episodes"
 GRID_COPY = "grid.toml"
@@ -342,10 +343,11 @@ def _write_run_info(
     path = output / RUN_INFO
     previous: dict[str, Any] = {}
     if path.is_file():
-        try:
-            previous = json.loads(path.read_text(encoding="utf-8"))
-        except ValueError:
-            previous = {}
+        try:  # the previous run's, in a directory the user named: within the input limits
+            loaded = load_input(path, "the previous run's information", kind="json")
+        except ConfigError:
+            loaded = {}
+        previous = loaded if isinstance(loaded, dict) else {}
     known_versions = dict(previous.get("chromium", {}).get("versions", {}))
     known_versions.update(versions)
     info = {

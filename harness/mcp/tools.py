@@ -213,8 +213,15 @@ def conform(result: types.CallToolResult, schema: dict[str, Any] | None) -> type
     A success result that does not fit (the page broke its own promise, or a later
     stage rewrote a field) comes back as an ``isError`` result saying so, with the
     content the agent would have seen; MCP clients reject the other way round.
+    A tool that lists no outputSchema sends no ``structuredContent``: its values are
+    page text no schema vouches for, which a client could hand its model unframed;
+    their data is in the result's (framed) text (:func:`harness.stages.framing.mirror_structured`).
     """
-    if result.is_error or schema is None:
+    if schema is None:
+        if result.structured_content is None:
+            return result
+        return result.model_copy(update={"structured_content": None})
+    if result.is_error:
         return result
     if result.structured_content is None:
         problem = "it has no structured content"

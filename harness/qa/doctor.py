@@ -28,6 +28,7 @@ from playwright.async_api import Playwright, async_playwright
 from pydantic import BaseModel, Field
 
 from harness.browser.chromium import ENV_VAR, NATIVE_WEBMCP_FLAGS, QUIET_FLAGS, find_chromium
+from harness.browser.isolated import IsolatedWorlds, PageReadTimeout
 from harness.catalog import Settle
 from harness.errors import BrowserNotFound, HarnessError
 
@@ -152,7 +153,10 @@ async def probe(
     try:
         page = await browser.new_page()
         await page.goto(url, timeout=DOCTOR_TIMEOUT_MS)
-        found: dict[str, Any] = await page.evaluate(PROBE_JS)
+        # In a world the page cannot patch (a getter of its own on `document.modelContext`
+        # that never returns), within a time limit.
+        async with IsolatedWorlds(page, DOCTOR_TIMEOUT_MS / 1000) as isolated:
+            found: dict[str, Any] = await isolated.evaluate(await isolated.top(), PROBE_JS) or {}
         result = Probe(
             **{k: bool(found.get(k)) for k in ("secure", "document", "navigator", "testing")}
         )
@@ -163,7 +167,7 @@ async def probe(
         except PlaywrightError:
             result.cdp = False
         return result
-    except PlaywrightError as exc:
+    except (PlaywrightError, PageReadTimeout) as exc:
         return Probe(error=_first_line(exc))
     finally:
         await browser.close()

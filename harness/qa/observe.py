@@ -19,6 +19,12 @@ from typing import Any
 from playwright.async_api import Error as PlaywrightError
 from playwright.async_api import Frame, Request, Route
 
+from harness.browser.isolated import (
+    READ_TIMEOUT_S,
+    FrameWorld,
+    IsolatedWorlds,
+    PageReadTimeout,
+)
 from harness.browser.urls import origin_of
 from harness.session import Session
 from harness.stages.secrets import secret_kind
@@ -109,13 +115,17 @@ def _name(text: str) -> str:
     return "«a secret-looking name»" if secret_kind(text) else repr(text[:80])
 
 
-async def page_state(session: Session) -> PageState:
-    """Read the page's state now (frames that cannot answer are left out)."""
+async def page_state(session: Session, timeout: float = READ_TIMEOUT_S) -> PageState:
+    """Read the page's state now (frames that cannot answer within ``timeout`` s are left
+    out). Read in worlds the page cannot patch (:mod:`harness.browser.isolated`): a page
+    that replaces ``Storage.prototype.getItem`` or ``querySelectorAll`` cannot hide what a
+    call changed, nor one that never yields stop the fuzzing."""
     frames: dict[str, FrameState] = {}
-    for frame in session.page.frames:
-        state = await _frame_state(frame)
-        if state is not None:
-            frames.setdefault(frame.url, state)
+    async with IsolatedWorlds(session.page, timeout) as isolated:
+        for world in await isolated.worlds():
+            state = await _frame_state(isolated, world)
+            if state is not None:
+                frames.setdefault(world.url, state)
     cookies: tuple[tuple[str, str, str], ...] = ()
     with contextlib.suppress(PlaywrightError):
         cookies = tuple(
@@ -127,10 +137,10 @@ async def page_state(session: Session) -> PageState:
     return PageState(url=session.page.url, frames=frames, cookies=cookies)
 
 
-async def _frame_state(frame: Frame) -> FrameState | None:
+async def _frame_state(isolated: IsolatedWorlds, world: FrameWorld) -> FrameState | None:
     try:
-        data: dict[str, Any] = await frame.evaluate(_STATE_JS)
-    except PlaywrightError:
+        data: dict[str, Any] = await isolated.evaluate(world, _STATE_JS) or {}
+    except (PlaywrightError, PageReadTimeout):
         return None
     return FrameState(
         local=dict(data.get("local") or {}),

@@ -32,7 +32,9 @@ from typing import Any
 from pydantic import BaseModel, ConfigDict, Field, ValidationError
 
 from harness.browser.urls import origin_of
+from harness.elicitation.wording import plain_json
 from harness.errors import ConfigError, read_input_file
+from harness.inputs import InputSyntaxError, parse_input
 from harness.models import Tool
 
 CATALOG_FORMAT = "webmcp-harness catalog/1"
@@ -77,9 +79,10 @@ class CatalogSnapshot(BaseModel):
     tools: list[CatalogEntry] = Field(default_factory=list)
 
     def to_json(self) -> str:
-        """The file's text: the same catalog always gives the same bytes."""
+        """The file's text: the same catalog always gives the same bytes, and no page text
+        in it can drive a terminal (it is printed when no ``--output`` is given)."""
         data = self.model_dump(by_alias=True, mode="json")
-        return json.dumps(data, indent=2, sort_keys=True, ensure_ascii=False) + "\n"
+        return plain_json(json.dumps(data, indent=2, sort_keys=True, ensure_ascii=False)) + "\n"
 
     def for_comparison(self) -> dict[str, Any]:
         """The tools alone (no URL, whose port a test picks), for a pytest snapshot."""
@@ -121,10 +124,10 @@ def read_snapshot(path: str | Path) -> CatalogSnapshot:
     """A catalog file, or a :class:`ConfigError` that says what is wrong with it."""
     text = read_input_file(path, "the catalog file")
     try:
-        data = json.loads(text)
-    except ValueError as exc:
+        data = parse_input(text, "json", f"the catalog file {path}")
+    except InputSyntaxError as exc:
         raise ConfigError(
-            f"{path} is not JSON ({exc}); give a file `webmcp-harness snapshot` wrote."
+            f"{path} is not JSON ({exc.detail}); give a file `webmcp-harness snapshot` wrote."
         ) from None
     if not isinstance(data, dict) or data.get("format") != CATALOG_FORMAT:
         raise ConfigError(

@@ -104,6 +104,7 @@ class FaultRun:
 
     async def _call(self, session: Session, tool: str, arguments: dict[str, Any]) -> CallOutcome:
         outcome = await asyncio.wait_for(session.call(tool, arguments), HANG_LIMIT_S)
+        self.trace.watch(session.scrubber)  # what any of its sessions withheld stays out
         self._record(tool, arguments, outcome)
         return outcome
 

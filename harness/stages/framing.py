@@ -2,16 +2,23 @@
 
 Tool descriptions, titles, parameter descriptions and the text of results come from the
 page. The agent view wraps them in ``<untrusted-data origin="…">…</untrusted-data>``, and
-drops the page's own ``_meta``; keys in the harness's ``_meta`` namespace are the harness's alone (a page's are
-dropped as its result arrives: :func:`without_harness_marks`);
-text the harness writes itself (:func:`user_agent_text`) is marked so that it is never
-framed. (The user's terminal gets page text through
-:func:`harness.elicitation.wording.plain`.)
+drops the page's own ``_meta``; keys in the harness's ``_meta`` namespace are the harness's
+alone (a page's are dropped as its result arrives: :func:`without_harness_marks`); text the
+harness writes itself (:func:`user_agent_text`) is marked so that it is never framed.
+
+``structuredContent`` is the schema's half of a result: data that programs read (plans,
+assertions, an MCP client validating it against the ``outputSchema``), so its values are
+never rewritten. Its data reaches readers of text as a text block — the page's own, or one
+the harness adds (:func:`mirror_structured`) — framed like any other; a model's prompt gets
+only that (:func:`prompt_json`), and MCP clients get ``structuredContent`` only for a tool
+that lists an ``outputSchema`` (:func:`harness.mcp.tools.conform`). (The user's terminal
+gets page text through :func:`harness.elicitation.wording.plain`.)
 """
 
 from __future__ import annotations
 
 import copy
+import json
 import re
 from typing import Any
 
@@ -106,7 +113,7 @@ def frame_result(result: CallToolResult, origin: str) -> CallToolResult:
     ``structuredContent`` keeps its values: it is the schema's half of the result (MCP
     clients validate it against the ``outputSchema``; plans, assertions and suites compare
     its values), and a frame inside a value would break both. The same data reaches the
-    agent framed, as the text block that mirrors it.
+    agent framed, as the text block that mirrors it (:func:`mirror_structured`).
     """
     content: list[ContentBlock] = [
         block if is_user_agent_block(block) else _framed_block(block, origin)
@@ -147,3 +154,39 @@ def without_harness_marks(result: CallToolResult) -> CallToolResult:
     ]
     kept = {k: v for k, v in meta.items() if not k.startswith(META_PREFIX)}
     return result.model_copy(update={"meta": kept or None, "content": content})
+
+
+def mirror_structured(result: CallToolResult) -> CallToolResult:
+    """The result with a text block holding ``structuredContent``'s JSON, unless one of
+    its text blocks already holds it (as MCP asks a server to send it: the result's data
+    for any reader of text). Applied after redaction, so it mirrors what the agent may see;
+    the block is the page's text, framed with the rest (:func:`frame_result`)."""
+    structured = result.structured_content
+    if structured is None or any(_holds(block, structured) for block in result.content):
+        return result
+    text = json.dumps(structured, ensure_ascii=False, separators=(",", ":"))
+    mirror = TextContent(type="text", text=text)
+    return result.model_copy(update={"content": [*result.content, mirror]})
+
+
+def _holds(block: ContentBlock, structured: dict[str, Any]) -> bool:
+    if not isinstance(block, TextContent):
+        return False
+    try:
+        return bool(json.loads(unframed(block.text)) == structured)
+    except ValueError:
+        return False
+
+
+def prompt_json(result: dict[str, Any]) -> dict[str, Any]:
+    """What a model's prompt gets of a result (agent-view JSON): its content blocks, without
+    their ``_meta``, and ``isError``. ``structuredContent`` is left out — its data is in a
+    text block, framed in a framed view (:func:`mirror_structured`) — and so is the result's
+    ``_meta``: the page wrote neither for a model to read unframed."""
+    content = [
+        {key: value for key, value in block.items() if key != "_meta"}
+        if isinstance(block, dict)
+        else block
+        for block in result.get("content") or []
+    ]
+    return {"content": content, "isError": bool(result.get("isError"))}

@@ -1,7 +1,7 @@
 """The trace writer: a run directory, ``trace.jsonl`` written as events happen, and artifacts.
 
 ``trace.jsonl`` holds only events (:mod:`harness.trace.events`), built from the agent view,
-with what the session withheld replaced by its handles (``withheld``).
+with what the sessions it records withheld replaced by their handles (:meth:`TraceRecorder.watch`).
 The artifacts (a Playwright ``trace.zip``, screenshots, a HAR) record the page as the
 *user* sees it, so they are off by default.
 """
@@ -72,9 +72,9 @@ class TraceRecorder:
         withheld: Scrubber | None = None,
     ) -> None:
         self.run_dir = Path(run_dir) if run_dir is not None else None
-        self.withheld = withheld
-        """The session's scrubber: every event is written with the texts withheld so far
-        replaced by their handles (a tool list, a URL, an error that repeats one)."""
+        self._withheld: list[Scrubber] = []
+        if withheld is not None:
+            self.watch(withheld)
         self.options = options or TraceOptions()
         self.events: list[TraceEvent] = []
         self.listener = listener
@@ -107,11 +107,22 @@ class TraceRecorder:
             self.listener(stamped)  # type: ignore[arg-type]
         return stamped
 
+    def watch(self, withheld: Scrubber) -> None:
+        """Write every event from now on with the texts ``withheld`` holds (a session's
+        scrubber) replaced by their handles: a tool list, a URL, a tool name or an argument
+        that repeats one. Every recorder of a session's events watches its scrubber; one that
+        records several sessions (a conformance file, the selftest) watches each."""
+        if not any(known is withheld for known in self._withheld):
+            self._withheld.append(withheld)
+
     def _scrubbed(self, event: E) -> E:
-        if not self.withheld:  # nothing withheld yet: nothing to look for
+        active = [w for w in self._withheld if w]  # nothing withheld yet: nothing to look for
+        if not active:
             return event
         data = event.model_dump(mode="json")
-        scrubbed = self.withheld.scrub(data)
+        scrubbed = data
+        for withheld in active:
+            scrubbed = withheld.scrub(scrubbed)
         return event if scrubbed is data else type(event).model_validate(scrubbed)
 
     # -- user-view artifacts ----------------------------------------------------

@@ -63,6 +63,11 @@ def result(structured: dict[str, Any], *, is_error: bool = False) -> dict[str, A
     }
 
 
+def replied(result: dict[str, Any]) -> dict[str, Any]:
+    """What the model is sent of an agent-view result: its content and isError."""
+    return {"content": result["content"], "isError": bool(result.get("isError"))}
+
+
 def compact(value: Any) -> str:
     return json.dumps(value, ensure_ascii=False, separators=(",", ":"))
 
@@ -208,11 +213,14 @@ async def test_a_multi_step_tool_conversation(provider: Provider) -> None:
     first_request, second_request, third_request = server.requests
     assert "Add 'buy milk' to my todos." in json.dumps(first_request["messages"])
     assert provider.tool_names(first_request) == ["list_todos", "add_todo", NAVIGATE_TOOL]
-    # Results go back as the agent view's JSON, each answering the call it belongs to.
+    # Results go back as the agent view's content (structuredContent's data is in its text
+    # block), each answering the call it belongs to.
     assert provider.latest_tool_results(second_request) == [
-        (first.call_ref, compact(LISTED), False)
+        (first.call_ref, compact(replied(LISTED)), False)
     ]
-    assert provider.latest_tool_results(third_request) == [(second.call_ref, compact(ADDED), False)]
+    assert provider.latest_tool_results(third_request) == [
+        (second.call_ref, compact(replied(ADDED)), False)
+    ]
     assert provider.latest_notes(second_request) == []
 
 
@@ -309,7 +317,7 @@ async def test_several_calls_in_one_answer_are_handed_out_one_per_step(
     assert server.problems == []
     results = provider.latest_tool_results(server.requests[1])
     assert [r[0] for r in results] == [first.call_ref, second.call_ref]
-    assert results[0][1:] == (compact(ADDED), False)
+    assert results[0][1:] == (compact(replied(ADDED)), False)
     assert json.loads(results[1][1]) == {
         "content": [{"type": "text", "text": unknown}],
         "isError": True,
@@ -597,9 +605,9 @@ async def test_a_loop_run_on_the_todo_site_and_its_exact_replay(
         assert calls[1].result is not None
         assert calls[1].result["structuredContent"]["todo"]["text"] == "buy milk"
         assert isinstance(recorded.steps[2].action, NavigateAction)
-        # The model got each result exactly as the agent view the loop recorded.
+        # The model got each result's content exactly as the agent view the loop recorded.
         ((_, content, _),) = provider.latest_tool_results(server.requests[1])
-        assert json.loads(content) == calls[0].result
+        assert json.loads(content) == replied(calls[0].result)
         # After the navigation the next request offers the archive page's tools, and says so.
         assert provider.tool_names(server.requests[3]) == ["list_archived", NAVIGATE_TOOL]
         assert "tool list changed" in provider.latest_notes(server.requests[3])[0]

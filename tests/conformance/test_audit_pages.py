@@ -85,7 +85,7 @@ async def test_a_page_that_never_yields_times_the_reads_out(
     url = page_server.url("audit_busy.html")
     async with Harness(backend=backend, policy=None) as harness:
         session = await harness.open(url)
-        async with IsolatedWorlds(session, timeout=1.0) as isolated:
+        async with IsolatedWorlds(session.page, timeout=1.0) as isolated:
             [world, *_] = await isolated.worlds()
             assert await isolated.evaluate(world, "() => document.forms.length") == 1
             await session.page.evaluate("wedge()")

@@ -8,6 +8,7 @@ import asyncio
 import concurrent.futures
 import contextlib
 import gc
+import json
 import threading
 from collections.abc import AsyncIterator
 from typing import Any
@@ -19,6 +20,7 @@ from mcp.client.streamable_http import streamable_http_client
 
 from harness import Harness, Session
 from harness.mcp.server import McpBridge, bind_loopback
+from harness.stages.framing import unframed
 from tests.conftest import PageServer
 
 pytestmark = pytest.mark.timeout(180)
@@ -165,7 +167,11 @@ async def test_a_page_tools_question_goes_to_the_client(served: Served) -> None:
     async with client:
         result = await client.call_tool("ask", {})
     assert len(asked) == 1 and "A word, please" in asked[0].message
-    assert result.structured_content == {"action": "accept", "content": {"word": "oat"}}
+    # The tool lists no outputSchema: its value comes as (framed) text, not structuredContent.
+    assert result.structured_content is None
+    [block] = result.content
+    assert isinstance(block, types.TextContent)
+    assert json.loads(unframed(block.text)) == {"action": "accept", "content": {"word": "oat"}}
 
 
 @pytest.mark.filterwarnings("ignore::mcp.shared.exceptions.MCPDeprecationWarning")  # setLevel

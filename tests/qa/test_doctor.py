@@ -1,14 +1,17 @@
 """The doctor, with this machine's Chromium: what a page gets with the native flags on and
-off, a page that is not a secure context, and the whole report."""
+off, a page that is not a secure context, a page that fakes WebMCP and hangs its readers,
+and the whole report."""
 
 from __future__ import annotations
 
+import asyncio
 from pathlib import Path
 
 import pytest
 
 from harness.browser.chromium import NATIVE_WEBMCP_FLAGS, find_chromium
 from harness.qa.doctor import diagnose, lines_for_people, probe, probe_server
+from tests.conftest import PageServer
 
 # A name that is not loopback: http:// there is not a secure context.
 NOT_SECURE = "--host-resolver-rules=MAP insecure.test 127.0.0.1"
@@ -48,3 +51,13 @@ async def test_the_report_with_a_page_that_is_not_a_secure_context(chromium: Pat
     shown = [text for _, text in lines_for_people(report)]
     assert any(text.startswith("FAIL    secure-context: ") for text in shown)
     assert any(text.startswith("        fix: serve it over https") for text in shown)
+
+
+async def test_a_page_cannot_hang_the_doctor_nor_fake_webmcp(
+    chromium: Path, page_server: PageServer
+) -> None:
+    # Without the native flags the browser has no WebMCP, whatever the page's world says.
+    url = page_server.url("x_doctor_hostile.html")
+    found = await asyncio.wait_for(probe(chromium, url, flags=[]), 60)
+    assert found.error is None and found.secure
+    assert not found.document and not found.navigator

@@ -25,15 +25,18 @@ import pytest
 from mcp.client.client import Client
 from rich.console import Console
 
-from harness import Session
+from harness import Harness, Session
 from harness.agents.base import AgentContext
 from harness.agents.loop import run_agent
 from harness.agents.scripted import Plan, ScriptedAgent, parse_plan
+from harness.conformance.results import TestResult
+from harness.conformance.ua.framework import FileTrace, TestFile
 from harness.mcp.server import McpBridge
 from harness.models import CallAction, FinishAction, NavigateAction
 from harness.stages.scrubbing import HANDLE
 from harness.testing.plugin import describe_session
-from harness.trace.events import TRACE_FILE
+from harness.trace.events import TRACE_FILE, call_events
+from harness.trace.recorder import TraceRecorder
 from harness.trace.view import show_trace
 from tests.conftest import PageServer
 
@@ -149,3 +152,36 @@ async def test_an_mcp_client_sees_nothing_withheld_on_any_message(session: Sessi
     found = [leak for text in seen for leak in leaks("an MCP message", text)]
     found += [leak for text in logged for leak in leaks("a console log message", text)]
     assert found == []
+
+
+async def test_every_trace_that_records_a_session_keeps_what_it_withheld(
+    backend_harness: Harness, page_server: PageServer, tmp_path: Path
+) -> None:
+    """The conformance UA suite's file traces (and the selftest's fault trace) follow
+    several sessions one after another; each writes none of their withheld values —
+    here the name of a tool (a withheld value) and an argument (another) the test sent."""
+    file = TestFile(path="/scrub.html", page=PAGE, title="scrubbing")
+    trace = FileTrace(tmp_path, "traces/scrub", file, "polyfill", page_server.url(PAGE))
+    recorder = TraceRecorder(tmp_path / "plain")  # as the selftest's fault run makes one
+    for _ in range(2):  # two sessions, one after the other, as a file of fresh subtests has
+        session = await backend_harness.open(page_server.url(PAGE))
+        try:
+            trace.follow(session)
+            recorder.watch(session.scrubber)
+            for tool in WITHHOLDING:
+                await session.call(tool)
+            await session.call("echo")
+            await session.wait_for_tool("leaky")
+            sent = {"pick": SECRETS["key of a withheld object"]}
+            for tool, arguments in [("leaky", sent), (SECRETS["a value that names a tool"], {})]:
+                outcome = await session.call(tool, arguments)
+                for event in call_events(1, CallAction(tool=tool, arguments=arguments), outcome):
+                    recorder.record(event)
+        finally:
+            await session.close()
+    trace.finish(TestResult(test=file.path, status="OK"), keep="on")
+    recorder.close()
+    written = (tmp_path / "traces/scrub" / TRACE_FILE).read_text(encoding="utf-8")
+    plain = (tmp_path / "plain" / TRACE_FILE).read_text(encoding="utf-8")
+    assert '"leaky"' in written and '"leaky"' in plain  # the calls are there, scrubbed
+    assert leaks("the UA suite's trace", written) + leaks("the fault run's trace", plain) == []

@@ -328,7 +328,8 @@ class FileTrace:
         )
 
     def follow(self, session: Session) -> None:
-        """Record every call of ``session`` as the agent saw it."""
+        """Record every call of ``session`` as the agent saw it, without what it withheld."""
+        self.recorder.watch(session.scrubber)
 
         def on_call(arguments: dict[str, Any], outcome: CallOutcome) -> None:
             self.step += 1
