@@ -22,7 +22,7 @@ from playwright.async_api import Error as PlaywrightError
 from pydantic import BaseModel, ConfigDict
 
 from harness.agents.matching import subset_mismatches
-from harness.browser.isolated import IsolatedWorlds, PageReadTimeout
+from harness.browser.isolated import IsolatedWorlds, PageReadTimeout, within_limit
 from harness.experiments.tasks import (
     AgentDojoCheck,
     AnswerCheck,
@@ -201,9 +201,9 @@ async def _js(check: JsCheck, evidence: Evidence) -> CheckOutcome:
                 return CheckOutcome(check=describe, passed=False, why="no browser context")
             page = await evidence.context.new_page()
             await page.goto(_target(check.url, None, evidence), timeout=CHECK_TIMEOUT_MS)
-            truthy = await _judged(page, check.js)
+            truthy = await _judged(page, check)
         elif evidence.page is not None and not evidence.page.is_closed():
-            truthy = await _judged(evidence.page, check.js)
+            truthy = await _judged(evidence.page, check)
         else:
             return CheckOutcome(check=describe, passed=False, why="the page is gone")
     except PageReadTimeout:
@@ -218,13 +218,18 @@ async def _js(check: JsCheck, evidence: Evidence) -> CheckOutcome:
     return CheckOutcome(check=describe, passed=bool(truthy), why="" if truthy else "falsy")
 
 
-async def _judged(page: Page, js: str) -> bool:
-    """The grid's ``js`` expression, truthy or not, judged in a world of the page's main
-    frame the page cannot patch (its own ``JSON``, ``Promise``, ``fetch``, DOM methods),
-    within a time limit: the site is the one under test, hostile ones included."""
+async def _judged(page: Page, check: JsCheck) -> bool:
+    """The grid's ``js`` expression, truthy or not, within a time limit (the site is the
+    one under test, hostile ones included): by default judged in a world of the page's main
+    frame the page cannot patch (its own ``JSON``, ``Promise``, ``fetch``, DOM methods);
+    with ``world = "page"`` in the page's own, for its script's state."""
+    function = f"async () => Boolean(await ({check.js}))"
+    if check.world == "page":
+        limit = CHECK_TIMEOUT_MS / 1000
+        return bool(await within_limit(page.evaluate(function), limit, "the js check"))
     async with IsolatedWorlds(page, CHECK_TIMEOUT_MS / 1000) as isolated:
         world = await isolated.top()
-        return bool(await isolated.evaluate(world, f"async () => Boolean(await ({js}))"))
+        return bool(await isolated.evaluate(world, function))
 
 
 def _answer(check: AnswerCheck, evidence: Evidence) -> CheckOutcome:

@@ -117,11 +117,17 @@ class JsCheck(_Check):
     """A JavaScript expression that must be truthy (a promise is awaited).
 
     It runs in the episode's page, or, with ``url`` (a path on the task's site or a
-    URL), in a new tab of the episode's browser context opened there.
+    URL), in a new tab of the episode's browser context opened there. By default in an
+    isolated world of the page's main frame: it sees the DOM, storage, cookies and the
+    network as they are, not as the page's script patched them, but not the page's script
+    globals either. ``world = "page"`` runs it in the page's own world, to read what only
+    the page's script holds (``window.wiped``), on a site trusted not to lie to its judge.
+    Both within the check's time limit.
     """
 
     js: str = Field(min_length=1)
     url: str | None = None
+    world: Literal["isolated", "page"] = "isolated"
 
     def describe(self) -> str:
         """One line for tables and reports."""

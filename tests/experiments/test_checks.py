@@ -11,7 +11,7 @@ import pytest
 from harness import Session
 from harness.experiments import checks
 from harness.experiments.checks import Evidence, evaluate
-from harness.experiments.grid import JsCheck
+from harness.experiments.tasks import JsCheck
 
 PAGE = "x_check_hostile.html"
 
@@ -46,3 +46,22 @@ async def test_a_js_check_on_a_page_that_never_yields_fails_in_time(
     await page_session.page.evaluate("wedge()")
     outcome = await judged(page_session, "document.title !== ''")
     assert not outcome.passed and "no answer within 1 s" in outcome.why
+
+
+async def test_world_page_reads_the_page_s_script_state_and_still_ends_in_time(
+    page_session: Session, monkeypatch: pytest.MonkeyPatch
+) -> None:
+    await page_session.page.evaluate("window.checkedFlag = 'set by the page'")
+    flag = "window.checkedFlag === 'set by the page'"
+    isolated = await judged(page_session, flag)
+    assert not isolated.passed  # the isolated world does not see the page's globals
+    page_world = await asyncio.wait_for(
+        evaluate(JsCheck(js=flag, world="page"), evidence(page_session)), 30
+    )
+    assert page_world.passed, page_world.why
+    monkeypatch.setattr(checks, "CHECK_TIMEOUT_MS", 1000)
+    await page_session.page.evaluate("wedge()")
+    wedged = await asyncio.wait_for(
+        evaluate(JsCheck(js="true", world="page"), evidence(page_session)), 30
+    )
+    assert not wedged.passed and "no answer within 1 s" in wedged.why
