@@ -11,11 +11,12 @@ from __future__ import annotations
 import argparse
 import asyncio
 import json
-from typing import Any
-
-from rich.console import Console
+from typing import TYPE_CHECKING, Any
 
 from harness.bench import ITEMS
+
+if TYPE_CHECKING:
+    from rich.console import Console
 from harness.cli.options import EXIT_OK, output_directory
 
 DEFAULT_OUTPUT = "reports"

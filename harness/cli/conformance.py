@@ -15,16 +15,8 @@ import contextlib
 from collections.abc import AsyncIterator, Callable, Sequence
 from datetime import UTC, datetime
 from pathlib import Path
-from typing import Any
+from typing import TYPE_CHECKING, Any
 
-from rich.console import Console
-from rich.markup import escape
-from rich.progress import BarColumn, MofNCompleteColumn, Progress, TextColumn, TimeElapsedColumn
-
-from harness.conformance.baseline import Baseline, Comparison, Diff, diff
-from harness.conformance.reports import View, build_view, write_reports
-from harness.conformance.results import Report, load_reports
-from harness.elicitation.terminal import plain
 from harness.errors import (
     BrowserNotFound,
     ConfigError,
@@ -32,7 +24,16 @@ from harness.errors import (
     NativeWebMCPUnavailable,
     PageUnreachable,
 )
-from harness.models import BackendName
+from harness.plain_text import plain
+
+if TYPE_CHECKING:  # imported when the command runs: its parser (and --help) loads none of it
+    from rich.console import Console
+    from rich.progress import Progress
+
+    from harness.conformance.baseline import Comparison, Diff
+    from harness.conformance.reports import View
+    from harness.conformance.results import Report
+    from harness.models import BackendName
 
 EXIT_OK, EXIT_UNEXPECTED, EXIT_USAGE, EXIT_CANNOT_RUN = 0, 1, 2, 3
 DEFAULT_OUTPUT = "conformance-reports"
@@ -134,6 +135,8 @@ def _common(
 
 def run(args: argparse.Namespace, out: Console) -> int:
     """Run the chosen suite, write its reports, compare with the baseline; the exit status."""
+    from rich.console import Console
+
     err = Console(stderr=True, soft_wrap=True)
     try:
         return asyncio.run(_run(args, out, err))
@@ -176,6 +179,10 @@ def _baseline_path(args: argparse.Namespace) -> Path | None:
 
 
 async def _run(args: argparse.Namespace, out: Console, err: Console) -> int:
+    from harness.conformance.baseline import Baseline, diff
+    from harness.conformance.reports import build_view, write_reports
+    from harness.conformance.results import load_reports
+
     baseline_path = _baseline_path(args)
     baseline = Baseline.load(baseline_path) if baseline_path else Baseline()
     previous = load_reports(args.diff) if args.diff else None
@@ -231,6 +238,8 @@ class _Ticker:
 
     def tick(self, test: str, status: str) -> None:
         if self.progress is not None and self.task is not None:
+            from rich.markup import escape
+
             # A WPT file name or a URL is not rich markup.
             self.progress.update(
                 self.task, advance=1, description=escape(plain(f"{test} {status}"))
@@ -242,6 +251,14 @@ def _progress(err: Console, disabled: bool) -> Any:
     if disabled or not err.is_terminal:
         yield lambda: _Ticker(None)
         return
+    from rich.progress import (
+        BarColumn,
+        MofNCompleteColumn,
+        Progress,
+        TextColumn,
+        TimeElapsedColumn,
+    )
+
     progress = Progress(
         TextColumn("[bold]{task.description}", justify="left"),
         BarColumn(),

@@ -13,14 +13,13 @@ from datetime import UTC, datetime
 from pathlib import Path
 from typing import TYPE_CHECKING, Any
 
-from rich.console import Console
-from rich.table import Table
-from rich.text import Text
-
 from harness.cli.options import UsageError
 from harness.errors import ConfigError
 
 if TYPE_CHECKING:  # imported when the command runs: the CLI starts without them
+    from rich.console import Console
+    from rich.table import Table
+
     from harness.experiments.metrics import EpisodeResult
     from harness.experiments.runners import RunOptions, Study
 
@@ -150,6 +149,9 @@ def default_output(name: str) -> Path:
 def headline_table(results: list[EpisodeResult], title: str) -> Table:
     """Utility and attack success (rates ± standard error) per agent and policy (and backend
     or answers when the run varied them)."""
+    from rich.table import Table
+    from rich.text import Text
+
     from harness.experiments.metrics import aggregate
     from harness.experiments.results import headline_dimensions
 
@@ -191,6 +193,8 @@ def print_study(out: Console, study: Study) -> None:
 
 def run(args: argparse.Namespace, out: Console) -> int:
     """Run the grid; 0 when every episode has a result, 1 otherwise."""
+    from rich.console import Console
+
     from harness.experiments.grid import load_grid
     from harness.experiments.runners import run_experiment
 
