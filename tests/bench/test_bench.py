@@ -85,10 +85,13 @@ async def test_quick_bench_through_the_console_script(tmp_path: Path) -> None:
 
 @pytest.mark.timeout(300)
 async def test_only_measures_the_items_asked_for(tmp_path: Path) -> None:
+    # Without --output: a partial run never overwrites the reference report in reports/.
     code, out, err = await run_script(
-        "bench", "--quick", "--only", "redaction", "--json", "--output", str(tmp_path), timeout=240
+        "bench", "--quick", "--only", "redaction", "--json", timeout=240, cwd=tmp_path
     )
     assert code == 0, err
+    assert not (tmp_path / "reports").exists()
+    tmp_path = tmp_path / "bench-results"
     report = json.loads(out)
     assert [item["key"] for item in report["items"]] == ["redaction"]
     assert report["only"] == ["redaction"]
