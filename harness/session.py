@@ -341,6 +341,7 @@ class Session:
         """
         self._check_open()
         await self.settled()
+        await self.backend.before_navigation()
         try:
             response = await self.page.goto(url, wait_until=wait_until)  # type: ignore[arg-type]
         except PlaywrightError as exc:

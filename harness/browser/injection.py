@@ -20,6 +20,8 @@ from typing import Any, Literal
 from playwright.async_api import BrowserContext, CDPSession, Frame, Page
 from playwright.async_api import Error as PlaywrightError
 
+from harness.browser import cdp
+
 Mode = Literal["polyfill", "native"]
 
 # Order matters: later files use what earlier ones define. The realm's files run once per
@@ -180,11 +182,11 @@ class PageChannel:
             for key in [k for k in self._contexts if k[0] is session]:
                 del self._contexts[key]
 
-        session.on("Runtime.executionContextCreated", created)
-        session.on("Runtime.executionContextDestroyed", destroyed)
-        session.on("Runtime.executionContextsCleared", cleared)
+        cdp.on(session, "Runtime.executionContextCreated", created)
+        cdp.on(session, "Runtime.executionContextDestroyed", destroyed)
+        cdp.on(session, "Runtime.executionContextsCleared", cleared)
         self._sessions.append(session)
-        await session.send("Runtime.enable")
+        await cdp.send(session, "Runtime.enable")
 
     async def _on_binding(self, source: dict[str, Any], payload: Any = None, *_: Any) -> None:
         message = self._authenticate(payload)
@@ -238,7 +240,8 @@ class PageChannel:
             raise FrameGone(self.broken)
         try:
             reply = await self._unless_broken(
-                session.send(
+                cdp.send(
+                    session,
                     "Runtime.callFunctionOn",
                     {
                         "functionDeclaration": _CALL_ENTRY,

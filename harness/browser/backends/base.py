@@ -169,6 +169,10 @@ class Backend(ABC):
         recompute); default: re-read everything (:meth:`refresh`)."""
         await self.refresh()
 
+    async def before_navigation(self) -> None:  # noqa: B027 - optional hook
+        """The harness is about to navigate the page's top-level document (an ``open``);
+        default: nothing to prepare."""
+
     async def refresh_for(self, tool: Tool) -> None:
         """Make the catalog current where ``tool`` lives, before a call of it is run
         against its definition; default: re-read everything (:meth:`refresh`)."""
