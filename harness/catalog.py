@@ -196,6 +196,11 @@ class Catalog:
         return unsubscribe
 
     # -- holding -------------------------------------------------------------
+    @property
+    def changes_held(self) -> bool:
+        """Whether a release (:meth:`hold`) would publish changes made meanwhile."""
+        return self._held_changes
+
     def hold(self) -> Callable[[], ToolChange]:
         """Keep offering the tools as they are until the returned function is called.
 

@@ -423,12 +423,27 @@ class Session:
         self.history.append(outcome)
         for listener in list(self._call_listeners):
             listener(sent, outcome)
+        if self._nothing_follows(outcome, request.tool):
+            release()  # publishes nothing: no change was held, none is to come
+            return outcome
         # Seed 002 §6.1: the result is delivered first (returned now); the catalog
         # recompute, its change event and any navigation the call asked for follow.
         task = asyncio.ensure_future(self._after_result(outcome, request.tool, release))
         task.add_done_callback(self._forget_after_delivery)
         self._after_delivery = task
         return outcome
+
+    def _nothing_follows(self, outcome: CallOutcome, tool: Tool) -> bool:
+        """Whether nothing would follow the result (:meth:`_after_result`): a script tool
+        (the seed dialect's follow-ups are for its own tools), no redirect asked for, no
+        catalog change held, and the page as the catalog holds it (the backend says so
+        from the call's own answer) — the common case, which then needs no task."""
+        if tool.source != "script" or self.catalog.changes_held:
+            return False
+        result = self.user_view(outcome) or outcome.result
+        if (result.meta or {}).get("uiRedirect") is not None:
+            return False
+        return self.backend.holds_after(outcome.call_id)
 
     def _forget_after_delivery(self, task: asyncio.Task[None]) -> None:
         # A finished task keeps the context it was created in (an MCP request's, with its

@@ -16,7 +16,7 @@ from pathlib import Path
 
 TESTS = Path(__file__).parent
 
-HANGING = '''
+HANGING = """
 import asyncio
 import pytest
 
@@ -30,7 +30,7 @@ async def test_awaits_forever_then_its_teardown_too(teardown_that_never_ends):
 
 async def test_runs_after_them():
     await asyncio.sleep(0)
-'''
+"""
 
 CONFIG = """[pytest]
 asyncio_mode = auto

@@ -11,7 +11,7 @@ from __future__ import annotations
 import asyncio
 import json
 import secrets
-from collections.abc import Awaitable, Callable
+from collections.abc import Awaitable, Callable, Coroutine
 from dataclasses import dataclass, field
 from importlib import resources
 from pathlib import Path
@@ -155,6 +155,8 @@ class PageChannel:
         # Why the page can answer no more (it crashed; its browser went away), or None.
         self.broken: str | None = None
         self._broken: asyncio.Future[str] | None = None  # made by install(), on its loop
+        self._waiting: set[asyncio.Task[Any]] = set()  # tasks awaiting a command's reply
+        self._cut_off: set[asyncio.Task[Any]] = set()  # …of which fail() cancelled these
 
     async def install(self, context: BrowserContext, page: Page, handler: MessageHandler) -> None:
         """Expose the binding, add the init script (which hides it), and follow contexts."""
@@ -282,21 +284,34 @@ class PageChannel:
         self.broken = reason
         if self._broken is not None and not self._broken.done():
             self._broken.set_result(reason)
+        for task in self._waiting:  # each is suspended in _unless_broken, awaiting its reply
+            self._cut_off.add(task)
+            task.cancel()
 
     async def _unless_broken(self, sending: Awaitable[dict[str, Any]]) -> dict[str, Any]:
         """``sending``'s reply, or :class:`FrameGone` as soon as the page breaks (a crashed
-        renderer never answers)."""
-        task = asyncio.ensure_future(sending)
-        # If the caller gives up first, a dead page fails the command later: retrieve it.
-        task.add_done_callback(lambda done: done.cancelled() or done.exception())
-        if self._broken is None:
-            return await task
-        waiters: set[asyncio.Future[Any]] = {task, self._broken}
-        done, _ = await asyncio.wait(waiters, return_when=asyncio.FIRST_COMPLETED)
-        if task in done:
-            return task.result()
-        task.cancel()
-        raise FrameGone(self.broken or "the page is gone")
+        renderer never answers): :meth:`fail` cancels the tasks waiting here (awaited in
+        the caller's own task: no task, no wait on two futures, per command)."""
+        task = asyncio.current_task()
+        if task is None or self._broken is None:
+            return await sending
+        if self.broken is not None:
+            if isinstance(sending, Coroutine):
+                sending.close()
+            raise FrameGone(self.broken)
+        self._waiting.add(task)
+        try:
+            return await sending
+        except asyncio.CancelledError:
+            if task not in self._cut_off:
+                raise
+            self._cut_off.discard(task)
+            if task.uncancel() > 0:  # cancelled for another reason too
+                raise
+            raise FrameGone(self.broken or "the page is gone") from None
+        finally:
+            self._waiting.discard(task)
+            self._cut_off.discard(task)
 
     async def _context_for(self, frame: Frame) -> tuple[CDPSession, int] | None:
         """The CDP context of the frame's current document, waiting briefly for its hello."""

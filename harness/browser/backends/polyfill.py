@@ -219,6 +219,16 @@ class ChannelBackend(Backend):
         if len(self._call_states) > MAX_CALL_STATES:  # calls whose delivery never came
             del self._call_states[next(iter(self._call_states))]
 
+    def holds_after(self, call_id: str) -> bool:
+        ended = self._call_states.get(call_id)
+        if ended is None or ended[1] is None or ended[0].is_detached():
+            return False
+        versions = self._versions.get(ended[0])
+        if versions is None or not versions.holds(ended[1]):
+            return False
+        del self._call_states[call_id]
+        return True
+
     async def refresh_after(self, call_id: str) -> None:
         ended = self._call_states.pop(call_id, None)
         if ended is not None and await self._holds(*ended):
