@@ -29,6 +29,7 @@ from harness.elicitation.base import (
     RecordingHandler,
 )
 from harness.errors import ConfigError, PageCrashed, PageUnreachable, SessionClosed
+from harness.marks import mark
 from harness.models import CallOutcome, CallRequest, CatalogWarning, Tool, ToolChange
 from harness.pipeline import Pipeline
 from harness.stages.framing import PAGE_RESULT_KINDS, frame_result
@@ -275,6 +276,7 @@ class Session:
     async def _attach(self) -> None:
         await self.backend.attach(self.context, self.page, self.catalog)
         readiness = self.catalog.readiness
+        readiness.idle = self.backend.idle_within
         self.page.on("request", readiness.request_started)
         self.page.on("requestfinished", readiness.request_ended)
         self.page.on("requestfailed", readiness.request_ended)
@@ -348,8 +350,10 @@ class Session:
             raise PageUnreachable(f"Could not open {url}: {_first_line(exc)}") from exc
         if response is not None and response.status >= 400:
             raise PageUnreachable(f"Could not open {url}: HTTP {response.status}")
+        mark("loaded")
         if settle is not False:
             await self.ready(settle if isinstance(settle, Settle) else None)
+            mark("settled")
         await self.backend.refresh()
 
     async def navigate(self, url: str) -> None:

@@ -27,7 +27,7 @@ Mode = Literal["polyfill", "native"]
 # Order matters: later files use what earlier ones define. The realm's files run once per
 # realm, before any page script; the document's files run once per document of that realm
 # (realm.js: a reused window gets a new document without a new realm); realm.js starts it.
-REALM_FILES: tuple[str, ...] = ("primordials.js",)
+REALM_FILES: tuple[str, ...] = ("primordials.js", "readiness.js")
 DOCUMENT_FILES: tuple[str, ...] = (
     "document.js",
     "events.js",
@@ -225,6 +225,10 @@ class PageChannel:
             self.rejected += 1
             return None
         return message
+
+    def speaks(self, frame: Frame) -> bool:
+        """Whether a document of the frame said hello: its JS runs and answers commands."""
+        return frame in self._token_of_frame
 
     async def command(self, frame: Frame, command: Message) -> Any:
         """Run one command on the frame's private entry point and return its answer.

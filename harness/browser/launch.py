@@ -19,6 +19,7 @@ from playwright.async_api import Error as PlaywrightError
 
 from harness.browser.chromium import NATIVE_WEBMCP_FLAGS, QUIET_FLAGS, find_chromium
 from harness.errors import BrowserNotFound
+from harness.marks import mark
 
 
 def launch_flags(backend: str) -> list[str]:
@@ -58,6 +59,7 @@ async def launch(
     if not path.is_file():
         raise BrowserNotFound(f"No Chromium at {path}.")
     playwright = await async_playwright().start()
+    mark("driver")
     try:
         browser = await playwright.chromium.launch(
             executable_path=str(path), headless=headless, args=list(args)
@@ -67,6 +69,7 @@ async def launch(
         if isinstance(exc, PlaywrightError):
             raise BrowserNotFound(f"Chromium at {path} did not start: {exc}") from exc
         raise
+    mark("chromium")
     return Launched(playwright, browser, headless, list(args), path)
 
 

@@ -47,6 +47,7 @@ from harness.cli.options import (
 )
 from harness.cli.startup import early_harness
 from harness.errors import ConfigError, HarnessError
+from harness.marks import mark
 
 if TYPE_CHECKING:  # imported by the functions that run the commands
     from rich.console import Console
@@ -471,6 +472,7 @@ async def run_agent_command(args: argparse.Namespace, out: Console | None) -> Ru
 
 def main(argv: Sequence[str] | None = None) -> int:
     """Entry point of the ``webmcp-harness`` console script."""
+    mark("python")
     argv = list(sys.argv[1:] if argv is None else argv)
     # Before parsing: an error in the arguments is JSON too when --json was asked for.
     as_json = "--json" in argv

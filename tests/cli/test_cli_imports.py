@@ -106,8 +106,15 @@ print(json.dumps(found))
 """
 
 # What parsing may load besides the standard library and the CLI: small modules that
-# import nothing else (the error types, the bench's item names, the error line's escaping).
-PARSING_MAY_LOAD = ("harness", "harness.errors", "harness.bench", "harness.plain_text")
+# import nothing else (the error types, the bench's item names, the error line's escaping,
+# the start's marks).
+PARSING_MAY_LOAD = (
+    "harness",
+    "harness.errors",
+    "harness.bench",
+    "harness.plain_text",
+    "harness.marks",
+)
 
 
 def help_lines() -> list[list[str]]:

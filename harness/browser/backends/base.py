@@ -175,6 +175,11 @@ class Backend(ABC):
         said of the page); default: not known."""
         return False
 
+    async def idle_within(self, window: float) -> bool:
+        """Whether nothing the page has scheduled can change its tools within ``window``
+        seconds (readiness ends its quiet window early then); default: cannot tell."""
+        return False
+
     async def before_navigation(self) -> None:  # noqa: B027 - optional hook
         """The harness is about to navigate the page's top-level document (an ``open``);
         default: nothing to prepare."""
