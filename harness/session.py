@@ -19,6 +19,7 @@ from playwright.async_api import Error as PlaywrightError
 from harness.agent_view import AgentTool, agent_tools
 from harness.browser.backends.base import Backend
 from harness.browser.backends.polyfill import ChannelBackend
+from harness.browser.marks import mark
 from harness.catalog import Catalog, Settle, SettleReport
 from harness.declarative.invocation import SeedTools, install_seed_stage, seed_tools_of
 from harness.declarative.review import FormReviewer, FormReviewMode
@@ -29,7 +30,6 @@ from harness.elicitation.base import (
     RecordingHandler,
 )
 from harness.errors import ConfigError, PageCrashed, PageUnreachable, SessionClosed
-from harness.marks import mark
 from harness.models import CallOutcome, CallRequest, CatalogWarning, Tool, ToolChange
 from harness.pipeline import Pipeline
 from harness.stages.framing import PAGE_RESULT_KINDS, frame_result

@@ -2,7 +2,7 @@
 
 The layers, from the bottom (a module may import its own layer and the ones below):
 
-    models, errors, schemas, plain_text, marks  →  catalog, elicitation  →  browser  →  stages  →  declarative
+    models, errors, schemas  →  catalog, elicitation  →  browser  →  stages  →  declarative
     →  the core (pipeline, session, harness, agent_view, sync_api)  →  trace  →  agents
     →  front ends (cli, mcp, testing, and the coming conformance, experiments, bench, …)
 
@@ -28,8 +28,6 @@ LAYERS: dict[str, int] = {
     "models": 0,
     "errors": 0,
     "schemas": 0,
-    "plain_text": 0,
-    "marks": 0,
     "catalog": 1,
     "elicitation": 1,
     "browser": 2,

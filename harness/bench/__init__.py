@@ -9,7 +9,7 @@ round by round (A, B, C, A, B, C, …), so a busy machine slows all of them alik
 - :mod:`harness.bench.suite` — the items: call overhead, discovery, declarative calls,
   throughput, redaction;
 - :mod:`harness.bench.peers` — the MCP bridge against Playwright MCP, over stdio and HTTP,
-  and its cold start step by step (:mod:`harness.marks`);
+  and its cold start step by step (:mod:`harness.browser.marks`);
 - :mod:`harness.bench.cli_start` — ``tools``, ``call`` and ``--help`` from spawn to exit,
   against a bare Playwright script;
 - :mod:`harness.bench.report` — the report model, its targets (PASS/MISS), JSON and Markdown.

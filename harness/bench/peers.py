@@ -34,7 +34,7 @@ from mcp.client.streamable_http import streamable_http_client
 from harness.bench.report import Item, Target
 from harness.bench.timing import Measured, Sample, interleaved
 from harness.browser.chromium import NATIVE_WEBMCP_FLAGS, QUIET_FLAGS, find_chromium
-from harness.marks import ENV_VAR, read_marks
+from harness.browser.marks import ENV_VAR, read_marks
 
 PLAYWRIGHT_MCP = (
     Path(__file__).resolve().parents[2] / "bench" / "node_modules" / "@playwright" / "mcp"
@@ -195,7 +195,7 @@ async def _wait_for_port(port: int, process: subprocess.Popen[bytes]) -> None:
     raise RuntimeError(f"the MCP server did not listen on port {port}")
 
 
-# The steps of webmcp-harness's start (harness.marks), in order, as the report names them.
+# The steps of webmcp-harness's start (harness.browser.marks), in order, as the report names them.
 START_STEPS = {
     "python": "the command running (Python and the CLI loaded)",
     "driver": "Playwright's driver started",
@@ -209,7 +209,7 @@ START_STEPS = {
 async def cold_start(server: Server, steps: dict[str, list[float]] | None = None) -> Measured:
     """Spawn, connect, reach a ``tools/list`` with the page's tool (measured), and stop;
     with ``steps``, the milliseconds from the spawn to each of the server's start marks
-    (:mod:`harness.marks`) are added to it."""
+    (:mod:`harness.browser.marks`) are added to it."""
     with tempfile.TemporaryDirectory(prefix="webmcp-marks-") as scratch:
         marks = Path(scratch) / "marks"
         env = {ENV_VAR: str(marks)} if steps is not None else None

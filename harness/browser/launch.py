@@ -18,8 +18,8 @@ from playwright.async_api import Browser, Playwright, async_playwright
 from playwright.async_api import Error as PlaywrightError
 
 from harness.browser.chromium import NATIVE_WEBMCP_FLAGS, QUIET_FLAGS, find_chromium
+from harness.browser.marks import mark
 from harness.errors import BrowserNotFound
-from harness.marks import mark
 
 
 def launch_flags(backend: str) -> list[str]:

@@ -27,6 +27,7 @@ from datetime import UTC, datetime
 from pathlib import Path
 from typing import TYPE_CHECKING, Any
 
+from harness.browser.marks import mark
 from harness.cli.options import (
     DEFAULT_CALL_TIMEOUT_S,
     EXIT_FAILED,
@@ -47,7 +48,6 @@ from harness.cli.options import (
 )
 from harness.cli.startup import early_harness
 from harness.errors import ConfigError, HarnessError
-from harness.marks import mark
 
 if TYPE_CHECKING:  # imported by the functions that run the commands
     from rich.console import Console

@@ -17,6 +17,7 @@ from datetime import UTC, datetime
 from pathlib import Path
 from typing import TYPE_CHECKING, Any
 
+from harness.elicitation.plain import plain
 from harness.errors import (
     BrowserNotFound,
     ConfigError,
@@ -24,7 +25,6 @@ from harness.errors import (
     NativeWebMCPUnavailable,
     PageUnreachable,
 )
-from harness.plain_text import plain
 
 if TYPE_CHECKING:  # imported when the command runs: its parser (and --help) loads none of it
     from rich.console import Console

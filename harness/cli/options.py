@@ -22,8 +22,8 @@ import sys
 from pathlib import Path
 from typing import TYPE_CHECKING, Any, NoReturn
 
+from harness.elicitation.plain import plain
 from harness.errors import ConfigError, HarnessError
-from harness.plain_text import plain
 
 if TYPE_CHECKING:
     from harness.catalog import Settle

@@ -18,8 +18,8 @@ from rich.table import Table
 from rich.text import Text
 
 from harness.elicitation.base import ElicitationRecord
+from harness.elicitation.plain import plain
 from harness.models import CallOutcome, CatalogWarning, Tool
-from harness.plain_text import plain
 from harness.stages.redemption import RevealAttempt
 
 _JSON = JSONHighlighter()

@@ -38,7 +38,7 @@ from harness.elicitation.form import (
     item_choices,
     value_from_text,
 )
-from harness.plain_text import plain
+from harness.elicitation.plain import plain
 
 _ENDINGS: dict[str, Action] = {"!decline": "decline", "!cancel": "cancel"}
 

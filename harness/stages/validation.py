@@ -290,6 +290,24 @@ def validate_arguments(tool: Tool, arguments: Any) -> list[ArgumentProblem]:
     ]
 
 
+def _plain_numbers(arguments: Any) -> bool:
+    """Whether every number in ``arguments`` is one JavaScript holds exactly as given and
+    both validators read alike: finite, and no integer beyond ±(2**53 − 1) (which this
+    module's ``type`` refuses and the compiled validator would not)."""
+    stack = [arguments]
+    while stack:
+        value = stack.pop()
+        if isinstance(value, dict):
+            stack.extend(value.values())
+        elif isinstance(value, list):
+            stack.extend(value)
+        elif isinstance(value, bool) or not isinstance(value, int | float):
+            continue
+        elif abs(value) > MAX_SAFE_INTEGER or value != value:  # beyond the range, or NaN
+            return False
+    return True
+
+
 def describe_problems(tool: Tool, problems: list[ArgumentProblem]) -> str:
     """The text the agent reads when its arguments were refused."""
     lines = [f"Invalid arguments for tool {tool.name!r}; the tool was not run."]
@@ -323,7 +341,7 @@ def check_arguments(tool: Tool, arguments: Any) -> CallToolResult | None:
             f"Invalid arguments for tool {tool.name!r}; the tool was not run: they are nested "
             f"deeper than {MAX_ARGUMENT_DEPTH} levels. Send flatter arguments."
         )
-    if plan.fast is not None and not unrepresentable_numbers(arguments):
+    if plan.fast is not None and _plain_numbers(arguments):
         with contextlib.suppress(Exception):  # a value Rust cannot hold: jsonschema decides
             if plan.fast.is_valid(arguments):
                 return None

@@ -66,10 +66,10 @@ from harness.catalog import Settle
 from harness.elicitation.answers import load_answers
 from harness.elicitation.base import ElicitationHandler, close_handler
 from harness.elicitation.choice import ELICIT_CHOICES, handler_from_option
+from harness.elicitation.plain import plain
 from harness.errors import BrowserNotFound, ConfigError, HarnessError, SessionClosed, UnknownTool
 from harness.harness import BACKENDS, Harness
 from harness.models import BackendName, CallAction, CallOutcome, ToolChange
-from harness.plain_text import plain
 from harness.stages.policy import Policy, PolicyOption, policy_from_argument, policy_option
 from harness.testing.page import PageSession, attach, to_async
 from harness.testing.sites import WebMCPSites

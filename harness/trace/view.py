@@ -17,8 +17,8 @@ from rich.panel import Panel
 from rich.table import Table
 from rich.text import Text
 
+from harness.elicitation.plain import plain
 from harness.models import describe_action
-from harness.plain_text import plain
 from harness.trace.events import (
     AgentActed,
     ElicitationAnswered,

@@ -112,8 +112,10 @@ PARSING_MAY_LOAD = (
     "harness",
     "harness.errors",
     "harness.bench",
-    "harness.plain_text",
-    "harness.marks",
+    "harness.elicitation",
+    "harness.elicitation.plain",
+    "harness.browser",
+    "harness.browser.marks",
 )
 
 

@@ -1,9 +1,8 @@
 """Page-provided text made safe to print on a terminal (:func:`plain`).
 
-A module of its own at the bottom of the house, with no imports beyond the standard
-library: every terminal output uses it — the CLI (its error line too, which must not load
-the harness's stack), ``trace show``, the agent's live lines, the demo, the prompts of
-:mod:`harness.elicitation.terminal`.
+A module of its own, with no imports beyond the standard library: every terminal output
+uses it — the prompts of :mod:`harness.elicitation.terminal`, the CLI (its error line too,
+which must not load the harness's stack), ``trace show``, the agent's live lines, the demo.
 """
 
 from __future__ import annotations

@@ -4,7 +4,8 @@
 a file; each step of the start then appends ``NAME SECONDS`` to it (``time.monotonic()``,
 one clock for every process of the machine), once per name: the Python command running,
 Playwright's driver started, Chromium launched, the first page loaded, its catalog
-settled. Without the variable a mark costs one comparison. Imports nothing of the harness.
+settled. Without the variable a mark costs one comparison. Imports nothing of the harness
+(the CLI marks its own start with it before it loads anything else).
 """
 
 from __future__ import annotations
