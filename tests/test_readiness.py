@@ -140,9 +140,7 @@ class Clock:
         return self.now
 
 
-async def opened(
-    harness: Harness, url: str, window: float = 3.0
-) -> tuple[SettleReport, list[str]]:
+async def opened(harness: Harness, url: str, window: float = 3.0) -> tuple[SettleReport, list[str]]:
     """How the first wait for the catalog ended (a quiet ``window`` long enough for the
     page to be asked on the busiest machine), and the names listed then."""
     session = await harness.new_session()
