@@ -100,7 +100,8 @@ def add_page_options(parser: argparse.ArgumentParser, *, json_output: bool = Tru
         default=None,
         metavar="MS",
         help="the catalog is ready once quiet (no tool registered or removed, network idle) "
-        "for MS milliseconds after load, at most max(5 s, 2 × MS) (default 500; 0: no wait)",
+        "for MS milliseconds after load — sooner when the page has nothing scheduled within "
+        "them — at most max(5 s, 2 × MS) (default 500; 0: no wait)",
     )
     parser.add_argument(
         "--wait-for-tool",

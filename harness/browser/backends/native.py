@@ -175,6 +175,10 @@ class NativeBackend(ChannelBackend):
         return candidates[index] if index < len(candidates) else None
 
     def _cdp_id(self, frame: Frame) -> str | None:
+        if frame is self.page.main_frame:  # most calls: no walk of the frame tree
+            for cdp_id, record in self._cdp_frames.items():
+                if record["parentId"] is None:
+                    return cdp_id
         for cdp_id in self._cdp_frames:
             if self._playwright_frame(cdp_id) is frame:
                 return cdp_id
@@ -610,18 +614,20 @@ class NativeBackend(ChannelBackend):
         early = self._early.pop(invocation, None)
         if early is not None:
             self._on_responded(early)
-        if in_page:
-            command = {
-                "op": "invoke",
-                "callId": call_id,
-                "name": tool.name,
-                "input": arguments,
-                "meta": meta or None,
-                # The registration the call was checked against: the layer runs no other.
-                "registration": tool.registration,
-            }
-            self._spawn(self._invoke_in_page(frame, command, invocation, future))
         try:
+            if in_page:
+                command = {
+                    "op": "invoke",
+                    "callId": call_id,
+                    "name": tool.name,
+                    "input": arguments,
+                    "meta": meta or None,
+                    # The registration the call was checked against: the layer runs no other.
+                    "registration": tool.registration,
+                }
+                # In this task (no task of its own): what ends the call otherwise (a
+                # navigation, a cancel, a submission) settles `future` meanwhile.
+                await self._invoke_in_page(frame, command, invocation, future)
             return await future
         finally:
             if not in_page:  # no answer of its own: the frame is asked after delivery
