@@ -10,10 +10,13 @@ STAMP  := $(VENV)/.installed
 
 setup: $(STAMP) chromium
 
+# setuptools tells every editable install of a package with its own `package-dir` (ours
+# maps sites/ and injected_js/ into harness) that it uses an import finder: information,
+# not a warning about this project, so it is left unsaid.
 $(STAMP): pyproject.toml
 	test -x $(BIN)/python || $(PYTHON) -m venv $(VENV)
 	$(BIN)/python -m pip install --quiet --upgrade pip
-	$(BIN)/python -m pip install --quiet -e '.[dev]'
+	PYTHONWARNINGS="ignore:Editable installation" $(BIN)/python -m pip install --quiet -e '.[dev]'
 	touch $(STAMP)
 
 # Finds a Chromium ($$WEBMCP_CHROMIUM, /usr/bin/chromium, a Playwright-managed one);

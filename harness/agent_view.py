@@ -2,7 +2,11 @@
 
 Tool names, descriptions and schemas are page-provided, untrusted data. Every
 front end that shows tools to an agent builds that list here, so there is one
-place that decides what leaves the user agent about a tool.
+place that decides what leaves the user agent about a tool: texts framed as untrusted,
+and the texts the session withheld (its :class:`~harness.stages.scrubbing.Scrubber`)
+replaced by their handles — a page that registers a tool after it learnt a secret
+cannot hand it to the agent in a title, a description or a schema's ``enum``, and a
+tool whose very name holds one is not offered.
 """
 
 from __future__ import annotations
@@ -13,6 +17,7 @@ from pydantic import BaseModel, ConfigDict, Field
 
 from harness.models import Tool
 from harness.stages.framing import frame_schema, frame_untrusted
+from harness.stages.scrubbing import Scrubber
 
 
 class AgentTool(BaseModel):
@@ -33,20 +38,32 @@ class AgentTool(BaseModel):
         return self.model_dump(by_alias=True, exclude_none=True)
 
 
-def agent_tool(tool: Tool, *, framing: bool = True) -> AgentTool:
+def agent_tool(tool: Tool, *, framing: bool = True, withheld: Scrubber | None = None) -> AgentTool:
     """The agent view of one tool; with ``framing``, every text of the page's in it — the
     description, the title (``title`` and ``annotations.title``), and the titles and
-    descriptions inside its schemas — is marked untrusted."""
-    if not framing:
-        return AgentTool(
-            name=tool.name,
-            title=tool.title,
-            description=tool.description,
-            input_schema=tool.input_schema,
-            output_schema=tool.output_schema,
-            annotations=dict(tool.annotations),
-            origin=tool.origin,
-        )
+    descriptions inside its schemas — is marked untrusted; with ``withheld`` (the
+    session's scrubber), every text withheld in the session is replaced by its handle."""
+    agent = _framed(tool) if framing else _unframed(tool)
+    if not withheld:
+        return agent
+    data = agent.as_json()
+    scrubbed = withheld.scrub(data)
+    return agent if scrubbed is data else AgentTool.model_validate(scrubbed)
+
+
+def _unframed(tool: Tool) -> AgentTool:
+    return AgentTool(
+        name=tool.name,
+        title=tool.title,
+        description=tool.description,
+        input_schema=tool.input_schema,
+        output_schema=tool.output_schema,
+        annotations=dict(tool.annotations),
+        origin=tool.origin,
+    )
+
+
+def _framed(tool: Tool) -> AgentTool:
     origin = tool.origin
     annotations = dict(tool.annotations)
     if isinstance(annotations.get("title"), str):
@@ -62,6 +79,11 @@ def agent_tool(tool: Tool, *, framing: bool = True) -> AgentTool:
     )
 
 
-def agent_tools(tools: list[Tool], *, framing: bool = True) -> list[AgentTool]:
-    """The agent view of a catalog, in catalog order."""
-    return [agent_tool(t, framing=framing) for t in tools]
+def agent_tools(
+    tools: list[Tool], *, framing: bool = True, withheld: Scrubber | None = None
+) -> list[AgentTool]:
+    """The agent view of a catalog, in catalog order; a tool whose name holds a text
+    withheld in the session is left out (a name cannot be replaced: it is how it is called)."""
+    if withheld:
+        tools = [t for t in tools if withheld.text(t.name) == t.name]
+    return [agent_tool(t, framing=framing, withheld=withheld) for t in tools]

@@ -3,7 +3,9 @@
 Backends report each frame's whole registry whenever it changes
 (:meth:`Catalog.replace_frame`); the catalog merges frames into one list by name,
 refuses collisions (first definition wins, the refusal is a warning naming both),
-and tells subscribers what changed. While a call runs, the catalog is held
+and tells subscribers what changed. While the page is somewhere the user has not allowed,
+the catalog is paused (:meth:`Catalog.pause`): it offers no tool, and says why. While a call
+runs, the catalog is held
 (:meth:`Catalog.hold`): what frames report is kept, and published, with one change event,
 once the call's result was delivered (seed 002 §6.1). A frame reports in parts: ``registry`` (what the
 page's WebMCP registry holds: script tools, the spec's ``toolname`` forms) and
@@ -199,22 +201,41 @@ class Catalog:
         self._counter = 0
         self._holds = 0
         self._held_changes = False
+        self._paused: str | None = None
         self.warnings: list[CatalogWarning] = []
         self.readiness = Readiness()
         """When this catalog counts as settled (see :class:`Readiness`)."""
 
     # -- reading -----------------------------------------------------------
     def tools(self) -> list[Tool]:
-        """The tools offered to the agent, sorted by name."""
-        return [self._tools[name] for name in sorted(self._tools)]
+        """The tools offered to the agent, sorted by name (none while paused)."""
+        offered = self._offered()
+        return [offered[name] for name in sorted(offered)]
 
     def get(self, name: str) -> Tool | None:
         """The tool with that name, if the agent may call it."""
-        return self._tools.get(name)
+        return self._offered().get(name)
 
     def names(self) -> list[str]:
         """The sorted names of the offered tools."""
-        return sorted(self._tools)
+        return sorted(self._offered())
+
+    def _offered(self) -> dict[str, Tool]:
+        return {} if self._paused is not None else self._tools
+
+    # -- pausing -------------------------------------------------------------
+    @property
+    def paused(self) -> str | None:
+        """Why no tool is offered or run now (None: the catalog is not paused)."""
+        return self._paused
+
+    def pause(self, reason: str | None) -> ToolChange:
+        """Offer no tool until ``pause(None)`` (``reason``: why, for the calls refused
+        meanwhile). Frames keep reporting; what they report is offered once it ends. Both
+        edges are announced as changes at once, whether a call holds the catalog or not."""
+        before = self._offered()
+        self._paused = reason
+        return self._announce(_diff(before, self._offered()))
 
     # -- subscription ------------------------------------------------------
     def subscribe(self, listener: Listener) -> Callable[[], None]:
@@ -326,9 +347,12 @@ class Catalog:
                         ),
                     )
                 )
-        change = _diff(self._tools, merged)
+        before = self._offered()
         self._tools = merged
         self.warnings = warnings
+        return self._announce(_diff(before, self._offered()))
+
+    def _announce(self, change: ToolChange) -> ToolChange:
         if change:
             self.readiness.touch()
             for listener in list(self._listeners):

@@ -19,6 +19,13 @@ class HarnessError(Exception):
     """Base class: every error the harness raises on purpose."""
 
 
+DOCTOR_HINT = (
+    "`webmcp-harness doctor` shows which Chromium the harness finds, its flags, and what "
+    "WebMCP a page gets there."
+)
+"""Said by every error about the browser or its WebMCP: the command that looks into it."""
+
+
 class BrowserNotFound(HarnessError):
     """No Chromium executable could be found or installed."""
 
@@ -34,11 +41,13 @@ class PageUnreachable(HarnessError):
 class UnknownTool(HarnessError):
     """A call named a tool the page has not registered."""
 
-    def __init__(self, name: str, available: list[str]) -> None:
+    def __init__(self, name: str, available: list[str], hint: str = "") -> None:
+        """``hint``: what the caller can do about it (e.g. the CLI's waiting options)."""
         self.name = name
         self.available = available
         listed = ", ".join(available) if available else "none"
-        super().__init__(f"No tool named {name!r} on this page (available: {listed}).")
+        said = f"No tool named {name!r} on this page (available: {listed})."
+        super().__init__(f"{said} {hint}" if hint else said)
 
 
 class SessionClosed(HarnessError):

@@ -189,7 +189,9 @@ class Harness:
         next navigation on. The harness launches nothing for it, so the browser must
         already have the backend's flags (:meth:`launch_args`). The caller closes the
         session (:meth:`close` leaves it alone); closing it leaves the page and the
-        context open, to their owner.
+        context open, to their owner. Navigation is the owner's too: such a session does
+        not check the page's commits against the origins the user allowed, as a session of
+        :meth:`open` does (the owner's own ``page.goto`` cannot be told from the page's).
         """
         session = self._session(context, page, owns_context=False)
         await session._attach()
@@ -213,6 +215,7 @@ class Harness:
             form_review=self.form_review,
             settle=self.settle,
             max_result_bytes=self.max_result_bytes,
+            watch_navigation=owns_context,
         )
 
     async def open(self, url: str, *, settle: bool | Settle = True) -> Session:

@@ -225,13 +225,15 @@ class CallAction(BaseModel):
 
 
 class NavigateAction(BaseModel):
-    """Navigate the page (a URL, or a path relative to the start URL)."""
+    """Navigate the page (a URL, or a path relative to the start URL), and then wait for
+    the tools ``wait_for_tool`` names (a page that registers them late)."""
 
     model_config = ConfigDict(frozen=True)
 
     kind: Literal["navigate"] = "navigate"
     url: str
     note: str | None = None  # why, for the trace
+    wait_for_tool: list[str] = Field(default_factory=list)
 
 
 class FinishAction(BaseModel):
@@ -251,5 +253,6 @@ def describe_action(action: CallAction | NavigateAction | FinishAction) -> str:
     if isinstance(action, CallAction):
         return f"call {action.tool} {json.dumps(action.arguments, ensure_ascii=False)}"
     if isinstance(action, NavigateAction):
-        return f"navigate {action.url}"
+        waits = "".join(f" (wait for {name})" for name in action.wait_for_tool)
+        return f"navigate {action.url}{waits}"
     return f"finish {json.dumps(action.answer, ensure_ascii=False)}"

@@ -174,6 +174,10 @@ class Pipeline:
         changed = await self._changed(request.tool)
         if changed is not None:
             return changed, "refused"
+        if self.catalog.paused is not None:  # the page left the origins the user allowed
+            return error_result(f"Tool {request.tool.name!r} was not run. {self.catalog.paused}"), (
+                "refused"
+            )
         raw = await self._execute(request)
         if raw is not None and raw.status == "changed":
             return _changed_result(request.tool), "refused"

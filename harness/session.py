@@ -4,12 +4,10 @@ from __future__ import annotations
 
 import asyncio
 import contextlib
-import contextvars
 import copy
 import logging
-import weakref
-from collections.abc import Callable, Iterator
-from dataclasses import dataclass, field
+import uuid
+from collections.abc import Callable
 from typing import Any
 
 from mcp_types import CallToolResult
@@ -30,10 +28,17 @@ from harness.elicitation.base import (
     RecordingHandler,
 )
 from harness.errors import ConfigError, PageCrashed, PageUnreachable, SessionClosed
-from harness.models import CallOutcome, CallRequest, CatalogWarning, Tool, ToolChange
+from harness.models import (
+    CallOutcome,
+    CallRequest,
+    CatalogWarning,
+    Tool,
+    ToolChange,
+    error_result,
+)
 from harness.pipeline import Pipeline
 from harness.stages.framing import PAGE_RESULT_KINDS, frame_result
-from harness.stages.navigation import ui_redirect_target
+from harness.stages.navigation import NavigationGuard, ui_redirect_target
 from harness.stages.normalization import DEFAULT_MAX_RESULT_BYTES
 from harness.stages.patterns import pattern_warnings
 from harness.stages.policy import (
@@ -46,6 +51,7 @@ from harness.stages.policy import (
 )
 from harness.stages.redaction import Redactor, sensitivity_warnings
 from harness.stages.redemption import RevealAttempt, reveal, reveal_all
+from harness.stages.scrubbing import Scrubber
 from harness.stages.trust import TrustState, annotation_warnings, page_resolver
 from harness.stages.validation import schema_warnings
 from harness.stages.vault import Revealed, Vault
@@ -70,24 +76,12 @@ CallListener = Callable[[dict[str, Any], CallOutcome], None]
 """``listener(arguments, outcome)``: see :meth:`Session.on_call`."""
 
 
-@dataclass(eq=False)
-class AgentSession:
-    """One agent session (seed 001's term): the trust state its calls accumulate, the
-    policy decisions made for it, and the values withheld from it.
-
-    A :class:`Session` has one of its own; a front end that lets several agents drive one
-    page (the MCP bridge: one per client) gives each its own with :meth:`Session.new_agent`
-    and runs its calls inside :meth:`Session.as_agent`, so no agent's context reaches
-    another agent's calls.
-    """
-
-    trust: TrustState = field(default_factory=TrustState)
-    audit: AuditTrail = field(default_factory=AuditTrail)
-    vault: Vault = field(default_factory=Vault)
-
-
 class Session:
     """One page driven by the harness: open it, list its tools, call them.
+
+    One session is one agent session (seed 001's term) on one page in a browser context of
+    its own: one trust state, audit, vault and consent record (:attr:`guard`). A front end
+    that serves several agents (the MCP bridge) gives each a session of its own.
 
     Create sessions with :meth:`Harness.new_session` or :meth:`Harness.open`.
     Every call goes through the full pipeline; :attr:`history` keeps every
@@ -109,7 +103,12 @@ class Session:
         form_review: FormReviewMode = "ask",
         settle: Settle | None = None,
         max_result_bytes: int = DEFAULT_MAX_RESULT_BYTES,
+        watch_navigation: bool = True,
     ) -> None:
+        """``watch_navigation``: check every main-frame commit against the origins the user
+        allowed (:class:`~harness.stages.navigation.NavigationGuard`); off for a page its
+        owner drives itself (:meth:`Harness.attach`), whose navigations cannot be told from
+        the page's own."""
         # The Harness that made it (kept for its owner; the session never calls back into it).
         self.harness = harness
         self.context = context
@@ -148,14 +147,17 @@ class Session:
         # `policy` (None: no policy) may be replaced between calls.
         self.policy = policy
         self.untrusted_framing = untrusted_framing
-        # The agent whose calls run now: this session's own, unless a front end serving
-        # several agents says otherwise (as_agent). A context variable, so concurrent calls
-        # of different agents each see their own.
-        self._own_agent = AgentSession()
-        self._agent: contextvars.ContextVar[AgentSession | None] = contextvars.ContextVar(
-            f"webmcp-agent-{id(self)}", default=None
-        )
-        self._agents: weakref.WeakSet[AgentSession] = weakref.WeakSet()
+        self.trust = TrustState()
+        """The SEP's annotations this session's calls accumulated."""
+        self.audit = AuditTrail()
+        """The policy decisions made for this session."""
+        # What the session withheld from its agent, withheld on every channel (results, the
+        # tool list, the harness's messages, console, traces): harness/stages/scrubbing.py.
+        self.scrubber = Scrubber()
+        self.vault = Vault(scrubber=self.scrubber)
+        """The values withheld from the agent (memory only, cleared on close)."""
+        # The user's standing consent to where the page is (harness/stages/navigation.py).
+        self.guard = NavigationGuard(self, watching=watch_navigation)
         install_stages(
             self.pipeline,
             lambda: self.trust,
@@ -202,41 +204,6 @@ class Session:
             raise ConfigError(f"max_result_bytes must be a positive integer, not {value!r}")
         self.pipeline.max_result_bytes = value
         self.backend.max_result_bytes = value
-
-    @property
-    def agent(self) -> AgentSession:
-        """The agent session whose calls run now (this session's own by default)."""
-        return self._agent.get() or self._own_agent
-
-    @property
-    def trust(self) -> TrustState:
-        """The current agent session's trust state (the SEP's accumulated annotations)."""
-        return self.agent.trust
-
-    @property
-    def audit(self) -> AuditTrail:
-        """The current agent session's policy decisions."""
-        return self.agent.audit
-
-    @property
-    def vault(self) -> Vault:
-        """The current agent session's withheld values (memory only, cleared on close)."""
-        return self.agent.vault
-
-    def new_agent(self) -> AgentSession:
-        """A fresh agent session on this page (its vault is cleared when the page closes)."""
-        agent = AgentSession()
-        self._agents.add(agent)
-        return agent
-
-    @contextlib.contextmanager
-    def as_agent(self, agent: AgentSession) -> Iterator[AgentSession]:
-        """Run what happens inside (calls, reveals) as ``agent``'s."""
-        token = self._agent.set(agent)
-        try:
-            yield agent
-        finally:
-            self._agent.reset(token)
 
     @property
     def elicitation(self) -> ElicitationHandler:
@@ -310,6 +277,21 @@ class Session:
     def _on_navigated(self, frame: Any) -> None:
         if frame.parent_frame is None:  # a new top-level document: its catalog settles anew
             self._documents += 1
+            self.guard.committed(frame.url)
+
+    # -- what the guard does to the page (NavigationGuard) -------------------------------
+    def pause_tools(self, reason: str | None) -> None:
+        """Offer and run no tool, saying ``reason`` to calls (None: offer them again)."""
+        self.catalog.pause(reason)
+
+    async def return_to(self, url: str) -> None:
+        """Load ``url`` (the guard sends the page back); a failure is logged, not raised."""
+        if self._closed or self.page.is_closed():
+            return
+        try:
+            await self.page.goto(url)
+        except PlaywrightError as exc:
+            log.warning("sending the page back to %s failed: %s", url, _first_line(exc))
 
     async def ready(self, settle: Settle | None = None) -> SettleReport:
         """Wait until the current document's catalog is settled (see :class:`Settle`).
@@ -336,18 +318,36 @@ class Session:
     async def open(
         self, url: str, *, wait_until: str = "load", settle: bool | Settle = True
     ) -> None:
-        """Navigate the page to ``url`` and read its tools once its catalog settled.
+        """The user opens ``url``: navigate the page there and read its tools once its
+        catalog settled. Its origin, and the origin its redirects land on, are allowed from
+        now on (:attr:`guard`).
 
         ``settle``: False to return right after ``load`` (later listings still wait), or
         a :class:`Settle` for this call.
         """
+        await self._go(url, by_user=True, wait_until=wait_until, settle=settle)
+
+    async def navigate(self, url: str) -> None:
+        """Like :meth:`open`, for a navigation the user did not make (an agent's): it allows
+        nothing, and where it lands on an origin the user has not allowed is asked about
+        before this returns (without a yes the page goes back; :attr:`guard` keeps the
+        refusal)."""
+        await self._go(url, by_user=False)
+
+    async def _go(
+        self, url: str, *, by_user: bool, wait_until: str = "load", settle: bool | Settle = True
+    ) -> None:
         self._check_open()
         await self.settled()
         await self.backend.before_navigation()
-        try:
-            response = await self.page.goto(url, wait_until=wait_until)  # type: ignore[arg-type]
-        except PlaywrightError as exc:
-            raise PageUnreachable(f"Could not open {url}: {_first_line(exc)}") from exc
+        with self.guard.navigation(allow=url if by_user else None, intent=None if by_user else url):
+            try:
+                response = await self.page.goto(url, wait_until=wait_until)  # type: ignore[arg-type]
+            except PlaywrightError as exc:
+                raise PageUnreachable(f"Could not open {url}: {_first_line(exc)}") from exc
+            if by_user and response is not None:
+                self.guard.allow(response.url)  # where the user's navigation's redirects led
+            await self.guard.judge()
         if response is not None and response.status >= 400:
             raise PageUnreachable(f"Could not open {url}: HTTP {response.status}")
         mark("loaded")
@@ -356,17 +356,17 @@ class Session:
             mark("settled")
         await self.backend.refresh()
 
-    async def navigate(self, url: str) -> None:
-        """Alias of :meth:`open`, for agents and scripts that move within a site."""
-        await self.open(url)
-
     async def reload(self) -> None:
-        """Reload the page and read its tools again."""
+        """Reload the page and read its tools again (where a reload lands is judged like
+        any navigation the user did not make)."""
         self._check_open()
-        try:
-            response = await self.page.reload()
-        except PlaywrightError as exc:
-            raise PageUnreachable(f"Could not reload {self.url}: {_first_line(exc)}") from exc
+        url = self.url
+        with self.guard.navigation(intent=url):
+            try:
+                response = await self.page.reload()
+            except PlaywrightError as exc:
+                raise PageUnreachable(f"Could not reload {url}: {_first_line(exc)}") from exc
+            await self.guard.judge()
         if response is not None and response.status >= 400:
             raise PageUnreachable(f"Could not reload {self.url}: HTTP {response.status}")
         await self.backend.refresh()
@@ -382,8 +382,12 @@ class Session:
         return self.catalog.tools()
 
     async def agent_tools(self) -> list[AgentTool]:
-        """The agent view of the tools; descriptions framed as untrusted per ``untrusted_framing``."""
-        return agent_tools(await self.tools(), framing=self.untrusted_framing)
+        """The agent view of the tools; descriptions framed as untrusted per
+        ``untrusted_framing``; texts withheld in this session scrubbed (a tool whose name
+        holds one is not offered)."""
+        return agent_tools(
+            await self.tools(), framing=self.untrusted_framing, withheld=self.scrubber
+        )
 
     async def tool(self, name: str) -> Tool:
         """One tool by name, or :class:`~harness.errors.UnknownTool`."""
@@ -402,6 +406,8 @@ class Session:
         if timeout is not None and timeout <= 0:
             raise ConfigError(f"timeout must be positive, not {timeout}")
         await self.settled()
+        if self.catalog.paused is not None:
+            return self._refused(name, arguments, self.catalog.paused)
         tool = self.catalog.get(name)
         if tool is None:  # not (yet) there: fail only once the catalog has settled
             await self.ready()
@@ -448,6 +454,22 @@ class Session:
         if (result.meta or {}).get("uiRedirect") is not None:
             return False
         return self.backend.holds_after(outcome.call_id)
+
+    def _refused(self, name: str, arguments: dict[str, Any] | None, why: str) -> CallOutcome:
+        """A call refused before any tool was looked up (the catalog is paused)."""
+        outcome = CallOutcome(
+            call_id=uuid.uuid4().hex[:12],
+            tool=name,
+            arguments={} if arguments is None else dict(arguments),
+            result=error_result(f"Tool {name!r} was not run. {why}"),
+            duration_ms=0.0,
+            error_kind="refused",
+            backend=self.backend.name,
+        )
+        self.history.append(outcome)
+        for listener in list(self._call_listeners):
+            listener(copy.deepcopy(outcome.arguments), outcome)
+        return outcome
 
     def _forget_after_delivery(self, task: asyncio.Task[None]) -> None:
         # A finished task keeps the context it was created in (an MCP request's, with its
@@ -561,8 +583,9 @@ class Session:
         if self._closed:
             return
         self._closed = True
-        for agent in [self._own_agent, *self._agents]:
-            agent.vault.clear()
+        self.vault.clear()
+        self.scrubber.clear()
+        await self.guard.close()
         if self._after_delivery is not None and not self._after_delivery.done():
             self._after_delivery.cancel()
             with contextlib.suppress(asyncio.CancelledError):

@@ -1,6 +1,7 @@
 // The private channel to the harness (CHANNEL.md is the contract), and start-up.
 //
-// Page → harness: Playwright's binding. The named wrapper Playwright puts on `window` is
+// Page → harness: Playwright's binding, exposed to the session's page only (a popup or any other
+// page of the browser context runs this script too, but has no way to the harness). The named wrapper Playwright puts on `window` is
 // removed so page script cannot call it, and is not used either: it serializes with the
 // page's JSON.stringify and spreads with the page's array iterator. Messages go to the raw
 // CDP binding (`__playwright__binding__`) instead, in the envelope Playwright's
@@ -39,7 +40,22 @@ function sendToHarness(messageText) {
 
 const snapshotTexts = new SafeWeakMap(); // tool definition → its ToolSnapshot as JSON text
 const registrations = new SafeWeakMap(); // script tool definition → its registration number
-let lastRegistration = 0;
+
+// Registrations are numbered from a random base per document (48 bits, from a UUID's first
+// twelve hex digits), so no other document's registration has this one's number: a call the
+// harness checked against a tool of one document never runs the next document's tool of the
+// same name, should the page commit a new document between the checks and the call.
+function randomRegistrationBase() {
+  const text = newUUID();
+  let base = 0;
+  for (let i = 0; i < 13; i++) {
+    const code = StringPrototypeCharCodeAt(text, i);
+    if (code === 45) continue; // "-"
+    base = base * 16 + (code <= 57 ? code - 48 : code - 87); // 0-9, a-f
+  }
+  return base;
+}
+let lastRegistration = randomRegistrationBase();
 
 // Which registration of a script tool a definition is (null for declarative tools, whose
 // definitions are rebuilt from the DOM). The harness runs a call only on the registration

@@ -1650,6 +1650,7 @@ function fillReviewedValues(form, values) {
 
 function installDeclarativePolyfill() {
   installSubmitEventMembers();
+  if (documentDomainEnabled) return; // Chromium makes no tools of such a document's forms
   listenOnWindow("submit", onSubmitCapture, true);
   listenOnWindow("reset", onResetCapture, true);
   ArrayPrototypePush(shadowRootListeners, { __proto__: null, type: "submit", listener: onSubmitCapture });

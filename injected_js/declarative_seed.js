@@ -278,7 +278,47 @@ function seedForm(form, withValues) {
     enctype: ElementPrototypeGetAttribute(form, "enctype"),
     controls,
     fieldsets,
+    defaultButton: seedDefaultButton(form, elements, length),
   };
+}
+
+// The form's default button (HTML: its first submit button in tree order), which a person's
+// Enter activates. form.elements leaves out <input type=image>, so image buttons are looked
+// for besides; the one that matches :default is it.
+function seedDefaultButton(form, elements, length) {
+  const candidates = safeList();
+  for (let i = 0; i < length && i < SEED_MAX_CONTROLS; i++) {
+    const element = HTMLCollectionPrototypeItem(elements, i);
+    const tag = ElementPrototypeGetLocalName(element);
+    const type =
+      tag === "input" ? HTMLInputElementPrototypeGetType(element) : tag === "button" ? HTMLButtonElementPrototypeGetType(element) : "";
+    if (type === "submit") {
+      ArrayPrototypePush(candidates, element);
+      break; // the first listed one; an image button may come before it
+    }
+  }
+  const inputs = DocumentPrototypeQuerySelectorAll(ownDocument, "input");
+  const count = NodeListPrototypeGetLength(inputs);
+  for (let i = 0; i < count && candidates.length < SEED_MAX_CONTROLS; i++) {
+    const input = NodeListPrototypeItem(inputs, i);
+    if (HTMLInputElementPrototypeGetType(input) === "image" && HTMLInputElementPrototypeGetForm(input) === form) {
+      ArrayPrototypePush(candidates, input);
+    }
+  }
+  for (let i = 0; i < candidates.length; i++) {
+    const button = candidates[i];
+    if (!ElementPrototypeMatches(button, ":default")) continue;
+    const tag = ElementPrototypeGetLocalName(button);
+    return {
+      __proto__: null,
+      tag,
+      type: tag === "input" ? HTMLInputElementPrototypeGetType(button) : HTMLButtonElementPrototypeGetType(button),
+      name: ElementPrototypeGetAttribute(button, "name"),
+      disabled: ElementPrototypeMatches(button, ":disabled"),
+      attributes: seedAttributes(button, ["value"]),
+    };
+  }
+  return null;
 }
 
 function seedDeclaration(element, index, withValues) {

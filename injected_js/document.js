@@ -9,6 +9,9 @@ const ownOrigin = globalThis.origin;
 // `location` and its members are unforgeable (non-configurable own properties).
 const ownLocation = globalThis.location;
 const isSecureContextAtStart = globalThis.isSecureContext === true;
+// "document.domain is enabled": the document is not origin-keyed (an `Origin-Agent-Cluster:
+// ?0` response), so setting document.domain works. Chromium refuses WebMCP there.
+const documentDomainEnabled = globalThis.originAgentCluster === false;
 
 // Once the window has another document, this one's state is retired: its listeners on the
 // (shared) window are removed, and it stops talking to the harness.

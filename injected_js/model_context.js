@@ -94,6 +94,7 @@ const MESSAGES = ObjectFreeze({
   badInput: "Failed to parse input arguments",
   badOrigin: "The provided origin is invalid.",
   opaqueOrigin: "Cannot execute tools that live in a document with an opaque origin.",
+  documentDomain: "document.modelContext cannot be used when document.domain is enabled.",
   emptyResult: "Operation succeeded",
 });
 
@@ -117,6 +118,12 @@ function errorMessageOf(error) {
 
 function isFullyActive() {
   return DocumentPrototypeGetDefaultView(ownDocument) !== null;
+}
+
+// Chromium's first check of all three methods, once their arguments are converted: a document
+// whose document.domain is enabled gets no WebMCP (nor do its forms become tools).
+function refuseWhereDocumentDomainIsEnabled() {
+  if (documentDomainEnabled) throw domException(MESSAGES.documentDomain, "SecurityError");
 }
 
 // -------------------------------------------------------------------------------------------
@@ -485,6 +492,9 @@ const GET_TOOLS_DEADLINE_MS = 500;
 const HANDSHAKE_DEADLINE_MS = 1000;
 const frameRequests = new SafeMap(); // request id → handler(kind, data, source, origin)
 const executionsForOtherFrames = new SafeMap(); // caller's id → {source, origin, uuid}
+// Calls cancelled before they started here (they wait for the permissions policy).
+const cancelledBeforeStart = new SafeSet();
+const MAX_EARLY_CANCELS = 64;
 // While a caller waits for another frame's tool, it checks this often that the frame is
 // still there: a removed frame sends nothing (Chromium rejects such a call at once).
 const FRAME_WATCH_MS = 50;
@@ -575,11 +585,17 @@ function onFrameMessage(event) {
   const origin = MessageEventPrototypeGetOrigin(event);
   const kind = ownData(data, "kind");
   const id = ownData(data, "id");
-  if (!isInThisTab(source) && origin !== "null" && kind === "result" && typeof id === "string") {
-    // A document that went away (pagehide) fails the calls it was running; by the time its
-    // message arrives, its window is no longer in the tab.
-    const request = frameRequests.get(id);
-    if (request !== undefined && request.onGone !== null) request.onGone(origin);
+  if (!isInThisTab(source) && origin !== "null" && typeof id === "string") {
+    // A document that went away (pagehide) fails the calls it was running and cancels those
+    // it made; by the time its message arrives, its window is no longer in the tab.
+    if (kind === "result") {
+      const request = frameRequests.get(id);
+      if (request !== undefined && request.onGone !== null) request.onGone(origin);
+    } else if (kind === "cancel") {
+      // From the caller's old document: another WindowProxy than the call came from, so the
+      // call's id (a secret of the two documents) and origin are what say it is the caller.
+      cancelExecutionForOtherFrame(id, null, origin);
+    }
     return;
   }
   if (!isInThisTab(source) || origin === "null") return;
@@ -591,7 +607,7 @@ function onFrameMessage(event) {
   else if (kind === "getTools") answerGetTools(id, source, origin);
   else if (kind === "hello") postToFrame(source, frameMessage("hello", { id }), origin);
   else if (kind === "execute") runExecutionForOtherFrame(data, id, source, origin);
-  else if (kind === "cancel") cancelExecutionForOtherFrame(id, source);
+  else if (kind === "cancel") cancelExecutionForOtherFrame(id, source, origin);
   else if (kind === "policy") answerPolicy(id, source, origin);
 }
 
@@ -724,6 +740,8 @@ function requestExecutionInOtherFrame(execution, toolName, inputArguments) {
       clearFrameRequestDeadline(id); // the tool itself may take as long as it needs
       const request = frameMessage("execute", { id, name: toolName, input: inputArguments });
       postToFrame(target, request, origin);
+      execution.sentTo = origin;
+      if (execution.cancelRequested) cancelExecutionInOtherFrame(execution);
     } else if (kind === "result") {
       finishFrameRequest(id);
       const result = ownData(data, "result");
@@ -755,14 +773,36 @@ function requestExecutionInOtherFrame(execution, toolName, inputArguments) {
   setTimeoutFn(watch, FRAME_WATCH_MS);
 }
 
-// This document is going away: the frames waiting for its tools get their failure now, as
-// Chromium rejects their executeTool() when the tool's document is gone.
+// Caller side of cancelling a call to another frame's tool. The tool runs all the same, as
+// in Chromium: a call the frame has not been sent yet is sent first, then cancelled there.
+function cancelExecutionInOtherFrame(execution) {
+  if (execution.sentTo === null) {
+    execution.cancelRequested = true; // the handshake sends it, then this again
+    return;
+  }
+  finishFrameRequest(execution.uuid);
+  postToFrame(execution.target, frameMessage("cancel", { id: execution.uuid }), execution.sentTo);
+}
+
+// This document is going away.
+// - The frames waiting for its tools get their failure now, as Chromium rejects their
+//   executeTool() when the tool's document is gone.
+// - The calls it made to other frames' tools are cancelled there (§1.5: a caller that goes
+//   away cancels its pending executions: the tool's signal aborts, toolcancel fires).
+// - When its window closes, the calls it runs reject with UnknownError, as Chromium's do: a
+//   caller in another tree (this window's opener) would otherwise wait for ever.
 function answerPendingExecutionsOnPageHide() {
   executionsForOtherFrames.forEach((execution, id) => {
     const reply = frameMessage("result", { id, result: null, success: false, message: MESSAGES.unknown });
     postToFrame(execution.source, reply, execution.origin);
   });
   executionsForOtherFrames.clear();
+  const closing = WindowGetClosed(ownWindow);
+  pendingToolExecutions.forEach((execution) => {
+    if (execution.target !== ownWindow && execution.sentTo !== null) cancelExecutionInOtherFrame(execution);
+    if (closing) execution.rejectNow(domException(MESSAGES.unknown, "UnknownError"));
+  });
+  if (closing) pendingToolExecutions.clear();
 }
 
 // Target side: another frame asks this document to run one of its tools.
@@ -795,6 +835,7 @@ function runExecutionForOtherFrame(data, id, source, origin) {
     }
     const uuid = newUUID();
     executionsForOtherFrames.set(id, { __proto__: null, source, origin, uuid });
+    if (cancelledBeforeStart.delete(id)) cancelExecutionForOtherFrame(id, source, origin);
     queueGlobalTask(() =>
       toolExecuteSteps(toolName, inputArguments, uuid, null, null, (result, success, message) => {
         executionsForOtherFrames.delete(id);
@@ -804,11 +845,21 @@ function runExecutionForOtherFrame(data, id, source, origin) {
   });
 }
 
-function cancelExecutionForOtherFrame(id, source) {
-  const execution = typeof id === "string" ? executionsForOtherFrames.get(id) : undefined;
-  if (execution === undefined || execution.source !== source) return;
+// Target side: the caller cancels (`source`: its window, or null when its document is gone).
+function cancelExecutionForOtherFrame(id, source, origin) {
+  if (typeof id !== "string") return;
+  const execution = executionsForOtherFrames.get(id);
+  if (execution === undefined) {
+    // The call may wait for this document's permissions policy (else it is over, or was
+    // refused): cancel it once it starts.
+    const waiting = toolsPolicy === "pending" && source !== null;
+    if (waiting && cancelledBeforeStart.size < MAX_EARLY_CANCELS) cancelledBeforeStart.add(id);
+    return;
+  }
+  if (execution.origin !== origin || (source !== null && execution.source !== source)) return;
   executionsForOtherFrames.delete(id);
-  queueGlobalTask(() => cancelLocalToolExecution(execution.uuid));
+  // Two hops, as for a local cancellation: the execute steps' toolactivated fires first.
+  queueGlobalTask(() => queueGlobalTask(() => cancelLocalToolExecution(execution.uuid)));
 }
 
 // -------------------------------------------------------------------------------------------
@@ -1044,6 +1095,8 @@ function executeToolSteps(tool, inputObject, signal) {
     uuid,
     target: targetWindow,
     expectedOrigin,
+    sentTo: null, // another frame's origin, once the call was sent there
+    cancelRequested: false,
     // The completion steps run once: whichever of settlement and cancellation comes first.
     completionSteps(result, success, message) {
       execution.settle(result, success, message, "UnknownError");
@@ -1055,6 +1108,9 @@ function executeToolSteps(tool, inputObject, signal) {
         if (success) resolvePromise(result);
         else rejectPromise(domException(message ?? MESSAGES.unknown, errorName));
       });
+    },
+    rejectNow(error) {
+      rejectPromise(error); // this document's tasks will not run again
     },
   };
   if (signal !== undefined) {
@@ -1106,8 +1162,7 @@ function cancelAPendingToolExecution(uuid) {
     // tasks already queued there (toolactivated) run first, as in Chromium.
     queueGlobalTask(() => queueGlobalTask(() => cancelLocalToolExecution(uuid)));
   } else {
-    finishFrameRequest(uuid);
-    postToFrame(execution.target, frameMessage("cancel", { id: uuid }), execution.expectedOrigin);
+    cancelExecutionInOtherFrame(execution);
   }
 }
 
@@ -1372,6 +1427,7 @@ class ModelContext extends EventTargetCtor {
     try {
       brandCheck(this, "getTools");
       const fromOrigins = convertGetToolsOptions(options);
+      refuseWhereDocumentDomainIsEnabled();
       if (!isFullyActive()) throw domException(MESSAGES.notFullyActive, "InvalidStateError");
       return afterToolsPolicy(() => getToolsSteps(fromOrigins));
     } catch (error) {
@@ -1387,6 +1443,7 @@ class ModelContext extends EventTargetCtor {
       }
       const registeredTool = convertRegisteredTool(tool);
       const signal = convertExecuteToolOptions(options);
+      refuseWhereDocumentDomainIsEnabled();
       if (!isFullyActive()) throw domException(MESSAGES.notFullyActive, "InvalidStateError");
       return afterToolsPolicy(() => executeToolSteps(registeredTool, inputObject, signal));
     } catch (error) {
@@ -1397,6 +1454,7 @@ class ModelContext extends EventTargetCtor {
 
 // Shared by registerTool() and the legacy surfaces: the checks before the spec's steps.
 function registerATool(converted, options, surface) {
+  refuseWhereDocumentDomainIsEnabled();
   if (!isFullyActive()) throw domException(MESSAGES.notFullyActive, "InvalidStateError");
   return afterToolsPolicy(() => registerToolSteps(converted, options, surface));
 }
@@ -1472,6 +1530,7 @@ function installModelContextPolyfill() {
       return registerATool(tool, options, surface);
     },
     validate(tool, options, replacing) {
+      refuseWhereDocumentDomainIsEnabled();
       validateToolRegistration(tool, options, (name) => modelContextToolMap.has(name), replacing);
     },
     unregister(toolName) {

@@ -223,6 +223,7 @@ const MutationRecordPrototypeGetAttributeName = uncurryGetter(
 const WindowGetTop = uncurryGetter(globalThis, "top");
 const WindowGetParent = uncurryGetter(globalThis, "parent");
 const WindowGetLength = uncurryGetter(globalThis, "length");
+const WindowGetClosed = uncurryGetter(globalThis, "closed");
 
 // This realm's window. Its document can change without a new realm: an iframe's initial
 // about:blank document that navigates to a same-origin URL keeps its Window (HTML's "reuse

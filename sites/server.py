@@ -31,7 +31,7 @@ from typing import Any, Final, Protocol, Self
 
 from aiohttp import web
 
-from . import attacks_app, evil_app, keys_app, mail_app, shop_app, todo_app
+from . import attacks_app, evil_app, keys_app, mail_app, pantry_app, shop_app, todo_app
 
 logger = logging.getLogger(__name__)
 
@@ -151,6 +151,13 @@ SITES: dict[str, SiteSpec] = {
             description="Attack site: the attacker's server; collects what reaches it and "
             "serves the iframes of the notes app.",
             factory=attacks_app.attacker_site,
+        ),
+        SiteSpec(
+            name="pantry",
+            port=8109,
+            description="A stock list for the QA tools: a bug planted in find_items, and a "
+            "next release (/next) whose catalog drifted.",
+            factory=pantry_app.PantrySite,
         ),
     )
 }

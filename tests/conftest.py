@@ -21,11 +21,14 @@ import tempfile
 import time
 from collections.abc import AsyncIterator, Coroutine, Iterator
 from pathlib import Path
-from typing import Any
+from typing import TYPE_CHECKING, Any
 
 import pytest
 import pytest_timeout
 from aiohttp import web
+
+if TYPE_CHECKING:
+    from harness import Harness, Session
 
 PAGES = Path(__file__).parent / "pages"
 
@@ -210,3 +213,23 @@ def short_tmp() -> Iterator[Path]:
     pytest's ``tmp_path`` is too long a path for one."""
     with tempfile.TemporaryDirectory(prefix="wmh-") as folder:
         yield Path(folder)
+
+
+@pytest.fixture(scope="module", params=["polyfill", "native"])
+async def backend_harness(request: pytest.FixtureRequest) -> AsyncIterator[Harness]:
+    """A :class:`~harness.Harness` per backend, shared by a module's tests (both backends)."""
+    from harness import Harness
+
+    async with Harness(backend=request.param, call_timeout=10) as harness:
+        yield harness
+
+
+@pytest.fixture
+async def page_session(
+    backend_harness: Harness, page_server: PageServer, request: pytest.FixtureRequest
+) -> AsyncIterator[Session]:
+    """A session on the page the test module names in ``PAGE`` (``tests/pages``), on each
+    backend; closed after the test."""
+    session = await backend_harness.open(page_server.url(request.module.PAGE))
+    yield session
+    await session.close()

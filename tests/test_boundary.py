@@ -376,9 +376,11 @@ page(
 
 
 class Origins:
-    """Two loopback origins serving :data:`PAGES`; every request is logged by origin."""
+    """Loopback origins (``A``, ``B``, …) serving :data:`PAGES`; every request is logged by
+    origin. A page names them ``{{A}}``, ``{{B}}``, … and the host of ``A`` ``{{A_HOST}}``."""
 
-    def __init__(self) -> None:
+    def __init__(self, letters: tuple[str, ...] = ("A", "B")) -> None:
+        self.letters = letters
         self.ports: dict[str, int] = {}
         self.requests: list[tuple[str, str]] = []  # (origin letter, path and query)
         self._runners: list[web.AppRunner] = []
@@ -403,12 +405,9 @@ class Origins:
             html = PAGES.get(request.match_info["name"])
             if html is None:
                 raise web.HTTPNotFound()
-            for key, value in {
-                "{{A}}": self.origin("A"),
-                "{{B}}": self.origin("B"),
-                "{{A_HOST}}": f"127.0.0.1:{self.ports['A']}",
-            }.items():
-                html = html.replace(key, value)
+            for other in self.letters:
+                html = html.replace("{{" + other + "}}", self.origin(other))
+            html = html.replace("{{A_HOST}}", f"127.0.0.1:{self.ports['A']}")
             return web.Response(text=html, content_type="text/html")
 
         async def redirect(request: web.Request) -> web.Response:
@@ -424,7 +423,7 @@ class Origins:
         return app
 
     async def start(self) -> None:
-        for letter in ("A", "B"):
+        for letter in self.letters:
             runner = web.AppRunner(self._app(letter))
             await runner.setup()
             self.ports[letter] = await listen(runner)
@@ -604,7 +603,7 @@ async def test_7_a_url_python_read_as_same_origin_is_asked_before_chromium_goes_
     refusal = await navigate_as_agent(session, start, target)
     assert refusal is not None and "did not allow" in refusal
     assert session.url == start and len(origins.asked("B")) == before
-    assert [r.source for r in session.elicitations] == ["policy"]
+    assert [r.source for r in session.elicitations] == ["navigation"]
 
 
 async def test_7_a_same_origin_url_that_redirects_elsewhere_is_asked_too(
@@ -617,7 +616,7 @@ async def test_7_a_same_origin_url_that_redirects_elsewhere_is_asked_too(
     assert refusal is not None and "redirected to" in refusal
     assert session.url == start  # back where it was
     [asked] = session.elicitations
-    assert asked.source == "policy" and asked.action == "decline"
+    assert asked.source == "navigation" and asked.action == "decline"
 
 
 async def test_7_a_redeem_url_the_http_client_reads_as_another_origin_is_refused_unsent(

@@ -2,8 +2,8 @@
 
 The layers, from the bottom (a module may import its own layer and the ones below):
 
-    models, errors, schemas  →  catalog, elicitation  →  browser  →  stages  →  declarative
-    →  the core (pipeline, session, harness, agent_view, sync_api)  →  trace  →  agents
+    models, errors, schemas, inputs  →  catalog, elicitation  →  browser  →  stages  →  declarative
+    →  the core (pipeline, session, harness, agent_view, sync_api)  →  trace  →  agents, qa
     →  front ends (cli, mcp, testing, and the coming conformance, experiments, bench, …)
 
 A front end never imports another front end; the CLI may import each, to dispatch.
@@ -28,6 +28,7 @@ LAYERS: dict[str, int] = {
     "models": 0,
     "errors": 0,
     "schemas": 0,
+    "inputs": 0,
     "catalog": 1,
     "elicitation": 1,
     "browser": 2,
@@ -40,6 +41,10 @@ LAYERS: dict[str, int] = {
     "sync_api": 5,
     "trace": 6,
     "agents": 7,
+    # The QA tools' engine (fuzzing, catalog snapshots and drift, the doctor): below the
+    # front ends, as `agents` is, because three of them use it (the CLI's commands, the
+    # pytest plugin's `webmcp.fuzz()`, the site audit's options).
+    "qa": 7,
 }
 FRONT_ENDS = {
     "cli",

@@ -30,6 +30,7 @@ from harness.sites.mail_app import (
 from harness.sites.server import RunningSites, serve_sites
 
 from harness import Harness, Session
+from harness.elicitation.wording import POLICY_CALL
 from harness.stages.policy import Policy
 from tests.stages.test_trust import Scripted, text_of
 
@@ -180,7 +181,10 @@ async def test_with_an_escalate_rule_the_user_is_asked_and_only_accept_sends(
     assert not accepted.is_error
     question = handler.asked[1]
     assert question.rule == "confirm-open-world-to-external" and question.tool == "send_email"
-    assert ACCOUNTANT in question.message and SALARIES_ATTRIBUTION in question.message
+    # The harness's sentence; the agent's arguments and the data's sources quoted apart.
+    assert question.message == POLICY_CALL
+    assert ACCOUNTANT in question.quoted[0].text and question.quoted[0].by == "agent"
+    assert SALARIES_ATTRIBUTION in question.attribution
     [sent] = outbox(sites)
     assert sent["to"] == ACCOUNTANT and sent["attachments"] == [SALARIES]
     # The page was handed the session's annotations (options._meta.annotations).

@@ -167,6 +167,8 @@ class AgentLoop:
         self.task = task
         self.max_steps = max_steps
         self.recorder = recorder or TraceRecorder()
+        if self.recorder.withheld is None:  # what the session withholds stays out of the trace
+            self.recorder.withheld = session.scrubber
         self.settle_timeout = settle_timeout
         # Tools the page registers late, waited for after the start page settled.
         self.wait_for_tools = list(wait_for_tools)
@@ -307,7 +309,7 @@ class AgentLoop:
             context = AgentContext(
                 task=self.task,
                 start_url=self.start_url,
-                url=self.session.url,
+                url=self.session.scrubber.text(self.session.url),  # the page's URL
                 tools=tools,
                 history=list(self.history),
                 tools_changed=self._tools_changed,
@@ -398,7 +400,9 @@ class AgentLoop:
             outcome = await self.session.call(action.tool, dict(action.arguments))
         except UnknownTool as exc:
             self.recorder.record(ErrorOccurred(step=self.step, where="call", message=str(exc)))
-            return StepRecord(index=self.step, action=action, error=str(exc))
+            # It lists the page's tool names: what the session withheld stays withheld.
+            error = self.session.scrubber.text(str(exc))
+            return StepRecord(index=self.step, action=action, error=error)
         self._record_trails()
         if outcome.error_kind == "navigation":
             # The page is leaving: wait for the next document's catalog to replace this one's.
@@ -435,6 +439,12 @@ class AgentLoop:
             return self._navigated(action, url, refusal)
         await self._settle()
         self._record_trails()
+        for name in action.wait_for_tool:
+            try:
+                await self.session.wait_for_tool(name, timeout=self.settle_timeout)
+            except UnknownTool as exc:
+                waited = f"{exc} (waited {self.settle_timeout:g} s after the navigation)"
+                return self._navigated(action, url, waited)
         return self._navigated(action, url)
 
     def _navigated(self, action: NavigateAction, url: str, error: str | None = None) -> StepRecord:
@@ -450,6 +460,8 @@ class AgentLoop:
         )
         if error is not None:
             self.recorder.record(ErrorOccurred(step=self.step, where="navigation", message=error))
+        # The harness's message quotes URLs: what the session withheld stays withheld.
+        error = self.session.scrubber.text(error) if error is not None else None
         return StepRecord(index=self.step, action=action, error=error)
 
 

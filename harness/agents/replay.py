@@ -169,6 +169,7 @@ class ReplayAgent:
                 return NavigateAction(
                     url=rebase_url(action.url, self.recording.start_url, context.start_url),
                     note=f"replaying step {self._current.index}",
+                    wait_for_tool=action.wait_for_tool,
                 )
             return action.model_copy(update={"note": f"replaying step {self._current.index}"})
         if self.differences:

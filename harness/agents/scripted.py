@@ -8,11 +8,14 @@ The plan format is stable; other tools depend on it::
         args: {text: buy milk}
         expect: {isError: false}      # optional subset match on the agent view of the result
       - navigate: /archive             # relative to the start URL
+        wait_for_tool: list_archived   # optional: a tool the new page registers late
       - call: list_todos
       - finish: done
 
 Each step has exactly one of ``call``, ``navigate`` or ``finish``. ``args`` and
-``expect`` belong to ``call`` steps. ``expect`` is matched against the result
+``expect`` belong to ``call`` steps; ``wait_for_tool`` (a name or a list) to ``navigate``
+steps: after the new page's catalog settled, the step waits for those tools too (at most
+the settle cap), and fails with ``step-failed`` when one never comes. ``expect`` is matched against the result
 as the agent sees it (MCP ``CallToolResult`` JSON: ``content``,
 ``structuredContent``, ``isError``, ``_meta``): every key it names must be
 there with a matching value; arrays match element by element. An unmet
@@ -25,14 +28,14 @@ with an empty answer.
 from __future__ import annotations
 
 from pathlib import Path
-from typing import Any
+from typing import Annotated, Any
 
-import yaml
-from pydantic import BaseModel, ConfigDict, Field, ValidationError
+from pydantic import BaseModel, ConfigDict, Field, ValidationError, field_validator
 
 from harness.agents.base import AgentContext, StepRecord
 from harness.agents.matching import subset_mismatches, unified_diff
-from harness.errors import AgentStopped, ConfigError, parse_problem, read_input_file
+from harness.errors import AgentStopped, ConfigError
+from harness.inputs import load_input
 from harness.models import CallAction, FinishAction, NavigateAction, describe_action
 
 
@@ -47,11 +50,21 @@ class CallStep(BaseModel):
 
 
 class NavigateStep(BaseModel):
-    """``- navigate: URL`` (a path is relative to the start URL)."""
+    """``- navigate: URL`` (a path is relative to the start URL), with an optional
+    ``wait_for_tool: NAME`` (or a list of names) the new page registers late."""
 
     model_config = ConfigDict(frozen=True, extra="forbid")
 
     navigate: str = Field(min_length=1)
+    wait_for_tool: list[Annotated[str, Field(min_length=1)]] = Field(default_factory=list)
+
+    @field_validator("wait_for_tool", mode="before")
+    @classmethod
+    def _one_or_many(cls, value: Any) -> Any:
+        """``wait_for_tool: NAME`` is a list of one; left empty, none."""
+        if value is None:
+            return []
+        return [value] if isinstance(value, str) else value
 
 
 class FinishStep(BaseModel):
@@ -85,7 +98,7 @@ class Plan(BaseModel):
         if isinstance(step, CallStep):
             return CallAction(tool=step.call, arguments=dict(step.args))
         if isinstance(step, NavigateStep):
-            return NavigateAction(url=step.navigate)
+            return NavigateAction(url=step.navigate, wait_for_tool=list(step.wait_for_tool))
         return FinishAction(answer=step.finish)
 
 
@@ -141,7 +154,7 @@ def _parse_step(raw: Any, where: str) -> PlanStep:
 
 _ALLOWED = {
     "call": "`call`, `args` and `expect`",
-    "navigate": "only `navigate`",
+    "navigate": "`navigate` and `wait_for_tool`",
     "finish": "only `finish`",
 }
 
@@ -149,12 +162,8 @@ _ALLOWED = {
 def load_plan(path: str | Path) -> Plan:
     """Read a YAML plan file."""
     path = Path(path)
-    text = read_input_file(path, "plan")
-    try:
-        data = yaml.safe_load(text)
-    except yaml.YAMLError as exc:
-        raise ConfigError(f"{path} is not valid YAML: {parse_problem(exc)}.") from exc
-    return parse_plan(data, str(path))
+    # YAML whatever the suffix; with the limits of every input file (aliases, depth).
+    return parse_plan(load_input(path, "plan", kind="yaml"), str(path))
 
 
 def expectation_failure(

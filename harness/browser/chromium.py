@@ -20,7 +20,7 @@ import subprocess
 import sys
 from pathlib import Path
 
-from harness.errors import BrowserNotFound
+from harness.errors import DOCTOR_HINT, BrowserNotFound
 
 ENV_VAR = "WEBMCP_CHROMIUM"
 DEBIAN_PATH = Path("/usr/bin/chromium")
@@ -45,7 +45,7 @@ NATIVE_WEBMCP_FLAGS: tuple[str, ...] = (
 
 HOW_TO_GET_ONE = (
     "No Chromium found. Install Debian's package (`apt-get install -y chromium`), "
-    f"or point ${ENV_VAR} at a Chromium executable."
+    f"or point ${ENV_VAR} at a Chromium executable. {DOCTOR_HINT}"
 )
 
 
@@ -63,7 +63,9 @@ def find_chromium() -> Path:
     if explicit:
         path = Path(explicit)
         if not (path.is_file() and os.access(path, os.X_OK)):
-            raise BrowserNotFound(f"${ENV_VAR} is set to {explicit!r}, which is not an executable.")
+            raise BrowserNotFound(
+                f"${ENV_VAR} is set to {explicit!r}, which is not an executable. {DOCTOR_HINT}"
+            )
         return path
     if DEBIAN_PATH.is_file() and os.access(DEBIAN_PATH, os.X_OK):
         return DEBIAN_PATH

@@ -144,8 +144,11 @@ class PageChannel:
         # use for them (each is a binding round trip per call); tests of the JS turn them on.
         self.report_events = report_events
         self.rejected = 0
+        # Authenticated messages from a frame of another page than the session's (dropped).
+        self.other_pages = 0
         self._handler: MessageHandler | None = None
         self._context: BrowserContext | None = None
+        self._page: Page | None = None
         self._sessions: list[CDPSession] = []
         self._oopif: dict[Frame, CDPSession] = {}
         self._token_of_frame: dict[Frame, str] = {}  # the latest document's token
@@ -159,11 +162,18 @@ class PageChannel:
         self._cut_off: set[asyncio.Task[Any]] = set()  # …of which fail() cancelled these
 
     async def install(self, context: BrowserContext, page: Page, handler: MessageHandler) -> None:
-        """Expose the binding, add the init script (which hides it), and follow contexts."""
+        """Expose the binding to ``page``, add the init script (which hides it) to every page
+        of ``context``, and follow contexts.
+
+        Every page of the context runs the script (a popup has WebMCP, as in Chromium), but
+        only ``page`` — the session's — has the binding: another page of the context (a
+        popup a frame opened) has no way to the harness, and writes no session's catalog.
+        """
         self._handler = handler
         self._context = context
+        self._page = page
         self._broken = asyncio.get_running_loop().create_future()
-        await context.expose_binding(self.keys.binding, self._on_binding)
+        await page.expose_binding(self.keys.binding, self._on_binding)
         await context.add_init_script(
             build_init_script(
                 self.keys, self.mode, self.schema_subset, report_events=self.report_events
@@ -194,6 +204,11 @@ class PageChannel:
         message = self._authenticate(payload)
         frame = source.get("frame")
         if message is None or frame is None or self._handler is None:
+            return
+        if frame.page is not self._page:
+            # Not a frame of the session's page (the binding is the page's own; this is the
+            # second lock): the frame rules (harness/browser/frames.py) apply to its frames only.
+            self.other_pages += 1
             return
         if message.get("type") == "hello":
             token = message.get("token")

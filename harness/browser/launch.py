@@ -19,7 +19,7 @@ from playwright.async_api import Error as PlaywrightError
 
 from harness.browser.chromium import NATIVE_WEBMCP_FLAGS, QUIET_FLAGS, find_chromium
 from harness.browser.marks import mark
-from harness.errors import BrowserNotFound
+from harness.errors import DOCTOR_HINT, BrowserNotFound
 
 
 def launch_flags(backend: str) -> list[str]:
@@ -57,7 +57,7 @@ async def launch(
     """
     path = Path(executable_path) if executable_path else find_chromium()
     if not path.is_file():
-        raise BrowserNotFound(f"No Chromium at {path}.")
+        raise BrowserNotFound(f"No Chromium at {path}. {DOCTOR_HINT}")
     playwright = await async_playwright().start()
     mark("driver")
     try:
@@ -67,7 +67,7 @@ async def launch(
     except BaseException as exc:
         await playwright.stop()
         if isinstance(exc, PlaywrightError):
-            raise BrowserNotFound(f"Chromium at {path} did not start: {exc}") from exc
+            raise BrowserNotFound(f"Chromium at {path} did not start: {exc} {DOCTOR_HINT}") from exc
         raise
     mark("chromium")
     return Launched(playwright, browser, headless, list(args), path)

@@ -33,6 +33,7 @@ from harness.cli.options import (
     EXIT_FAILED,
     EXIT_OK,
     EXIT_USAGE,
+    LATE_TOOL_HINT,
     Parser,
     UsageError,
     add_elicit_options,
@@ -42,12 +43,13 @@ from harness.cli.options import (
     check_settle,
     parse,
     policy_option,
+    refusal_hint,
     report_error,
     settle_from_ms,
     settle_option,
 )
 from harness.cli.startup import early_harness
-from harness.errors import ConfigError, HarnessError
+from harness.errors import ConfigError, HarnessError, UnknownTool
 
 if TYPE_CHECKING:  # imported by the functions that run the commands
     from rich.console import Console
@@ -110,11 +112,12 @@ def _add_call_command(sub: Any) -> None:
     add_page_options(call)
 
 
-def _module_parser(module: str) -> Callable[[Any], None]:
-    """Registration by a command module's ``add_parser``, imported only when it is called."""
+def _module_parser(module: str, function: str = "add_parser") -> Callable[[Any], None]:
+    """Registration by a command module's ``add_parser`` (or ``function``), imported only
+    when it is called."""
 
     def register(sub: Any) -> None:
-        importlib.import_module(f"harness.cli.{module}").add_parser(sub)
+        getattr(importlib.import_module(f"harness.cli.{module}"), function)(sub)
 
     return register
 
@@ -213,6 +216,10 @@ COMMANDS: dict[str, Callable[[Any], None]] = {
     "conformance": _module_parser("conformance"),
     "experiment": _module_parser("experiment"),
     "bench": _module_parser("bench"),
+    "fuzz": _module_parser("qa", "add_fuzz_parser"),
+    "snapshot": _module_parser("qa", "add_snapshot_parser"),
+    "diff": _module_parser("qa", "add_diff_parser"),
+    "doctor": _module_parser("qa", "add_doctor_parser"),
 }
 """Every command and how its parser is registered, in the order ``--help`` lists them."""
 
@@ -384,7 +391,10 @@ async def run_call(
     async with await early_harness(backend, make, headless=headless, modules=PRINTING) as harness:
         session = await harness.open(url)
         await wait_for_tools(session, wait_for or [])
-        outcome = await session.call(name, arguments)
+        try:
+            outcome = await session.call(name, arguments)
+        except UnknownTool as exc:
+            raise UnknownTool(exc.name, exc.available, hint=LATE_TOOL_HINT) from None
         # Before the session closes: closing clears the vault.
         revealed = await session.reveal_all(outcome) if reveal else []
         return outcome, list(session.elicitations), revealed
@@ -497,6 +507,12 @@ def main(argv: Sequence[str] | None = None) -> int:
         return EXIT_FAILED
 
 
+def _hint(text: str | None) -> None:
+    """A hint for the person at the terminal (stderr), never in --json output."""
+    if text is not None:
+        print(text, file=sys.stderr)
+
+
 def _dispatch(args: argparse.Namespace) -> int:
     return RUNNERS[args.command](args)
 
@@ -568,6 +584,7 @@ def _run_call(args: argparse.Namespace) -> int:
         print(json.dumps(payload, indent=2))
     else:
         print_outcome(_console(), outcome, elicitations)
+        _hint(refusal_hint([outcome.agent_json()]))
     if args.reveal:
         print_revealed(revealed)
         if any(attempt.error is not None for attempt in revealed):
@@ -592,6 +609,7 @@ def _run_agent(args: argparse.Namespace) -> int:
         if result.detail:
             out.print(page_text(result.detail), highlight=False)
         out.print(page_text(f"trace: {result.trace_dir}"), highlight=False)
+        _hint(refusal_hint(step.result for step in result.steps))
     return EXIT_OK if result.ok else EXIT_FAILED
 
 
@@ -636,6 +654,10 @@ RUNNERS: dict[str, Callable[[argparse.Namespace], int]] = {
     "conformance": _module_runner("conformance", console=True),
     "experiment": _module_runner("experiment", console=True),
     "bench": _module_runner("bench", console=True),
+    "fuzz": _module_runner("qa", console=True),
+    "snapshot": _module_runner("qa", console=True),
+    "diff": _module_runner("qa", console=True),
+    "doctor": _module_runner("qa", console=True),
 }
 """How each command of :data:`COMMANDS` runs: a function that imports what the command
 needs when it is called (never at module level; see the module's docstring)."""

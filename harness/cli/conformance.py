@@ -12,12 +12,16 @@ from __future__ import annotations
 import argparse
 import asyncio
 import contextlib
+import time
 from collections.abc import AsyncIterator, Callable, Sequence
+from dataclasses import replace
 from datetime import UTC, datetime
 from pathlib import Path
 from typing import TYPE_CHECKING, Any
 
-from harness.elicitation.plain import plain
+from harness.cli.options import UsageError, add_settle_options, settle_option
+from harness.conformance.escaping import clip, one_line
+from harness.elicitation.wording import plain
 from harness.errors import (
     BrowserNotFound,
     ConfigError,
@@ -30,14 +34,21 @@ if TYPE_CHECKING:  # imported when the command runs: its parser (and --help) loa
     from rich.console import Console
     from rich.progress import Progress
 
+    from harness.conformance.audit import AuditOptions, SiteTarget
     from harness.conformance.baseline import Comparison, Diff
+    from harness.conformance.flakes import RunAgain
     from harness.conformance.reports import View
     from harness.conformance.results import Report
     from harness.models import BackendName
+    from harness.qa.fuzz import FuzzOptions
+    from harness.qa.snapshot import CatalogSnapshot
 
 EXIT_OK, EXIT_UNEXPECTED, EXIT_USAGE, EXIT_CANNOT_RUN = 0, 1, 2, 3
 DEFAULT_OUTPUT = "conformance-reports"
 BACKEND_CHOICES = ("polyfill", "native", "both")
+# `conformance wpt` runs configurations: native is Chromium's own WebMCP with nothing injected.
+WPT_CHOICES = ("native", "native+layer", "polyfill", "both", "all")
+WPT_SETS = {"both": ("native", "polyfill"), "all": ("native", "native+layer", "polyfill")}
 BUNDLED_PREFIX = "bundled:"
 
 
@@ -85,6 +96,22 @@ def add_parser(sub: Any) -> None:
         default="error",
         help="the lowest severity of finding that fails the run (default: error)",
     )
+    site.add_argument(
+        "--name",
+        metavar="NAME",
+        help="the site's name, the first segment of its test ids (/NAME/path): what stays the "
+        "same between runs (default: 'site'; a bundled site's own name)",
+    )
+    site.add_argument(
+        "--expect-tool",
+        action="append",
+        default=[],
+        metavar="NAME",
+        help="a tool every page must offer once its catalog settled (repeatable); a missing "
+        "one is an error finding",
+    )
+    _add_qa_options(site)
+    add_settle_options(site)
     _common(site, backends=("polyfill", "native"), default_backend="polyfill")
 
     wpt = suites.add_parser("wpt", help="run a web-platform-tests checkout's webmcp/ tests")
@@ -95,17 +122,72 @@ def add_parser(sub: Any) -> None:
     wpt.add_argument(
         "--timeout", type=float, metavar="S", help="per test file (default 10 s; 60 s when long)"
     )
-    _common(wpt, backends=BACKEND_CHOICES, default_backend="both")
+    _common(
+        wpt,
+        backends=WPT_CHOICES,
+        default_backend="both",
+        backend_help="which configuration: native (Chromium's own WebMCP, nothing injected), "
+        "native+layer (the harness's layer on it), polyfill; both = native and polyfill; "
+        "all = the three (default both)",
+    )
+
+
+def _add_qa_options(site: argparse.ArgumentParser) -> None:
+    """The QA tools in the audit: ``--fuzz`` and its options, ``--catalog-baseline``."""
+    from harness.qa import DEFAULT_EXAMPLES, PROPERTY_NAMES
+
+    site.add_argument(
+        "--fuzz",
+        action="store_true",
+        help="after the probes, test each tool's properties with inputs generated from its "
+        "schema (as `webmcp-harness fuzz`; needs the qa extra); a broken property is a "
+        "fuzz-<property> error with its reproduction. Only read-only tools unless --allow-writes",
+    )
+    site.add_argument(
+        "--fuzz-property",
+        action="append",
+        default=[],
+        choices=list(PROPERTY_NAMES),
+        metavar="NAME",
+        help=f"with --fuzz: only this property (repeatable): {', '.join(PROPERTY_NAMES)}",
+    )
+    site.add_argument(
+        "--fuzz-examples",
+        type=int,
+        metavar="N",
+        help=f"with --fuzz: inputs per tool and kind of input (default {DEFAULT_EXAMPLES})",
+    )
+    site.add_argument(
+        "--fuzz-seed",
+        type=int,
+        metavar="S",
+        help="with --fuzz: the same inputs every run (else failures found are kept in "
+        "Hypothesis's example database, .hypothesis/examples, and tried first next time)",
+    )
+    site.add_argument(
+        "--catalog-baseline",
+        action="append",
+        default=[],
+        type=Path,
+        metavar="FILE",
+        help="a catalog file (`webmcp-harness snapshot URL --output FILE`) the page must still "
+        "match: each change is a catalog-<kind> finding with drift's severity (fail → error, "
+        "warn → warning). Once for every URL, or once per URL in the URLs' order",
+    )
 
 
 def _common(
-    parser: argparse.ArgumentParser, *, backends: Sequence[str], default_backend: str
+    parser: argparse.ArgumentParser,
+    *,
+    backends: Sequence[str],
+    default_backend: str,
+    backend_help: str | None = None,
 ) -> None:
     parser.add_argument(
         "--backend",
         choices=list(backends),
         default=default_backend,
-        help=f"which implementation of WebMCP (default {default_backend})",
+        help=backend_help or f"which implementation of WebMCP (default {default_backend})",
     )
     parser.add_argument(
         "--output",
@@ -130,6 +212,15 @@ def _common(
         metavar="PREVIOUS",
         help="an earlier run's wptreport JSON (or report directory): list what improved and regressed",
     )
+    parser.add_argument(
+        "--rerun-failures",
+        type=int,
+        default=0,
+        metavar="N",
+        help="rerun each test with an unexpected failure up to N times: a result that passes "
+        "on a rerun is reported FLAKY (never a pass; expected only if the baseline lists it as "
+        "intermittent), one that fails every time stays a failure",
+    )
     parser.add_argument("--no-progress", action="store_true", help="no live progress on stderr")
 
 
@@ -140,7 +231,7 @@ def run(args: argparse.Namespace, out: Console) -> int:
     err = Console(stderr=True, soft_wrap=True)
     try:
         return asyncio.run(_run(args, out, err))
-    except ConfigError as exc:
+    except (ConfigError, UsageError) as exc:
         err.print(f"webmcp-harness: {exc}", markup=False, highlight=False)
         return EXIT_USAGE
     except (BrowserNotFound, NativeWebMCPUnavailable, PageUnreachable, OSError) as exc:
@@ -180,6 +271,7 @@ def _baseline_path(args: argparse.Namespace) -> Path | None:
 
 async def _run(args: argparse.Namespace, out: Console, err: Console) -> int:
     from harness.conformance.baseline import Baseline, diff
+    from harness.conformance.flakes import rerun_failures
     from harness.conformance.reports import build_view, write_reports
     from harness.conformance.results import load_reports
 
@@ -188,6 +280,8 @@ async def _run(args: argparse.Namespace, out: Console, err: Console) -> int:
     previous = load_reports(args.diff) if args.diff else None
     if args.suite == "wpt" and args.timeout is not None and args.timeout <= 0:
         raise ConfigError("--timeout must be a positive number of seconds.")
+    if args.rerun_failures < 0:
+        raise ConfigError("--rerun-failures must be 0 (no reruns) or a positive number.")
     output = Path(args.output) if args.output else _default_output(args.suite)
     fail_on = getattr(args, "fail_on", None)
     extra: dict[str, Any] = {}
@@ -201,6 +295,8 @@ async def _run(args: argparse.Namespace, out: Console, err: Console) -> int:
         else:
             reports = await _run_wpt(args, advance)
             title = "webmcp-harness conformance: web-platform-tests webmcp/"
+    if args.rerun_failures:
+        await rerun_failures(reports, baseline, args.rerun_failures, _run_again(args))
     if args.update_baseline and baseline_path is not None:
         updated = baseline.updated(reports)
         changes = baseline.compare(reports)
@@ -300,8 +396,14 @@ async def _run_ua(
 
 
 @contextlib.asynccontextmanager
-async def _bundled(urls: Sequence[str]) -> AsyncIterator[list[tuple[str, str]]]:
-    """Serve the bundled sites named by ``bundled:NAME[/path]`` URLs; yields (url, test id)."""
+async def _site_targets(
+    urls: Sequence[str], name: str | None, baselines: Sequence[CatalogSnapshot] = ()
+) -> AsyncIterator[list[SiteTarget]]:
+    """Serve the bundled sites named by ``bundled:NAME[/path]`` URLs; yields every URL with
+    its test id (``/NAME/path``; other URLs belong to the site ``--name``, default ``site``)
+    and its catalog baseline (one for every URL, or one each)."""
+    from harness.conformance.audit import DEFAULT_SITE, site_targets
+
     names: dict[str, None] = {}
     for url in urls:
         if url.startswith(BUNDLED_PREFIX):
@@ -316,32 +418,95 @@ async def _bundled(urls: Sequence[str]) -> AsyncIterator[list[tuple[str, str]]]:
             f"no bundled site {', '.join(unknown)}; bundled sites: {', '.join(SITES)}."
         )
     async with serve_sites(list(names)) as sites:
-        resolved = []
+        named = []
         for url in urls:
             if url.startswith(BUNDLED_PREFIX):
-                name, _, path = url[len(BUNDLED_PREFIX) :].partition("/")
-                resolved.append((sites.url(name, "/" + path), f"{BUNDLED_PREFIX}{name}/{path}"))
+                site, _, path = url[len(BUNDLED_PREFIX) :].partition("/")
+                named.append((sites.url(site, "/" + path), site))
             else:
-                resolved.append((url, url))
-        yield resolved
+                named.append((url, name or DEFAULT_SITE))
+        targets = site_targets(named)
+        if baselines:
+            each = list(baselines) * len(targets) if len(baselines) == 1 else baselines
+            targets = [replace(t, catalog_baseline=b) for t, b in zip(targets, each, strict=True)]
+        yield targets
+
+
+def _catalog_baselines(args: argparse.Namespace) -> list[CatalogSnapshot]:
+    """The ``--catalog-baseline`` files, read (a :class:`ConfigError` says what is wrong)."""
+    from harness.qa.snapshot import read_snapshot
+
+    files = args.catalog_baseline
+    if len(files) > 1 and len(files) != len(args.urls):
+        raise ConfigError(
+            f"{len(files)} --catalog-baseline files for {len(args.urls)} URLs: give one for "
+            "every URL, or one per URL in the URLs' order."
+        )
+    return [read_snapshot(path) for path in files]
 
 
 async def _run_site(
     args: argparse.Namespace, ticker: Callable[[], _Ticker]
 ) -> tuple[list[Report], dict[str, Any]]:
-    import time
-
     from harness.conformance.audit import audit_report, audit_sites, findings_json
 
     started = int(time.time() * 1000)
-    async with _bundled(args.urls) as urls:
+    options = _audit_options(args)
+    settle = settle_option(args)
+    baselines = _catalog_baselines(args)
+    async with _site_targets(args.urls, args.name, baselines) as targets:
         tick = ticker()
-        tick.start("site audit", len(urls))
+        tick.start("site audit", len(targets))
         info, audits = await audit_sites(
-            urls, backend=args.backend, allow_writes=args.allow_writes, progress=tick.tick
+            targets, backend=args.backend, options=options, settle=settle, progress=tick.tick
         )
     report = audit_report(info, audits, args.fail_on, started)
     return [report], {"findings.json": findings_json(audits)}
+
+
+def _audit_options(args: argparse.Namespace) -> AuditOptions:
+    from harness.conformance.audit import AuditOptions
+
+    return AuditOptions(
+        allow_writes=args.allow_writes,
+        wait_for_tools=tuple(args.wait_for_tool),
+        expect_tools=tuple(args.expect_tool),
+        fuzz=_fuzz_options(args),
+    )
+
+
+def _fuzz_options(args: argparse.Namespace) -> FuzzOptions | None:
+    """``--fuzz`` and its options, checked before a browser starts (a :class:`ConfigError`
+    otherwise); None without ``--fuzz``."""
+    from harness.qa import DEFAULT_EXAMPLES
+    from harness.qa.fuzz import FuzzOptions
+    from harness.qa.strategies import require_hypothesis
+
+    if not args.fuzz:
+        given = [
+            flag
+            for flag, value in (
+                ("--fuzz-property", args.fuzz_property),
+                ("--fuzz-examples", args.fuzz_examples),
+                ("--fuzz-seed", args.fuzz_seed),
+            )
+            if value not in (None, [])
+        ]
+        if given:
+            raise ConfigError(f"{', '.join(given)} needs --fuzz (fuzzing is off without it).")
+        return None
+    require_hypothesis()
+    examples = DEFAULT_EXAMPLES if args.fuzz_examples is None else args.fuzz_examples
+    if examples < 1:
+        raise ConfigError(f"--fuzz-examples must be at least 1, not {examples}.")
+    options = FuzzOptions(
+        properties=tuple(args.fuzz_property),
+        examples=examples,
+        allow_writes=args.allow_writes,
+        seed=args.fuzz_seed,
+    )
+    options.check()
+    return options
 
 
 async def _run_wpt(args: argparse.Namespace, ticker: Callable[[], _Ticker]) -> list[Report]:
@@ -352,13 +517,13 @@ async def _run_wpt(args: argparse.Namespace, ticker: Callable[[], _Ticker]) -> l
     if not tests:
         raise ConfigError(f"{root / 'webmcp'}: no testharness.js tests there (or under --tests).")
     reports = []
-    for backend in _backends(args.backend):
+    for name in WPT_SETS.get(args.backend, (args.backend,)):
         tick = ticker()
-        tick.start(f"wpt on {backend}", len(tests))
+        tick.start(f"wpt on {name}", len(tests))
         reports.append(
             await run_wpt(
                 root,
-                backend,
+                name,
                 include=args.tests or None,
                 timeout=args.timeout,
                 progress=tick.tick,
@@ -367,14 +532,58 @@ async def _run_wpt(args: argparse.Namespace, ticker: Callable[[], _Ticker]) -> l
     return reports
 
 
+def _run_again(args: argparse.Namespace) -> RunAgain:
+    """How ``--rerun-failures`` runs some of the suite's tests again, on one backend."""
+
+    async def ua(backend: str, tests: list[str]) -> Report:
+        from harness.conformance.ua.server import FixtureServer
+        from harness.conformance.ua.suite import all_files, run_suite
+
+        files = all_files()
+        async with FixtureServer(files) as fixtures:
+            chosen = [f for f in files if f.path in tests]
+            return await run_suite(_backend(backend), chosen, fixtures, keep_traces="off")
+
+    async def site(backend: str, tests: list[str]) -> Report:
+        from harness.conformance.audit import audit_report, audit_sites
+
+        started = int(time.time() * 1000)
+        baselines = _catalog_baselines(args)
+        async with _site_targets(args.urls, args.name, baselines) as targets:
+            info, audits = await audit_sites(
+                [t for t in targets if t.test in tests],
+                backend=_backend(backend),
+                options=_audit_options(args),
+                settle=settle_option(args),
+            )
+        return audit_report(info, audits, args.fail_on, started)
+
+    async def wpt(backend: str, tests: list[str]) -> Report:
+        from harness.conformance.wpt import run_wpt
+
+        # A wpt report's backend is its configuration's name (native, native+layer, polyfill).
+        again = await run_wpt(Path(args.wpt_root), backend, include=tests, timeout=args.timeout)
+        again.results = [r for r in again.results if r.test in tests]
+        return again
+
+    return {"ua": ua, "site": site, "wpt": wpt}[args.suite]
+
+
+def _backend(name: str) -> BackendName:
+    for backend in ("native", "polyfill"):
+        if name == backend:
+            return backend
+    raise ConfigError(f"cannot rerun tests of the backend {name!r}.")
+
+
 def _print_update(out: Console, path: Path, changes: Comparison) -> None:
     out.print(f"Baseline written: {path}", markup=False, highlight=False)
     if not changes.unexpected and not changes.stale:
         out.print("  no change: every result was already expected", markup=False)
     for item in changes.unexpected:
-        out.print(plain(f"  now expected: {item.describe()}"), markup=False, highlight=False)
+        out.print(f"  now expected: {one_line(item.describe())}", markup=False, highlight=False)
     for entry in changes.stale:
-        out.print(plain(f"  dropped: {entry}"), markup=False, highlight=False)
+        out.print(f"  dropped: {one_line(entry)}", markup=False, highlight=False)
 
 
 def _print_summary(
@@ -387,20 +596,24 @@ def _print_summary(
                 f"{backend}: {cell.passed}/{cell.total} passed", markup=False, highlight=False
             )
     for item in comparison.unexpected[:30]:
-        line = f"unexpected: {item.describe()}"
+        line = f"unexpected: {clip(one_line(item.describe()), 200)}"
         if item.message:
-            line += f" — {item.message.splitlines()[0][:160]}"
-        out.print(plain(line), markup=False, highlight=False)
+            line += f" — {clip(one_line(item.message), 160)}"
+        out.print(line, markup=False, highlight=False)
     if len(comparison.unexpected) > 30:
         out.print(f"… and {len(comparison.unexpected) - 30} more unexpected results", markup=False)
     if changed is not None:
-        out.print(
-            f"since the previous run: {len(changed.improved)} improved, "
-            f"{len(changed.regressed)} regressed, {len(changed.changed)} otherwise changed",
-            markup=False,
-        )
-        for change in [*changed.improved, *changed.regressed][:30]:
-            out.print(plain(f"  {change.describe()}"), markup=False, highlight=False)
+        counts = ", ".join(f"{len(changes)} {kind}" for kind, changes in changed.groups())
+        out.print(f"since the previous run: {counts or 'no change'}", markup=False)
+        shown = [change for _, changes in changed.groups() for change in changes][:30]
+        for change in shown:
+            out.print(f"  {clip(one_line(change.describe()), 200)}", markup=False, highlight=False)
+        for backend in changed.absent:
+            out.print(
+                f"  {one_line(backend)}: not in the previous run (nothing to compare)",
+                markup=False,
+                highlight=False,
+            )
     verdict = (
         "as expected" if not comparison.unexpected else f"{len(comparison.unexpected)} unexpected"
     )

@@ -1,11 +1,13 @@
 """``make demo`` / ``webmcp-harness demo``: the harness at work on the bundled sites.
 
-Seven short acts, each on its own site (its own origin): the call pipeline on the todo
+Eight short acts, each on its own site (its own origin): the call pipeline on the todo
 site (on both backends), secrets kept from the agent on the keys console, a prompt
 injection stopped by policy on the mail site, a scripted agent with its trace, a
 small experiment (two agents × the mail injection × no policy / the default pack), the
-conformance audit of a site that plants every defect it looks for, and a hostile page
-whose tools hang, throw, alert and flood (pointing at ``selftest`` and ``bench``).
+conformance audit of a site that plants every defect it looks for, a hostile page
+whose tools hang, throw, alert and flood (pointing at ``selftest`` and ``bench``), and the
+QA tools on the pantry: the fuzzer finds its planted bug, and its next release's catalog
+drift is caught as a deploy gate.
 """
 
 from __future__ import annotations
@@ -233,10 +235,10 @@ async def act_experiment(console: Console) -> None:
 
 async def act_audit(console: Console, url: str) -> None:
     """``conformance site`` on the evil site: what is wrong with its tools, by severity."""
-    from harness.conformance.audit import audit_sites
+    from harness.conformance.audit import SiteTarget, audit_sites
 
     console.rule("[bold]6. A site audit[/] — conformance site on a page full of defects")
-    _, audits = await audit_sites([(url, "/evil")])
+    _, audits = await audit_sites([SiteTarget(url, "/evil/")])
     findings = [f for audit in audits for f in audit.findings]
     table = Table("severity", "findings", "codes (a few)")
     for severity in ("error", "warning", "info"):
@@ -286,11 +288,49 @@ async def act_faults(console: Console) -> None:
     )
 
 
+async def act_qa(console: Console, url: str) -> None:
+    """The fuzzer on the pantry's read-only tools, then its next release against a snapshot."""
+    from harness.catalog import Settle
+    from harness.qa.drift import diff_catalogs, render_drift
+    from harness.qa.fuzz import FuzzOptions, fuzz
+    from harness.qa.snapshot import snapshot_of
+
+    console.rule(
+        "[bold]8. QA[/] — inputs from the schemas find a bug; a drifted catalog gates a deploy"
+    )
+    options = FuzzOptions(
+        tools=["find_items", "list_items"],
+        properties=["no-throw", "output-schema", "read-only"],
+        examples=10,
+        seed=2,
+        database=None,
+    )
+    async with Harness(settle=Settle.quiet_ms(200)) as harness:
+        session = await harness.open(url)
+        report = await fuzz(session, options)
+        release_1 = snapshot_of(await session.tools(), session.url)
+        await session.open(url.rstrip("/") + "/next")
+        release_2 = snapshot_of(await session.tools(), session.url)
+        await session.close()
+    for line in report.describe().splitlines()[1:]:
+        console.print(page_text(line, "red" if ": failed" in line else ""), highlight=False)
+    console.print("the next release, against the first one's snapshot:", highlight=False)
+    drift = diff_catalogs(release_1, release_2)
+    for line in render_drift(drift):
+        console.print(page_text(line, "red" if line.startswith("FAIL") else ""), highlight=False)
+    gate = 1 if drift.gating("fail") else 0
+    console.print(
+        f"`webmcp-harness diff catalog.json {url}next` exits {gate}: CI stops that deploy. "
+        "In pytest: webmcp.fuzz(...), and assert webmcp.catalog_snapshot() == snapshot",
+        highlight=False,
+    )
+
+
 async def run_demo(console: Console) -> int:
-    """Serve the bundled sites and run the seven acts."""
+    """Serve the bundled sites and run the eight acts."""
     from harness.sites.server import serve_sites
 
-    async with serve_sites(["todo", "keys", "mail", "evil"]) as sites:
+    async with serve_sites(["todo", "keys", "mail", "evil", "pantry"]) as sites:
         console.rule("[bold]webmcp-harness demo[/]")
         for name, url in sites.urls.items():
             console.print(f"  {name:5} {url}")
@@ -303,6 +343,7 @@ async def run_demo(console: Console) -> int:
             await act_experiment(console)
             await act_audit(console, sites.url("evil"))
             await act_faults(console)
+            await act_qa(console, sites.url("pantry"))
         except HarnessError as exc:
             console.print(Text("demo failed: ", "red") + page_text(str(exc)))
             return 1

@@ -19,10 +19,11 @@ import argparse
 import json
 import re
 import sys
+from collections.abc import Iterable
 from pathlib import Path
 from typing import TYPE_CHECKING, Any, NoReturn
 
-from harness.elicitation.plain import plain
+from harness.elicitation.wording import plain
 from harness.errors import ConfigError, HarnessError
 
 if TYPE_CHECKING:
@@ -94,6 +95,11 @@ def add_page_options(parser: argparse.ArgumentParser, *, json_output: bool = Tru
     )
     if json_output:
         parser.add_argument("--json", action="store_true", help="print JSON for machines")
+    add_settle_options(parser)
+
+
+def add_settle_options(parser: argparse.ArgumentParser) -> None:
+    """``--settle MS`` and ``--wait-for-tool NAME``: when a page's catalog is ready."""
     parser.add_argument(
         "--settle",
         type=float,
@@ -193,6 +199,40 @@ def policy_option(text: str) -> PolicyOption:
         return policy_from_argument(text)
     except ConfigError as exc:
         raise UsageError(str(exc)) from exc
+
+
+LATE_TOOL_HINT = (
+    "If the page registers it late, wait for it: --wait-for-tool NAME, or a longer quiet "
+    "window, --settle MS."
+)
+"""What ``tools`` says when a page has none yet, and ``call`` when the tool is not there."""
+
+POLICY_META_KEY = "webmcp-harness/policy"  # harness.stages.trust.POLICY_META, the harness's own
+
+
+def refusal_hint(results: Iterable[dict[str, Any] | None]) -> str | None:
+    """What to do when the policy stopped a call (results: agent views, MCP JSON): let
+    someone say yes, or run without a policy — for testing one's own site's tools."""
+    stops = [
+        r["_meta"][POLICY_META_KEY]
+        for r in results
+        if isinstance(r, dict)
+        and isinstance(r.get("_meta"), dict)
+        and isinstance(r["_meta"].get(POLICY_META_KEY), dict)
+        and r["_meta"][POLICY_META_KEY].get("effect") in ("escalate", "block")
+    ]
+    if not stops:
+        return None
+    if any(stop.get("effect") == "escalate" for stop in stops):
+        return (
+            "hint: the policy asked the user to confirm a call and nobody said yes. Testing "
+            "your own site's tools? Answer yourself (--elicit terminal), always say yes "
+            "(--elicit accept), or run without a policy (--policy none)."
+        )
+    return (
+        "hint: the policy blocked a call. Testing your own site's tools? Run without a "
+        "policy (--policy none), or with a policy file without that rule (--policy FILE)."
+    )
 
 
 def error_code(error: BaseException) -> str:

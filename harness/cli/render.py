@@ -18,7 +18,7 @@ from rich.table import Table
 from rich.text import Text
 
 from harness.elicitation.base import ElicitationRecord
-from harness.elicitation.plain import plain
+from harness.elicitation.wording import plain
 from harness.models import CallOutcome, CatalogWarning, Tool
 from harness.stages.redemption import RevealAttempt
 
@@ -51,7 +51,7 @@ def print_tools(
     for column in ("name", "source", "annotations", "description"):
         table.add_column(column, overflow="fold")
     for tool in tools:
-        hints = ", ".join(f"{k}={v}" for k, v in tool.annotations.items() if v not in (None, False))
+        hints = annotation_cell(tool.annotations)
         table.add_row(
             page_text(tool.name),
             tool.source,
@@ -63,6 +63,16 @@ def print_tools(
     for warning in warnings:
         line = f"{warning.message} ({warning.code})"
         console.print(Text("warning: ", style="yellow") + page_text(line), highlight=False)
+
+
+def annotation_cell(annotations: dict[str, Any]) -> str:
+    """The annotations a tool declared, as the table shows them, each with its value in
+    JSON: ``readOnlyHint=true``, ``readOnlyHint=false`` (declared false, which is not the
+    same as not declared: that leaves the default); ``(none declared)`` when there are none."""
+    shown = [
+        f"{key}={json.dumps(value)}" for key, value in annotations.items() if value is not None
+    ]
+    return ", ".join(shown) or "(none declared)"
 
 
 def print_outcome(

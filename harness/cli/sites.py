@@ -36,7 +36,7 @@ def add_parser(sub: Any) -> None:
         metavar="N|SITE=N",
         help="N: the first site's port (the others follow: N+1, …; 0: free ports); "
         "SITE=N: one site's port (repeatable). Default: each site's own (todo 8101, "
-        "keys 8102, mail 8103, shop 8104, evil 8105, notes 8106, store 8107, attacker 8108)",
+        "keys 8102, mail 8103, shop 8104, evil 8105, notes 8106, store 8107, attacker 8108, pantry 8109)",
     )
     sites.add_argument(
         "--reset",

@@ -1,17 +1,27 @@
 """The site audit: what is wrong with a site's tools, before an agent finds out.
 
 For each URL, the audit opens the page in the harness (no policy, nobody to answer
-questions: it must never act for the user), reads the catalog, every frame's own
-registrations and the declarative elements of the DOM, and lints them
-(:func:`harness.conformance.findings.lint`). Then it probes — only tools the page says are
+questions: it must never act for the user), waits for its catalog like every front end
+(:class:`~harness.catalog.Settle`; ``wait_for_tools``), reads the catalog, every frame's own
+registrations and the declarative elements of the DOM — never in the page's own JavaScript
+world, always within a time limit (:mod:`harness.conformance.page_reads`) — and lints them
+(:func:`harness.conformance.findings.lint`). A tool the run expected (``expect_tools``) that
+the page does not offer is a finding, so a page whose tools never came fails the audit
+instead of passing it. Then it probes — only tools the page says are
 read-only, unless ``allow_writes``: it calls them with arguments made from their schema and
 looks at what came back *before* redaction for secrets a tool did not declare; it tries each
 ``secret_reference``'s redemption endpoint the way seed 000 §4a says it must behave; and it
 asks each seed-dialect form's action for JSON. Probes only ever send requests to the page's
-own origin; what they read is never kept, only where and what it looked like.
+own origin and never follow a redirect; what they read is never kept, only where and what it
+looked like. With ``fuzz`` options, the QA tools' fuzzer then tests the same tools' properties
+on inputs made from their schemas (same rule: writes only with ``allow_writes``); a target
+with a ``catalog_baseline`` has its catalog compared with it
+(:mod:`harness.conformance.qa_findings`).
 
 :func:`audit_report` turns the audits into a wptreport: one test per URL, one subtest per
-(rule, tool) checked — ``PASS`` without a finding at or above ``fail_on``.
+(rule, tool) checked — ``PASS`` without a finding at or above ``fail_on``. A URL's test id is
+what stays the same between runs (:func:`site_targets`): ``/<site>/<path relative to the
+site's start URL>``, never its host or port.
 """
 
 from __future__ import annotations
@@ -19,9 +29,10 @@ from __future__ import annotations
 import asyncio
 import contextlib
 import json
+import re
 import time
 from collections.abc import Callable, Sequence
-from dataclasses import dataclass, field
+from dataclasses import dataclass, field, replace
 from typing import Any
 from urllib.parse import urljoin, urlsplit
 
@@ -31,6 +42,7 @@ from jsonschema.exceptions import SchemaError
 from playwright.async_api import Error as PlaywrightError
 from playwright.async_api import Frame
 
+from harness.catalog import Settle
 from harness.conformance.findings import (
     PAGE_CODES,
     RULES,
@@ -39,13 +51,20 @@ from harness.conformance.findings import (
     Finding,
     PageScan,
     Registration,
-    at_least,
     codes_for,
     deduplicated,
     finding,
     lint,
     secret_leaves,
 )
+from harness.conformance.page_reads import (
+    READ_TIMEOUT_S,
+    FrameWorld,
+    IsolatedWorlds,
+    PageReadTimeout,
+    registrations,
+)
+from harness.conformance.qa_findings import catalog_findings, fuzz_findings
 from harness.conformance.results import (
     Report,
     RunInfo,
@@ -53,47 +72,56 @@ from harness.conformance.results import (
     TestResult,
     run_info,
 )
+from harness.conformance.rules import at_least
 from harness.elicitation.base import AutoHandler
+from harness.errors import ConfigError, UnknownTool
 from harness.harness import Harness
 from harness.models import BackendName, Tool
+from harness.qa.fuzz import FuzzOptions, fuzz
+from harness.qa.snapshot import CatalogSnapshot
 from harness.session import Session
 from harness.stages.redaction import marks_sensitive
 
-SETTLE_S = 3.0  # how long the catalog may keep changing after load before the audit reads it
 PROBE_TIMEOUT_S = 10.0
 HTTP_TIMEOUT_S = 10.0
 TTL_CAP_S = 3600
+DEFAULT_SITE = "site"
+SITE_NAME = re.compile(r"^[A-Za-z0-9][A-Za-z0-9_.-]{0,63}$")
 
-_REGISTRATIONS_JS = """async () => {
-  const mc = document.modelContext;
-  if (!mc || typeof mc.getTools !== 'function') return [];
-  const tools = await mc.getTools();
-  return tools.filter((t) => !t.window || t.window === window)
-    .map((t) => ({name: String(t.name), description: String(t.description ?? '')}));
-}"""
-
+# Run in an isolated world of each frame (page_reads): the page's patches never reach them.
+# Even in an isolated world the DOM's named properties apply (``<input name="action">``
+# shadows ``form.action``; ``<img name="querySelectorAll">`` shadows the document's), so every
+# read goes through the prototypes' own methods and getters.
 _FORMS_JS = """() => {
-  const found = [];
-  const controls = (form) => form ? [...form.elements].filter((e) => e.name).map((e) => ({
-    name: e.name, type: (e.type || e.tagName).toLowerCase(),
-    elicit: e.hasAttribute('tool-elicit'),
+  const call = (proto, name, self, ...args) => proto[name].call(self, ...args);
+  const get = (proto, name, self) => Object.getOwnPropertyDescriptor(proto, name).get.call(self);
+  const attr = (el, name) => call(Element.prototype, 'getAttribute', el, name);
+  const has = (el, name) => call(Element.prototype, 'hasAttribute', el, name);
+  const all = (selector) => [...call(Document.prototype, 'querySelectorAll', document, selector)];
+  const tag = (el) => get(Element.prototype, 'tagName', el).toLowerCase();
+  const F = HTMLFormElement.prototype;
+  const controls = (form) => form ? [...get(F, 'elements', form)].filter((e) => e.name).map((e) => ({
+    name: String(e.name), type: String(e.type || tag(e)).toLowerCase(),
+    elicit: has(e, 'tool-elicit'),
     interactive: !(e.disabled || e.readOnly || e.type === 'hidden'),
   })) : [];
-  for (const form of document.querySelectorAll('form[toolname]')) {
-    found.push({dialect: 'spec', element: 'form', name: form.getAttribute('toolname'),
-      description: form.getAttribute('tooldescription'), action: form.action, method: form.method,
-      autosubmit: form.hasAttribute('toolautosubmit'), hints: [], controls: controls(form)});
+  const found = [];
+  for (const form of all('form[toolname]')) {
+    found.push({dialect: 'spec', element: 'form', name: attr(form, 'toolname'),
+      description: attr(form, 'tooldescription'), action: get(F, 'action', form),
+      method: get(F, 'method', form), autosubmit: has(form, 'toolautosubmit'), hints: [],
+      controls: controls(form)});
   }
-  for (const el of document.querySelectorAll('[tool-name]')) {
-    const tag = el.tagName.toLowerCase();
-    if (!['form', 'a', 'button'].includes(tag)) continue;
-    const form = tag === 'form' ? el : (tag === 'button' ? el.form : null);
+  for (const el of all('[tool-name]')) {
+    const kind = tag(el);
+    if (!['form', 'a', 'button'].includes(kind)) continue;
+    const form = kind === 'form' ? el : (kind === 'button' ? get(HTMLButtonElement.prototype, 'form', el) : null);
     const hints = ['tool-readonly', 'tool-destructive', 'tool-idempotent', 'tool-openworld']
-      .filter((h) => el.hasAttribute(h));
-    found.push({dialect: 'seed', element: tag, name: el.getAttribute('tool-name'),
-      description: el.getAttribute('tool-description'),
-      action: tag === 'a' ? el.href : (form ? form.action : ''),
-      method: tag === 'a' ? 'get' : (form ? form.method : 'get'),
+      .filter((h) => has(el, h));
+    found.push({dialect: 'seed', element: kind, name: attr(el, 'tool-name'),
+      description: attr(el, 'tool-description'),
+      action: kind === 'a' ? get(HTMLAnchorElement.prototype, 'href', el) : (form ? get(F, 'action', form) : ''),
+      method: kind === 'a' ? 'get' : (form ? get(F, 'method', form) : 'get'),
       autosubmit: false, hints, controls: controls(form)});
   }
   return found;
@@ -102,6 +130,64 @@ _FORMS_JS = """() => {
 _BAD_PATTERNS_JS = """(patterns) => patterns.filter((p) => {
   try { new RegExp(p, 'u'); return false; } catch (e) { return true; }
 })"""
+
+
+@dataclass(frozen=True)
+class AuditOptions:
+    """How the audit treats every page (one place, so that a new option is one field)."""
+
+    allow_writes: bool = False
+    """Also probe tools that do not say they are read-only (they will run)."""
+    wait_for_tools: tuple[str, ...] = ()
+    """Wait (up to the settle cap) for each of these tools; one that never comes is a
+    finding, as with ``expect_tools``."""
+    expect_tools: tuple[str, ...] = ()
+    """Tools the page must offer once its catalog settled; a missing one is a finding."""
+    read_timeout: float = READ_TIMEOUT_S
+    """The time limit of each read of the page."""
+    fuzz: FuzzOptions | None = None
+    """Fuzz each page's tools after the probes (:mod:`harness.qa.fuzz`); a broken property is
+    a ``fuzz-<property>`` finding. Whether it may call tools that are not read-only, and
+    write, is ``allow_writes``'s say, not these options'."""
+
+
+@dataclass(frozen=True)
+class SiteTarget:
+    """One URL to audit and its test id (what stays the same between runs)."""
+
+    url: str
+    test: str
+    catalog_baseline: CatalogSnapshot | None = None
+    """The catalog the page must still offer (a ``webmcp-harness snapshot`` file): each
+    change is a ``catalog-<kind>`` finding."""
+
+
+def site_targets(urls: Sequence[tuple[str, str]]) -> list[SiteTarget]:
+    """The test id of each ``(url, site name)``: ``/<site>/<path>``, the path relative to the
+    directory of the site's first URL (its start URL) when the URL is on the start URL's
+    origin and under it, else the URL's own path; the query is kept, the host and port never
+    are. Raises :class:`ConfigError` for a bad site name or two URLs with one id."""
+    starts: dict[str, tuple[str, str]] = {}
+    targets: list[SiteTarget] = []
+    for url, name in urls:
+        if not SITE_NAME.match(name):
+            raise ConfigError(
+                f"--name {name!r}: a site name is 1-64 letters, digits, '_', '.' or '-' "
+                "(it becomes the first segment of every test id)."
+            )
+        parts = urlsplit(url)
+        origin = f"{parts.scheme}://{parts.netloc}"
+        base = starts.setdefault(name, (origin, parts.path[: parts.path.rfind("/") + 1] or "/"))
+        path = parts.path or "/"
+        relative = path[len(base[1]) :] if origin == base[0] and path.startswith(base[1]) else path
+        test = f"/{name}/{relative.lstrip('/')}" + (f"?{parts.query}" if parts.query else "")
+        if any(t.test == test for t in targets):
+            raise ConfigError(
+                f"{url} and an earlier URL both become the test {test!r}; audit them in "
+                "separate runs, or give each site its own --name."
+            )
+        targets.append(SiteTarget(url, test))
+    return targets
 
 
 @dataclass
@@ -121,15 +207,17 @@ ProgressCallback = Callable[[str, str], None]
 
 
 async def audit_sites(
-    urls: Sequence[tuple[str, str]],
+    targets: Sequence[SiteTarget],
     *,
     backend: BackendName = "polyfill",
-    allow_writes: bool = False,
+    options: AuditOptions | None = None,
+    settle: Settle | None = None,
     progress: ProgressCallback | None = None,
     executable_path: str | None = None,
 ) -> tuple[RunInfo, list[SiteAudit]]:
-    """Audit each ``(url, test id)``; raises :class:`~harness.errors.PageUnreachable` or
+    """Audit each target; raises :class:`~harness.errors.PageUnreachable` or
     :class:`~harness.errors.BrowserNotFound` when the harness cannot run."""
+    options = options or AuditOptions()
     harness = Harness(
         backend=backend,
         executable_path=executable_path,
@@ -137,74 +225,140 @@ async def audit_sites(
         form_review="cancel",
         elicitation=AutoHandler("cancel"),
         call_timeout=PROBE_TIMEOUT_S,
+        settle=settle,
     )
     async with harness:
-        info = run_info(harness, "site", allow_writes=allow_writes)
+        info = run_info(
+            harness, "site", allow_writes=options.allow_writes, **_fuzz_info(options.fuzz)
+        )
         audits = []
-        for url, test in urls:
-            audits.append(await audit_page(harness, url, test, allow_writes=allow_writes))
+        for target in targets:
+            audits.append(await audit_page(harness, target, options))
             if progress is not None:
-                progress(test, "done")
+                progress(target.test, "done")
     return info, audits
 
 
-async def audit_page(harness: Harness, url: str, test: str, *, allow_writes: bool) -> SiteAudit:
+async def audit_page(harness: Harness, target: SiteTarget, options: AuditOptions) -> SiteAudit:
     """Scan, lint and probe one page."""
     started = time.monotonic()
-    session = await harness.open(url)
+    session = await harness.open(target.url)
     try:
-        scan = await scan_page(session, url)
-        audit = SiteAudit(url=url, test=test, tools=[t.name for t in scan.tools])
+        scan = await scan_page(session, target.url, options)
+        audit = SiteAudit(url=target.url, test=target.test, tools=[t.name for t in scan.tools])
         audit.findings = lint(scan)
         for tool in scan.tools:
             form = scan.form(tool.name) if tool.source == "declarative" else None
             audit.checks += [(tool.name, code) for code in codes_for(tool, form)]
         audit.checks += [("page", code) for code in PAGE_CODES]
-        prober = Prober(session, scan, allow_writes)
+        audit.checks += [(name, "expected-tool-missing") for name in scan.expected]
+        if target.catalog_baseline is not None:
+            drifted, checked = catalog_findings(target.catalog_baseline, scan.tools, session.url)
+            audit.findings += drifted
+            audit.checks += checked
+        prober = Prober(session, scan, options.allow_writes)
         await prober.run()
         audit.findings = deduplicated([*audit.findings, *prober.findings])
         audit.checks += prober.checks
+        if options.fuzz is not None:
+            await _fuzz(session, audit, replace(options.fuzz, allow_writes=options.allow_writes))
     finally:
         await session.close()
     for item in audit.findings:
-        item.url = url
+        item.url = target.url
     audit.duration_ms = int((time.monotonic() - started) * 1000)
     return audit
 
 
-async def _settled_tools(session: Session) -> list[Tool]:
-    """The catalog once it stopped changing (or after :data:`SETTLE_S`)."""
-    deadline = time.monotonic() + SETTLE_S
-    names: list[str] | None = None
-    while True:
-        tools = await session.tools()
-        now = [t.name for t in tools]
-        if now == names or time.monotonic() > deadline:
-            return tools
-        names = now
-        await asyncio.sleep(0.3)
+def _fuzz_info(options: FuzzOptions | None) -> dict[str, Any]:
+    """What a fuzzing audit checked, and how hard (for its ``run_info``)."""
+    if options is None:
+        return {}
+    return {
+        "fuzz": options.selected(),
+        "fuzz_examples": options.examples,
+        "fuzz_seed": options.seed,
+    }
 
 
-async def scan_page(session: Session, url: str) -> PageScan:
-    """Everything the lints need: catalog, warnings, frames' registrations, the DOM's forms."""
-    tools = await _settled_tools(session)
+async def _fuzz(session: Session, audit: SiteAudit, options: FuzzOptions) -> None:
+    """Fuzz the page's tools into ``audit``. A fuzz that could not go on is a ``probe-failed``
+    error: the run asked for the properties' gate, and must not pass without it."""
+    try:
+        report = await fuzz(session, options)
+    except ConfigError:
+        raise  # options that cannot be used (a tool no page has, no Hypothesis): say so
+    except Exception as exc:  # the page went away, a tool vanished mid-search
+        detail = str(exc).splitlines()[0][:200] if str(exc) else ""
+        stopped = f"Fuzzing stopped: {type(exc).__name__}."
+        audit.findings.append(finding("probe-failed", stopped, evidence=detail, severity="error"))
+        audit.checks.append(("page", "probe-failed"))
+        return
+    found, checked = fuzz_findings(report)
+    audit.findings = deduplicated([*audit.findings, *found])
+    audit.checks += checked
+
+
+async def _waited_tools(session: Session, options: AuditOptions, unread: list[str]) -> list[Tool]:
+    """The catalog once it settled, and once each tool waited for came (or the cap passed).
+    Listing asks the page again: a page that does not answer in time leaves the catalog as
+    the harness last read it (and a note in ``unread``)."""
+    for name in options.wait_for_tools:
+        with contextlib.suppress(UnknownTool, TimeoutError):
+            await session.wait_for_tool(name, timeout=session.settle.timeout)
+    try:
+        return await asyncio.wait_for(session.tools(), options.read_timeout)
+    except TimeoutError:
+        unread.append(f"the tool list: no answer within {options.read_timeout:g} s")
+        return session.catalog.tools()
+
+
+async def scan_page(session: Session, url: str, options: AuditOptions | None = None) -> PageScan:
+    """Everything the lints need: catalog, warnings, frames' registrations, the DOM's forms.
+    No read runs in the page's own world, and each has a time limit (``page_reads``)."""
+    options = options or AuditOptions()
+    unread: list[str] = []
+    tools = await _waited_tools(session, options, unread)
     parts = urlsplit(session.url)
     scan = PageScan(
-        url=url, origin=f"{parts.scheme}://{parts.netloc}", tools=tools, warnings=session.warnings
+        url=url,
+        origin=f"{parts.scheme}://{parts.netloc}",
+        tools=tools,
+        warnings=session.warnings,
+        expected=tuple(dict.fromkeys([*options.wait_for_tools, *options.expect_tools])),
+        unread=unread,
     )
     for frame in session.page.frames:
         scan.registrations += await _registrations(
-            frame, scan.origin, frame == session.page.main_frame
+            session, frame, frame == session.page.main_frame, scan, options.read_timeout
         )
-        scan.forms += await _forms(frame)
-    patterns = {t.name: _patterns(t.input_schema) for t in tools if t.source == "script"}
-    for name, found in patterns.items():
-        if found:
-            with contextlib.suppress(PlaywrightError):
-                bad = await session.page.evaluate(_BAD_PATTERNS_JS, found)
-                if bad:
+    async with IsolatedWorlds(session, options.read_timeout) as isolated:
+        worlds = await _read(scan, "the frames", isolated.worlds(), [])
+        for world in worlds:
+            found = await _read(scan, world.url, isolated.evaluate(world, _FORMS_JS), [])
+            scan.forms += _forms(found, world)
+        patterns = {t.name: _patterns(t.input_schema) for t in tools if t.source == "script"}
+        top = next((world for world in worlds if world.top), None)
+        for name, found in patterns.items():
+            if found and top is not None:
+                bad = await _read(
+                    scan, top.url, isolated.evaluate(top, _BAD_PATTERNS_JS, found), []
+                )
+                if isinstance(bad, list) and bad:
                     scan.bad_patterns[name] = [str(p) for p in bad]
     return scan
+
+
+async def _read(scan: PageScan, where: str, reading: Any, default: Any) -> Any:
+    """A read of the page, or ``default`` when its frame went or it ran out of time (noted
+    in ``scan.unread``: the page kept the audit from reading it)."""
+    try:
+        return await reading
+    except PageReadTimeout as exc:
+        scan.unread.append(str(exc))
+    except PlaywrightError:
+        pass  # the frame went away meanwhile
+    return default
 
 
 def _frame_origin(frame: Frame) -> str:
@@ -212,31 +366,25 @@ def _frame_origin(frame: Frame) -> str:
     return f"{parts.scheme}://{parts.netloc}" if parts.netloc else "null"
 
 
-async def _registrations(frame: Frame, page_origin: str, top: bool) -> list[Registration]:
-    try:
-        found = await frame.evaluate(_REGISTRATIONS_JS)
-    except PlaywrightError:  # detached, or a document without script
-        return []
+async def _registrations(
+    session: Session, frame: Frame, top: bool, scan: PageScan, timeout: float
+) -> list[Registration]:
+    found = await _read(scan, frame.url, registrations(session, frame, timeout), [])
     return [
         Registration(
             name=str(item.get("name", "")),
-            description=str(item.get("description", "")),
+            description=str(item.get("description") or ""),
             frame_url=frame.url,
             origin=_frame_origin(frame),
             top=top,
         )
         for item in found
-        if isinstance(item, dict)
     ]
 
 
-async def _forms(frame: Frame) -> list[DeclaredForm]:
-    try:
-        found = await frame.evaluate(_FORMS_JS)
-    except PlaywrightError:
-        return []
+def _forms(found: Any, world: FrameWorld) -> list[DeclaredForm]:
     forms: list[DeclaredForm] = []
-    for item in found:
+    for item in found if isinstance(found, list) else []:
         forms.append(
             DeclaredForm(
                 dialect=item["dialect"],
@@ -256,7 +404,7 @@ async def _forms(frame: Frame) -> list[DeclaredForm]:
                     )
                     for c in item.get("controls") or ()
                 ),
-                frame_url=frame.url,
+                frame_url=world.url,
             )
         )
     return forms
@@ -478,7 +626,10 @@ class Prober:
             return
         http = self.session.context.request
         with contextlib.suppress(aiohttp.ClientError, TimeoutError):
-            async with anonymous.get(url, headers={"Accept": "application/json"}) as response:
+            # Never follow a redirect: what answers on another origin is not this site's.
+            async with anonymous.get(
+                url, headers={"Accept": "application/json"}, allow_redirects=False
+            ) as response:
                 if response.status == 200:
                     self._add(
                         "redeem-no-auth",
@@ -488,6 +639,15 @@ class Prober:
                     )
         try:
             first = await http.get(url, timeout=HTTP_TIMEOUT_S * 1000, max_redirects=0)
+            target = urljoin(url, first.headers.get("location", ""))
+            elsewhere = f"{urlsplit(target).scheme}://{urlsplit(target).netloc}"
+            if 300 <= first.status < 400 and elsewhere != self.scan.origin:
+                self._add(
+                    "redeem-cross-origin",
+                    tool.name,
+                    f"{tool.name}'s redemption endpoint redirects to {elsewhere}.",
+                    f"GET → {first.status}, Location on {elsewhere} (not followed)",
+                )
             if first.status == 200:
                 cache = first.headers.get("cache-control", "")
                 if "no-store" not in cache.lower():
@@ -541,6 +701,7 @@ class Prober:
                 params=None if post else values,
                 headers={"Accept": "application/json"},
                 timeout=HTTP_TIMEOUT_S * 1000,
+                max_redirects=0,
             )
         except PlaywrightError as exc:
             self._failed(tool, f"Submitting {tool.name} failed.", exc)
@@ -604,6 +765,7 @@ def _subtest(tool: str, code: str, found: list[Finding], fail_on: str) -> Subtes
         evidence="; ".join(dict.fromkeys(f.evidence for f in found if f.evidence)),
         fix=worst.fix,
         spec=worst.spec,
+        lighthouse=worst.lighthouse,
     )
 
 
@@ -625,6 +787,7 @@ def findings_json(audits: Sequence[SiteAudit]) -> dict[str, Any]:
                 "title": rule.title,
                 "fix": rule.fix,
                 "spec": rule.spec,
+                "lighthouse": rule.lighthouse,
             }
             for code, rule in RULES.items()
         },

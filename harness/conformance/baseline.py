@@ -13,25 +13,30 @@ A baseline is a YAML file of the results that are *not* the default (``PASS`` fo
 
 A result that differs from its expectation is *unexpected* — a failure where a pass was
 expected, and just as much a pass where a failure was expected (the baseline is stale: a fix
-landed, so update it) — and fails the run. ``--update-baseline`` writes the current results,
-keeping the reasons already there; ``--diff`` compares with an earlier run's wptreport.
+landed, so update it) — and fails the run. A *flaky* result (it failed, then passed on a
+rerun) is expected only when every status it gave is listed (``status`` or
+``intermittent``): it is never a pass. ``--update-baseline`` writes the current results,
+keeping the reasons already there (a flaky result becomes ``status: PASS, intermittent:
+[FAIL]``); ``--diff`` compares with an earlier run's wptreport: regressed, fixed, new, gone.
+
+The file is read like the policy and answers files (:func:`harness.errors.read_input_file`:
+size-capped UTF-8, then ``yaml.safe_load``).
 """
 
 from __future__ import annotations
 
 from dataclasses import dataclass, field
 from pathlib import Path
-from typing import Any
+from typing import Any, Literal
 
 import yaml
 from pydantic import BaseModel, ConfigDict, Field, ValidationError
 
-from harness.conformance.results import Report, TestResult
+from harness.conformance.results import PASSING, Report, Subtest, TestResult
 from harness.errors import ConfigError, parse_problem, read_input_file
 
 DEFAULT_SUBTEST = "PASS"
 DEFAULT_TEST = "OK"
-PASSING = frozenset({"PASS", "OK"})
 NEW_REASON = "not explained yet: "  # what --update-baseline writes for a new entry
 _REASON_LENGTH = 200
 
@@ -55,6 +60,10 @@ class Expected(BaseModel):
     def allows(self, status: str) -> bool:
         """Whether ``status`` is what this entry expects."""
         return status == self.status or status in self.intermittent
+
+    def allows_all(self, statuses: list[str]) -> bool:
+        """Whether every status a result gave (first run and reruns) is expected."""
+        return all(self.allows(status) for status in statuses)
 
 
 class TestExpectation(BaseModel):
@@ -83,7 +92,8 @@ class Unexpected(BaseModel):
 
     @property
     def is_pass(self) -> bool:
-        """An unexpected pass: the baseline expected something worse."""
+        """An unexpected pass: the baseline expected something worse (a flaky result is
+        no pass)."""
         return self.status in PASSING
 
     def describe(self) -> str:
@@ -214,20 +224,27 @@ class Baseline:
                     if (
                         previous is not None
                         and previous.intermittent
-                        and previous.allows(subtest.status)
+                        and previous.allows_all(subtest.seen)
                     ):
                         expectation.subtests[subtest.name] = previous  # a known race: keep it
                         continue
-                    if subtest.status == DEFAULT_SUBTEST:
+                    if subtest.seen == [DEFAULT_SUBTEST]:
                         continue
-                    expectation.subtests[subtest.name] = Expected(
-                        status=subtest.status,
-                        reason=_reason(previous.reason if previous else "", subtest.message),
-                    )
+                    expectation.subtests[subtest.name] = _expected(subtest, previous)
                 if expectation.status != DEFAULT_TEST or expectation.subtests:
                     tests[result.test] = expectation
             entries[backend] = tests
         return Baseline(entries)
+
+
+def _expected(subtest: Subtest, previous: Expected | None) -> Expected:
+    """The entry that expects what ``subtest`` gave: a flaky one expects its pass, with its
+    other statuses as known intermittent ones."""
+    reason = _reason(previous.reason if previous else "", subtest.message)
+    if not subtest.flaky:
+        return Expected(status=subtest.status, reason=reason)
+    others = [status for status in dict.fromkeys(subtest.seen) if status != DEFAULT_SUBTEST]
+    return Expected(status=DEFAULT_SUBTEST, reason=reason, intermittent=others)
 
 
 def _entry(expected: Expected) -> dict[str, Any]:
@@ -248,13 +265,13 @@ def _compare_test(
     comparison: Comparison, backend: str, result: TestResult, expectation: TestExpectation
 ) -> None:
     result.expected = None
-    if result.status != expectation.status:
+    if not all(status == expectation.status for status in result.seen):
         result.expected = expectation.status
         comparison.unexpected.append(
             Unexpected(
                 backend=backend,
                 test=result.test,
-                status=result.status,
+                status=result.outcome,
                 expected=expectation.status,
                 message=result.message,
             )
@@ -262,85 +279,129 @@ def _compare_test(
     elif result.status != DEFAULT_TEST:
         comparison.expected_failures += 1
     for subtest in result.subtests:
-        entry = expectation.subtests.get(subtest.name)
-        wanted = entry.status if entry else DEFAULT_SUBTEST
+        entry = expectation.subtests.get(subtest.name) or Expected(status=DEFAULT_SUBTEST)
         subtest.expected = None
-        if not (entry.allows(subtest.status) if entry else subtest.status == wanted):
-            subtest.expected = wanted
+        if not entry.allows_all(subtest.seen):
+            subtest.expected = entry.status
             comparison.unexpected.append(
                 Unexpected(
                     backend=backend,
                     test=result.test,
                     subtest=subtest.name,
-                    status=subtest.status,
-                    expected=wanted,
+                    status=subtest.outcome,
+                    expected=entry.status,
                     message=subtest.message,
                 )
             )
-        elif subtest.status != DEFAULT_SUBTEST:
+        elif subtest.outcome != DEFAULT_SUBTEST:
             comparison.expected_failures += 1
 
 
+ChangeKind = Literal["regressed", "fixed", "new", "gone", "changed"]
+
+
 class Change(BaseModel):
-    """One subtest whose status differs from an earlier run."""
+    """One subtest (or test status) that differs from an earlier run."""
 
     backend: str
     test: str
     subtest: str | None
     before: str | None
     after: str | None
+    kind: ChangeKind
 
     def describe(self) -> str:
-        """One line: ``[polyfill] /a.html › name: FAIL → PASS``."""
+        """One line: ``[polyfill] /a.html › name: FAIL → PASS`` (``new, FAIL``;
+        ``gone, was PASS``)."""
         where = _where(self.backend, self.test, self.subtest)
-        return f"{where}: {self.before or 'absent'} → {self.after or 'absent'}"
+        if self.before is None:
+            return f"{where}: new, {self.after}"
+        if self.after is None:
+            return f"{where}: gone, was {self.before}"
+        return f"{where}: {self.before} → {self.after}"
 
 
 @dataclass
 class Diff:
     """What changed since an earlier run (``--diff PREVIOUS``)."""
 
-    improved: list[Change] = field(default_factory=list)
     regressed: list[Change] = field(default_factory=list)
+    """Passed before, does not now — or new and not passing."""
+    fixed: list[Change] = field(default_factory=list)
+    new: list[Change] = field(default_factory=list)
+    """Absent before, passing now."""
+    gone: list[Change] = field(default_factory=list)
     changed: list[Change] = field(default_factory=list)
-    """Other status changes (FAIL → TIMEOUT), and subtests that appeared or disappeared."""
+    """From one non-passing status to another (FAIL → TIMEOUT)."""
+    absent: list[str] = field(default_factory=list)
+    """Backends this run has and the earlier one had not: nothing to compare them with."""
 
     def __bool__(self) -> bool:
-        return bool(self.improved or self.regressed or self.changed)
+        return bool(self.regressed or self.fixed or self.new or self.gone or self.changed)
+
+    def groups(self) -> list[tuple[ChangeKind, list[Change]]]:
+        """The non-empty kinds of change, worst first."""
+        kinds: list[tuple[ChangeKind, list[Change]]] = [
+            ("regressed", self.regressed),
+            ("fixed", self.fixed),
+            ("new", self.new),
+            ("gone", self.gone),
+            ("changed", self.changed),
+        ]
+        return [(kind, changes) for kind, changes in kinds if changes]
+
+    def of(self, backend: str, test: str, subtest: str | None) -> Change | None:
+        """The change of one result, if it changed."""
+        for _, changes in self.groups():
+            for change in changes:
+                if (change.backend, change.test, change.subtest) == (backend, test, subtest):
+                    return change
+        return None
 
 
 def _statuses(report: Report) -> dict[tuple[str, str | None], str]:
     found: dict[tuple[str, str | None], str] = {}
     for result in report.results:
         if result.subtests:
-            found.update({(result.test, s.name): s.status for s in result.subtests})
+            found.update({(result.test, s.name): s.outcome for s in result.subtests})
         if not result.subtests or result.status != DEFAULT_TEST:
-            found[(result.test, None)] = result.status
+            found[(result.test, None)] = result.outcome
     return found
 
 
+def _kind(before: str | None, after: str | None) -> ChangeKind:
+    if before is None:
+        return "new" if after in PASSING else "regressed"
+    if after is None:
+        return "gone"
+    if after in PASSING:
+        return "fixed"
+    return "regressed" if before in PASSING else "changed"
+
+
 def diff(previous: list[Report], current: list[Report]) -> Diff:
-    """Compare two runs subtest by subtest, backend by backend (matched by ``run_info.backend``)."""
+    """Compare two runs subtest by subtest, backend by backend (matched by ``run_info.backend``;
+    one report each is compared whatever their backends). A backend the earlier run did not
+    have is listed in :attr:`Diff.absent`, not as hundreds of new results."""
     earlier = {report.run_info.backend: _statuses(report) for report in previous}
     result = Diff()
     for report in current:
         backend = report.run_info.backend
         if backend not in earlier and len(previous) == 1 and len(current) == 1:
             before_all = next(iter(earlier.values()))  # one report each: compare them
+        elif backend not in earlier:
+            result.absent.append(backend)
+            continue
         else:
-            before_all = earlier.get(backend, {})
+            before_all = earlier[backend]
         after_all = _statuses(report)
         for key in sorted(set(before_all) | set(after_all), key=lambda k: (k[0], k[1] or "")):
             before, after = before_all.get(key), after_all.get(key)
             if before == after:
                 continue
+            kind = _kind(before, after)
             change = Change(
-                backend=backend, test=key[0], subtest=key[1], before=before, after=after
+                backend=backend, test=key[0], subtest=key[1], before=before, after=after, kind=kind
             )
-            if after in PASSING and before is not None:
-                result.improved.append(change)
-            elif before in PASSING and after is not None:
-                result.regressed.append(change)
-            else:
-                result.changed.append(change)
+            getattr(result, kind).append(change)
     return result

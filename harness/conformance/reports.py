@@ -2,26 +2,26 @@
 
 - ``wptreport-<backend>.json`` — the primary record (:mod:`harness.conformance.results`),
   one per backend, as wpt.fyi reads them;
-- ``junit.xml`` — derived from it for CI test views: each subtest a test case; an unexpected
-  result is a ``failure`` (``error`` for a timeout or crash), an expected one ``skipped``
-  with the baseline's reason, so that a run that went as expected is green;
-- ``report.html`` — one self-contained page (pass/total per area and backend, side by side as
-  on wpt.fyi; unexpected results; every failure with its message, citations and evidence;
-  audit findings; links to traces), rendered with Jinja2 with autoescaping on, because every
-  message may quote page text;
-- ``summary.md`` — the short version, appended to ``$GITHUB_STEP_SUMMARY`` when it is set.
+- ``junit.xml`` — derived from it for CI test views (:mod:`harness.conformance.junit`);
+- ``report.html`` — one self-contained results view, as wpt.fyi's: pass/total per area, then
+  a grid of every test and subtest with the backends side by side, a column that says what
+  differs from the baseline (regression, fix, flaky), passing subtests folded away, filters,
+  and every row linked to its message and trace; audit findings; what changed since
+  ``--diff``. Rendered with Jinja2 with autoescaping on, because every message may quote
+  page text;
+- ``summary.md`` — the short version, appended to ``$GITHUB_STEP_SUMMARY`` when it is set
+  (page text in it passes :func:`~harness.conformance.escaping.md_text`: one line, no
+  Markdown syntax of its own).
 
-JUnit is written with the standard library's ElementTree: the format is a few elements,
-ElementTree escapes text and attributes correctly, and nothing else needs it. Every file's
-text passes :func:`scrub` last, so a secret that reached a message never reaches a report.
+Every file's text passes :func:`scrub` last, so a secret that reached a message never
+reaches a report.
 """
 
 from __future__ import annotations
 
 import os
 import re
-import xml.etree.ElementTree as ET
-from collections import Counter, defaultdict
+from collections import defaultdict
 from collections.abc import Sequence
 from dataclasses import dataclass, field
 from datetime import UTC, datetime
@@ -30,9 +30,11 @@ from typing import Any
 
 import jinja2
 
-from harness.conformance.baseline import PASSING, Baseline, Comparison, Diff
+from harness.conformance.baseline import Baseline, Comparison, Diff
+from harness.conformance.escaping import TABLE_WIDTH, clip, md_text, one_line
 from harness.conformance.findings import KEY_SHAPES
-from harness.conformance.results import Report, Subtest, TestResult
+from harness.conformance.junit import junit_xml
+from harness.conformance.results import FLAKY, PASSING, Report, Subtest, TestResult
 
 # Page secrets: the project's canary, whole private-key blocks, and the audit's key shapes.
 SECRET_PATTERNS: tuple[re.Pattern[str], ...] = (
@@ -57,6 +59,7 @@ def _when(ms: int) -> str:
 
 
 TEMPLATES.filters["when"] = _when
+TEMPLATES.filters["clip"] = clip
 
 
 def scrub(text: str) -> str:
@@ -71,10 +74,33 @@ def looks_secret(text: str) -> bool:
     return any(pattern.search(text) for pattern in SECRET_PATTERNS)
 
 
+Mark = str
+"""How a result stands against the baseline: ``regression`` (an unexpected failure),
+``fix`` (an unexpected pass), ``flaky`` (passed only on a rerun, not listed as intermittent),
+``known-flaky``, ``expected`` (a failure the baseline lists) or ``""`` (a pass)."""
+_MARK_ORDER = ("regression", "flaky", "fix", "known-flaky", "expected", "")
+
+
+def _mark(status: str, unexpected: bool) -> Mark:
+    if unexpected:
+        if status == FLAKY:
+            return "flaky"
+        return "fix" if status in PASSING else "regression"
+    if status == FLAKY:
+        return "known-flaky"
+    return "" if status in PASSING else "expected"
+
+
+def _worst(marks: Sequence[Mark]) -> Mark:
+    return min(marks, key=_MARK_ORDER.index, default="")
+
+
 @dataclass
 class Row:
-    """One failure or notable result, flattened for the HTML and Markdown views."""
+    """One notable result (not a plain pass), with everything the views say about it."""
 
+    id: str
+    """The HTML anchor of its details (``d-12``)."""
     backend: str
     test: str
     subtest: str | None
@@ -89,7 +115,16 @@ class Row:
     evidence: str | None = None
     fix: str | None = None
     spec: str | None = None
+    lighthouse: str | None = None
     trace: str | None = None
+    reruns: list[str] = field(default_factory=list)
+    change: str | None = None
+    """How it changed since ``--diff``'s run (regressed, fixed, new, gone, changed)."""
+
+    @property
+    def mark(self) -> Mark:
+        """How it stands against the baseline (see :data:`Mark`)."""
+        return _mark(self.status, self.unexpected)
 
 
 @dataclass
@@ -109,6 +144,63 @@ class Cell:
 
 
 @dataclass
+class GridCell:
+    """One result in the grid: a subtest (or a test's harness status) on one backend."""
+
+    status: str
+    mark: Mark
+    detail: str | None = None
+    """The anchor of its row of details, when it has one."""
+    trace: str | None = None
+    change: str | None = None
+
+
+@dataclass
+class GridRow:
+    """One subtest across the backends."""
+
+    name: str
+    cells: dict[str, GridCell]
+
+    @property
+    def mark(self) -> Mark:
+        """The worst mark of its cells."""
+        return _worst([cell.mark for cell in self.cells.values()])
+
+    @property
+    def passing(self) -> bool:
+        """Whether it passed everywhere it ran, as expected (folded away by default)."""
+        return all(c.status in PASSING and not c.mark and not c.change for c in self.cells.values())
+
+
+@dataclass
+class GridTest:
+    """One test across the backends: its pass/total cells and its subtests."""
+
+    test: str
+    title: str
+    cells: dict[str, Cell]
+    status: GridRow
+    """Its harness status across the backends (``OK`` when it ran to the end)."""
+    rows: list[GridRow]
+
+    @property
+    def mark(self) -> Mark:
+        """The worst mark of its status and subtests."""
+        return _worst([self.status.mark, *(row.mark for row in self.rows)])
+
+    @property
+    def passing_rows(self) -> int:
+        """How many of its subtests are folded away."""
+        return sum(row.passing for row in self.rows)
+
+    @property
+    def search(self) -> str:
+        """What the grid's filter box matches: path, title and subtest names."""
+        return " ".join([self.test, self.title, *(row.name for row in self.rows)]).lower()
+
+
+@dataclass
 class View:
     """Everything the HTML and Markdown views show, computed once from the reports."""
 
@@ -117,10 +209,10 @@ class View:
     backends: list[str]
     reports: list[Report]
     comparison: Comparison
+    baseline: Baseline
     diff: Diff | None
     areas: dict[str, dict[str, Cell]]
-    tests: dict[str, dict[str, Cell]]
-    titles: dict[str, str]
+    grid: list[GridTest]
     rows: list[Row]
     totals: dict[str, Cell]
     generated: str
@@ -141,13 +233,18 @@ class View:
         """Audit findings (rows with a severity)."""
         return [row for row in self.rows if row.severity is not None]
 
+    @property
+    def flaky_rows(self) -> list[Row]:
+        """Results that passed only on a rerun."""
+        return [row for row in self.rows if row.status == FLAKY]
+
 
 def _counts(result: TestResult) -> Cell:
     cell = Cell()
     items: Sequence[Subtest | TestResult] = result.subtests or [result]
     for item in items:
         cell.total += 1
-        if item.status in PASSING:
+        if item.outcome in PASSING:
             cell.passed += 1
         if item.expected is not None:
             cell.unexpected += 1
@@ -162,6 +259,83 @@ def _add(into: Cell, cell: Cell) -> None:
     into.unexpected += cell.unexpected
 
 
+class _Builder:
+    """Walks the reports once, numbering the rows of details as it goes."""
+
+    def __init__(self, baseline: Baseline, diff: Diff | None) -> None:
+        self.baseline = baseline
+        self.diff = diff
+        self.rows: list[Row] = []
+
+    def cell(
+        self,
+        backend: str,
+        result: TestResult,
+        item: Subtest | TestResult,
+        notable: bool,
+        **details: Any,
+    ) -> GridCell:
+        """The grid cell of ``item`` (a subtest of ``result``, or ``result`` itself for its
+        harness status) and, when it is not a plain pass, its row of details."""
+        subtest = item.name if isinstance(item, Subtest) else None
+        found = self.diff.of(backend, result.test, subtest) if self.diff else None
+        unexpected = item.expected is not None
+        cell = GridCell(
+            status=item.outcome,
+            mark=_mark(item.outcome, unexpected),
+            trace=result.trace,
+            change=found.kind if found else None,
+        )
+        if item.outcome not in PASSING or unexpected or notable:
+            row = Row(
+                id=f"d-{len(self.rows) + 1}",
+                backend=backend,
+                test=result.test,
+                subtest=subtest,
+                status=item.outcome,
+                unexpected=unexpected,
+                message=_short(item.message),
+                trace=result.trace,
+                reruns=item.reruns,
+                change=cell.change,
+                **details,
+            )
+            self.rows.append(row)
+            cell.detail = row.id
+        return cell
+
+    def status_cell(self, backend: str, result: TestResult) -> GridCell:
+        """The cell of a test's harness status."""
+        expectation = self.baseline.expectation(backend, result.test)
+        return self.cell(
+            backend,
+            result,
+            result,
+            False,
+            expected=result.expected or expectation.status,
+            reason=expectation.reason,
+        )
+
+    def subtest_cell(self, backend: str, result: TestResult, subtest: Subtest) -> GridCell:
+        """The cell of one subtest (an audit finding always has a row of details)."""
+        entry = self.baseline.expectation(backend, result.test).subtests.get(subtest.name)
+        return self.cell(
+            backend,
+            result,
+            subtest,
+            subtest.severity is not None,
+            expected=subtest.expected or (entry.status if entry else "PASS"),
+            cites=subtest.cites,
+            reason=entry.reason if entry else "",
+            severity=subtest.severity,
+            tool=subtest.tool,
+            evidence=subtest.evidence,
+            fix=subtest.fix,
+            spec=subtest.spec,
+            lighthouse=subtest.lighthouse,
+        )
+
+
 def build_view(
     title: str,
     reports: list[Report],
@@ -173,79 +347,59 @@ def build_view(
     """The view of ``reports`` (after ``baseline.compare`` marked their unexpected results)."""
     backends = [report.run_info.backend for report in reports]
     areas: dict[str, dict[str, Cell]] = defaultdict(dict)
-    tests: dict[str, dict[str, Cell]] = defaultdict(dict)
     totals: dict[str, Cell] = {}
-    titles: dict[str, str] = {}
-    rows: list[Row] = []
+    builder = _Builder(baseline, diff)
+    by_test: dict[str, dict[str, TestResult]] = {}
     for report in reports:
         backend = report.run_info.backend
         totals[backend] = Cell()
         for result in report.results:
+            by_test.setdefault(result.test, {})[backend] = result
             cell = _counts(result)
-            tests[result.test][backend] = cell
             _add(areas[result.area].setdefault(backend, Cell()), cell)
             _add(totals[backend], cell)
-            if result.title:
-                titles[result.test] = result.title
-            rows.extend(_rows(backend, result, baseline))
+    grid = [_grid_test(builder, test, results) for test, results in by_test.items()]
     return View(
         title=title,
         suite=reports[0].run_info.suite if reports else "",
         backends=backends,
         reports=reports,
         comparison=comparison,
+        baseline=baseline,
         diff=diff,
         areas=dict(sorted(areas.items())),
-        tests=dict(tests),
-        titles=titles,
-        rows=rows,
+        grid=grid,
+        rows=builder.rows,
         totals=totals,
         generated=datetime.now(UTC).strftime("%Y-%m-%d %H:%M UTC"),
         fail_on=fail_on,
     )
 
 
-def _rows(backend: str, result: TestResult, baseline: Baseline) -> list[Row]:
-    expectation = baseline.expectation(backend, result.test)
-    rows: list[Row] = []
-    if result.status not in PASSING or result.expected is not None:
-        rows.append(
-            Row(
-                backend=backend,
-                test=result.test,
-                subtest=None,
-                status=result.status,
-                expected=result.expected or expectation.status,
-                unexpected=result.expected is not None,
-                message=_short(result.message),
-                reason=expectation.reason,
-                trace=result.trace,
-            )
-        )
-    for subtest in result.subtests:
-        entry = expectation.subtests.get(subtest.name)
-        if subtest.status in PASSING and subtest.expected is None and subtest.severity is None:
-            continue
-        rows.append(
-            Row(
-                backend=backend,
-                test=result.test,
-                subtest=subtest.name,
-                status=subtest.status,
-                expected=subtest.expected or (entry.status if entry else "PASS"),
-                unexpected=subtest.expected is not None,
-                message=_short(subtest.message),
-                cites=subtest.cites,
-                reason=entry.reason if entry else "",
-                severity=subtest.severity,
-                tool=subtest.tool,
-                evidence=subtest.evidence,
-                fix=subtest.fix,
-                spec=subtest.spec,
-                trace=result.trace,
-            )
-        )
-    return rows
+def _grid_test(builder: _Builder, test: str, results: dict[str, TestResult]) -> GridTest:
+    names: dict[str, None] = {}
+    for result in results.values():
+        names.update((s.name, None) for s in result.subtests)
+    status = GridRow(
+        "(harness status)",
+        {backend: builder.status_cell(backend, r) for backend, r in results.items()},
+    )
+    rows = []
+    for name in names:
+        cells = {}
+        for backend, result in results.items():
+            subtest = next((s for s in result.subtests if s.name == name), None)
+            if subtest is not None:
+                cells[backend] = builder.subtest_cell(backend, result, subtest)
+        rows.append(GridRow(name, cells))
+    title = next((r.title for r in results.values() if r.title), "") or ""
+    return GridTest(
+        test=test,
+        title=title,
+        cells={backend: _counts(r) for backend, r in results.items()},
+        status=status,
+        rows=rows,
+    )
 
 
 def _short(message: str | None) -> str:
@@ -256,125 +410,23 @@ def _short(message: str | None) -> str:
 # -- the files -------------------------------------------------------------------------------
 
 
-def junit_xml(view: View) -> str:
-    """JUnit XML: a test suite per (backend, test), a test case per subtest."""
-    root = ET.Element("testsuites", name=view.title)
-    totals: Counter[str] = Counter()
-    for report in view.reports:
-        backend = report.run_info.backend
-        for result in report.results:
-            suite = ET.SubElement(root, "testsuite", name=f"[{backend}] {result.test}")
-            properties = ET.SubElement(suite, "properties")
-            for name, value in (
-                ("backend", backend),
-                ("browser_version", report.run_info.browser_version),
-                ("harness_version", report.run_info.harness_version),
-                ("revision", report.run_info.revision or ""),
-                ("test_status", result.status),
-            ):
-                ET.SubElement(properties, "property", name=name, value=value)
-            counts: Counter[str] = Counter()
-            cases = result.subtests or [
-                Subtest(name=result.test, status="PASS" if result.status in PASSING else "FAIL")
-            ]
-            for subtest in cases:
-                _case(suite, backend, result, subtest, view, counts)
-            if result.expected is not None:  # the harness status itself was unexpected
-                case = ET.SubElement(
-                    suite, "testcase", classname=f"{backend}.{result.test}", name="(harness status)"
-                )
-                ET.SubElement(
-                    case,
-                    "error",
-                    message=f"{result.status} (expected {result.expected})",
-                    type=result.status,
-                ).text = result.message or ""
-                counts["tests"] += 1
-                counts["errors"] += 1
-            suite.set("tests", str(counts["tests"]))
-            suite.set("failures", str(counts["failures"]))
-            suite.set("errors", str(counts["errors"]))
-            suite.set("skipped", str(counts["skipped"]))
-            suite.set("time", f"{result.duration / 1000:.3f}")
-            totals.update(counts)
-    for key in ("tests", "failures", "errors", "skipped"):
-        root.set(key, str(totals[key]))
-    ET.indent(root)
-    return ET.tostring(root, encoding="unicode", xml_declaration=True) + "\n"
-
-
-def _case(
-    suite: ET.Element,
-    backend: str,
-    result: TestResult,
-    subtest: Subtest,
-    view: View,
-    counts: Counter[str],
-) -> None:
-    case = ET.SubElement(suite, "testcase", classname=f"{backend}.{result.test}", name=subtest.name)
-    counts["tests"] += 1
-    detail = "\n".join(
-        part
-        for part in (
-            subtest.message or "",
-            *(f"cites {c}" for c in subtest.cites),
-            f"evidence: {subtest.evidence}" if subtest.evidence else "",
-            f"fix: {subtest.fix}" if subtest.fix else "",
-        )
-        if part
-    )
-    if subtest.expected is not None:
-        if subtest.status in PASSING:
-            message = (
-                f"unexpected {subtest.status} (the baseline expects {subtest.expected}): "
-                "a fix landed; update the baseline"
-            )
-            ET.SubElement(case, "failure", message=message, type="UNEXPECTED_PASS").text = detail
-            counts["failures"] += 1
-        elif subtest.status in ("TIMEOUT",):
-            ET.SubElement(
-                case,
-                "error",
-                message=f"{subtest.status} (expected {subtest.expected})",
-                type="TIMEOUT",
-            ).text = detail
-            counts["errors"] += 1
-        else:
-            ET.SubElement(
-                case,
-                "failure",
-                message=f"{subtest.status} (expected {subtest.expected})",
-                type=subtest.status,
-            ).text = detail
-            counts["failures"] += 1
-    elif subtest.status not in PASSING:
-        reason = view_reason(view, backend, result.test, subtest.name)
-        ET.SubElement(case, "skipped", message=f"expected {subtest.status}: {reason}").text = detail
-        counts["skipped"] += 1
-
-
-def view_reason(view: View, backend: str, test: str, subtest: str) -> str:
-    """The baseline's reason for an expected result (from the view's rows)."""
-    for row in view.rows:
-        if (row.backend, row.test, row.subtest) == (backend, test, subtest):
-            return row.reason or "in the baseline"
-    return "in the baseline"
-
-
 def markdown(view: View, limit: int = 40) -> str:
-    """The Markdown summary: verdict, pass/total per area and backend, what was unexpected."""
-    lines = [f"## {view.title}", ""]
+    """The Markdown summary: verdict, pass/total per area and backend, what was unexpected,
+    flaky results, findings and what changed. Page text in it is one escaped line, and
+    names in tables are clipped (see :mod:`harness.conformance.escaping`)."""
+    lines = [f"## {md_text(view.title)}", ""]
     verdict = "✅ as expected" if view.ok else "❌ unexpected results"
+    flaky = len([u for u in view.comparison.unexpected if u.status == FLAKY])
     lines.append(
-        f"**{verdict}** — {len(view.comparison.unexpected_failures)} unexpected failure(s), "
-        f"{len(view.comparison.unexpected_passes)} unexpected pass(es), "
-        f"{view.comparison.expected_failures} expected failure(s)."
+        f"**{verdict}** — {len(view.comparison.unexpected_failures) - flaky} unexpected "
+        f"failure(s), {len(view.comparison.unexpected_passes)} unexpected pass(es), "
+        f"{flaky} flaky, {view.comparison.expected_failures} expected failure(s)."
     )
     lines.append("")
-    header = "| area | " + " | ".join(view.backends) + " |"
+    header = "| area | " + " | ".join(md_text(b) for b in view.backends) + " |"
     lines += [header, "|---|" + "---|" * len(view.backends)]
     for area, cells in view.areas.items():
-        row = [f"`{area}`"] + [_md_cell(cells.get(b)) for b in view.backends]
+        row = [md_text(area, TABLE_WIDTH)] + [_md_cell(cells.get(b)) for b in view.backends]
         lines.append("| " + " | ".join(row) + " |")
     total = ["**total**"] + [_md_cell(view.totals.get(b)) for b in view.backends]
     lines.append("| " + " | ".join(total) + " |")
@@ -382,32 +434,40 @@ def markdown(view: View, limit: int = 40) -> str:
         lines += ["", "### Findings", "", "| severity | code | tool | where |", "|---|---|---|---|"]
         for found in view.findings[:limit]:
             lines.append(
-                f"| {found.severity} | `{_md(found.subtest or '')}` | {_md(found.tool or '')} "
-                f"| {_md(found.test)} |"
+                f"| {found.severity} | {md_text(found.subtest or '', TABLE_WIDTH)} "
+                f"| {md_text(found.tool or '', 40)} | {md_text(found.test, 40)} |"
             )
+        if len(view.findings) > limit:
+            lines.append(f"\n… and {len(view.findings) - limit} more findings (see report.html)")
     if view.unexpected_rows:
         lines += ["", "### Unexpected results", ""]
         for item in view.unexpected_rows[:limit]:
-            where = f"{item.test} › {item.subtest}" if item.subtest else item.test
+            message = one_line(item.message)
             lines.append(
-                f"- [{item.backend}] {_md(where)}: **{item.status}** (expected {item.expected})"
-                + (f" — {_md(item.message.splitlines()[0])}" if item.message else "")
+                f"- {_md_where(item)}: **{item.status}** (expected {item.expected})"
+                + (f" — {md_text(message, 160)}" if message else "")
             )
         if len(view.unexpected_rows) > limit:
             lines.append(f"- … and {len(view.unexpected_rows) - limit} more (see report.html)")
-    if view.diff:
+    if view.diff is not None:
         lines += ["", "### Since the previous run", ""]
-        for label, changes in (
-            ("improved", view.diff.improved),
-            ("regressed", view.diff.regressed),
-            ("changed", view.diff.changed),
-        ):
-            if changes:
-                lines.append(f"**{label}** ({len(changes)})")
-                lines += [f"- {_md(change.describe())}" for change in changes[:limit]]
+        if not view.diff:
+            lines.append("No change.")
+        for kind, changes in view.diff.groups():
+            lines.append(f"**{kind}** ({len(changes)})")
+            lines += [f"- {md_text(change.describe(), 160)}" for change in changes[:limit]]
+            if len(changes) > limit:
+                lines.append(f"- … and {len(changes) - limit} more (see report.html)")
+        for backend in view.diff.absent:
+            lines.append(f"{md_text(backend)}: not in the previous run (nothing to compare).")
     if view.comparison.stale:
         lines += ["", f"{len(view.comparison.stale)} baseline entries matched no result (stale)."]
     return "\n".join(lines) + "\n"
+
+
+def _md_where(item: Row) -> str:
+    where = f"{clip(item.test, 60)} › {clip(item.subtest, 60)}" if item.subtest else item.test
+    return f"[{md_text(item.backend)}] {md_text(where, 160)}"
 
 
 def _md_cell(cell: Cell | None) -> str:
@@ -415,10 +475,6 @@ def _md_cell(cell: Cell | None) -> str:
         return "—"
     mark = "" if cell.unexpected == 0 else f" ⚠ {cell.unexpected}"
     return f"{cell.passed}/{cell.total}{mark}"
-
-
-def _md(text: str) -> str:
-    return text.replace("|", "\\|").replace("\n", " ").replace("<", "&lt;")
 
 
 def html(view: View) -> str:
@@ -451,12 +507,13 @@ def write_reports(
 
     def put(name: str, text: str) -> None:
         path = out / name
-        path.write_text(scrub(text), encoding="utf-8")
+        # A lone surrogate from page text is shown as an escape, never a crash.
+        path.write_text(scrub(text), encoding="utf-8", errors="backslashreplace")
         written.append(path)
 
     for report in view.reports:
         put(f"wptreport-{report.run_info.backend or 'run'}.json", report.to_json())
-    put("junit.xml", junit_xml(view))
+    put("junit.xml", junit_xml(view.title, view.reports, view.baseline))
     put("report.html", html(view))
     summary = markdown(view)
     put("summary.md", summary)
@@ -469,6 +526,6 @@ def write_reports(
     step_path: Path | None = None
     if step:
         step_path = Path(step)
-        with step_path.open("a", encoding="utf-8") as handle:
+        with step_path.open("a", encoding="utf-8", errors="backslashreplace") as handle:
             handle.write(scrub(summary))
     return Written(out, written, step_path)

@@ -7,37 +7,81 @@ harness status and its subtests. A subtest or test whose status differs from the
 expectation carries ``expected`` (wptreport's convention); everything else about
 expectations lives in :mod:`harness.conformance.baseline`.
 
+``run_info`` is what wpt.fyi's results processor reads: ``product`` the browser as wpt.fyi
+names it (``chromium``, or ``chrome`` for Google's build), ``browser_version``, ``os`` and
+``revision`` — the commit of the *tests* (the WPT checkout's for ``wpt``; the harness's own,
+whose suite and rules are the tests, for ``ua`` and ``site``) — and beside them ``backend``,
+the configuration that ran, so that runs of two backends sit side by side. Every test id is
+a path that starts with ``/``, as wpt.fyi stores results by path.
+
 The harness adds fields wptreport consumers ignore: a subtest's ``cites`` (the spec sentences
-it checks), and for audit findings ``severity``, ``tool``, ``evidence``, ``fix`` and ``spec``.
+it checks), ``reruns`` (the statuses reruns of a failure gave: a failure that passed on a
+rerun is *flaky*), and for audit findings ``severity``, ``tool``, ``evidence``, ``fix``,
+``spec`` and ``lighthouse`` (Lighthouse's code for the same issue, where it has one).
 """
 
 from __future__ import annotations
 
+import hashlib
 import json
 import platform
 import subprocess
 from collections import Counter
 from importlib import metadata
 from pathlib import Path
-from typing import Any, Literal
+from typing import TYPE_CHECKING, Any, Literal
 
 from pydantic import BaseModel, ConfigDict, Field, ValidationError
 
-from harness.errors import ConfigError, read_input_file
+from harness.browser.chromium import find_chromium
+from harness.errors import BrowserNotFound, ConfigError, read_input_file
 from harness.harness import Harness
 
 SubtestStatus = Literal["PASS", "FAIL", "TIMEOUT", "NOTRUN", "PRECONDITION_FAILED"]
-TestStatus = Literal["OK", "ERROR", "TIMEOUT", "CRASH", "PRECONDITION_FAILED", "PASS", "FAIL"]
+TestStatus = Literal[
+    "OK", "ERROR", "TIMEOUT", "CRASH", "PRECONDITION_FAILED", "PASS", "FAIL", "SKIP"
+]
 """A test's harness status: ``OK`` when it ran (its subtests say how it went); ``ERROR``,
-``TIMEOUT`` or ``CRASH`` when the harness could not finish it. (``PASS``/``FAIL`` are for
+``TIMEOUT`` or ``CRASH`` when the harness could not finish it; ``SKIP`` (wptrunner's status
+for a test it did not run) when the runner cannot run it at all — a worker scope, a reftest,
+a test that needs testdriver.js — with the reason in ``message``. (``PASS``/``FAIL`` are for
 tests without subtests, as in WPT's reftests.)"""
 
 Suite = Literal["ua", "site", "wpt"]
 
-PRODUCT = "webmcp-harness"
+PRODUCT = "chromium"
+"""wpt.fyi's name for the browser these runs use (Debian's Chromium)."""
+PASSING = frozenset({"PASS", "OK"})
+FLAKY = "FLAKY"
+"""What reports call a result that failed and then passed on a rerun: never a pass."""
 
 
-class Subtest(BaseModel):
+class Rerun:
+    """What a result's reruns (``--rerun-failures``) make of it: its status first, then each
+    rerun's, in ``reruns``."""
+
+    if TYPE_CHECKING:  # the models' own fields (declared here, pydantic would own them)
+        status: str
+        reruns: list[str]
+
+    @property
+    def flaky(self) -> bool:
+        """Whether it failed and then passed on a rerun (so it is neither a pass nor a
+        consistent failure)."""
+        return self.status not in PASSING and any(s in PASSING for s in self.reruns)
+
+    @property
+    def outcome(self) -> str:
+        """The status reports show: :data:`FLAKY` when flaky, else its status."""
+        return FLAKY if self.flaky else self.status
+
+    @property
+    def seen(self) -> list[str]:
+        """Every status it gave, the first run's first."""
+        return [self.status, *self.reruns]
+
+
+class Subtest(Rerun, BaseModel):
     """One subtest's result."""
 
     model_config = ConfigDict(extra="ignore")
@@ -52,9 +96,14 @@ class Subtest(BaseModel):
     evidence: str | None = None
     fix: str | None = None
     spec: str | None = None
+    lighthouse: str | None = None
+    duration: int | None = None
+    """Milliseconds, where the runner times subtests (the user-agent suite does)."""
+    reruns: list[str] = Field(default_factory=list)
+    """The statuses of reruns of this subtest (``--rerun-failures``), in order."""
 
 
-class TestResult(BaseModel):
+class TestResult(Rerun, BaseModel):
     """One test (a page, or an audited URL) and its subtests."""
 
     __test__ = False  # not a pytest test class, whatever its name says
@@ -69,6 +118,8 @@ class TestResult(BaseModel):
     title: str | None = None
     trace: str | None = None
     """A path relative to the report directory: the harness trace of the test's calls."""
+    reruns: list[str] = Field(default_factory=list)
+    """The harness statuses of reruns of this test (``--rerun-failures``), in order."""
 
     @property
     def area(self) -> str:
@@ -77,19 +128,34 @@ class TestResult(BaseModel):
         return "/" + "/".join(parts[:2]) if len(parts) > 2 else "/" + "/".join(parts[:1])
 
 
+def _os_name() -> str:
+    """The OS as wpt.fyi names it (``linux``, ``mac``, ``windows``)."""
+    name = platform.system().lower()
+    return {"darwin": "mac"}.get(name, name)
+
+
 class RunInfo(BaseModel):
-    """What ran: the product, the backend, the browser, the harness and its commit."""
+    """What ran: the browser (as wpt.fyi reads it), the backend, the harness, the commits."""
 
     model_config = ConfigDict(extra="allow")
 
     product: str = PRODUCT
     suite: Suite = "wpt"  # a wptreport from elsewhere (e.g. `./wpt run`) says neither
     backend: str = ""
+    configuration: str | None = None
+    """``wpt`` only: the configuration that ran (``native``, ``native+layer``, ``polyfill``),
+    which is also the run's ``backend`` (the column it fills)."""
+    injected: list[str] | None = None
+    """``wpt`` only: what the configuration put into every page; empty for ``native``
+    (Chromium's own WebMCP alone)."""
     browser_version: str = ""
     flags: list[str] = Field(default_factory=list)
     harness_version: str = ""
     revision: str | None = None
-    os: str = Field(default_factory=lambda: platform.system().lower())
+    """The commit of the tests that ran (wpt.fyi's ``revision``)."""
+    harness_revision: str | None = None
+    """The harness's own commit (``None`` outside a git checkout)."""
+    os: str = Field(default_factory=_os_name)
     python_version: str = Field(default_factory=platform.python_version)
 
 
@@ -102,13 +168,13 @@ class Report(BaseModel):
     results: list[TestResult] = Field(default_factory=list)
 
     def counts(self) -> Counter[str]:
-        """How many subtests ended in each status (tests without subtests count as one)."""
+        """How many subtests ended in each outcome (tests without subtests count as one)."""
         counts: Counter[str] = Counter()
         for result in self.results:
             if result.subtests:
-                counts.update(s.status for s in result.subtests)
+                counts.update(s.outcome for s in result.subtests)
             else:
-                counts[result.status] += 1
+                counts[result.outcome] += 1
         return counts
 
     def to_json(self) -> str:
@@ -124,12 +190,10 @@ def harness_version() -> str:
         return "unknown"
 
 
-def git_revision() -> str | None:
-    """The commit of the checkout the harness runs from, when it is one (``None`` otherwise)."""
-    here = Path(__file__).resolve().parent
+def _git(directory: Path, *args: str) -> str | None:
     try:
         done = subprocess.run(
-            ["git", "-C", str(here), "rev-parse", "HEAD"],
+            ["git", "-C", str(directory), *args],
             capture_output=True,
             text=True,
             timeout=10,
@@ -137,21 +201,70 @@ def git_revision() -> str | None:
         )
     except (OSError, subprocess.SubprocessError):
         return None
-    revision = done.stdout.strip()
-    return revision if done.returncode == 0 and len(revision) == 40 else None
+    return done.stdout.strip() if done.returncode == 0 else None
+
+
+def git_revision(directory: Path | None = None) -> str | None:
+    """The commit of the git checkout at ``directory`` (default: the one the harness runs
+    from), when there is one (``None`` otherwise)."""
+    here = directory or Path(__file__).resolve().parent
+    revision = _git(here, "rev-parse", "HEAD")
+    return revision if revision is not None and len(revision) == 40 else None
+
+
+def tree_revision(root: Path, pattern: str = "**/*") -> str:
+    """The commit of ``root`` when it is the top of a git checkout; otherwise a SHA-1 of
+    its files (sorted paths and contents), so that a run always names the tests it ran."""
+    root = root.resolve()
+    top = _git(root, "rev-parse", "--show-toplevel")
+    if top is not None and Path(top).resolve() == root:
+        commit = git_revision(root)
+        if commit is not None:
+            return commit
+    digest = hashlib.sha1(usedforsecurity=False)
+    for path in sorted(p for p in root.glob(pattern) if p.is_file() and ".git" not in p.parts):
+        digest.update(path.relative_to(root).as_posix().encode() + b"\0")
+        digest.update(path.read_bytes())
+    return digest.hexdigest()
+
+
+def browser_product(executable: str | Path | None) -> str:
+    """The browser as wpt.fyi names it: ``chrome`` for Google's build, else ``chromium``."""
+    name = Path(str(executable or "")).name.lower()
+    return "chrome" if "chrome" in name and "chromium" not in name else PRODUCT
 
 
 def run_info(harness: Harness, suite: Suite, **extra: Any) -> RunInfo:
-    """What ran, read from a started harness: its backend, browser, flags, version, commit."""
+    """What ran, read from a started harness: browser, backend, flags, versions, commits.
+
+    ``revision`` is the tests' commit: a ``wpt`` run passes ``wpt_root`` (its checkout's
+    commit, see :func:`tree_revision`); ``ua`` and ``site`` runs test with the harness's
+    own suite and rules, so theirs is the harness's commit (or a digest of its
+    ``conformance`` package outside a checkout).
+    """
+    harness_commit = git_revision()
+    if suite == "wpt" and "wpt_root" in extra:
+        revision = tree_revision(Path(str(extra["wpt_root"])), "webmcp/**/*")
+    else:
+        revision = harness_commit or tree_revision(Path(__file__).resolve().parent, "**/*.py")
     return RunInfo(
+        product=browser_product(harness.executable_path or _found_browser()),
         suite=suite,
         backend=harness.backend,
         browser_version=harness.browser.version,
         flags=harness.launch_args(),
         harness_version=harness_version(),
-        revision=git_revision(),
+        revision=revision,
+        harness_revision=harness_commit,
         **extra,
     )
+
+
+def _found_browser() -> str:
+    try:
+        return str(find_chromium())
+    except BrowserNotFound:  # the harness started, so one was found; only its name matters
+        return ""
 
 
 def load_reports(path: str | Path) -> list[Report]:

@@ -69,7 +69,8 @@ from harness.declarative.synthesis import (
     synthesize,
     value_at,
 )
-from harness.elicitation.base import ElicitationHandler, ElicitationRequest, ask
+from harness.elicitation.base import ElicitationHandler, ElicitationRequest, Quoted, ask
+from harness.elicitation.wording import TOOL_ELICIT
 from harness.models import META_PREFIX, CallRequest, CatalogWarning, StageSlots, Tool, error_result
 from harness.stages.trust import request_annotations_header
 from harness.stages.validation import check_arguments
@@ -586,10 +587,8 @@ class SeedStage:
                 prefilled[".".join(path)] = value
         asked = ElicitationRequest(
             source="tool-elicit",
-            message=(
-                f"The page's form {tool.title or tool.name!r} asks you to confirm or fill in "
-                f"{', '.join(schema['properties'])} before it is sent."
-            ),
+            message=TOOL_ELICIT,
+            quoted=[Quoted(label="the form's title", text=tool.title)] if tool.title else [],
             origin=tool.origin,
             tool=tool.name,
             requested_schema=schema,

@@ -20,7 +20,8 @@ from collections.abc import Callable
 from typing import Literal, get_args
 
 from harness.browser.backends.base import FormReviewDecision, FormReviewRequest
-from harness.elicitation.base import ElicitationHandler, ElicitationRequest, ask
+from harness.elicitation.base import ElicitationHandler, ElicitationRequest, Quoted, ask
+from harness.elicitation.wording import FORM_REVIEW
 from harness.errors import ConfigError
 
 FormReviewMode = Literal["submit", "cancel", "ask"]
@@ -32,13 +33,10 @@ _MISSING = object()
 def elicitation_request(request: FormReviewRequest) -> ElicitationRequest:
     """The question the user is asked: the form's fields, filled as the page shows them."""
     tool = request.tool
-    label = tool.title or tool.name
     return ElicitationRequest(
         source="form-review",
-        message=(
-            f"The agent filled the form {label!r} ({tool.origin}) and it waits to be "
-            "submitted. Submit it with these values?"
-        ),
+        message=FORM_REVIEW,
+        quoted=[Quoted(label="the form's title", text=tool.title)] if tool.title else [],
         origin=tool.origin,
         tool=tool.name,
         requested_schema=tool.input_schema,

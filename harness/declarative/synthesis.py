@@ -132,6 +132,9 @@ class SeedForm(_Page):
     enctype: str | None = None
     controls: list[SeedControl] = Field(default_factory=list, max_length=512)
     fieldsets: list[SeedFieldset] = Field(default_factory=list, max_length=512)
+    default_button: SeedControl | None = Field(default=None, alias="defaultButton")
+    """Its default button (the first submit button, an image button included: the page's
+    form.elements leaves those out), as the page found it."""
 
 
 class SeedButton(_Page):
@@ -244,6 +247,9 @@ class Plan:
     root: Group  # the parameters (empty for a link or a button)
     submit_form: bool = False  # a button: submit its form owner's current values
     submitter: tuple[str, str] | None = None  # a button's own name=value
+    # The default button is an image button: its name ("" without one). A person's Enter
+    # sends the coordinates it was "clicked" at, (0, 0): NAME.x=0&NAME.y=0 (or x=0&y=0).
+    image_submitter: str | None = None
     document_url: str = ""
 
 
@@ -869,20 +875,37 @@ def _attach_fieldsets(trie: _Trie, form: SeedForm) -> None:
 # -- the tool ----------------------------------------------------------------------------
 
 
-def default_submitter(form: SeedForm) -> tuple[str, str] | None:
-    """The ``name=value`` of the form's default button (its first submit button), which a
-    person's submit sends (Enter, or a click on it); None when it has no name."""
-    for control in form.controls:
-        button = control.tag == "button" and control.type == "submit"
-        if not (button or (control.tag == "input" and control.type in ("submit", "image"))):
-            continue
-        if control.disabled or not control.name or control.type == "image":
-            return None  # an image button sends where it was clicked: nothing to repeat
-        value = control.attr("value")
-        if value is None:
-            value = "" if button else "Submit"  # Chromium's default label of a submit input
-        return control.name, value
+def default_button(form: SeedForm) -> SeedControl | None:
+    """The form's default button (its first submit button in tree order), which a person's
+    Enter activates; the page reports it (image buttons are not among the listed controls)."""
+    if form.default_button is not None:
+        return form.default_button
+    for control in form.controls:  # a report without it: the first listed submit button
+        if control.type == "submit" and control.tag in ("button", "input"):
+            return control
     return None
+
+
+def default_submitter(form: SeedForm) -> tuple[str, str] | None:
+    """The ``name=value`` of the form's default button, which a person's submit sends
+    (Enter, or a click on it); None when it has no name, or is an image button (see
+    :func:`default_image_submitter`)."""
+    control = default_button(form)
+    if control is None or control.disabled or not control.name or control.type == "image":
+        return None
+    value = control.attr("value")
+    if value is None:
+        value = "" if control.tag == "button" else "Submit"  # Chromium's label of a submit input
+    return control.name, value
+
+
+def default_image_submitter(form: SeedForm) -> str | None:
+    """The name of the form's default button when it is an image button (``""`` when it has
+    none), whose coordinates a person's Enter sends; None otherwise."""
+    control = default_button(form)
+    if control is None or control.disabled or control.type != "image":
+        return None
+    return control.name or ""
 
 
 def _method(raw: str | None) -> str:
@@ -910,6 +933,7 @@ def synthesize(declaration: Declaration) -> SeedTool:
     root = Group(key="", wire="")
     submit_form = False
     submitter: tuple[str, str] | None = None
+    image_submitter: str | None = None
     if declaration.kind == "form":
         form = declaration.form or SeedForm()
         method = _method(form.method)
@@ -918,6 +942,7 @@ def synthesize(declaration: Declaration) -> SeedTool:
         root, warnings = parameters(form)
         schema = group_schema(root)
         submitter = default_submitter(form)
+        image_submitter = default_image_submitter(form)
     elif declaration.kind == "a":
         url = _web_url(declaration.href, "href" if declaration.href else "href (missing)")
         method, encoding, schema = "get", "urlencoded", empty_schema()
@@ -970,6 +995,7 @@ def synthesize(declaration: Declaration) -> SeedTool:
         root=root,
         submit_form=submit_form,
         submitter=submitter,
+        image_submitter=image_submitter,
         document_url=declaration.url,
     )
     return SeedTool(
@@ -1126,6 +1152,9 @@ def encode(plan: Plan, arguments: dict[str, Any]) -> list[Pair]:
     )
     if plan.submitter is not None:
         pairs.append(plan.submitter)
+    if plan.image_submitter is not None:
+        prefix = f"{plan.image_submitter}." if plan.image_submitter else ""
+        pairs += [(f"{prefix}x", "0"), (f"{prefix}y", "0")]
     return pairs
 
 

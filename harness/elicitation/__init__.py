@@ -6,15 +6,16 @@ mid-execution) becomes one :class:`ElicitationRequest`, answered by one
 :class:`ElicitationHandler` with the shape of MCP's ``ElicitResult``.
 
 - ``base``: requests, answers, :func:`ask`, the records, the auto handler and wrappers;
+- ``wording``: the harness's own sentences, and page text quoted as the page's (every
+  display builds a question's lines there);
 - ``answers``: answers files (YAML/JSON) and :class:`ScriptedHandler`;
 - ``form``: the fields and rules of a question, and checking an answer against them;
 - ``terminal``, ``browser``: a person answering at the terminal or in a browser tab;
 - ``questions``: questions a tool asks from inside ``execute``;
-- ``choice``: the handler an ``--elicit`` option names;
-- ``plain``: page-provided text made safe to print on a terminal.
+- ``choice``: the handler an ``--elicit`` option names.
 
-May import: ``harness.models`` and ``harness.errors`` only: everything else asks the user
-through this package.
+May import: ``harness.models``, ``harness.errors`` and ``harness.inputs`` only: everything
+else asks the user through this package.
 """
 
 from importlib import import_module
@@ -37,6 +38,7 @@ if TYPE_CHECKING:
         ElicitationRequest,
         ElicitationResult,
         HandlerWrapper,
+        Quoted,
         RecordingHandler,
         Source,
         TimeLimit,
@@ -48,7 +50,7 @@ if TYPE_CHECKING:
     from harness.elicitation.form import defaults_of
 
 # The names below are imported on first use: a command's error line (which shows page text
-# with harness.elicitation.plain) must not load the handlers, pydantic and rich.
+# with harness.elicitation.wording) must not load the handlers, pydantic and rich.
 _WHERE = {
     "AnswersFile": "answers",
     "ScriptedAnswer": "answers",
@@ -80,6 +82,7 @@ __all__ = [
     "ElicitationRequest",
     "ElicitationResult",
     "HandlerWrapper",
+    "Quoted",
     "RecordingHandler",
     "ScriptedAnswer",
     "ScriptedHandler",

@@ -1,51 +1,108 @@
 """Answers files: scripted answers to the user's questions, for tests and CI.
 
 An answers file (YAML or JSON) is a list of entries; the first entry whose match keys
-(``tool``, ``field``, ``rule``, ``message``) all match a request answers it.
+all match a question answers it. The keys match what the harness decided, never what a
+page wrote: ``source`` (which kind of question), ``tool`` (the tool called), ``rule``
+(the policy rule that asks), ``field`` (a field the question asks for), ``origin`` (the
+origin that asks), ``destination`` (where a navigation goes), and ``message``, which
+matches part of the harness's own sentence (:data:`~harness.elicitation.wording.WORDING`)
+— never the page's text a question quotes (a tool's title, the page's own question, the
+URLs of the data involved). An entry whose ``message`` is part of no sentence the harness
+asks with could only ever match a page's words: the file is refused when it is loaded,
+saying how to write the entry instead.
 """
 
 from __future__ import annotations
 
-import json
 from pathlib import Path
-from typing import Any
+from typing import Any, get_args
 
-import yaml
-from pydantic import BaseModel, ConfigDict, Field, model_validator
+from pydantic import BaseModel, ConfigDict, Field, field_validator, model_validator
 from pydantic import ValidationError as ModelError
 
-from harness.elicitation.base import Action, ElicitationRequest, ElicitationResult
-from harness.errors import ConfigError, parse_problem, read_input_file
+from harness.elicitation.base import Action, ElicitationRequest, ElicitationResult, Source
+from harness.elicitation.wording import WORDING
+from harness.errors import ConfigError
+from harness.inputs import load_input
+
+SOURCES: tuple[Source, ...] = get_args(Source)
+SOURCE_NAMES: dict[str, Source] = {**{s: s for s in SOURCES}, "tool": "tool-question"}
+"""What ``source`` may say: each source, and ``tool`` for a tool's own question."""
+
+FORMAT = "answers: [{source, tool, rule, field, origin, destination, message, action, values}]"
+HOW_TO_MATCH = (
+    "match on what the harness decided instead: source (policy, navigation, form-review, "
+    "tool-elicit, tool), tool, rule, field, origin or destination — e.g. "
+    "{source: policy, tool: delete_all_todos, rule: confirm-destructive, action: decline}, "
+    "or for a tool's own question {source: tool, tool: pick_list, field: list, "
+    "action: accept, values: {list: groceries}}"
+)
 
 
 class ScriptedAnswer(BaseModel):
     """One entry of an answers file: match keys (all optional), then the answer.
 
-    ``tool`` and ``rule`` match exactly, ``field`` matches a request that asks for
-    that field, ``message`` matches a substring of the request's message.
+    ``source``, ``tool``, ``origin`` and ``destination`` match exactly, ``rule`` matches
+    one of the rules that ask, ``field`` a question that asks for that field, and
+    ``message`` part of the harness's own sentence. See the module docstring.
     """
 
     model_config = ConfigDict(frozen=True, extra="forbid")
 
+    source: Source | None = None
     tool: str | None = None
     field: str | None = None
     rule: str | None = None
+    origin: str | None = None
+    destination: str | None = None
     message: str | None = None
     action: Action
     values: dict[str, Any] = Field(default_factory=dict)
 
+    @field_validator("source", mode="before")
+    @classmethod
+    def _source_name(cls, value: Any) -> Any:
+        if isinstance(value, str) and value in SOURCE_NAMES:
+            return SOURCE_NAMES[value]
+        if value is not None:
+            raise ValueError(f"source must be one of {', '.join(SOURCE_NAMES)}, not {value!r}")
+        return value
+
     @model_validator(mode="after")
-    def _values_only_with_accept(self) -> ScriptedAnswer:
+    def _checked(self) -> ScriptedAnswer:
         if self.values and self.action != "accept":
             raise ValueError(f"values only go with action: accept, not {self.action}")
+        if self.message is not None and not self.message.strip():
+            raise ValueError("message is empty; leave it out to match any question")
+        if self.message is not None and not self.wording():
+            asked = f"source {self.source}" if self.source else "any source"
+            raise ValueError(
+                f"message {self.message!r} is part of no question the harness asks ({asked}): "
+                "it could only match page text a question quotes, which is never matched; "
+                + HOW_TO_MATCH
+            )
         return self
+
+    def wording(self) -> list[str]:
+        """The harness's sentences this entry's ``message`` is part of (every sentence of
+        the sources it can match when it has no ``message``)."""
+        sources = [self.source] if self.source else list(SOURCES)
+        return [
+            sentence
+            for source in sources
+            for sentence in WORDING[source]
+            if self.message is None or self.message in sentence
+        ]
 
     def matches(self, request: ElicitationRequest) -> bool:
         """Whether every key this entry names matches ``request``."""
         return (
-            (self.tool is None or self.tool == request.tool)
+            (self.source is None or self.source == request.source)
+            and (self.tool is None or self.tool == request.tool)
             and (self.field is None or self.field in request.fields)
-            and (self.rule is None or self.rule == request.rule)
+            and (self.rule is None or self.rule in (request.rule or "").split(", "))
+            and (self.origin is None or self.origin == request.origin)
+            and (self.destination is None or self.destination == request.destination)
             and (self.message is None or self.message in request.message)
         )
 
@@ -58,26 +115,25 @@ class AnswersFile(BaseModel):
     answers: list[ScriptedAnswer]
 
 
-def load_answers(path: str | Path) -> list[ScriptedAnswer]:
-    """Read an answers file (YAML or JSON); :class:`ConfigError` says what is wrong."""
-    path = Path(path)
-    text = read_input_file(path, "the answers file")
-    try:
-        data = json.loads(text) if path.suffix == ".json" else yaml.safe_load(text)
-    except (ValueError, yaml.YAMLError) as exc:
-        raise ConfigError(
-            f"The answers file {path} is not valid YAML/JSON: {parse_problem(exc)}"
-        ) from exc
+def answers_from_data(data: Any, source: str) -> list[ScriptedAnswer]:
+    """The entries of an answers file's parsed content (``source`` names it in messages)."""
     try:
         return AnswersFile.model_validate(data).answers
     except ModelError as exc:
-        problems = "; ".join(
-            f"{'.'.join(str(p) for p in e['loc']) or '(top)'}: {e['msg']}" for e in exc.errors()
-        )
-        raise ConfigError(
-            f"The answers file {path} does not fit the format "
-            f"(answers: [{{tool, field, rule, message, action, values}}]): {problems}"
-        ) from exc
+        problems = "; ".join(_problem(e) for e in exc.errors())
+        raise ConfigError(f"{source} does not fit the format ({FORMAT}): {problems}") from None
+
+
+def _problem(error: Any) -> str:
+    where = ".".join(str(p) for p in error["loc"]) or "(top)"
+    return f"{where}: {str(error['msg']).removeprefix('Value error, ')}"
+
+
+def load_answers(path: str | Path) -> list[ScriptedAnswer]:
+    """Read an answers file (YAML or JSON); :class:`ConfigError` says what is wrong."""
+    path = Path(path)
+    data = load_input(path, "the answers file", default="yaml")
+    return answers_from_data(data, f"The answers file {path}")
 
 
 class ScriptedHandler:
@@ -100,10 +156,7 @@ class ScriptedHandler:
     @classmethod
     def from_data(cls, data: Any) -> ScriptedHandler:
         """A handler from the file's content already parsed (``{"answers": [...]}``)."""
-        try:
-            return cls(AnswersFile.model_validate(data).answers)
-        except ModelError as exc:
-            raise ConfigError(f"Scripted answers do not fit the format: {exc}") from exc
+        return cls(answers_from_data(data, "The scripted answers"))
 
     async def elicit(self, request: ElicitationRequest) -> ElicitationResult:
         """The first matching entry's answer, or ``cancel`` with the reason."""
@@ -121,7 +174,7 @@ class ScriptedHandler:
         return ElicitationResult(
             action="cancel",
             reason=(
-                f"no scripted answer matches (tool={request.tool!r}, rule={request.rule!r}, "
-                f"fields: {asked}, message {request.message[:80]!r})"
+                f"no scripted answer matches (source={request.source}, tool={request.tool!r}, "
+                f"rule={request.rule!r}, origin={request.origin!r}, fields: {asked})"
             ),
         )

@@ -16,7 +16,7 @@ import inspect
 import logging
 import time
 from datetime import UTC, datetime
-from typing import TYPE_CHECKING, Any, Literal, Protocol, runtime_checkable
+from typing import Any, Literal, Protocol, runtime_checkable
 
 from pydantic import BaseModel, ConfigDict, Field
 
@@ -29,13 +29,10 @@ from harness.elicitation.form import (
 )
 from harness.errors import ConfigError
 
-if TYPE_CHECKING:
-    pass
-
 log = logging.getLogger("harness.elicitation")
 
 Action = Literal["accept", "decline", "cancel"]
-Source = Literal["tool-elicit", "form-review", "policy", "tool-question"]
+Source = Literal["tool-elicit", "form-review", "policy", "navigation", "tool-question"]
 Mode = Literal["form", "url", "interactive"]
 
 ACTIONS: tuple[Action, ...] = ("accept", "decline", "cancel")
@@ -45,9 +42,22 @@ SOURCE_TITLES: dict[Source, str] = {
     "tool-elicit": "The page's form needs your input before it is sent",
     "form-review": "Review the filled form before it is submitted",
     "policy": "A policy asks you to confirm",
+    "navigation": "A navigation to an origin you have not allowed",
     "tool-question": "A tool asks you",
 }
 """How the terminal and browser handlers title a request, by source."""
+
+
+class Quoted(BaseModel):
+    """Text the harness did not write, shown in a question as quoted: ``label`` is the
+    harness's name for it ("the form's title"), ``by`` who wrote it (the page, or the
+    agent — whose arguments may repeat the page)."""
+
+    model_config = ConfigDict(frozen=True)
+
+    label: str
+    text: str
+    by: Literal["page", "agent"] = "page"
 
 
 class ElicitationRequest(BaseModel):
@@ -61,6 +71,13 @@ class ElicitationRequest(BaseModel):
 
     ``mode`` is ``form`` (fill the fields), ``url`` (the page asks the user to open
     ``url``) or ``interactive`` (the page asks to interact with the user itself).
+
+    The harness's words and the page's are kept apart (:mod:`harness.elicitation.wording`):
+    ``message`` is one of the harness's own sentences, ``notes`` more of its words (why it
+    asks), and everything a page or the agent wrote that the question shows is in
+    ``quoted``, ``tool``, ``attribution`` (URLs only), ``facts`` or ``url``.
+    ``origin`` (who asks) and ``destination`` (where a navigation goes) are origins the
+    harness decided with the browser's URL parser.
     """
 
     model_config = ConfigDict(frozen=True)
@@ -69,8 +86,12 @@ class ElicitationRequest(BaseModel):
     message: str
     origin: str = ""
     tool: str = ""
-    rule: str | None = None  # the policy rule, for escalations
+    rule: str | None = None  # the policy rule(s), for escalations
     facts: dict[str, Any] = Field(default_factory=dict)  # what a policy decision used
+    notes: list[str] = Field(default_factory=list)
+    quoted: list[Quoted] = Field(default_factory=list)
+    attribution: list[str] = Field(default_factory=list)
+    destination: str | None = None
     requested_schema: dict[str, Any] = Field(
         default_factory=lambda: {"type": "object", "properties": {}}
     )
@@ -214,8 +235,8 @@ class AutoHandler:
 class ElicitationRecord(BaseModel):
     """One elicitation as the session's record keeps it.
 
-    The question (source, message, who asked, which fields, the policy rule and
-    facts), the answer's action, which fields the user changed from what was
+    The question (source, the harness's message and notes, who asked, the page's and
+    agent's words it quoted, which fields, the policy rule and facts), the answer's action, which fields the user changed from what was
     shown, and the values — except those of sensitive fields, which are named in
     ``redacted`` and never kept.
     """
@@ -231,6 +252,10 @@ class ElicitationRecord(BaseModel):
     rule: str | None
     facts: dict[str, Any]
     url: str | None
+    notes: list[str] = Field(default_factory=list)
+    quoted: list[Quoted] = Field(default_factory=list)
+    attribution: list[str] = Field(default_factory=list)
+    destination: str | None = None
     fields: list[str]
     action: Action
     changed: list[str]
@@ -258,7 +283,20 @@ def record_of(
             name for name in fields if content.get(name, _MISSING) != shown.get(name, _MISSING)
         ]
     question = request.model_dump(
-        include={"source", "mode", "message", "origin", "tool", "rule", "facts", "url"}
+        include={
+            "source",
+            "mode",
+            "message",
+            "origin",
+            "tool",
+            "rule",
+            "facts",
+            "url",
+            "notes",
+            "quoted",
+            "attribution",
+            "destination",
+        }
     )
     return ElicitationRecord(
         **question,

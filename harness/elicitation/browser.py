@@ -45,6 +45,7 @@ from harness.elicitation.form import (
     item_choices,
     value_from_text,
 )
+from harness.elicitation.wording import question_lines, quote
 
 log = logging.getLogger("harness.elicitation")
 
@@ -75,6 +76,8 @@ dl { display: grid; grid-template-columns: max-content 1fr; gap: .2rem 1rem; mar
 dt { font-weight: 600; } dd { margin: 0; word-break: break-all; }
 .message { white-space: pre-wrap; border-left: 4px solid #2563eb; padding: .3rem .8rem;
            background: #eff6ff; }
+code.page { background: #fef3c7; white-space: pre;
+         overflow-x: auto; } small { color: #6b7280; }
 .field { margin: 1rem 0; } label, legend { font-weight: 600; display: block; }
 .desc { margin: .1rem 0 .3rem; color: #374151; } .hint { margin: .2rem 0; font-size: .85rem;
         color: #6b7280; }
@@ -295,24 +298,27 @@ def render_form(
 ) -> str:
     """The question page: who asks, the message, the fields with their constraints."""
     esc = html.escape
-    facts = []
-    if request.origin:
-        facts.append(("Asked by", request.origin))
-    if request.tool:
-        facts.append(("Tool", request.tool))
-    if request.rule:
-        facts.append(("Rule", request.rule))
-    facts += [(k, v if isinstance(v, str) else json.dumps(v)) for k, v in request.facts.items()]
+    rows = "".join(
+        f"<dt>{esc(line.label)}</dt><dd>"
+        + (
+            f"<code class=page>{esc(line.value)}</code> <small>the {line.by}'s words</small>"
+            if line.by
+            else esc(line.value)
+        )
+        + "</dd>"
+        for line in question_lines(request)
+    )
     parts = [
         "<header><p class=who>webmcp-harness asks you — the browser's question, not the page's</p>",
         f"<h1>{esc(SOURCE_TITLES[request.source])}</h1></header>",
-        "<dl>" + "".join(f"<dt>{esc(k)}</dt><dd>{esc(v)}</dd>" for k, v in facts) + "</dl>",
         f"<p class=message>{esc(request.message)}</p>",
+        f"<dl>{rows}</dl>",
     ]
     if request.url:
+        # The link itself (the page's URL): opened only by the person's own click.
         parts.append(
             f"<p>The page asks you to open: <a href='{esc(request.url)}' target=_blank "
-            f"rel='noopener noreferrer'>{esc(request.url)}</a></p>"
+            f"rel='noopener noreferrer'>{esc(quote(request.url))}</a></p>"
         )
     if problems:
         parts.append("<p class=error role=alert>Some answers do not fit; see below.</p>")

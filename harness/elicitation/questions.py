@@ -22,9 +22,11 @@ from harness.elicitation.base import (
     ElicitationHandler,
     ElicitationRequest,
     ElicitationResult,
+    Quoted,
     ask,
 )
 from harness.elicitation.form import flat_schema_problem
+from harness.elicitation.wording import TOOL_INTERACT, TOOL_OPEN_URL, TOOL_QUESTION
 
 QUESTION_MESSAGE_LIMIT = 4000
 
@@ -58,8 +60,8 @@ def question_request(
         )
     message = asked.get("message")
     if mode == "interactive" and message is None:
-        message = "The page asks to interact with you."
-    if not isinstance(message, str) or not message.strip():
+        message = ""  # the harness's own sentence says it all
+    if not isinstance(message, str) or (mode != "interactive" and not message.strip()):
         return PageError(name="TypeError", message="requestUserInput needs a non-empty message")
     schema: dict[str, Any] = {"type": "object", "properties": {}}
     url: str | None = None
@@ -72,10 +74,14 @@ def question_request(
         url = asked.get("url")
         if not isinstance(url, str) or not url.startswith(("https://", "http://")):
             return PageError(name="TypeError", message="mode 'url' needs an http(s) url")
+    wording = {"form": TOOL_QUESTION, "url": TOOL_OPEN_URL, "interactive": TOOL_INTERACT}[mode]
     return ElicitationRequest(
         source="tool-question",
         mode=mode,
-        message=message[:QUESTION_MESSAGE_LIMIT],
+        message=wording,
+        quoted=[Quoted(label="the page's question", text=message[:QUESTION_MESSAGE_LIMIT])]
+        if message
+        else [],
         origin=origin,
         tool=tool,
         requested_schema=schema,

@@ -5,7 +5,9 @@ message), then each field is prompted with its label, description, rules and
 the value already in it (the agent's, or the default). Answers are checked by
 the same rules as every other handler (:func:`harness.elicitation.form.field_problem`);
 an invalid answer is asked again. Page-provided text is shown as plain text,
-with control characters removed, so a page cannot restyle or spoof the prompt.
+with control characters shown as escapes (:func:`~harness.elicitation.wording.plain`),
+and what the question quotes of a page stays on one line, marked as the page's, so a
+page cannot restyle the prompt or write a line in the harness's voice.
 
 Input conventions: Enter keeps the value shown in brackets; ``!clear`` empties an
 optional field; ``!decline`` or ``!cancel`` ends the elicitation at any prompt.
@@ -38,7 +40,9 @@ from harness.elicitation.form import (
     item_choices,
     value_from_text,
 )
-from harness.elicitation.plain import plain
+from harness.elicitation.wording import plain, question_lines
+
+__all__ = ["TerminalHandler", "plain"]
 
 _ENDINGS: dict[str, Action] = {"!decline": "decline", "!cancel": "cancel"}
 
@@ -134,22 +138,18 @@ class TerminalHandler:
 
     @staticmethod
     def panel(request: ElicitationRequest) -> Panel:
-        """The request as a panel: who asks, and the message (page text as plain text)."""
+        """The request as a panel: the harness's question, then who asks and what it is
+        about, each text a page or the agent wrote quoted on one line as theirs."""
         rows = Table.grid(padding=(0, 2))
         rows.add_column(style="bold")
         rows.add_column()
-        if request.origin:
-            rows.add_row("asked by", Text(plain(request.origin)))
-        if request.tool:
-            rows.add_row("tool", Text(plain(request.tool)))
-        if request.rule:
-            rows.add_row("rule", Text(plain(request.rule)))
-        for key, value in request.facts.items():
-            rows.add_row(Text(plain(key)), Text(plain(value)))
-        if request.url:
-            rows.add_row("open", Text(plain(request.url), style="underline"))
+        for line in question_lines(request):
+            value = Text(line.value)
+            if line.by:
+                value.append(f"  (the {line.by}'s words)", style="dim")
+            rows.add_row(Text(line.label), value)
         return Panel(
-            Group(rows, Text(""), Text(plain(request.message))),
+            Group(Text(plain(request.message)), Text(""), rows),
             title=SOURCE_TITLES[request.source],
             title_align="left",
         )

@@ -40,12 +40,10 @@ from __future__ import annotations
 import glob
 import hashlib
 import re
-import tomllib
 from importlib import resources
 from pathlib import Path
 from typing import Annotated, Any, Literal
 
-import yaml
 from pydantic import (
     BaseModel,
     ConfigDict,
@@ -57,8 +55,9 @@ from pydantic import (
     model_validator,
 )
 
-from harness.errors import ConfigError, parse_problem, read_input_file
+from harness.errors import ConfigError, read_input_file
 from harness.harness import BACKENDS
+from harness.inputs import load_input
 
 SLUG = re.compile(r"^[A-Za-z0-9_.-]{1,80}$")
 """What task ids and the names in episode ids may be made of."""
@@ -524,11 +523,8 @@ def _problems(exc: ValidationError) -> str:
 
 
 def _read_toml(path: Path, what: str = "the grid") -> dict[str, Any]:
-    text = read_input_file(path, what)
-    try:
-        return tomllib.loads(text)
-    except tomllib.TOMLDecodeError as exc:
-        raise ConfigError(f"{path} is not valid TOML: {exc}.") from None
+    data: dict[str, Any] = load_input(path, what, kind="toml")
+    return data
 
 
 def _plan(value: Any, base: Path, where: str) -> dict[str, Any] | None:
@@ -540,13 +536,9 @@ def _plan(value: Any, base: Path, where: str) -> dict[str, Any] | None:
     if isinstance(value, str):
         file = base / value
         try:
-            data = yaml.safe_load(read_input_file(file, "the plan"))
+            data = load_input(file, "the plan", kind="yaml")
         except ConfigError as exc:
             raise ConfigError(f"{where}: {exc}") from None
-        except yaml.YAMLError as exc:
-            raise ConfigError(
-                f"{where}: the plan {file} is not valid YAML: {parse_problem(exc)}."
-            ) from None
     elif isinstance(value, list):
         data = {"steps": value}
     else:

@@ -1,11 +1,12 @@
 """The page's console during a call, as MCP log notifications (opt-in: ``--forward-console``).
 
-While a client's ``tools/call`` of a page tool runs, every console message of the page
-becomes a ``notifications/message`` on that call's stream: the console type maps to a
+While a client's ``tools/call`` of a page tool runs, every console message of that client's
+page becomes a ``notifications/message`` on that call's stream: the console type maps to a
 log level (``debug`` → debug, ``log``/``info`` → info, ``warning`` → warning, ``error``/
 ``assert`` → error), the logger is ``page``, and the data is the text framed as untrusted
-page text (``<untrusted-data origin=…>``). It is off by default: a page may print anything
-to its console, secrets included, and the redaction stage never sees it.
+page text (``<untrusted-data origin=…>``), with every text the session withheld from its
+agents replaced by its handle. It is off by default: a page may print anything to its
+console, secrets the harness was never told about included.
 
 Who gets what follows MCP: on handshake-era connections, ``logging/setLevel`` sets the
 least level sent (``info`` until a client sets one); on 2026-07-28 requests, the bridge sends
@@ -28,7 +29,9 @@ from mcp.server.context import ServerRequestContext
 from mcp.server.session import ServerSession
 from mcp.types.version import MODERN_PROTOCOL_VERSIONS
 
+from harness.browser.urls import origin_of
 from harness.stages.framing import frame_untrusted
+from harness.stages.scrubbing import Scrubber
 
 LEVELS: tuple[types.LoggingLevel, ...] = get_args(types.LoggingLevel)
 DEFAULT_LEVEL: types.LoggingLevel = "info"
@@ -43,10 +46,9 @@ CONSOLE_LEVELS: dict[str, types.LoggingLevel] = {
 
 
 class ConsoleForwarder:
-    """Sends the page's console messages to the clients whose calls are running."""
+    """Sends each page's console messages to the clients whose calls run on that page."""
 
-    def __init__(self, origin: Callable[[], str]) -> None:
-        self._origin = origin
+    def __init__(self) -> None:
         self._calls: dict[int, _Call] = {}
         self._ids = itertools.count()
         self._levels: weakref.WeakKeyDictionary[Connection, types.LoggingLevel] = (
@@ -64,25 +66,37 @@ class ConsoleForwarder:
         return types.EmptyResult()
 
     @contextlib.contextmanager
-    def during(self, ctx: ServerRequestContext[Any, Any]) -> Iterator[None]:
-        """Forward the console to this request's client while the block runs."""
+    def during(self, ctx: ServerRequestContext[Any, Any], page: object) -> Iterator[None]:
+        """Forward ``page``'s console to this request's client while the block runs."""
         key = next(self._ids)
         modern = ctx.protocol_version in MODERN_PROTOCOL_VERSIONS
         # 2026-07-28: the request's _meta log level decides (none: nothing is sent).
         meta = (ctx.params or {}).get("_meta") if modern else None
         allowed = allowed_log_levels(ctx.protocol_version, meta) if modern else None
-        self._calls[key] = _Call(ctx.session, ctx.request_id, allowed)
+        self._calls[key] = _Call(ctx.session, ctx.request_id, allowed, page)
         try:
             yield
         finally:
             self._calls.pop(key, None)
 
-    def on_console(self, message: Any) -> None:
-        """Playwright's ``console`` event: send it to every call that runs now."""
+    def listener(self, page: Any, withheld: Scrubber | None = None) -> Callable[[Any], None]:
+        """The handler of ``page``'s Playwright ``console`` event: each message goes to every
+        call that runs on that page now (framed with the page's origin; what its session
+        withheld, ``withheld``, replaced)."""
+
+        def on_console(message: Any) -> None:
+            self._forward(page, message, withheld)
+
+        return on_console
+
+    def _forward(self, page: Any, message: Any, withheld: Scrubber | None) -> None:
         level = CONSOLE_LEVELS.get(str(message.type), DEFAULT_LEVEL)
-        data = frame_untrusted(str(message.text), self._origin())
+        text = str(message.text)
+        if withheld is not None:
+            text = withheld.text(text)
+        data = frame_untrusted(text, origin_of(page.url))
         for call in list(self._calls.values()):
-            if not self._wanted(call, level):
+            if call.page is not page or not self._wanted(call, level):
                 continue
             task = asyncio.ensure_future(self._send(call, level, data))
             self._tasks.add(task)
@@ -106,9 +120,10 @@ class ConsoleForwarder:
 
 @dataclass(frozen=True)
 class _Call:
-    """A running call that gets the console: its session, request, and (2026-07-28) the
-    levels its request asked for."""
+    """A running call that gets the console: its session, request, (2026-07-28) the levels
+    its request asked for, and the page it runs on."""
 
     session: ServerSession
     request_id: types.RequestId | None
     allowed: frozenset[types.LoggingLevel] | None
+    page: object  # whose console it gets

@@ -30,6 +30,7 @@ from mcp.server.session import ServerSession
 from mcp.shared.exceptions import MCPError
 
 from harness.elicitation.base import ElicitationHandler, ElicitationRequest, ElicitationResult, ask
+from harness.elicitation.wording import question_text
 
 
 class ClientChannel(Protocol):
@@ -80,10 +81,13 @@ class McpElicitationHandler:
 
 
 def elicit_params(request: ElicitationRequest) -> types.ElicitRequestParams:
-    """The MCP form (or URL) parameters for a question; the agent's values become defaults."""
-    message = request.message
-    if request.tool:
-        message = f"[{request.origin or 'webmcp-harness'} · {request.tool}] {message}"
+    """The MCP form (or URL) parameters for a question; the agent's values become defaults.
+
+    The message is the harness's sentence, then a line per thing it is about, each text a
+    page or the agent wrote quoted on one line and marked as theirs
+    (:func:`~harness.elicitation.wording.question_text`).
+    """
+    message = question_text(request)
     if request.mode == "url" and request.url is not None:
         return types.ElicitRequestURLParams(
             message=message, url=request.url, elicitation_id=secrets.token_hex(8)

@@ -1,9 +1,21 @@
-"""The MCP server: any MCP client drives one page's WebMCP tools through the user agent.
+"""The MCP server: any MCP client drives a page's WebMCP tools through the user agent.
 
     webmcp-harness mcp URL [--transport stdio|http] [--host 127.0.0.1] [--port N]
 
-Built on the official SDK's low-level ``Server``; one browser page serves every
-client (:class:`McpBridge`; :func:`serve` is what the command runs).
+Built on the official SDK's low-level ``Server`` (:class:`McpBridge`; :func:`serve` is
+what the command runs).
+
+- **One client, one page** (:mod:`harness.mcp.clients`): every client with a session
+  drives a :class:`~harness.session.Session` of its own — its own browser context and page
+  (cookies, storage, navigation), catalog, trust state, audit, vault and navigation
+  consent — so nothing withheld from one client, and nothing one client's user allows,
+  reaches or moves another. A stdio connection is one client, on the page the command
+  opened. Over HTTP each ``Mcp-Session-Id`` (a handshake-era client) gets a new context
+  and page, opened at URL with the same readiness (settle, ``--wait-for-tool``) as the
+  handshake starts, and closed when the session ends (DELETE, or idle for
+  :data:`HTTP_SESSION_IDLE_TIMEOUT_S`). Requests of the 2026-07-28 protocol carry no
+  session: the bridge cannot tell such clients apart, so they are one client to it, on the
+  page the command opened (a page no session's client shares).
 
 - **tools/list**: the agent view of the page's catalog, in MCP's words
   (:mod:`harness.mcp.tools`), names mapped by :mod:`harness.mcp.names`, then the
@@ -12,20 +24,17 @@ client (:class:`McpBridge`; :func:`serve` is what the command runs).
   ``isError`` results; an unknown name is the JSON-RPC error -32602 that the MCP
   spec prescribes for unknown tools (its message lists the tools there are).
 - **Tool-list changes**: ``notifications/tools/list_changed`` on the standalone
-  channel of every handshake-era connection, and a ``ToolsListChanged`` event on the
-  ``subscriptions/listen`` channel for clients of the 2026-07-28 protocol.
+  channel of the handshake-era connection whose page changed, and a ``ToolsListChanged``
+  event on the ``subscriptions/listen`` channel (2026-07-28) when the bridge's own page did.
 - **Elicitation** (:mod:`harness.mcp.elicitation`): the user agent's questions go
   to the calling client when it can answer them — ``elicitation/create`` on
   handshake-era connections, an ``InputRequiredResult`` on 2026-07-28 requests,
   which have no back channel — and otherwise to the configured local handler.
 - **Page control**: ``harness.navigate`` (leaving the start URL's origin asks the
   user first) and ``harness.reload``. Nothing lets a client reveal secrets.
-- **Agent sessions**: every client is its own agent session (seed 001) — its own trust
-  state, audit and vault: a stdio (or in-process) connection, or an HTTP
-  ``Mcp-Session-Id``; a stateless HTTP request without one is an agent session of its
-  own. ``_meta.annotations`` a client sends with ``tools/call`` (seed 001's request
-  annotations, which servers MUST respect) join that agent's trust state before the
-  policy decides.
+- **Agent sessions**: a client's page is its agent session (seed 001): ``_meta.annotations``
+  a client sends with ``tools/call`` (seed 001's request annotations, which servers MUST
+  respect) join its trust state before the policy decides.
 - **HTTP** listens on loopback only, with the SDK's DNS-rebinding protection.
 """
 
@@ -38,7 +47,6 @@ import ipaddress
 import logging
 import socket
 import warnings
-import weakref
 from collections.abc import Awaitable, Callable, Coroutine, Mapping, Sequence
 from functools import partial
 from importlib.metadata import PackageNotFoundError, version
@@ -52,23 +60,16 @@ from mcp.server.context import CallNext, HandlerResult, ServerRequestContext
 from mcp.server.lowlevel.server import NotificationOptions, Server
 from mcp.server.models import InitializationOptions
 from mcp.server.stdio import stdio_server
-from mcp.server.streamable_http import MCP_SESSION_ID_HEADER
-from mcp.server.subscriptions import InMemorySubscriptionBus, ListenHandler, ToolsListChanged
+from mcp.server.subscriptions import InMemorySubscriptionBus, ListenHandler
 from mcp.shared.exceptions import MCPDeprecationWarning, MCPError
 from mcp.types.version import MODERN_PROTOCOL_VERSIONS
 
 from harness.agent_view import agent_tool, agent_tools
-from harness.browser.frames import origin_of
-from harness.elicitation.base import ElicitationHandler, RecordingHandler
 from harness.errors import ConfigError, HarnessError, PageUnreachable, UnknownTool
 from harness.harness import Harness
+from harness.mcp.clients import ClientPage, once_open
 from harness.mcp.console import ConsoleForwarder
-from harness.mcp.elicitation import (
-    McpElicitationHandler,
-    ParkedCall,
-    RequestChannel,
-    client_channel,
-)
+from harness.mcp.elicitation import ParkedCall, RequestChannel, client_channel
 from harness.mcp.names import NAVIGATE, RELOAD, NameMap
 from harness.mcp.tools import (
     HARNESS_TOOLS,
@@ -81,9 +82,10 @@ from harness.mcp.tools import (
 )
 from harness.models import error_result
 from harness.schemas import validator_for
-from harness.session import AgentSession, Session
+from harness.session import Session
 from harness.stages.framing import user_agent_text
 from harness.stages.navigation import navigate_as_agent, resolve_url
+from harness.stages.scrubbing import scrub_result
 
 log = logging.getLogger("harness.mcp.server")
 
@@ -93,7 +95,12 @@ MCP_PATH = "/mcp"
 LOOPBACK_NAMES = ("localhost",)
 
 HTTP_SESSION_IDLE_TIMEOUT_S = 600.0
-"""An HTTP session with no request in flight for this long is closed and released."""
+"""An HTTP session with no request in flight for this long is closed and released (and
+its page with it)."""
+
+MAX_HTTP_SESSIONS = 64
+"""HTTP sessions open at once (each is a browser context and page); one more is refused
+(HTTP 503, "Too many open sessions") until one ends."""
 
 PARKED_RESULT_TTL_S = 60.0
 """How long the result of a 2026-07-28 call that finished between rounds waits to be fetched."""
@@ -128,14 +135,19 @@ _Run = Callable[[dict[str, Any]], Coroutine[Any, Any, types.CallToolResult]]
 
 
 class McpBridge:
-    """One page's tools as an MCP server, for as many clients as connect.
+    """A page's tools as an MCP server, for as many clients as connect: each client with a
+    session drives a page of its own.
 
     >>> async with McpBridge(session, start_url=url) as bridge:
-    ...     await bridge.serve_http("127.0.0.1", 8765)
+    ...     await bridge.serve_http(bind_loopback("127.0.0.1", 8765))
 
-    While it runs, the session's elicitation handler is wrapped in an
-    :class:`McpElicitationHandler` (the previous handler answers for clients that
-    cannot); on exit the previous handler is put back.
+    ``session`` is the bridge's own page: the one client of a stream connection (stdio) and,
+    over HTTP, every request of the 2026-07-28 protocol (which carries no session: the bridge
+    cannot tell such clients apart, so they are one client to it). Each HTTP client of the
+    handshake era (an ``Mcp-Session-Id``) gets a page of its own, opened at ``start_url``
+    as ``session`` was (``open_page``), released when its session ends. While it runs, each
+    page's elicitation handler is wrapped in an :class:`McpElicitationHandler` (the previous
+    handler answers for clients that cannot); on exit the bridge's page gets its own back.
     """
 
     def __init__(
@@ -146,34 +158,27 @@ class McpBridge:
         framing: bool = True,
         forward_console: bool = False,
         opening: Awaitable[object] | None = None,
+        open_page: Callable[[], Awaitable[Session]] | None = None,
     ) -> None:
         """``forward_console``: the page's console during a call goes to its client as log
         notifications (:mod:`harness.mcp.console`; off by default). ``opening``: the page
         is still being opened (and its catalog settling); clients may connect meanwhile,
-        and every request about tools waits for it."""
+        and every request about tools waits for it. ``open_page``: opens a client's own page,
+        settled (default: a new session of ``session``'s harness on ``start_url``)."""
         self.session = session
         self._opening = asyncio.ensure_future(opening) if opening is not None else None
         self.start_url = start_url or session.url
-        self.console = (
-            ConsoleForwarder(lambda: origin_of(self.session.url)) if forward_console else None
-        )
+        self._open_page = open_page or self._open_at_start
+        self.console = ConsoleForwarder() if forward_console else None
         self.framing = framing
         self._bus = InMemorySubscriptionBus()
         self._listen = ListenHandler(self._bus)
-        # Handshake-era connections, for list_changed. Weak: a connection the client closed
-        # (or the SDK reaped, idle) is released, not kept alive here. (A request's
-        # ServerSession is a per-request proxy; its connection is what lasts.)
-        self._legacy: weakref.WeakSet[Connection] = weakref.WeakSet()
         self._parked: dict[str, ParkedCall] = {}
-        self._changed = asyncio.Event()
-        self._broadcaster: asyncio.Task[None] | None = None
-        self._unsubscribe: Callable[[], None] | None = None
-        self._previous_handler: ElicitationHandler | None = None
-        # HTTP clients' agent sessions, by their connection (one per Mcp-Session-Id): held
-        # weakly, so a session the client closed (or the SDK reaped, idle) is released.
-        self._agents: weakref.WeakKeyDictionary[Connection, AgentSession] = (
-            weakref.WeakKeyDictionary()
-        )
+        self._main: ClientPage | None = None
+        # HTTP clients' own pages, by their connection (one per Mcp-Session-Id); each is
+        # released when its connection closes (DELETE, idle timeout).
+        self._clients: dict[Connection, ClientPage] = {}
+        self._closing: set[asyncio.Task[None]] = set()
         with warnings.catch_warnings():
             # logging/setLevel is deprecated by the 2026-07-28 revision, which the bridge
             # also speaks; handshake-era clients still use it (with --forward-console).
@@ -206,45 +211,39 @@ class McpBridge:
         return {"on_set_logging_level": self.console.set_level}
 
     async def __aenter__(self) -> McpBridge:
-        previous = self.session.elicitation
-        # The session records every answer itself: wrap what it wraps, not its record keeper.
-        if isinstance(previous, RecordingHandler):
-            previous = previous.inner
-        self._previous_handler = previous
-        self.session.elicitation = McpElicitationHandler(previous)
-        self._unsubscribe = self.session.on_tools_changed(lambda _change: self._changed.set())
-        if self.console is not None:
-            self.session.page.on("console", self.console.on_console)
-        self._broadcaster = asyncio.create_task(self._broadcast_changes())
+        self._main = ClientPage(
+            once_open(self.session, self._opening), owned=False, console=self.console, bus=self._bus
+        )
         return self
 
     async def __aexit__(self, *exc: object) -> None:
-        if self._unsubscribe is not None:
-            self._unsubscribe()
-        if self.console is not None:
-            self.session.page.remove_listener("console", self.console.on_console)
-        if self._previous_handler is not None:
-            self.session.elicitation = self._previous_handler
         self._listen.close()
-        for agent in self._agents.values():
-            agent.vault.clear()
-        self._agents.clear()
-        tasks = [t for t in (self._broadcaster, *(p.task for p in self._parked.values())) if t]
+        pages = [*self._clients.values(), *([self._main] if self._main else [])]
+        self._clients.clear()
+        tasks = [p.task for p in self._parked.values() if p.task is not None]
         for task in tasks:
             task.cancel()
         for task in tasks:
             with contextlib.suppress(asyncio.CancelledError, Exception):
                 await task
         self._parked.clear()
+        for page in pages:
+            await page.close()
+        if self._closing:
+            await asyncio.gather(*self._closing, return_exceptions=True)
+
+    def client_sessions(self) -> list[Session]:
+        """The sessions of the HTTP clients connected now, each on a page of its own (those
+        whose page is open)."""
+        return [p.session for p in self._clients.values() if p.session is not None]
 
     # -- transports ----------------------------------------------------------
     async def run(self, read_stream: Any, write_stream: Any) -> None:
-        """Serve one connection over a stream pair (what stdio uses): one client, one agent
-        session of its own for everything it does."""
-        with self.session.as_agent(self.session.new_agent()):
-            await self.server.run(
-                read_stream, write_stream, self.server.create_initialization_options()
-            )
+        """Serve one connection over a stream pair (what stdio uses): one client, on the
+        bridge's own page."""
+        await self.server.run(
+            read_stream, write_stream, self.server.create_initialization_options()
+        )
 
     async def serve_http(
         self, sock: socket.socket, *, on_ready: Callable[[str], None] | None = None
@@ -255,6 +254,7 @@ class McpBridge:
             streamable_http_path=MCP_PATH,
             host="127.0.0.1",
             session_idle_timeout=HTTP_SESSION_IDLE_TIMEOUT_S,
+            max_sessions=MAX_HTTP_SESSIONS,
         )
         config = uvicorn.Config(
             app, log_level="warning", lifespan="on", timeout_graceful_shutdown=2
@@ -267,70 +267,108 @@ class McpBridge:
             await server.serve(sockets=[sock])
 
     async def page_ready(self) -> None:
-        """Wait until the page is open and its catalog settled (at once when it is)."""
+        """Wait until the bridge's own page is open and its catalog settled (at once when it is)."""
         if self._opening is not None:
             await asyncio.shield(self._opening)
+
+    # -- whose page ------------------------------------------------------------
+    def _client_of(self, ctx: ServerRequestContext[Any, Any]) -> ClientPage:
+        """The page of the client that sent this request: its own for an HTTP session,
+        the bridge's for a stream connection and for requests without a session."""
+        assert self._main is not None, "enter the bridge first"
+        connection = getattr(ctx.session, "_connection", None)
+        if not isinstance(connection, Connection) or connection.session_id is None:
+            return self._main
+        client = self._clients.get(connection)
+        if client is None:
+            client = ClientPage(self._open_page(), owned=True, console=self.console)
+            self._clients[connection] = client
+            connection.exit_stack.callback(self._release, connection)
+        return client
+
+    async def _session_of(self, ctx: ServerRequestContext[Any, Any]) -> Session:
+        """The session of the client that sent this request, once its page is ready."""
+        try:
+            return await self._client_of(ctx).ready()
+        except HarnessError as exc:
+            raise MCPError(
+                types.INTERNAL_ERROR, f"The page could not be opened for this client: {exc}"
+            ) from None
+
+    def _release(self, connection: Connection) -> None:
+        """The client's session ended: close its page (in a task of the bridge's, so that
+        the SDK's bounded clean-up never cuts it short)."""
+        client = self._clients.pop(connection, None)
+        if client is None:
+            return
+        task = asyncio.ensure_future(client.close())
+        self._closing.add(task)
+        task.add_done_callback(self._closing.discard)
+
+    async def _open_at_start(self) -> Session:
+        """A new session of the bridge page's harness on the start URL, settled."""
+        harness = self.session.harness
+        if not isinstance(harness, Harness):
+            raise ConfigError("McpBridge needs open_page= for a session made outside a Harness")
+        return await harness.open(self.start_url)
 
     # -- tools/list ------------------------------------------------------------
     async def _on_list_tools(
         self, ctx: ServerRequestContext[Any, Any], params: types.PaginatedRequestParams | None
     ) -> types.ListToolsResult:
-        await self.page_ready()
-        tools = await self.session.tools()
+        session = await self._session_of(ctx)
+        tools = await session.tools()
         names = NameMap(t.name for t in tools)
         listed = []
-        for tool, agent in zip(tools, agent_tools(tools, framing=self.framing), strict=True):
-            converted = mcp_tool(agent, names.to_mcp(tool.name), tool.name)
+        # Texts withheld in the session are scrubbed; a tool whose name holds one is left out.
+        for agent in agent_tools(tools, framing=self.framing, withheld=session.scrubber):
+            converted = mcp_tool(agent, names.to_mcp(agent.name), agent.name)
             if converted is None:
                 log.warning(
-                    "tool %r is not listed: its inputSchema is not an object schema", tool.name
+                    "tool %r is not listed: its inputSchema is not an object schema", agent.name
                 )
                 continue
             listed.append(converted)
         return types.ListToolsResult(tools=[*listed, *HARNESS_TOOLS])
 
     def _input_schema(self, name: str) -> Mapping[str, Any] | None:
-        """The listed inputSchema of a tool, for the SDK's header checks (no page round trip)."""
+        """The listed inputSchema of a tool, for the SDK's header checks (no page round trip).
+
+        Asked for 2026-07-28 requests only, which are served by the bridge's own page."""
         for own in HARNESS_TOOLS:
             if own.name == name:
                 return own.input_schema
-        page_name = NameMap(self.session.catalog.names()).to_page(name)
-        tool = self.session.catalog.get(page_name) if page_name is not None else None
+        catalog = self.session.catalog
+        page_name = NameMap(catalog.names()).to_page(name)
+        tool = catalog.get(page_name) if page_name is not None else None
         return object_schema(tool.input_schema) if tool is not None else None
 
     # -- tools/call ------------------------------------------------------------
-    def _agent_of(self, ctx: ServerRequestContext[Any, Any]) -> AgentSession:
-        """The agent session of the client that sent this request."""
-        headers = getattr(ctx.request, "headers", None)
-        if headers is None:  # a stream connection: run() made its agent session current
-            return self.session.agent
-        session_id = headers.get(MCP_SESSION_ID_HEADER)
-        connection = getattr(ctx.session, "_connection", None)
-        if session_id is None or not isinstance(connection, Connection):
-            return self.session.new_agent()  # a stateless request: nothing ties it to another
-        agent = self._agents.get(connection)
-        if agent is None:
-            agent = self._agents[connection] = self.session.new_agent()
-        return agent
-
     async def _on_call_tool(
         self, ctx: ServerRequestContext[Any, Any], params: types.CallToolRequestParams
     ) -> types.CallToolResult | types.InputRequiredResult:
-        await self.page_ready()
-        with self.session.as_agent(self._agent_of(ctx)):
-            meta: Mapping[str, Any] = dict(params.meta or {})
-            if "annotations" in meta:
-                # Seed 001: the client's context joins this agent's before the policy runs.
-                problems = self.session.trust.absorb_request(meta["annotations"])
-                if problems:
-                    log.info(
-                        "request annotations broke the SEP's schema (%s); read as open-world",
-                        "; ".join(problems),
-                    )
-            return await self._call_tool_as_agent(ctx, params)
+        session = await self._session_of(ctx)
+        meta: Mapping[str, Any] = dict(params.meta or {})
+        if "annotations" in meta:
+            # Seed 001: the client's context joins its session's before the policy runs.
+            problems = session.trust.absorb_request(meta["annotations"])
+            if problems:
+                log.info(
+                    "request annotations broke the SEP's schema (%s); read as open-world",
+                    "; ".join(problems),
+                )
+        result = await self._call_tool_on(session, ctx, params)
+        if isinstance(result, types.CallToolResult):
+            # The harness's own results (harness.navigate/reload) quote the page's URL and
+            # tool names: what the session withheld stays withheld (page tools' are already).
+            return scrub_result(result, session.scrubber)
+        return result
 
-    async def _call_tool_as_agent(
-        self, ctx: ServerRequestContext[Any, Any], params: types.CallToolRequestParams
+    async def _call_tool_on(
+        self,
+        session: Session,
+        ctx: ServerRequestContext[Any, Any],
+        params: types.CallToolRequestParams,
     ) -> types.CallToolResult | types.InputRequiredResult:
         modern = ctx.protocol_version in MODERN_PROTOCOL_VERSIONS
         if params.request_state is not None:
@@ -343,7 +381,7 @@ class McpBridge:
                 )
             parked.take_answers(params.input_responses or {})
             return await self._next_round(parked)
-        run = await self._resolve(params.name)
+        run = await self._resolve(session, params.name)
         arguments = dict(params.arguments or {})
         capabilities = ctx.session.client_capabilities
         if modern and capabilities is not None and capabilities.elicitation is not None:
@@ -353,39 +391,41 @@ class McpBridge:
         try:
             if self.console is None:
                 return await run(arguments)
-            with self.console.during(ctx):
+            with self.console.during(ctx, session.page):
                 return await run(arguments)
         finally:
             client_channel.reset(token)
 
-    async def _resolve(self, name: str) -> _Run:
+    async def _resolve(self, session: Session, name: str) -> _Run:
         if name == NAVIGATE:
-            return self._navigate
+            return partial(self._navigate, session)
         if name == RELOAD:
-            return self._reload
-        page_name = NameMap(self.session.catalog.names()).to_page(name)
+            return partial(self._reload, session)
+        if session.catalog.paused is not None:
+            # No tool of where the page is now: the call is refused, saying why.
+            return partial(self._call_page_tool, session, name, name)
+        page_name = NameMap(session.catalog.names()).to_page(name)
         if page_name is None:  # maybe registered since: read the frames again
-            page_name = NameMap(t.name for t in await self.session.tools()).to_page(name)
+            page_name = NameMap(t.name for t in await session.tools()).to_page(name)
         if page_name is None:
-            raise self._unknown(name)
-        return partial(self._call_page_tool, name, page_name)
+            raise self._unknown(session, name)
+        return partial(self._call_page_tool, session, name, page_name)
 
-    def _unknown(self, name: str) -> MCPError:
-        names = NameMap(self.session.catalog.names())
-        available = [names.to_mcp(n) for n in self.session.catalog.names()] + [NAVIGATE, RELOAD]
-        return MCPError(
-            types.INVALID_PARAMS,
-            f"Unknown tool: {name}. The page at {self.session.url} offers: {', '.join(available)}.",
-        )
+    def _unknown(self, session: Session, name: str) -> MCPError:
+        names = NameMap(session.catalog.names())
+        available = [names.to_mcp(n) for n in session.catalog.names()] + [NAVIGATE, RELOAD]
+        # Page text (the URL, tool names): what the session withheld stays withheld.
+        message = f"Unknown tool: {name}. The page at {session.url} offers: {', '.join(available)}."
+        return MCPError(types.INVALID_PARAMS, session.scrubber.text(message))
 
     async def _call_page_tool(
-        self, name: str, page_name: str, arguments: dict[str, Any]
+        self, session: Session, name: str, page_name: str, arguments: dict[str, Any]
     ) -> types.CallToolResult:
         try:
-            outcome = await self.session.call(page_name, arguments)
+            outcome = await session.call(page_name, arguments)
         except UnknownTool:  # it left the page between the lookup and the call
-            raise self._unknown(name) from None
-        tool = self.session.catalog.get(page_name)
+            raise self._unknown(session, name) from None
+        tool = session.catalog.get(page_name)
         schema = output_schema(agent_tool(tool, framing=self.framing)) if tool else None
         return conform(outcome.result, schema)
 
@@ -435,7 +475,7 @@ class McpBridge:
         )
 
     # -- page control ----------------------------------------------------------
-    async def _navigate(self, arguments: dict[str, Any]) -> types.CallToolResult:
+    async def _navigate(self, session: Session, arguments: dict[str, Any]) -> types.CallToolResult:
         problem = _argument_problem(NAVIGATE_SCHEMA, arguments)
         if problem is not None:
             return error_result(f"Invalid arguments for {NAVIGATE}: {problem}")
@@ -444,37 +484,43 @@ class McpBridge:
         except ValueError as exc:
             return error_result(str(exc))
         try:
-            refusal = await navigate_as_agent(self.session, self.start_url, target)
+            refusal = await navigate_as_agent(session, self.start_url, target)
         except PageUnreachable as exc:
             return error_result(str(exc))
         if refusal is not None:
             return error_result(refusal)
-        return self._page_state(f"Navigated to {self.session.url}.")
+        return self._page_state(session, f"Navigated to {session.url}.")
 
-    async def _reload(self, arguments: dict[str, Any]) -> types.CallToolResult:
+    async def _reload(self, session: Session, arguments: dict[str, Any]) -> types.CallToolResult:
         problem = _argument_problem(RELOAD_SCHEMA, arguments)
         if problem is not None:
             return error_result(f"Invalid arguments for {RELOAD}: {problem}")
         try:
-            await self.session.reload()
+            await session.reload()
         except PageUnreachable as exc:
             return error_result(str(exc))
-        return self._page_state(f"Reloaded {self.session.url}.")
+        return self._page_state(session, f"Reloaded {session.url}.")
 
-    def _page_state(self, message: str) -> types.CallToolResult:
-        names = NameMap(self.session.catalog.names())
-        tools = [names.to_mcp(n) for n in self.session.catalog.names()]
+    def _page_state(self, session: Session, message: str) -> types.CallToolResult:
+        """The result of ``harness.navigate`` and ``harness.reload``: where the page is, and
+        its tools."""
+        names = NameMap(session.catalog.names())
+        tools = [names.to_mcp(n) for n in session.catalog.names()]
         text = f"{message} Tools now: {', '.join(tools) or 'none'}."
         return types.CallToolResult(
             content=[user_agent_text(text)],
-            structured_content={"url": self.session.url, "tools": tools},
+            structured_content={"url": session.url, "tools": tools},
         )
 
     # -- tool-list changes -----------------------------------------------------
     async def _track_connections(
         self, ctx: ServerRequestContext[Any, Any], call_next: CallNext
     ) -> HandlerResult:
-        """Remember each handshake-era connection once it is initialized."""
+        """Open an HTTP client's page as its handshake starts (so that the page opens while
+        the handshake ends), and have each handshake-era connection hear of its page's tool
+        changes once it is initialized."""
+        if ctx.method == "initialize":
+            self._client_of(ctx)
         result = await call_next(ctx)
         if (
             ctx.method == "notifications/initialized"
@@ -482,23 +528,8 @@ class McpBridge:
         ):
             connection = getattr(ctx.session, "_connection", None)
             if isinstance(connection, Connection):
-                self._legacy.add(connection)
+                self._client_of(ctx).connections.add(connection)
         return result
-
-    async def _broadcast_changes(self) -> None:
-        """Tell every client that the tool list changed (bursts become one message)."""
-        try:
-            await self.page_ready()
-        except Exception:  # the page did not open: the server is stopping
-            return
-        self._changed.clear()  # the catalog as it settled is the first one clients list
-        while True:
-            await self._changed.wait()
-            self._changed.clear()
-            await self._bus.publish(ToolsListChanged())
-            for connection in list(self._legacy):
-                # Best effort: a connection whose stream broke drops the notification.
-                await connection.notify("notifications/tools/list_changed", None)
 
 
 def _argument_problem(schema: dict[str, Any], arguments: dict[str, Any]) -> str | None:
@@ -596,7 +627,11 @@ async def serve(
         async with harness:
             session = await _open_ready(harness, url, wait_for, session, opened)
             async with McpBridge(
-                session, start_url=url, framing=framing, forward_console=forward_console
+                session,
+                start_url=url,
+                framing=framing,
+                forward_console=forward_console,
+                open_page=partial(_open_ready, harness, url, wait_for),
             ) as bridge:
                 await bridge.serve_http(sock, on_ready=on_ready)
 

@@ -27,7 +27,7 @@ from harness.agent_view import AgentTool
 from harness.mcp.names import NAVIGATE, RELOAD
 from harness.models import META_PREFIX
 from harness.schemas import Unresolvable, validator_for
-from harness.stages.framing import user_agent_text
+from harness.stages.framing import unframed, user_agent_text
 
 # The MCP annotations the page's hints map to; every other annotation is a label.
 MCP_HINTS = {
@@ -197,7 +197,8 @@ def mcp_tool(tool: AgentTool, name: str, page_name: str) -> types.Tool | None:
         meta["outputSchema"] = tool.output_schema  # the page's own, for reference
     return types.Tool(
         name=name,
-        title=tool.title,
+        # A client shows the title to a person: without the frame the agent's text has.
+        title=unframed(tool.title) if tool.title is not None else None,
         description=f"[WebMCP tool {'; '.join(labels(tool))}]\n{tool.description}",
         input_schema=input_schema,
         output_schema=listed_output,

@@ -8,10 +8,12 @@ returns one; it never reaches back into a front end. In the order a call meets t
 - ``policy``: block / escalate rules (packs are data files in ``packs/``) and the audit;
 - ``normalization``: what the page returned, as an MCP ``CallToolResult``;
 - ``redaction``, ``vault``, ``redemption``: secrets withheld, kept for the user, redeemed;
+  ``sensitivity`` finds where an ``outputSchema`` marks them, ``scrubbing`` replaces what
+  a session withheld on every channel an agent reads;
 - ``framing``: page-provided text marked as untrusted data;
 - ``navigation``: consent for an agent's navigation that leaves the start origin.
 
-May import: ``harness.models``, ``harness.errors``, ``harness.catalog``,
+May import: ``harness.models``, ``harness.errors``, ``harness.inputs``, ``harness.catalog``,
 ``harness.elicitation``, ``harness.browser`` — not the core (``pipeline``,
 ``session``, ``harness``), ``harness.declarative`` or any front end.
 """

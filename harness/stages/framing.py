@@ -1,10 +1,12 @@
 """Untrusted framing: page-provided text reaches the agent marked as data, not instructions.
 
 Tool descriptions, titles, parameter descriptions and the text of results come from the
-page. The agent view wraps them in ``<untrusted-data origin="…">…</untrusted-data>``;
+page. The agent view wraps them in ``<untrusted-data origin="…">…</untrusted-data>``, and
+drops the page's own ``_meta``; keys in the harness's ``_meta`` namespace are the harness's alone (a page's are
+dropped as its result arrives: :func:`without_harness_marks`);
 text the harness writes itself (:func:`user_agent_text`) is marked so that it is never
 framed. (The user's terminal gets page text through
-:func:`harness.elicitation.terminal.plain`.)
+:func:`harness.elicitation.wording.plain`.)
 """
 
 from __future__ import annotations
@@ -31,6 +33,30 @@ def frame_untrusted(text: str, origin: str) -> str:
     """
     defused = _MARKER.sub(lambda m: "<\\" + m.group(1) + m.group(2), text)
     return f'<untrusted-data origin="{origin}">\n{defused}\n</untrusted-data>'
+
+
+_FRAME = re.compile(r'<untrusted-data origin="[^"\n]*">\n(.*?)\n</untrusted-data>', re.DOTALL)
+
+
+def unframed(text: str) -> str:
+    """Page text as a person reads it: the ``<untrusted-data>`` frames around it taken
+    away (assertion messages, ``trace show``, an MCP client's tool titles). The agent
+    still gets them; what a person reads still shows control characters
+    (:func:`harness.elicitation.wording.plain`)."""
+    if "<untrusted-data" not in text:
+        return text
+    return _FRAME.sub(lambda m: m.group(1), text)
+
+
+def unframed_json(value: Any) -> Any:
+    """A JSON value (an agent view) with every string :func:`unframed`, for a person."""
+    if isinstance(value, str):
+        return unframed(value)
+    if isinstance(value, dict):
+        return {key: unframed_json(member) for key, member in value.items()}
+    if isinstance(value, list):
+        return [unframed_json(member) for member in value]
+    return value
 
 
 def frame_schema(schema: dict[str, Any], origin: str) -> dict[str, Any]:
@@ -72,15 +98,52 @@ def is_user_agent_block(block: ContentBlock) -> bool:
 
 
 def frame_result(result: CallToolResult, origin: str) -> CallToolResult:
-    """The result with every page-provided text block marked as untrusted data from ``origin``.
+    """The result with every text block the page wrote marked as untrusted data from
+    ``origin``, and without the page's own ``_meta`` (of the result and of its blocks):
+    what the harness read in it, it read before (annotations, ``uiRedirect``), so only the
+    harness's keys reach the agent. Blocks the harness wrote stay unframed.
 
-    ``structuredContent`` and ``_meta`` are left as they are (machine-readable data, not
-    text an agent reads as prose); blocks the harness wrote stay unframed.
+    ``structuredContent`` keeps its values: it is the schema's half of the result (MCP
+    clients validate it against the ``outputSchema``; plans, assertions and suites compare
+    its values), and a frame inside a value would break both. The same data reaches the
+    agent framed, as the text block that mirrors it.
     """
     content: list[ContentBlock] = [
-        block.model_copy(update={"text": frame_untrusted(block.text, origin)})
-        if isinstance(block, TextContent) and not is_user_agent_block(block)
-        else block
+        block if is_user_agent_block(block) else _framed_block(block, origin)
         for block in result.content
     ]
-    return result.model_copy(update={"content": content})
+    return result.model_copy(update={"content": content, "meta": _harness_keys(result.meta)})
+
+
+def _framed_block(block: ContentBlock, origin: str) -> ContentBlock:
+    update: dict[str, Any] = {}
+    if isinstance(block, TextContent):
+        update["text"] = frame_untrusted(block.text, origin)
+    meta = getattr(block, "meta", None)
+    if meta:
+        update["meta"] = _harness_keys(meta)
+    return block.model_copy(update=update) if update else block
+
+
+def _harness_keys(meta: dict[str, Any] | None) -> dict[str, Any] | None:
+    kept = {k: v for k, v in (meta or {}).items() if k.startswith(META_PREFIX)}
+    return kept or None
+
+
+def without_harness_marks(result: CallToolResult) -> CallToolResult:
+    """A page's result without keys in the harness's ``_meta`` namespace (of the result
+    and of its blocks): only the harness writes those, after the page has answered."""
+    meta = result.meta or {}
+    blocks = [getattr(b, "meta", None) or {} for b in result.content]
+    if not any(k.startswith(META_PREFIX) for m in (meta, *blocks) for k in m):
+        return result
+    content = [
+        b.model_copy(
+            update={"meta": {k: v for k, v in m.items() if not k.startswith(META_PREFIX)} or None}
+        )
+        if m
+        else b
+        for b, m in zip(result.content, blocks, strict=True)
+    ]
+    kept = {k: v for k, v in meta.items() if not k.startswith(META_PREFIX)}
+    return result.model_copy(update={"meta": kept or None, "content": content})

@@ -18,6 +18,7 @@ from pydantic import ValidationError
 
 from harness.browser.backends.base import RawResult
 from harness.models import error_result
+from harness.stages.framing import without_harness_marks
 
 # The default cap on one result's size, in bytes of UTF-8 (the page refuses bigger ones
 # before they cross the channel; this is the backstop for every backend).
@@ -107,7 +108,8 @@ def normalize_value(json_text: str | None) -> CallToolResult:
         raise ResultRefused(too_deep_message())
     if isinstance(value, dict) and isinstance(value.get("content"), list):
         try:
-            return CallToolResult.model_validate(value)
+            # Keys in the harness's _meta namespace are the harness's own: a page's go.
+            return without_harness_marks(CallToolResult.model_validate(value))
         except ValidationError:
             pass  # not a well-formed MCP result: treat it as plain data below
     if isinstance(value, str):

@@ -51,7 +51,6 @@ import json
 import os
 import re
 import time
-import tomllib
 from collections.abc import Callable, Iterator
 from dataclasses import dataclass, field
 from difflib import get_close_matches
@@ -59,13 +58,15 @@ from importlib import resources
 from pathlib import Path
 from typing import Any, ClassVar, Literal, TypeAlias
 
-import yaml
 from mcp_types import CallToolResult
 from pydantic import BaseModel, ConfigDict, Field, TypeAdapter, ValidationError
 
 from harness.browser.frames import origin_of
-from harness.elicitation.base import ElicitationHandler, ElicitationRequest, ask
+from harness.browser.urls import parse as parse_url
+from harness.elicitation.base import ElicitationHandler, ElicitationRequest, Quoted, ask
+from harness.elicitation.wording import POLICY_CALL, POLICY_RESULT
 from harness.errors import PolicyError, read_input_file
+from harness.inputs import SUFFIXES, InputSyntaxError, parse_input
 from harness.models import CallRequest, StageSlots
 from harness.stages.framing import user_agent_text
 from harness.stages.trust import (
@@ -574,13 +575,7 @@ class Policy:
         rule and the problem: a syntax error, an unknown fact or operator, a bad value.
         """
         file = Path(path)
-        kinds: dict[str, FileKind] = {
-            ".toml": "toml",
-            ".yaml": "yaml",
-            ".yml": "yaml",
-            ".json": "json",
-        }
-        kind = kinds.get(file.suffix.lower())
+        kind = SUFFIXES.get(file.suffix.lower())
         if kind is None:
             raise PolicyError(f"{file}: unknown policy file type; use .toml, .yaml or .json.")
         text = read_input_file(file, "the policy file", PolicyError)
@@ -599,31 +594,17 @@ class Policy:
 
 # -- reading policy files ---------------------------------------------------------------------
 
-_LOCATION = re.compile(r"\(at line (\d+), column (\d+)\)")
 
-
-def _parse(text: str, kind: str, source: str) -> Any:
+def _parse(text: str, kind: FileKind, source: str) -> Any:
+    """The file's data, parsed within the limits every input file has
+    (:func:`harness.inputs.parse_input`); a syntax error names the rule it is in."""
     try:
-        if kind == "toml":
-            return tomllib.loads(text)
-        if kind == "yaml":
-            return yaml.safe_load(text)
-        return json.loads(text)
-    except tomllib.TOMLDecodeError as exc:
-        found = _LOCATION.search(str(exc))
-        line = int(found.group(1)) if found else None
-        detail = _LOCATION.sub("", str(exc)).strip()
-        raise PolicyError(
-            _syntax(source, text, kind, line, found and found.group(2), detail)
-        ) from exc
-    except yaml.YAMLError as exc:
-        mark = getattr(exc, "problem_mark", None)
-        line = mark.line + 1 if mark is not None else None
-        column = str(mark.column + 1) if mark is not None else None
-        detail = " ".join(str(getattr(exc, "problem", None) or exc).split())
-        raise PolicyError(_syntax(source, text, kind, line, column, detail)) from exc
-    except json.JSONDecodeError as exc:
-        raise PolicyError(_syntax(source, text, kind, exc.lineno, str(exc.colno), exc.msg)) from exc
+        return parse_input(text, kind, f"the policy file {source}")
+    except InputSyntaxError as exc:
+        if exc.line is None:  # a limit, not a syntax error: its own words say it
+            raise PolicyError(f"{source}: {exc.detail}") from None
+        column = str(exc.column) if exc.column is not None else None
+        raise PolicyError(_syntax(source, text, kind, exc.line, column, exc.detail)) from None
 
 
 def _syntax(
@@ -1078,14 +1059,7 @@ class PolicyStage:
         """Ask the user when the decision is to escalate (SEP: attribution in the dialog)."""
         if decision.effect != "escalate":
             return None
-        question = ElicitationRequest(
-            source="policy",
-            message=_question(policy, decision, request, attribution),
-            origin=call.tool.origin,
-            tool=call.tool.name,
-            rule=", ".join(decision.rule_names),
-            facts=decision.facts,
-        )
+        question = _question(policy, decision, request, attribution)
         return (await ask(self.handler(), question)).action
 
     def _record(
@@ -1162,20 +1136,34 @@ def _refusal(
 
 def _question(
     policy: Policy, decision: Decision, request: CallRequest, attribution: list[str]
-) -> str:
+) -> ElicitationRequest:
+    """The escalation's question: the harness's sentence and why it asks, apart from what
+    the page and the agent wrote (the tool's name, the arguments, the data's sources —
+    shown as URLs only: an entry that is no URL is counted, not shown)."""
     tool = request.tool
-    arguments = json.dumps(request.arguments, ensure_ascii=False)
-    if len(arguments) > 400:
-        arguments = arguments[:397] + "..."
-    asked = (
-        f"Let the agent call {tool.name!r} on {tool.origin} with {arguments}?"
-        if decision.phase == "before-call"
-        else f"Pass the result of {tool.name!r} from {tool.origin} to the agent?"
+    before = decision.phase == "before-call"
+    quoted = []
+    if before:
+        arguments = json.dumps(request.arguments, ensure_ascii=False)
+        quoted.append(Quoted(label="arguments", text=arguments, by="agent"))
+    urls = [str(parsed.href) for entry in attribution if (parsed := parse_url(entry)) is not None]
+    notes = [f"Asked by {_cause(policy, decision)}."]
+    if len(urls) < len(attribution):
+        notes.append(
+            f"{len(attribution) - len(urls)} source(s) of the data involved are not URLs and "
+            "are not shown."
+        )
+    return ElicitationRequest(
+        source="policy",
+        message=POLICY_CALL if before else POLICY_RESULT,
+        origin=tool.origin,
+        tool=tool.name,
+        rule=", ".join(decision.rule_names),
+        facts=decision.facts,
+        notes=notes,
+        quoted=quoted,
+        attribution=urls,
     )
-    lines = [asked, f"Asked by {_cause(policy, decision)}."]
-    if attribution:
-        lines.append(f"The data involved comes from: {', '.join(attribution)}.")
-    return "\n".join(lines)
 
 
 def install_stages(

@@ -5,10 +5,7 @@ client, trace, log or report sees. What it takes out goes to the session's
 :class:`~harness.stages.vault.Vault`, under an opaque handle that stands in its place.
 
 - ``outputSchema`` fields marked ``"x-sensitive": true`` are withheld from
-  ``structuredContent``. The schema is followed through ``properties``,
-  ``patternProperties``, ``additionalProperties``, array items (``items``,
-  ``prefixItems``), ``$ref`` / ``$defs`` and ``allOf`` / ``anyOf`` / ``oneOf`` (every
-  branch counts: fail safe). The text block that mirrors ``structuredContent`` is
+  ``structuredContent`` (:mod:`harness.stages.sensitivity` finds them). The text block that mirrors ``structuredContent`` is
   rewritten from the redacted value; any other text that contains a withheld value
   verbatim has it replaced by its handle, and so has the page's ``_meta``. When the
   fields cannot be found (no ``structuredContent``, a value that does not fit the
@@ -25,29 +22,55 @@ The agent view lists what was withheld under ``_meta["webmcp-harness/redacted"]`
 ``{path, label, handle, kind}`` per item, ``path`` being a JSON pointer into the tool's
 own result. Values shorter than :data:`MIN_SCRUB_LENGTH` characters are withheld where
 the schema puts them, but not searched for in free text. A call stopped before its tool
-ran (bad arguments, a policy) has no tool output and passes unchanged.
+ran (bad arguments, a policy) has no tool output to redact.
+
+Everything withheld joins the session's :class:`~harness.stages.scrubbing.Scrubber`
+(shared by all its agent sessions): every result after it — of any tool, for any agent —
+has those texts replaced by their handles, and so has every other channel an agent reads.
 """
 
 from __future__ import annotations
 
-import contextlib
 import copy
 import json
 import logging
-import re
-from collections.abc import Callable, Iterator
+from collections.abc import Callable
 from dataclasses import dataclass, field
-from functools import lru_cache
-from typing import Any, NamedTuple
+from typing import Any
 
 from mcp_types import CallToolResult, ContentBlock, TextContent
 from pydantic import BaseModel, ConfigDict, TypeAdapter, ValidationError
 
 from harness.browser.urls import origin_of, resolve, scheme_of
-from harness.models import META_PREFIX, CallRequest, CatalogWarning, Tool
-from harness.schemas import compiled_validator_for, local_target, subschemas, validator_for
+from harness.models import META_PREFIX, CallRequest, Tool
 from harness.stages.framing import PAGE_RESULT_KINDS, user_agent_text
+from harness.stages.scrubbing import MIN_SCRUB_LENGTH, Scrubber, scrub_result
+from harness.stages.sensitivity import (
+    JsonPath,
+    declared_names,
+    fits,
+    marks_sensitive,
+    sensitive_and_keys,
+    sensitive_paths,
+    sensitivity_warnings,
+)
 from harness.stages.vault import SecretReference, SiteDefect, Vault, WithheldKind
+
+__all__ = [
+    "ERROR_REASON",
+    "MIN_SCRUB_LENGTH",
+    "REDACTED_META_KEY",
+    "REFERENCE_META_KEY",
+    "Redaction",
+    "Redactor",
+    "WithheldItem",
+    "marks_sensitive",
+    "pointer",
+    "redact",
+    "sensitive_paths",
+    "sensitivity_warnings",
+    "withheld_items",
+]
 
 log = logging.getLogger("harness.stages.redaction")
 
@@ -59,13 +82,8 @@ REFERENCE_META_KEY = META_PREFIX + "secret_reference"
 ERROR_REASON = "it is an error result of a tool whose output is sensitive"
 """Why an error of a ``sensitiveHint`` / ``x-sensitive`` tool is withheld whole."""
 
-MIN_SCRUB_LENGTH = 4
-"""Withheld values at least this long are also searched for, and replaced, in free text."""
 DEFAULT_TTL_CAP_S = 3600.0
 """A ``secret_reference`` ttl above this is a site defect; the harness expires it here."""
-
-JsonPath = tuple[str | int, ...]
-"""A location in a JSON value: object keys and array indexes."""
 
 _CONTENT = TypeAdapter(ContentBlock)
 _MIRROR_SEPARATORS = (",", ":")
@@ -91,359 +109,8 @@ class Redaction:
     withheld: list[WithheldItem] = field(default_factory=list)
     notes: list[str] = field(default_factory=list)
     """For :attr:`CallOutcome.notes`: what was done, never a value."""
-
-
-# -- the schema ----------------------------------------------------------------------------
-
-
-def marks_sensitive(schema: Any) -> bool:
-    """Whether any schema object in ``schema`` says ``"x-sensitive": true``."""
-    stack, seen = [schema], set()
-    while stack:
-        node = stack.pop()
-        if not isinstance(node, dict) or id(node) in seen:
-            continue
-        seen.add(id(node))
-        if node.get("x-sensitive") is True:
-            return True
-        stack.extend(subschemas(node))
-    return False
-
-
-@lru_cache(maxsize=256)
-def _pattern(pattern: str) -> re.Pattern[str] | None:
-    try:
-        return re.compile(pattern)
-    except re.error:
-        return None
-
-
-def _matches(pattern: str, key: str) -> bool:
-    compiled = _pattern(pattern)
-    # A pattern Python cannot read might match: fail safe.
-    return compiled is None or compiled.search(key) is not None
-
-
-_REFERENCES = ("$ref", "$dynamicRef")
-_BRANCHES = ("allOf", "anyOf", "oneOf")
-_CONDITIONS = ("if", "then", "else")
-_NO_REFS: frozenset[str] = frozenset()
-
-
-class _Plan:
-    """What one ``outputSchema`` says about where sensitive values can be, worked out once
-    per schema (not per call): the schema the walk follows (its own copy), which of its
-    subschemas can lead to a mark, and its compiled validator.
-
-    A subschema is *live* when an ``x-sensitive`` mark, or a ``$ref`` the harness cannot
-    follow, is reachable from it through any keyword or reference. The walk descends
-    into live subschemas only: below the others it could find nothing, so a result's
-    bulk (the members no mark can reach) is never visited.
-    """
-
-    def __init__(self, root: Any) -> None:
-        self.root = root
-        self.live = _live_subschemas(root)
-        self._validator: Any = None
-        self._compiled: Any = False  # not yet asked for
-        self._shapes: dict[int, _ObjectShape] = {}  # by id of a schema object in root
-
-    def object_shape(self, schema: dict[str, Any]) -> _ObjectShape:
-        """What the walk reads from one schema object for the objects it describes."""
-        shape = self._shapes.get(id(schema))
-        if shape is None:
-            shape = self._shapes[id(schema)] = _ObjectShape.of(schema, self.live)
-        return shape
-
-    def fits(self, instance: Any) -> bool:
-        """Whether ``instance`` fits the schema: the compiled validator's *yes* when the
-        schema allows it (see :func:`~harness.schemas.compiled_validator_for`), otherwise
-        (and for its every *no*) jsonschema's answer. Both are made once per schema."""
-        if self._compiled is False:
-            self._compiled = compiled_validator_for(self.root)
-        if self._compiled is not None:
-            with contextlib.suppress(Exception):  # a value Rust cannot hold: ask jsonschema
-                if self._compiled.is_valid(instance):
-                    return True
-        if self._validator is None:
-            self._validator = validator_for(self.root)
-        return bool(self._validator.is_valid(instance))
-
-
-class _ObjectShape(NamedTuple):
-    """The object keywords of one schema object, read once per schema."""
-
-    properties: dict[str, Any]
-    patterns: dict[str, Any]
-    dependent: dict[str, Any]
-    names: Any
-    rest: list[Any]  # the live ones of additionalProperties, unevaluatedProperties
-    only_properties: bool  # nothing but `properties` can lead to a mark
-
-    @classmethod
-    def of(cls, schema: dict[str, Any], live: frozenset[int]) -> _ObjectShape:
-        def members(keyword: str) -> dict[str, Any]:
-            value = schema.get(keyword)
-            return value if isinstance(value, dict) else {}
-
-        properties, patterns = members("properties"), members("patternProperties")
-        dependent, names = members("dependentSchemas"), schema.get("propertyNames")
-        rest = [
-            schema.get(keyword)
-            for keyword in ("additionalProperties", "unevaluatedProperties")
-            if id(schema.get(keyword)) in live
-        ]
-        only = not rest and id(names) not in live
-        only = only and not any(id(s) in live for s in (*patterns.values(), *dependent.values()))
-        return cls(properties, patterns, dependent, names, rest, only)
-
-
-def _live_subschemas(root: Any) -> frozenset[int]:
-    """The ids of the schema objects in ``root`` from which a mark or an unresolvable
-    reference can be reached (references followed the way the walk follows them)."""
-    parents: dict[int, list[int]] = {}
-    seen: set[int] = set()
-    marks: list[int] = []
-    stack = [root]
-    while stack:  # iterative: a page can nest a schema deeper than Python's stack
-        node = stack.pop()
-        if not isinstance(node, dict) or id(node) in seen:
-            continue
-        seen.add(id(node))
-        children = list(subschemas(node))
-        if node.get("x-sensitive") is True:
-            marks.append(id(node))
-        for keyword in _REFERENCES:
-            ref = node.get(keyword)
-            if isinstance(ref, str):
-                target = local_target(root, ref)
-                if target is None:
-                    marks.append(id(node))  # the walk must reach it to report the $ref
-                else:
-                    children.append(target)
-        for child in children:
-            if isinstance(child, dict):
-                parents.setdefault(id(child), []).append(id(node))
-                stack.append(child)
-    live: set[int] = set()
-    while marks:
-        node_id = marks.pop()
-        if node_id not in live:
-            live.add(node_id)
-            marks.extend(parents.get(node_id, ()))
-    return frozenset(live)
-
-
-@lru_cache(maxsize=256)
-def _cached_plan(schema_json: str) -> _Plan:
-    return _Plan(json.loads(schema_json))
-
-
-def _plan(schema: Any) -> _Plan:
-    """The plan of ``schema``, by its JSON text (member order kept: it orders the labels)."""
-    try:
-        text = json.dumps(schema)
-    except (TypeError, ValueError, RecursionError):  # not JSON: planned afresh, not cached
-        return _Plan(schema)
-    return _cached_plan(text)
-
-
-@dataclass
-class _Walk:
-    plan: _Plan
-    found: dict[JsonPath, str] = field(default_factory=dict)
-    # Members whose *key* is sensitive (``propertyNames`` marked x-sensitive): the path
-    # ends with the key.
-    keys: dict[JsonPath, str] = field(default_factory=dict)
-    unresolved: set[str] = field(default_factory=set)
-
-    def visit(self, schema: Any, instance: Any, path: JsonPath, refs: frozenset[str]) -> None:
-        if id(schema) not in self.plan.live:  # nothing below it: no mark, no lost $ref
-            return
-        if schema.get("x-sensitive") is True:
-            self.found.setdefault(path, _label(schema, path))
-            return
-        for keyword in _REFERENCES:
-            ref = schema.get(keyword)
-            if isinstance(ref, str) and ref not in refs:
-                target = local_target(self.plan.root, ref)
-                if target is None:
-                    self.unresolved.add(ref)
-                else:
-                    self.visit(target, instance, path, refs | {ref})
-        for keyword in _BRANCHES:
-            branches = schema.get(keyword)
-            for branch in branches if isinstance(branches, list) else []:
-                self.visit(branch, instance, path, refs)
-        for keyword in _CONDITIONS:
-            condition = schema.get(keyword)
-            if condition is not None:
-                self.visit(condition, instance, path, refs)
-        if isinstance(instance, dict):
-            self._object(schema, instance, path, refs)
-        elif isinstance(instance, list):
-            self._array(schema, instance, path)
-
-    def _object(
-        self, schema: dict[str, Any], instance: dict[str, Any], path: JsonPath, refs: frozenset[str]
-    ) -> None:
-        live = self.plan.live
-        shape = self.plan.object_shape(schema)
-        properties, patterns, dependent, names, rest, _ = shape
-        if shape.only_properties:
-            # Only `properties` can lead to a mark: its live members, in the value's order.
-            for key, value in instance.items():
-                subschema = properties.get(key)
-                if id(subschema) in live:
-                    self.visit(subschema, value, (*path, key), _NO_REFS)
-            return
-        for key, value in instance.items():
-            label = self._key_label(names, key, refs) if id(names) in live else None
-            if label is not None:
-                self.keys.setdefault((*path, key), label)
-            covered = key in properties
-            if covered:
-                self.visit(properties[key], value, (*path, key), _NO_REFS)
-            for pattern, subschema in patterns.items():
-                if _matches(pattern, key):
-                    covered = True
-                    self.visit(subschema, value, (*path, key), _NO_REFS)
-            if not covered:
-                for subschema in rest:
-                    self.visit(subschema, value, (*path, key), _NO_REFS)
-            if key in dependent:
-                self.visit(dependent[key], instance, path, refs)
-
-    def _key_label(self, names: dict[str, Any], key: str, refs: frozenset[str]) -> str | None:
-        """The label of ``key`` when ``propertyNames`` (through $ref, allOf, …) marks it
-        x-sensitive; None when it does not."""
-        probe = _Walk(self.plan)
-        probe.visit(names, key, (), refs)
-        self.unresolved |= probe.unresolved
-        label = probe.found.get(())
-        return None if label is None else ("key" if label == "value" else label)
-
-    def _array(self, schema: dict[str, Any], instance: list[Any], path: JsonPath) -> None:
-        live = self.plan.live
-        items = schema.get("items")
-        prefix = schema.get("prefixItems")
-        if not isinstance(prefix, list):
-            # Before 2020-12, a list of `items` was the tuple form; `additionalItems` the rest.
-            prefix = items if isinstance(items, list) else []
-            rest = schema.get("additionalItems") if isinstance(items, list) else items
-        else:
-            rest = items
-        # Which items `contains` meant cannot be told apart: all of them, fail safe.
-        every = [s for s in (schema.get("contains"),) if id(s) in live]
-        after = [s for s in (rest, schema.get("unevaluatedItems")) if id(s) in live]
-        live_prefix = [id(s) in live for s in prefix]
-        if not (every or after or any(live_prefix)):
-            return
-        for index, item in enumerate(instance):
-            where = (*path, index)
-            if index < len(prefix):
-                if live_prefix[index]:
-                    self.visit(prefix[index], item, where, _NO_REFS)
-            else:
-                for subschema in after:
-                    self.visit(subschema, item, where, _NO_REFS)
-            for subschema in every:
-                self.visit(subschema, item, where, _NO_REFS)
-
-
-def _label(schema: dict[str, Any], path: JsonPath) -> str:
-    title = schema.get("title")
-    if isinstance(title, str) and title.strip():
-        return title.strip()
-    return str(path[-1]) if path else "value"
-
-
-def sensitive_paths(
-    schema: dict[str, Any], instance: Any
-) -> tuple[list[tuple[JsonPath, str]], set[str]]:
-    """Where in ``instance`` the schema marks values ``x-sensitive``, with a label for each.
-
-    Returns the outermost paths only (a marked object covers its members), and the
-    ``$ref`` values that could not be resolved (their targets could not be checked).
-    """
-    paths, _, unresolved = _sensitive(schema, instance)
-    return paths, unresolved
-
-
-def _sensitive(
-    schema: dict[str, Any], instance: Any
-) -> tuple[list[tuple[JsonPath, str]], list[tuple[JsonPath, str]], set[str]]:
-    """The outermost sensitive values, the sensitive keys outside them (deepest first),
-    and the ``$ref``s that could not be followed."""
-    plan = _plan(schema)
-    walk = _Walk(plan)
-    walk.visit(plan.root, instance, (), _NO_REFS)
-    outermost: list[tuple[JsonPath, str]] = []
-    kept: set[JsonPath] = set()
-
-    def covered(path: JsonPath) -> bool:  # the path, or one of its ancestors, is withheld
-        return any(path[:length] in kept for length in range(len(path) + 1))
-
-    # Each path looks up its own prefixes (linear in its depth), never every kept path:
-    # a result with 10 000 sensitive fields stays linear, not quadratic.
-    for path in sorted(walk.found, key=len):
-        if not covered(path):
-            outermost.append((path, walk.found[path]))
-            kept.add(path)
-    # A key inside a withheld value goes with it; the others, deepest first, so renaming
-    # one never changes the path to another.
-    keys = [
-        (path, label)
-        for path, label in sorted(walk.keys.items(), key=lambda item: -len(item[0]))
-        if not covered(path)
-    ]
-    return outermost, keys, walk.unresolved
-
-
-def _fits(schema: dict[str, Any], instance: Any) -> bool:
-    """Whether ``instance`` fits ``schema``; a schema that cannot be used fits nothing.
-
-    The schema is not checked against the metaschema first (that costs a tenth of a
-    second per schema); a malformed one fails here instead, on the safe side. The
-    validator is compiled once per schema (it is kept with the schema's plan).
-    """
-    try:
-        return _plan(schema).fits(instance)
-    except Exception:  # a malformed schema can fail in any way: the safe side is "no fit"
-        return False
-
-
-def sensitivity_warnings(tools: list[Tool]) -> list[CatalogWarning]:
-    """Catalog warnings for tools whose sensitivity declarations do not agree."""
-    warnings: list[CatalogWarning] = []
-    for tool in tools:
-        hinted = tool.annotations.get("sensitiveHint") is True
-        marked = marks_sensitive(tool.output_schema)
-        if marked and not hinted:
-            warnings.append(
-                CatalogWarning(
-                    code="undeclared-sensitive",
-                    tool=tool.name,
-                    message=(
-                        f"Tool {tool.name!r} marks outputSchema fields x-sensitive but does not "
-                        "declare annotations.sensitiveHint; the harness redacts them anyway. "
-                        "The site should add sensitiveHint: true."
-                    ),
-                )
-            )
-        elif hinted and tool.output_schema is not None and not marked:
-            warnings.append(
-                CatalogWarning(
-                    code="sensitive-without-fields",
-                    tool=tool.name,
-                    message=(
-                        f"Tool {tool.name!r} declares sensitiveHint and an outputSchema that "
-                        "marks no field x-sensitive, so the harness withholds its whole result. "
-                        'Mark the sensitive fields with "x-sensitive": true.'
-                    ),
-                )
-            )
-    return warnings
+    texts: Scrubber = field(default_factory=Scrubber)
+    """What it withheld, as texts to search for in everything an agent sees later."""
 
 
 # -- JSON helpers --------------------------------------------------------------------------
@@ -483,39 +150,6 @@ class _Edited:
             node[token] = child
             node = child
         return node
-
-
-def _leaves(value: Any) -> Iterator[Any]:
-    if isinstance(value, dict):
-        for member in value.values():
-            yield from _leaves(member)
-    elif isinstance(value, list):
-        for member in value:
-            yield from _leaves(member)
-    else:
-        yield value
-
-
-def _needles(value: Any) -> set[str]:
-    """The texts a withheld value may show up as in free text."""
-    found: set[str] = set()
-    for leaf in _leaves(value):
-        if isinstance(leaf, bool) or leaf is None:
-            continue
-        text = leaf if isinstance(leaf, str) else json.dumps(leaf)
-        if _plain_json(text):  # JSON writes it as it is: its escaped forms are itself
-            if len(text) >= MIN_SCRUB_LENGTH:
-                found.add(text)
-            continue
-        for form in (text, json.dumps(text)[1:-1], json.dumps(text, ensure_ascii=False)[1:-1]):
-            if len(form) >= MIN_SCRUB_LENGTH:
-                found.add(form)
-    return found
-
-
-def _plain_json(text: str) -> bool:
-    """Whether JSON writes ``text`` unescaped (printable ASCII without ``"`` or ``\\``)."""
-    return text.isascii() and text.isprintable() and '"' not in text and "\\" not in text
 
 
 def _mirror(value: Any) -> str:
@@ -576,7 +210,15 @@ def _parts(result: CallToolResult) -> _Parts:
             content=copy.deepcopy(structured["content"]),
             structured=copy.deepcopy(inner) if isinstance(inner, dict) else None,
             is_error=structured.get("isError") is True or bool(result.is_error),
-            meta={**copy.deepcopy(meta if isinstance(meta, dict) else {}), **(result.meta or {})},
+            meta={
+                # Keys in the harness's namespace are the harness's own: a page's go.
+                **{
+                    k: copy.deepcopy(v)
+                    for k, v in (meta if isinstance(meta, dict) else {}).items()
+                    if not k.startswith(META_PREFIX)
+                },
+                **(result.meta or {}),
+            },
         )
     return _Parts(
         content=[
@@ -599,9 +241,7 @@ class _Run:
         self.ttl_cap = ttl_cap
         self.withheld: list[WithheldItem] = []
         self.notes: list[str] = []
-        self.needles: dict[str, str] = {}  # a withheld text → the handle that replaces it
-        self._compiled: tuple[int, re.Pattern[str]] | None = None  # see _pattern()
-        self.handles: set[str] = set()
+        self.texts = Scrubber()  # what this result withholds, to search for in the rest
 
     def keep(
         self,
@@ -625,7 +265,6 @@ class _Run:
             defects=defects,
         )
         self.withheld.append(WithheldItem(path=path, label=label, handle=entry.handle, kind=kind))
-        self.handles.add(entry.handle)
         for defect in entry.defects:
             self.notes.append(f"site defect: {defect.message}")
             log.info("site defect (%s): %s", defect.code, defect.message)
@@ -633,17 +272,18 @@ class _Run:
 
     def search_for(self, value: Any, handle: str) -> None:
         """Replace ``value``'s texts with ``handle`` wherever they appear in free text."""
-        if isinstance(value, str) and _plain_json(value):  # the usual case, made short
-            if len(value) >= MIN_SCRUB_LENGTH:
-                self.needles.setdefault(value, handle)
-            return
-        for needle in _needles(value):
-            self.needles.setdefault(needle, handle)
+        self.texts.withhold(value, handle)
 
     def withhold(self, path: str, label: str, value: Any) -> str:
-        """Withhold an ``x-sensitive`` value; its handle."""
+        """Withhold an ``x-sensitive`` value; its handle. Its keys are withheld with it but
+        for the property names the ``outputSchema`` declares (public words, not data)."""
         handle = self.keep("field", path, label, value)
-        self.search_for(value, handle)
+        declared = (
+            declared_names(self.tool.output_schema)
+            if isinstance(value, dict | list)
+            else frozenset()
+        )
+        self.texts.withhold(value, handle, declared)
         return handle
 
     # -- references --------------------------------------------------------------------
@@ -745,49 +385,9 @@ class _Run:
     # -- searching free text -----------------------------------------------------------
 
     def scrub(self, value: Any) -> Any:
-        """``value`` with withheld texts replaced by their handles in every string but
-        ``type`` members and the handles themselves."""
-        if not self.needles:
-            return value
-        needles, handles = self.needles, self.handles
-        pattern = self._pattern()
-
-        def replace(match: re.Match[str]) -> str:
-            return needles[match.group(0)]
-
-        def text(value: str) -> str:
-            # One pass, longest first: a handle just written is never searched again.
-            return value if value in handles else pattern.sub(replace, value)
-
-        keys: dict[str, str] = {}  # object keys repeat (one per item of a list): once each
-
-        def walk(value: Any) -> Any:
-            if isinstance(value, str):
-                return text(value)
-            if isinstance(value, dict):
-                # Keys are text too: a secret used as a key elsewhere is replaced there as well.
-                scrubbed: dict[str, Any] = {}
-                for key, member in value.items():
-                    new_key = key
-                    if isinstance(key, str):
-                        new_key = keys.get(key) or keys.setdefault(key, text(key))
-                    while new_key in scrubbed:  # two keys that only differed by a secret
-                        new_key += "#"
-                    scrubbed[new_key] = member if key == "type" else walk(member)
-                return scrubbed
-            if isinstance(value, list):
-                return [walk(v) for v in value]
-            return value
-
-        return walk(value)
-
-    def _pattern(self) -> re.Pattern[str]:
-        """Every withheld text, longest first, as one pattern; made again only when a
-        text was added (needles only grow), not for every string scrubbed."""
-        if self._compiled is None or self._compiled[0] != len(self.needles):
-            needles = tuple(sorted(self.needles, key=len, reverse=True))
-            self._compiled = (len(self.needles), _needle_pattern(needles))
-        return self._compiled[1]
+        """``value`` with this result's withheld texts replaced by their handles in every
+        string but ``type`` members and the handles themselves."""
+        return self.texts.scrub(value)
 
     def withhold_in(
         self,
@@ -802,9 +402,9 @@ class _Run:
         replaced by handles; True when the value as a whole is sensitive (then untouched).
         ``where`` is the JSON pointer of ``value`` in the result; with ``inside`` False
         (JSON inside a text), every item is listed at ``where`` itself. ``found``: what
-        :func:`_sensitive` found in ``value`` already (it is not walked twice)."""
+        :func:`~harness.stages.sensitivity.sensitive_and_keys` found in ``value`` already (it is not walked twice)."""
         schema = self.tool.output_schema or {}
-        paths, keys, _ = found if found is not None else _sensitive(schema, value)
+        paths, keys, _ = found if found is not None else sensitive_and_keys(schema, value)
         if any(path == () for path, _ in paths):
             return value, True
         # Copy-on-write: only the containers on a path to a withheld value are copied;
@@ -823,11 +423,6 @@ class _Run:
             parent.clear()
             parent.update((handle if k == path[-1] else k, v) for k, v in members)
         return redacted.value, False
-
-
-@lru_cache(maxsize=64)
-def _needle_pattern(needles: tuple[str, ...]) -> re.Pattern[str]:
-    return re.compile("|".join(re.escape(n) for n in needles))
 
 
 def _where(url: str) -> str:
@@ -904,7 +499,7 @@ def redact(
         is_error=parts.is_error,
         meta=meta or None,
     )
-    return Redaction(result=agent, withheld=run.withheld, notes=run.notes)
+    return Redaction(result=agent, withheld=run.withheld, notes=run.notes, texts=run.texts)
 
 
 def _fields(run: _Run, schema: dict[str, Any], parts: _Parts) -> tuple[str | None, Any]:
@@ -917,12 +512,12 @@ def _fields(run: _Run, schema: dict[str, Any], parts: _Parts) -> tuple[str | Non
         if not parts.content:
             return None, None
         return "it has no structuredContent, so its x-sensitive fields cannot be found", None
-    found = _sensitive(schema, structured)
+    found = sensitive_and_keys(schema, structured)
     unresolved = found[2]
     if unresolved:
         refs = ", ".join(sorted(unresolved))
         return f"its outputSchema has $refs the harness cannot follow ({refs})", None
-    if not _fits(schema, structured):
+    if not fits(schema, structured):
         return "its structuredContent does not fit the tool's outputSchema", None
     redacted, whole = run.withhold_in(structured, "/structuredContent", found=found)
     if whole:
@@ -980,7 +575,7 @@ def _text(run: _Run, text: str, structured: Any, where: str) -> str | None:
     schema = run.tool.output_schema
     if schema is None or not isinstance(parsed, dict | list):
         return text
-    paths, keys, _ = _sensitive(schema, parsed)
+    paths, keys, _ = sensitive_and_keys(schema, parsed)
     if not paths and not keys:
         return text
     redacted, whole = run.withhold_in(parsed, where, inside=False)
@@ -1017,9 +612,14 @@ def _placeholder(run: _Run, result: CallToolResult, parts: _Parts, reason: str) 
         if _is_reference(block):
             content.append(_block(run.scrub(run.reference(block, f"/content/{index}"))))
     meta = {REDACTED_META_KEY: _listing(run)}
+    # What the page wrote in it is the user's alone, wherever else it shows up later (not
+    # searched in this result: what the agent gets of it is the harness's own text).
+    run.texts.withhold_result(
+        {"content": parts.content, "structuredContent": parts.structured}, handle
+    )
     run.notes.insert(0, f"redaction: withheld the whole result of {run.tool.name}: {reason}")
     agent = CallToolResult(content=content, is_error=parts.is_error, meta=meta)
-    return Redaction(result=agent, withheld=run.withheld, notes=run.notes)
+    return Redaction(result=agent, withheld=run.withheld, notes=run.notes, texts=run.texts)
 
 
 def _listing(run: _Run) -> list[dict[str, Any]]:
@@ -1088,36 +688,30 @@ class Redactor:
         self._ran.add(request.call_id)
 
     async def __call__(self, request: CallRequest, result: CallToolResult) -> CallToolResult:
-        """After-call stage: keep the user view in the vault, return the agent view."""
-        if request.call_id not in self._ran:
-            return result
-        self._ran.discard(request.call_id)
-        self.vault.keep_user_view(request.call_id, result)
-        if request.error_kind not in PAGE_RESULT_KINDS:
-            return result  # a timeout, cancellation or navigation: the harness's own words
-        redaction = redact(
-            request.tool, result, self.vault, call_id=request.call_id, ttl_cap=self.ttl_cap
-        )
-        request.notes.extend(redaction.notes)
-        if redaction.withheld:
-            log.info("%s: withheld %d item(s)", request.tool.name, len(redaction.withheld))
-        return self._scrub_earlier(request, redaction.result)
+        """After-call stage: keep the user view in the vault, return the agent view, with
+        every text withheld so far in the session (from any of its agents) replaced by its
+        handle — a tool that declares nothing sensitive may still repeat a marked value."""
+        vault = self.vault
+        if request.call_id in self._ran:
+            self._ran.discard(request.call_id)
+            vault.keep_user_view(request.call_id, result)
+            if request.error_kind in PAGE_RESULT_KINDS:  # else: the harness's own words
+                redaction = redact(
+                    request.tool, result, vault, call_id=request.call_id, ttl_cap=self.ttl_cap
+                )
+                request.notes.extend(redaction.notes)
+                if redaction.withheld:
+                    log.info("%s: withheld %d item(s)", request.tool.name, len(redaction.withheld))
+                vault.scrubber.merge(redaction.texts)
+                result = redaction.result
+        return self._scrub_withheld(request, result, vault.scrubber)
 
-    def _scrub_earlier(self, request: CallRequest, result: CallToolResult) -> CallToolResult:
-        """``result`` with the values earlier calls of this session withheld replaced by their
-        handles: a tool that declares nothing sensitive may still repeat a marked value."""
-        run = _Run(request.tool, self.vault, request.call_id, self.ttl_cap)
-        for entry in self.vault.entries():
-            if entry.kind == "field" and entry.call_id != request.call_id:
-                run.search_for(entry.value, entry.handle)
-                run.handles.add(entry.handle)
-        if not run.needles:
-            return result
-        data = _dump(result)
-        scrubbed = run.scrub(data)
-        if scrubbed == data:
-            return result
-        request.notes.append(
-            "values withheld from earlier calls of this session were replaced by their handles"
-        )
-        return CallToolResult.model_validate(scrubbed)
+    def _scrub_withheld(
+        self, request: CallRequest, result: CallToolResult, scrubber: Scrubber
+    ) -> CallToolResult:
+        scrubbed = scrub_result(result, scrubber)
+        if scrubbed is not result:
+            request.notes.append(
+                "values withheld earlier in this session were replaced by their handles"
+            )
+        return scrubbed

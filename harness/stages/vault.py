@@ -1,6 +1,7 @@
 """The vault: what redaction withheld from the agent, kept for the user, in memory only.
 
-One :class:`Vault` per :class:`~harness.session.Session`. Every withheld thing (a
+One :class:`Vault` per agent session (a :class:`~harness.session.Session`), with the
+session's :class:`~harness.stages.scrubbing.Scrubber`. Every withheld thing (a
 sensitive field, a whole result, a ``secret_reference``, content meant for the user
 alone) gets a *handle*: random, never derived from the value (no hash, no length, no
 prefix of it), so the agent learns nothing from it. The vault also keeps each call's
@@ -21,6 +22,7 @@ from mcp_types import CallToolResult
 from pydantic import BaseModel, ConfigDict, Field
 
 from harness.errors import UnknownHandle
+from harness.stages.scrubbing import Scrubber
 
 WithheldKind = Literal["field", "result", "secret_reference", "user-content"]
 """``field``: an ``x-sensitive`` value; ``result``: a whole result (``sensitiveHint``
@@ -106,9 +108,16 @@ class Revealed(BaseModel):
 class Vault:
     """Per-session, in-memory store of withheld values and user views, by handle."""
 
-    def __init__(self, *, clock: Callable[[], float] = time.monotonic) -> None:
+    def __init__(
+        self, *, clock: Callable[[], float] = time.monotonic, scrubber: Scrubber | None = None
+    ) -> None:
         self.clock = clock
         """Seconds, for ttl bookkeeping; replaceable in tests."""
+        self.scrubber = scrubber if scrubber is not None else Scrubber()
+        """The texts withheld, to be replaced wherever an agent would see them: the
+        session's, shared by the vaults of all its agent sessions (a vault made alone
+        has its own, cleared with it)."""
+        self._owns_scrubber = scrubber is None
         self.defects: list[SiteDefect] = []
         """Every site defect seen in this session, in order."""
         self._entries: dict[str, VaultEntry] = {}
@@ -165,9 +174,12 @@ class Vault:
         return self._user_views.get(call_id)
 
     def clear(self) -> None:
-        """Forget every entry and user view (the session closes)."""
+        """Forget every entry and user view (the session closes). A shared scrubber stays:
+        its session clears it, and what one agent had withheld stays withheld from the rest."""
         self._entries.clear()
         self._user_views.clear()
+        if self._owns_scrubber:
+            self.scrubber.clear()
 
     def __len__(self) -> int:
         return len(self._entries)

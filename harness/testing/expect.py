@@ -10,7 +10,9 @@
 Tool assertions retry until they pass or ``timeout`` seconds run out (5 by
 default), as Playwright's do, because pages register their tools from script
 after load. Result assertions look at one finished call. A failure raises
-``AssertionError`` with what was expected and what was seen.
+``AssertionError`` with what was expected and what was seen — page text as a person
+reads it: without the agent's ``<untrusted-data>`` frames, control characters shown as
+escapes (pytest writes the message to a terminal).
 
 "Subset" (input schemas, structured content) means: every key of the expected
 object is in the actual one with a matching value, recursively; lists match
@@ -30,8 +32,10 @@ from mcp_types import CallToolResult, TextContent
 
 from harness import sync_api
 from harness.agent_view import agent_tools
+from harness.elicitation.wording import plain
 from harness.models import CallOutcome, Tool, dump_result
 from harness.session import Session
+from harness.stages.framing import unframed, unframed_json
 from harness.stages.redaction import withheld_items
 from harness.testing.page import PageSession
 
@@ -96,17 +100,20 @@ def subset_mismatch(expected: Any, actual: Any, path: tuple[str | int, ...] = ()
 
 
 def _short(value: Any, limit: int = 200) -> str:
-    text = json.dumps(value, ensure_ascii=False, default=str)
+    text = json.dumps(unframed_json(value), ensure_ascii=False, default=str)
     return text if len(text) <= limit else text[: limit - 1] + "…"
 
 
 def _shown(value: Any) -> str:
-    text = json.dumps(value, ensure_ascii=False, indent=2, default=str)
+    text = json.dumps(unframed_json(value), ensure_ascii=False, indent=2, default=str)
     return text if len(text) <= _SHOWN else text[: _SHOWN - 1] + "…"
 
 
 def _fail(call: str, *lines: str) -> AssertionError:
-    return AssertionError("\n".join([f"{call} failed", *(f"  {line}" for line in lines)]))
+    """The assertion's message. pytest writes it to a terminal: what a page wrote in it is
+    shown without the agent's frames, its control characters as visible escapes."""
+    message = "\n".join([f"{call} failed", *(f"  {line}" for line in lines)])
+    return AssertionError(plain(unframed(message)))
 
 
 # -- tools ---------------------------------------------------------------------------------
@@ -268,6 +275,11 @@ def expect_tool(
 # -- results -------------------------------------------------------------------------------
 
 
+def _one_line(text: str) -> str:
+    """A result's text on one line, without the agent's frames (read before joining)."""
+    return " ".join(unframed(text).split()) or "(none)"
+
+
 def _text(result: CallToolResult) -> str:
     return "\n".join(b.text for b in result.content if isinstance(b, TextContent))
 
@@ -295,7 +307,7 @@ class ResultAssertions:
             raise _fail(
                 self._call("to_succeed()"),
                 "expected: a result without isError",
-                f"message: {' '.join(_text(self._result).split()) or '(none)'}",
+                f"message: {_one_line(_text(self._result))}",
                 *self._received(),
             )
         return self._result
@@ -318,7 +330,7 @@ class ResultAssertions:
             raise _fail(
                 self._call(method),
                 f"expected: error text matching {shown[0]}",
-                f"received text: {' '.join(text.split()) or '(none)'}",
+                f"received text: {_one_line(text)}",
             )
         if kind is not None:
             if self._outcome is None:
@@ -377,7 +389,9 @@ def expect_result(outcome: CallOutcome | CallToolResult) -> ResultAssertions:
 
 
 def _views(session: Session, trace: Any) -> Iterator[tuple[str, Any]]:
-    tools = agent_tools(session.catalog.tools(), framing=session.untrusted_framing)
+    tools = agent_tools(
+        session.catalog.tools(), framing=session.untrusted_framing, withheld=session.scrubber
+    )
     yield "the tool list", [t.as_json() for t in tools]
     for index, outcome in enumerate(session.history, 1):
         yield f"call {index} ({outcome.tool}) result", outcome.agent_json()

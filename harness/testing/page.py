@@ -30,8 +30,9 @@ Playwright version no longer has them.
 from __future__ import annotations
 
 import weakref
-from collections.abc import Coroutine
-from typing import Any, TypeVar
+from collections.abc import Coroutine, Sequence
+from pathlib import Path
+from typing import TYPE_CHECKING, Any, TypeVar
 
 from playwright._impl import _async_base
 from playwright.async_api import BrowserContext as AsyncBrowserContext
@@ -41,9 +42,14 @@ from playwright.sync_api import Page as SyncPage
 from harness import session as _session
 from harness import sync_api
 from harness.elicitation.base import ElicitationHandler, ElicitationRecord, close_handler
+from harness.elicitation.wording import plain
 from harness.errors import ConfigError
 from harness.harness import Harness
+from harness.qa import DEFAULT_DATABASE, DEFAULT_EXAMPLES
 from harness.trace.recorder import TraceRecorder
+
+if TYPE_CHECKING:
+    from harness.qa.fuzz import FuzzReport
 
 T = TypeVar("T")
 
@@ -150,6 +156,51 @@ class PageSession(sync_api.Session):
     def run(self, coro: Coroutine[Any, Any, T]) -> T:
         """Run a coroutine of the async core (e.g. ``session.inner.…``) on Playwright's loop."""
         return self._loop.run(coro)
+
+    def fuzz(
+        self,
+        *,
+        tools: Sequence[str] = (),
+        properties: Sequence[str] = (),
+        examples: int = DEFAULT_EXAMPLES,
+        allow_writes: bool = False,
+        seed: int | None = None,
+        database: str | Path | None = DEFAULT_DATABASE,
+        example: dict[str, Any] | None = None,
+        timeout: float = 10.0,
+        check: bool = True,
+    ) -> FuzzReport:
+        """Property-test the page's tools with inputs from their schemas (see
+        :mod:`harness.qa.fuzz`); the options are ``webmcp-harness fuzz``'s.
+
+        With ``check`` (the default), a failed property fails the test: an
+        ``AssertionError`` whose message is the report, with each failure's minimal input
+        and its reproduction. Returns the report.
+        """
+        from harness.qa.fuzz import Fuzzer, FuzzOptions
+
+        options = FuzzOptions(
+            tools=tools,
+            properties=properties,
+            examples=examples,
+            allow_writes=allow_writes,
+            seed=seed,
+            database=None if database is None else Path(database),
+            example=example,
+            timeout=timeout,
+        )
+        report = Fuzzer(self.inner, self.run, options).fuzz()
+        if check and not report.ok:
+            raise AssertionError(plain(report.describe()))
+        return report
+
+    def catalog_snapshot(self) -> dict[str, Any]:
+        """The page's catalog as a snapshot value (:mod:`harness.qa.snapshot`, without the
+        page's URL): ``assert webmcp.catalog_snapshot() == snapshot`` with syrupy, updated
+        with ``--snapshot-update``."""
+        from harness.qa.snapshot import snapshot_of
+
+        return snapshot_of(self.tools(), self.url).for_comparison()
 
     def close(self) -> None:
         """Stop following the page (it stays open) and close the session's own handler."""

@@ -66,10 +66,11 @@ from harness.catalog import Settle
 from harness.elicitation.answers import load_answers
 from harness.elicitation.base import ElicitationHandler, close_handler
 from harness.elicitation.choice import ELICIT_CHOICES, handler_from_option
-from harness.elicitation.plain import plain
+from harness.elicitation.wording import plain
 from harness.errors import BrowserNotFound, ConfigError, HarnessError, SessionClosed, UnknownTool
 from harness.harness import BACKENDS, Harness
 from harness.models import BackendName, CallAction, CallOutcome, ToolChange
+from harness.stages.framing import unframed
 from harness.stages.policy import Policy, PolicyOption, policy_from_argument, policy_option
 from harness.testing.page import PageSession, attach, to_async
 from harness.testing.sites import WebMCPSites
@@ -269,7 +270,7 @@ class SessionTrace:
     """
 
     def __init__(self, session: _session.Session, run_dir: Path | None) -> None:
-        self.recorder = TraceRecorder(run_dir)
+        self.recorder = TraceRecorder(run_dir, withheld=session.scrubber)
         self._session = session
         self._audit_seen = 0
         self._elicitations_seen = 0
@@ -439,7 +440,33 @@ def describe_session(session: _session.Session) -> str:
         lines.append(f"{index}. {outcome.tool} {arguments} → {status}: {result_summary(result)}")
     if not session.history:
         lines.append("no calls")
-    return plain("\n".join(lines))  # page text: shown on the terminal, never obeyed by it
+    hint = refusal_hint(session)
+    if hint is not None:
+        lines.append(hint)
+    # Page text for a person: without the agent's frames, what the session withheld still
+    # withheld (a tool name, the URL), shown on the terminal, never obeyed by it.
+    return plain(unframed(session.scrubber.text("\n".join(lines))))
+
+
+def refusal_hint(session: _session.Session) -> str | None:
+    """What to do when the policy stopped one of the test's calls: for a test of one's own
+    site's tools, let the test say yes, or run without a policy."""
+    stopped = [r for r in session.audit.records if r.outcome in ("not run", "withheld")]
+    if not stopped:
+        return None
+    tools = ", ".join(sorted({r.tool for r in stopped}))
+    if any(r.effect == "escalate" for r in stopped):
+        return (
+            f"hint: the policy asked the user to confirm {tools}, and nobody said yes (the "
+            "default answer is cancel). Testing your own site's tools? Let the test say yes: "
+            '@pytest.mark.webmcp(elicit="accept") (or --webmcp-elicit accept), or run '
+            'without a policy: @pytest.mark.webmcp(policy="none") (or --webmcp-policy none).'
+        )
+    return (
+        f"hint: the policy blocked {tools}. Testing your own site's tools? Run without a "
+        'policy: @pytest.mark.webmcp(policy="none") (or --webmcp-policy none), or give a '
+        "policy file without that rule."
+    )
 
 
 # -- launching Chromium ----------------------------------------------------------------

@@ -1,6 +1,7 @@
 """The trace writer: a run directory, ``trace.jsonl`` written as events happen, and artifacts.
 
-``trace.jsonl`` holds only events (:mod:`harness.trace.events`), built from the agent view.
+``trace.jsonl`` holds only events (:mod:`harness.trace.events`), built from the agent view,
+with what the session withheld replaced by its handles (``withheld``).
 The artifacts (a Playwright ``trace.zip``, screenshots, a HAR) record the page as the
 *user* sees it, so they are off by default.
 """
@@ -17,6 +18,7 @@ from playwright.async_api import Error as PlaywrightError
 from pydantic import BaseModel, ConfigDict
 
 from harness.errors import ConfigError
+from harness.stages.scrubbing import Scrubber
 from harness.trace.events import (
     HAR_FILE,
     PLAYWRIGHT_TRACE_FILE,
@@ -67,8 +69,12 @@ class TraceRecorder:
         options: TraceOptions | None = None,
         *,
         listener: Callable[[TraceEvent], None] | None = None,
+        withheld: Scrubber | None = None,
     ) -> None:
         self.run_dir = Path(run_dir) if run_dir is not None else None
+        self.withheld = withheld
+        """The session's scrubber: every event is written with the texts withheld so far
+        replaced by their handles (a tool list, a URL, an error that repeats one)."""
         self.options = options or TraceOptions()
         self.events: list[TraceEvent] = []
         self.listener = listener
@@ -90,7 +96,7 @@ class TraceRecorder:
 
     def record(self, event: E) -> E:
         """Number and timestamp ``event``, keep it, write it, and show it to the listener."""
-        stamped = event.model_copy(
+        stamped = self._scrubbed(event).model_copy(
             update={"seq": len(self.events) + 1, "at_ms": round(self.elapsed_ms(), 1)}
         )
         self.events.append(stamped)  # type: ignore[arg-type]
@@ -100,6 +106,13 @@ class TraceRecorder:
         if self.listener is not None:
             self.listener(stamped)  # type: ignore[arg-type]
         return stamped
+
+    def _scrubbed(self, event: E) -> E:
+        if not self.withheld:  # nothing withheld yet: nothing to look for
+            return event
+        data = event.model_dump(mode="json")
+        scrubbed = self.withheld.scrub(data)
+        return event if scrubbed is data else type(event).model_validate(scrubbed)
 
     # -- user-view artifacts ----------------------------------------------------
     async def start_artifacts(self, context: BrowserContext) -> None:

@@ -2,8 +2,9 @@
 
 Page-provided text (tool descriptions, results) is shown as plain text, never
 as rich markup, with its control characters made visible
-(:func:`harness.elicitation.terminal.plain`), so a page can neither style, hide or
-overwrite lines of the timeline nor send the terminal escape sequences.
+(:func:`harness.elicitation.wording.plain`), so a page can neither style, hide or
+overwrite lines of the timeline nor send the terminal escape sequences; and without the
+``<untrusted-data>`` frames the agent got around it (a person reads this).
 """
 
 from __future__ import annotations
@@ -17,8 +18,9 @@ from rich.panel import Panel
 from rich.table import Table
 from rich.text import Text
 
-from harness.elicitation.plain import plain
+from harness.elicitation.wording import plain
 from harness.models import describe_action
+from harness.stages.framing import unframed, unframed_json
 from harness.trace.events import (
     AgentActed,
     ElicitationAnswered,
@@ -68,6 +70,7 @@ def _compact(value: Any, full: bool) -> str:
 
 
 def _one_line(text: str, full: bool) -> str:
+    text = unframed(text)  # before the lines are joined: a frame is read by its lines
     if full:
         return text
     line = " ".join(text.split())
@@ -75,7 +78,9 @@ def _one_line(text: str, full: bool) -> str:
 
 
 def result_summary(result: dict[str, Any], full: bool = False) -> str:
-    """What a result said, shortly: the error text, the structured content, or the text."""
+    """What a result said, shortly: the error text, the structured content, or the text
+    (page text without the agent's ``<untrusted-data>`` frames: a person reads it)."""
+    result = unframed_json(result)
     content = result.get("content") or []
     texts = [c.get("text", "") for c in content if isinstance(c, dict) and c.get("type") == "text"]
     if result.get("isError"):
@@ -91,8 +96,9 @@ class PlainText(Text):
     """A rich ``Text`` whose appended strings are page text: control characters shown."""
 
     def append(self, text: str | Text, style: Any = None) -> PlainText:
-        """Append ``text`` (a string is passed through :func:`plain` first)."""
-        super().append(plain(text) if isinstance(text, str) else text, style)
+        """Append ``text`` (a string without its ``<untrusted-data>`` frames, through
+        :func:`plain` first)."""
+        super().append(plain(unframed(text)) if isinstance(text, str) else text, style)
         return self
 
 

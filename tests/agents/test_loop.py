@@ -11,6 +11,7 @@ from mcp.types import CallToolResult
 from harness import Harness
 from harness.agents.base import AgentContext, TokenUsage
 from harness.agents.loop import RunResult, run_agent
+from harness.elicitation.wording import POLICY_CALL
 from harness.models import CallAction, CallRequest, FinishAction, NavigateAction
 from harness.stages.navigation import resolve_url
 from harness.stages.policy import AuditRecord
@@ -258,7 +259,7 @@ async def test_policy_decisions_and_elicitations_of_a_call_are_recorded(
     assert [(a.step, a.source, a.tool, a.action) for a in asked] == [
         (1, "policy", "burn", "cancel")
     ]
-    assert "burn" in asked[0].message
+    assert asked[0].tool == "burn" and asked[0].message == POLICY_CALL  # the harness's words
     tool_result = next(e for e in result.events if isinstance(e, ToolResult))
     assert tool_result.error_kind == "refused" and tool_result.is_error
 

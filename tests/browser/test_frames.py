@@ -3,9 +3,12 @@ how calls reach them, across navigations."""
 
 from __future__ import annotations
 
+import asyncio
 from collections.abc import AsyncIterator
+from typing import Any
 
 import pytest
+from playwright.async_api import Page
 
 from harness import Harness, Session
 from tests.conftest import PageServer
@@ -57,3 +60,44 @@ async def test_frame_tools_stay_callable_after_the_session_navigated(
         outcome = await session.call(f"child_tool_{which}", {"n": 1})
         assert not outcome.is_error, text(outcome)
         assert f"child tool ran in {which} with 1" in text(outcome)
+
+
+async def popup_of(session: Session) -> Page:
+    """The page another frame of the session's page opened (a popup), once its tools are in."""
+    async with asyncio.timeout(15):
+        while len(session.context.pages) < 2:
+            await asyncio.sleep(0.05)
+    popup = next(p for p in session.context.pages if p is not session.page)
+    await popup.wait_for_function("window.registered === true", timeout=15_000)
+    return popup
+
+
+async def catalog_beside_a_popup(session: Session, page_server: PageServer) -> dict[str, Any]:
+    """What the session offers while an ad frame's popup registers look-alike tools."""
+    await session.open(page_server.url("f_popup.html"))
+    popup = await popup_of(session)
+    await asyncio.sleep(0.3)  # the popup's messages, if any were heard, are in by now
+    tools = await session.tools()
+    outcome = await session.call("checkout")
+    return {
+        "tools": [(t.name, t.origin, t.description) for t in tools],
+        "the shop's checkout ran": "paid by the shop" in text(outcome),
+        # The popup is a page of its own, with WebMCP as any page has (Chromium's too).
+        "popup has WebMCP": await popup.evaluate("typeof document.modelContext"),
+    }
+
+
+async def test_a_popup_never_writes_the_sessions_catalog_on_either_backend(
+    page_server: PageServer,
+) -> None:
+    seen = {}
+    for backend in BACKENDS:  # native is the reference: the popup is another page of its own
+        async with Harness(backend=backend, call_timeout=10) as harness:
+            session = await harness.new_session()
+            seen[backend] = await catalog_beside_a_popup(session, page_server)
+    assert seen["native"] == {
+        "tools": [("checkout", page_server.origin, "Pays for the cart.")],
+        "the shop's checkout ran": True,
+        "popup has WebMCP": "object",
+    }
+    assert seen["polyfill"] == seen["native"]

@@ -4,6 +4,8 @@ from __future__ import annotations
 
 import asyncio
 import gc
+import json
+from types import SimpleNamespace
 from typing import Any
 
 import pytest
@@ -62,3 +64,20 @@ async def test_a_command_in_flight_when_the_page_breaks_fails_at_once() -> None:
 
     with pytest.raises(FrameGone, match="the page crashed"):
         await channel._unless_broken(send())
+
+
+async def test_an_authenticated_message_from_another_page_is_dropped() -> None:
+    # The binding is the session's page's own; should a message of another page of the
+    # context (a popup) reach it anyway, it writes nothing: the frame's page decides.
+    keys = ChannelKeys()
+    channel = PageChannel(keys, "polyfill")
+    heard: list[tuple[object, dict[str, Any]]] = []
+    own, other = object(), object()
+    channel._handler = lambda frame, message: heard.append((frame, message))
+    channel._page = own  # type: ignore[assignment]
+    message = json.dumps({"secret": keys.secret, "type": "tools", "tools": []})
+    popup_frame, own_frame = SimpleNamespace(page=other), SimpleNamespace(page=own)
+    await channel._on_binding({"frame": popup_frame}, message)
+    assert heard == [] and channel.other_pages == 1 and channel.rejected == 0
+    await channel._on_binding({"frame": own_frame}, message)
+    assert heard == [(own_frame, {"type": "tools", "tools": []})]

@@ -1256,3 +1256,19 @@ async def test_an_invoke_answer_says_when_seed_declarations_are_not_reported_yet
     answer = await mc.command({"op": "invoke", "callId": "c", "name": "seed", "input": {}})
     assert answer["status"] == "ok"
     assert mc.states[-1]["pending"] is True  # debounced: the harness must re-read the frame
+
+
+async def test_a_registration_checked_on_one_document_never_runs_on_the_next(
+    mc: Harnessed,
+) -> None:
+    # The page navigated between the harness's checks and its call: the next document's tool
+    # of the same name, registered the same way, is another registration (numbered from a
+    # random base per document), and the page refuses to run it.
+    await mc.goto("mc_seeds.html")
+    first = (await mc.listed())["get_balance"]["registration"]
+    await mc.goto("mc_seeds.html")
+    second = (await mc.listed())["get_balance"]["registration"]
+    assert first != second
+    command = {"op": "invoke", "callId": "c1", "name": "get_balance", "input": {"account": "a"}}
+    answer = await mc.command({**command, "meta": None, "registration": first})
+    assert answer == {"status": "changed"}

@@ -87,7 +87,8 @@ async def test_call_timeout_option(page_server: PageServer) -> None:
 async def test_human_output_is_a_table(page_server: PageServer) -> None:
     code, out, _ = await run("tools", page_server.url("s_tools.html"))
     assert code == 0
-    assert "WebMCP tools at" in out and "echo" in out and "readOnlyHint=True" in out
+    # Declared values in JSON (issue 27: declared false shows too, not only true).
+    assert "WebMCP tools at" in out and "echo" in out and "readOnlyHint=true" in out
 
 
 @pytest.mark.parametrize(

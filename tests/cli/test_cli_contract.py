@@ -16,6 +16,7 @@ from mcp import StdioServerParameters
 from mcp.client.client import Client
 from mcp.client.stdio import stdio_client
 
+from harness.cli.options import LATE_TOOL_HINT
 from tests.conftest import PageServer, free_port
 from tests.console_script import SCRIPT, run_script
 
@@ -137,7 +138,10 @@ async def test_an_unknown_tool_is_a_json_error_naming_the_tools_there_are(
     error = error_of(out)
     assert error["code"] == "unknown-tool"
     # Failed once the catalog settled: the late tool (2 s after load) was not there yet.
-    assert error["message"] == "No tool named 'nope' on this page (available: ask, echo, token)."
+    # … and says how to wait for one that comes late (issue 27: as `tools` says it).
+    assert error["message"] == (
+        f"No tool named 'nope' on this page (available: ask, echo, token). {LATE_TOOL_HINT}"
+    )
     assert err.strip() == f"webmcp-harness: {error['message']}"
 
 

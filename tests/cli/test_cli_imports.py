@@ -107,13 +107,16 @@ print(json.dumps(found))
 
 # What parsing may load besides the standard library and the CLI: small modules that
 # import nothing else (the error types, the bench's item names, the error line's escaping,
-# the start's marks).
+# the start's marks, the fuzzer's defaults).
 PARSING_MAY_LOAD = (
     "harness",
     "harness.errors",
     "harness.bench",
+    "harness.conformance",
+    "harness.conformance.escaping",
+    "harness.qa",
     "harness.elicitation",
-    "harness.elicitation.plain",
+    "harness.elicitation.wording",
     "harness.browser",
     "harness.browser.marks",
 )

@@ -7,7 +7,7 @@ import pytest
 from tests.console_script import run_script
 
 
-@pytest.mark.timeout(600)  # seven acts, one a small experiment: slow on a busy machine
+@pytest.mark.timeout(600)  # eight acts, one a small experiment: slow on a busy machine
 async def test_the_demo_runs_every_act() -> None:
     code, out, err = await run_script("demo", timeout=560)
     assert code == 0, err[-2000:]
@@ -19,6 +19,7 @@ async def test_the_demo_runs_every_act() -> None:
         "5. An experiment",
         "6. A site audit",
         "7. A hostile page",
+        "8. QA",
     ):
         assert act in out
     assert "Invalid arguments for tool 'add_todo'" in out
@@ -47,3 +48,11 @@ async def test_the_demo_runs_every_act() -> None:
     ):
         assert any(tool in line and ended in line for line in faults.splitlines()), faults
     assert '{"page":"demo","n":1}' in faults
+    # QA: the fuzzer found the pantry's planted bug, shrunk; the drifted catalog gates.
+    qa = out[out.index("8. QA") :]
+    assert "find_items  no-throw: failed" in qa
+    assert 'minimal input: {"query": ""}' in qa
+    assert "list_items  output-schema: passed" in qa
+    assert "FAIL  clear_pantry: added: a new destructive tool (gates)" in qa
+    assert "FAIL  find_items: inputSchema widened (gates)" in qa
+    assert "exits 1: CI stops that deploy" in qa

@@ -13,7 +13,7 @@ import yaml
 from harness.sites.evil_app import planted
 from harness.sites.server import serve_sites
 
-from harness.conformance.audit import SiteAudit, audit_sites
+from harness.conformance.audit import AuditOptions, SiteAudit, SiteTarget, audit_sites
 from tests.conftest import PageServer, free_port
 from tests.console_script import run_script
 
@@ -23,9 +23,9 @@ GOOD = ["todo", "shop", "keys", "mail"]
 @pytest.fixture(scope="module")
 async def audits() -> AsyncIterator[dict[str, SiteAudit]]:
     async with serve_sites([*GOOD, "evil"]) as sites:
-        urls = [(sites.url(name), f"bundled:{name}/") for name in [*GOOD, "evil"]]
-        _, found = await audit_sites(urls)
-    yield {audit.test.split(":")[1].strip("/"): audit for audit in found}
+        targets = [SiteTarget(sites.url(name), f"/{name}/") for name in [*GOOD, "evil"]]
+        _, found = await audit_sites(targets)
+    yield {audit.test.strip("/"): audit for audit in found}
 
 
 def _above_info(audit: SiteAudit) -> set[tuple[str, str | None]]:
@@ -61,7 +61,9 @@ async def test_allow_writes_probes_the_keys_sites_deliberately_sloppy_legacy_tok
     """keys' create_legacy_token is sloppy on purpose (the redemption tests use it); a write,
     so only --allow-writes probes it — and then the audit finds exactly its defects."""
     async with serve_sites(["keys"]) as sites:
-        _, [audit] = await audit_sites([(sites.url("keys"), "keys")], allow_writes=True)
+        _, [audit] = await audit_sites(
+            [SiteTarget(sites.url("keys"), "/keys/")], options=AuditOptions(allow_writes=True)
+        )
     assert _above_info(audit) == {
         ("redeem-cross-origin", "create_legacy_token"),
         ("redeem-cacheable", "create_legacy_token"),
@@ -86,9 +88,7 @@ async def test_the_evil_site_fails_the_run_and_the_baseline_decides_what_is_expe
         "conformance", "site", "bundled:evil", "--output", str(first), "--no-progress", timeout=300
     )
     assert code == 1, err
-    assert (
-        "unexpected: [polyfill] bundled:evil/ › consequential-unannotated · transfer_funds" in out
-    )
+    assert "unexpected: [polyfill] /evil/ › consequential-unannotated · transfer_funds" in out
     findings = json.loads((first / "findings.json").read_text(encoding="utf-8"))
     codes = {(f["code"], f["tool"]) for f in findings["sites"][0]["findings"]}
     assert {(d["code"], d["tool"]) for d in planted()} <= codes
@@ -109,11 +109,11 @@ async def test_the_evil_site_fails_the_run_and_the_baseline_decides_what_is_expe
         timeout=300,
     )
     assert code == 0, err + out
-    assert "now expected: [polyfill] bundled:evil/ › tool-shadowing · transfer_funds" in out
+    assert "now expected: [polyfill] /evil/ › tool-shadowing · transfer_funds" in out
 
     # A pass the baseline does not expect fails the run as surely as a failure.
     data = yaml.safe_load(baseline.read_text(encoding="utf-8"))
-    data["polyfill"]["bundled:evil/"]["subtests"]["description-long · account_summary"] = {
+    data["polyfill"]["/evil/"]["subtests"]["description-long · account_summary"] = {
         "status": "FAIL",
         "reason": "pretend it was long",
     }
@@ -135,7 +135,7 @@ async def test_the_evil_site_fails_the_run_and_the_baseline_decides_what_is_expe
     )
     assert code == 1, err
     assert (
-        "unexpected: [polyfill] bundled:evil/ › description-long · account_summary: PASS (expected FAIL)"
+        "unexpected: [polyfill] /evil/ › description-long · account_summary: PASS (expected FAIL)"
         in out
     )
     # --fail-on warning turns the warnings into failures: --diff lists them as regressions.
@@ -190,7 +190,10 @@ async def test_the_harness_that_cannot_run_exits_3(
         (["site", "bundled:todo", "--update-baseline"], "--update-baseline needs --baseline"),
         (["site", "bundled:todo", "--diff", "/nonexistent.json"], "no wptreport here"),
         (["site", "bundled:todo", "--fail-on", "never"], "invalid choice"),
-        (["wpt", "--wpt-root", "/nonexistent"], "has no webmcp/ directory"),
+        (["wpt", "--wpt-root", "/nonexistent"], "sparse-checkout set webmcp resources common"),
+        (["site", "bundled:todo", "--rerun-failures", "-1"], "--rerun-failures must be 0"),
+        (["site", "http://127.0.0.1:9/", "--name", "a b"], "a site name is"),
+        (["site", "bundled:todo", "--settle", "-5"], "--settle must be 0"),
         (["ua", "--tests", "/nothing/here"], "no test path starts with that"),
     ],
 )

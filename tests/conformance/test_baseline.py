@@ -1,5 +1,5 @@
 """Expected results: unexpected failures and unexpected passes both fail a run; updating
-keeps the reasons; --diff says what improved and regressed. No browser needed."""
+keeps the reasons; --diff says what regressed, was fixed, is new or gone. No browser needed."""
 
 from __future__ import annotations
 
@@ -122,14 +122,24 @@ def test_a_known_race_may_give_either_status(tmp_path: Path) -> None:
     assert kept["racy"].intermittent == ["PASS"] and kept["racy"].reason == "r"
 
 
-def test_diff_lists_what_improved_and_what_regressed() -> None:
+def test_diff_says_regressed_fixed_new_and_gone() -> None:
     before = report(a="FAIL", b="PASS", c="FAIL", gone="PASS")
-    after = report(a="PASS", b="FAIL", c="TIMEOUT", new="PASS")
+    after = report(a="PASS", b="FAIL", c="TIMEOUT", new="PASS", broken="FAIL")
     changes = diff([before], [after])
-    assert [c.subtest for c in changes.improved] == ["a"]
-    assert [c.subtest for c in changes.regressed] == ["b"]
-    assert sorted(c.subtest or "" for c in changes.changed) == ["c", "gone", "new"]
-    assert changes.improved[0].describe() == "[polyfill] /a.html › a: FAIL → PASS"
+    assert [c.subtest for c in changes.fixed] == ["a"]
+    assert [c.subtest for c in changes.regressed] == ["b", "broken"]  # a new failure regressed
+    assert [c.subtest for c in changes.new] == ["new"]
+    assert [c.subtest for c in changes.gone] == ["gone"]
+    assert [c.subtest for c in changes.changed] == ["c"]
+    assert changes.fixed[0].describe() == "[polyfill] /a.html › a: FAIL → PASS"
+    assert changes.regressed[1].describe() == "[polyfill] /a.html › broken: new, FAIL"
+    assert changes.gone[0].describe() == "[polyfill] /a.html › gone: gone, was PASS"
+
+
+def test_a_backend_the_previous_run_lacked_is_named_once_not_listed_result_by_result() -> None:
+    changes = diff([report(a="PASS")], [report(a="FAIL"), report("native", a="FAIL", b="PASS")])
+    assert [c.describe() for c in changes.regressed] == ["[polyfill] /a.html › a: PASS → FAIL"]
+    assert changes.absent == ["native"] and not changes.new
 
 
 @pytest.mark.parametrize(

@@ -586,6 +586,33 @@ async def test_tool_elicit_answers_keep_html_rules_and_start_from_the_forms_defa
     assert got.form == [("when", "2025-07-01"), ("remark", ""), ("note", "n"), ("action", "save")]
 
 
+@pytest.mark.parametrize(
+    ("tool", "sent"),
+    [
+        ("image_named", [("q", "hi"), ("go.x", "0"), ("go.y", "0")]),
+        ("image_nameless", [("q", "hi"), ("x", "0"), ("y", "0")]),
+        ("submit_first", [("q", "hi"), ("action", "save")]),
+    ],
+)
+async def test_the_default_button_goes_as_a_persons_enter_sends_it(
+    shared: Session, server: SeedServer, tool: str, sent: list[tuple[str, str]]
+) -> None:
+    # HTML's form submission: Enter activates the default button (the first submit button,
+    # an image button too); an image button sends where it was "clicked", (0, 0).
+    page = await reopen(shared, server.url("ds_image_button.html"))
+    server.log.clear()
+    field = page.page.locator(f'form[tool-name="{tool}"] input[name="q"]')
+    await field.fill("hi")
+    await field.press("Enter")
+    await eventually(lambda: asyncio.sleep(0, bool(server.received("/echo"))))
+    [by_hand] = server.received("/echo")
+    page = await reopen(shared, server.url("ds_image_button.html"))
+    outcome = await page.call(tool, {"q": "hi"})
+    assert not outcome.is_error, text_of(outcome)
+    [by_harness] = server.received("/echo")[1:]
+    assert by_hand.form == by_harness.form == sent
+
+
 # -- the catalog follows the DOM -----------------------------------------------------------------
 
 

@@ -182,6 +182,13 @@ NATIVE_ONLY_TOOLS = {"shadow_closed_parsed": {"parsed_closed"}}
 CDP_DROPS_SCHEMA = {"unicode_whitespace"}
 
 
+def test_the_readme_counts_the_corpus_as_it_is() -> None:
+    # The README named an old count once; both places it counts the corpus say how big it is.
+    readme = (FORMS.parent.parent / "README.md").read_text(encoding="utf-8")
+    assert f"corpus of {len(CORPUS)} pages of forms" in readme
+    assert f"(`tests/forms/`, {len(CORPUS)} pages:" in readme
+
+
 def test_the_corpus_covers_every_control_kind() -> None:
     assert len(CORPUS) >= 40
     text = "\n".join((FORMS / f"{name}.html").read_text(encoding="utf-8") for name in CORPUS)

@@ -86,7 +86,7 @@ def test_the_user_is_asked_with_the_form_as_filled() -> None:
     assert request.tool == "checkout" and request.origin == "http://127.0.0.1:8123"
     assert request.requested_schema == CHECKOUT.input_schema
     assert request.prefilled == {"name": "Ada", "shipping": "express"}
-    assert "'Checkout'" in request.message
+    assert [q.text for q in request.quoted] == ["Checkout"]  # the page's title, quoted apart
 
 
 def test_an_unknown_mode_is_refused_at_once() -> None:

@@ -28,6 +28,7 @@ from harness.elicitation.choice import handler_from_option
 from harness.elicitation.form import answer_problems, field_problem, value_from_text
 from harness.elicitation.questions import answer_tool_question
 from harness.elicitation.terminal import TerminalHandler
+from harness.elicitation.wording import POLICY_CALL, TOOL_INTERACT
 from harness.models import CallRequest
 from tests.cli.test_cli import run
 from tests.conftest import PageServer
@@ -199,7 +200,7 @@ async def test_auto_accept_without_a_required_value_is_cancel() -> None:
 def policy_request(rule: str = "confirm-irreversible-actions") -> ElicitationRequest:
     return ElicitationRequest(
         source="policy",
-        message="add_todo is consequential; allow it?",
+        message=POLICY_CALL,
         tool="add_todo",
         rule=rule,
         facts={"consequentialHint": True},
@@ -225,9 +226,9 @@ async def test_all_keys_of_an_entry_must_match() -> None:
     assert result.action == "cancel"
 
 
-async def test_message_matches_a_substring() -> None:
+async def test_message_matches_a_substring_of_the_harness_s_own_sentence() -> None:
     handler = ScriptedHandler.from_data(
-        {"answers": [{"message": "consequential", "action": "accept"}]}
+        {"answers": [{"message": "let the agent call", "action": "accept"}]}
     )
     assert (await ask(handler, policy_request())).action == "accept"
 
@@ -423,8 +424,11 @@ async def test_request_user_input_decline_and_cancel_have_no_content(action: str
 
 
 async def test_an_unmatched_question_is_cancel_for_the_page() -> None:
+    # The page's wording never chooses an entry: another field does (the example file
+    # answers a question for `list`).
+    other = {"type": "object", "properties": {"colour": {"type": "string"}}}
     reply = await answer_tool_question(
-        question({**FORM_QUESTION, "message": "Something else?"}),
+        question({**FORM_QUESTION, "requestedSchema": other}),
         handler=ScriptedHandler.from_file(EXAMPLES / "todo.yaml"),
         origin=ORIGIN,
         tool="other_tool",
@@ -463,9 +467,7 @@ async def test_url_and_interactive_modes_answer_without_content() -> None:
     assert url_reply["answer"] == {"action": "accept"}
     assert interactive_reply["answer"] == {"action": "accept"}
     assert seen[0].mode == "url" and seen[0].url == "https://example.test/login"
-    assert (
-        seen[1].mode == "interactive" and seen[1].message == "The page asks to interact with you."
-    )
+    assert seen[1].mode == "interactive" and seen[1].message == TOOL_INTERACT
 
 
 @pytest.mark.parametrize(
@@ -517,7 +519,7 @@ def test_handler_from_option_maps_every_value(harness: Harness) -> None:
         handler_from_option("browser", browser=lambda: harness.browser), BrowserHandler
     )
     scripted = handler_from_option(str(EXAMPLES / "todo.yaml"))
-    assert isinstance(scripted, ScriptedHandler) and len(scripted.answers) == 3
+    assert isinstance(scripted, ScriptedHandler) and len(scripted.answers) == 5
     limited = handler_from_option("accept", timeout=5)
     assert isinstance(limited, TimeLimit) and limited.seconds == 5
     with pytest.raises(ConfigError, match="not one of accept, decline"):

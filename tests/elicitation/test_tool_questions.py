@@ -17,6 +17,7 @@ import pytest
 from harness import Harness, Session
 from harness.elicitation.answers import ScriptedAnswer, ScriptedHandler
 from harness.elicitation.base import AutoHandler, ElicitationRequest, ElicitationResult
+from harness.elicitation.wording import TOOL_QUESTION
 from harness.models import CallOutcome
 from tests.conftest import PageServer
 
@@ -60,7 +61,11 @@ async def test_an_accepted_form_question_returns_the_users_values(session: Sessi
     assert returned(outcome) == {"action": "accept", "content": {"name": "Ada"}}
     [record] = session.elicitations
     assert record.source == "tool-question" and record.mode == "form"
-    assert record.tool == "ask_name" and record.message == "What is your name?"
+    # The harness's sentence, and the page's question quoted apart from it.
+    assert record.tool == "ask_name" and record.message == TOOL_QUESTION
+    assert [(q.label, q.text, q.by) for q in record.quoted] == [
+        ("the page's question", "What is your name?", "page")
+    ]
     assert record.origin == session.url.rsplit("/", 1)[0]
     assert record.fields == ["name"] and record.action == "accept"
     assert record.values == {"name": "Ada"}

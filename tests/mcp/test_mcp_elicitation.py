@@ -56,7 +56,11 @@ def test_questions_become_mcp_forms_with_the_agents_values_as_defaults() -> None
     )
     params = elicit_params(request)
     assert isinstance(params, types.ElicitRequestFormParams)
-    assert params.message == "[http://127.0.0.1:9 · pay] Check the amount"
+    assert params.message.splitlines() == [
+        "Check the amount",
+        "asked by: http://127.0.0.1:9",
+        'tool: "pay" (the page\'s words)',
+    ]
     assert params.requested_schema["properties"]["amount"]["default"] == 5
     assert params.requested_schema["required"] == ["amount"]
     opened = elicit_params(

@@ -17,7 +17,7 @@ import pytest
 from mcp.client.client import Client
 from mcp.client.streamable_http import streamable_http_client
 
-from harness import Harness
+from harness import Harness, Session
 from harness.mcp.server import McpBridge, bind_loopback
 from tests.conftest import PageServer
 
@@ -56,8 +56,31 @@ class Served:
         return f"http://127.0.0.1:{port}/mcp"
 
     async def evaluate(self, expression: str) -> Any:
-        """Evaluate in the served page (on the server's loop)."""
-        return await asyncio.wrap_future(self._run(self.session.page.evaluate(expression)))
+        """Evaluate in the page of the one HTTP client connected now (on the server's loop);
+        None while its page is still opening."""
+
+        async def evaluate() -> Any:
+            sessions = self.bridge.client_sessions()
+            assert len(sessions) <= 1, "one client at a time"
+            return await sessions[0].page.evaluate(expression) if sessions else None
+
+        return await asyncio.wrap_future(self._run(evaluate()))
+
+    async def client_sessions(self) -> list[Session]:
+        """The sessions of the HTTP clients connected now (read on the server's loop)."""
+
+        async def read() -> list[Session]:
+            return self.bridge.client_sessions()
+
+        return list(await asyncio.wrap_future(self._run(read())))
+
+    async def open_contexts(self) -> list[Any]:
+        """The browser contexts open now (read on the server's loop)."""
+
+        async def read() -> list[Any]:
+            return list(self.harness.browser.contexts)
+
+        return list(await asyncio.wrap_future(self._run(read())))
 
     async def _stop(self) -> None:
         self.server.cancel()
@@ -110,18 +133,25 @@ async def test_a_cancelled_call_aborts_the_page_tools_signal(served: Served) -> 
         assert "wait_for_abort" in [t.name for t in (await client.list_tools()).tools]
 
 
-async def test_a_closed_http_session_is_released(served: Served) -> None:
+async def test_a_closed_http_session_is_released_with_its_page(served: Served) -> None:
+    clients: list[Session] = []
     for _ in range(3):
         async with Client(streamable_http_client(served.url), mode="legacy") as client:
             await client.list_tools()
-            await client.call_tool("logs", {})  # the client's own agent session
-            assert len(served.bridge._legacy) >= 1 and len(served.bridge._agents) >= 1
+            await client.call_tool("logs", {})  # on the client's own page
+            [session] = await served.client_sessions()
+            clients.append(session)
+            assert session.context in await served.open_contexts()
 
     async def released() -> bool:
         gc.collect()
-        return len(served.bridge._legacy) == 0 and len(served.bridge._agents) == 0
+        contexts = await served.open_contexts()
+        return await served.client_sessions() == [] and all(
+            s.closed and s.context not in contexts for s in clients
+        )
 
-    await until(released, "every closed session was released")
+    await until(released, "every closed session was released, and its context closed")
+    assert len({id(s.context) for s in clients}) == 3  # a context of its own for each
 
 
 async def test_a_page_tools_question_goes_to_the_client(served: Served) -> None:

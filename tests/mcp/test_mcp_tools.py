@@ -93,3 +93,21 @@ def test_results_that_break_the_output_schema_become_errors() -> None:
     assert missing.is_error is True and "no structured content" in text_of(missing)
     failed = types.CallToolResult(content=[], is_error=True)
     assert conform(failed, schema) is failed
+
+
+def test_a_title_a_client_shows_a_person_comes_without_the_agent_s_frame() -> None:
+    from harness.agent_view import agent_tool
+    from harness.models import Tool
+
+    page_tool = Tool(
+        name="t",
+        title="Send money",
+        description="Sends money.",
+        inputSchema={"type": "object"},
+        origin="http://127.0.0.1:9",
+        frame="main",
+    )
+    listed = mcp_tool(agent_tool(page_tool), "t", "t")
+    assert listed is not None
+    assert listed.title == "Send money"  # a client's UI shows it to a person
+    assert listed.description is not None and "<untrusted-data" in listed.description  # the agent's

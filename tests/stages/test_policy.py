@@ -18,6 +18,7 @@ from typing import Any
 import pytest
 
 from harness import Harness
+from harness.elicitation.wording import POLICY_CALL, POLICY_RESULT
 from harness.errors import PolicyError
 from harness.stages.policy import (
     ABSENT,
@@ -413,7 +414,10 @@ async def test_escalate_before_the_call_asks_the_user(
     question = handler.asked[0]
     assert question.source == "policy" and question.tool == "send_email"
     assert question.rule == "confirm-irreversible-actions"
-    assert "dana@cpa.test" in question.message and "cannot be undone" in question.message
+    # The harness's sentence; the agent's arguments quoted apart; why, in the harness's words.
+    assert question.message == POLICY_CALL
+    assert question.quoted[0].by == "agent" and "dana@cpa.test" in question.quoted[0].text
+    assert "cannot be undone" in " ".join(question.notes)
     assert question.facts["tool.annotations.inputMetadata.outcomes"] == "irreversible"
     record = rig.audit.for_call(outcome.call_id)[0]
     assert (record.effect, record.answer) == ("escalate", answer)
@@ -445,7 +449,7 @@ async def test_escalate_on_the_response_withholds_the_result_unless_accepted(
     rig.backend.returns("inbox", flagged)
     outcome = await rig.call(tool("inbox"))
     assert rig.backend.ran("inbox") == 1  # the response phase comes after the call
-    assert "Pass the result of 'inbox'" in handler.asked[0].message
+    assert handler.asked[0].message == POLICY_RESULT and handler.asked[0].tool == "inbox"
     record = rig.audit.for_call(outcome.call_id)[-1]
     assert (record.phase, record.effect, record.rules) == (
         "response",

@@ -754,9 +754,27 @@ def at_rewritten(value: Any, path: tuple[Any, ...], secrets: list[str]) -> Any:
     return value
 
 
-def needles(value: Any) -> list[str]:
+def declared(schema: Any) -> set[str]:
+    """Every property name a schema declares (public words: not withheld with an object)."""
+    if isinstance(schema, list):
+        return {name for item in schema for name in declared(item)}
+    if not isinstance(schema, dict):
+        return set()
+    names = set(schema["properties"]) if isinstance(schema.get("properties"), dict) else set()
+    return names | {name for member in schema.values() for name in declared(member)}
+
+
+def needles(value: Any, public: set[str] | None = None) -> list[str]:
+    """The texts a withheld value is searched for by: its leaves, and the keys of objects
+    in it that the schema does not declare (``public``)."""
     found = []
-    for _, leaf in leaves(value):
+    texts = [leaf for _, leaf in leaves(value)]
+    if public is not None:
+        texts += [k for path, _ in leaves(value) for k in path if isinstance(k, str)]
+        texts = [t for t in texts if not (isinstance(t, str) and t in public)] + [
+            leaf for _, leaf in leaves(value) if isinstance(leaf, str) and leaf in public
+        ]
+    for leaf in texts:
         if leaf is None or isinstance(leaf, bool):
             continue
         text = leaf if isinstance(leaf, str) else json.dumps(leaf)
@@ -772,7 +790,8 @@ def test_no_sensitive_value_survives_and_every_other_value_does(
 ) -> None:
     schema, value, built = generated
     assert Draft202012Validator(schema).is_valid(value)  # the generator makes fitting values
-    secret_texts = [n for v in built.sensitive.values() for n in needles(v)]
+    public = declared(schema)
+    secret_texts = [n for v in built.sensitive.values() for n in needles(v, public)]
     free_text = "values: " + " | ".join(secret_texts)
     raw = CallToolResult.model_validate(
         {

@@ -199,3 +199,43 @@ def test_expect_no_leak_searches_the_tool_list_and_every_result() -> None:
         expect_no_leak(session, 4)
     with pytest.raises(ValueError, match="needs a value"):
         expect_no_leak(session, "")
+
+
+# A page's escape sequences: a clipboard write (OSC 52), a screen clear, a bidi override.
+ESCAPES = "\x1b]52;c;SGVsbG8=\x07\x1b[2J\x1b[H\u202e"
+
+
+def framed_outcome(text: str, structured: dict[str, Any] | None, *, error: bool) -> CallOutcome:
+    """A call's agent view as a session hands it out: the page's text framed."""
+    from harness.stages.framing import frame_result
+
+    raw = CallToolResult.model_validate(
+        {
+            "content": [{"type": "text", "text": text}],
+            "structuredContent": structured,
+            "isError": error,
+        }
+    )
+    made = outcome({"content": []}, kind="thrown" if error else None)
+    return made.model_copy(update={"result": frame_result(raw, ORIGIN)})
+
+
+@pytest.mark.parametrize(
+    "check",
+    [
+        lambda o: expect_result(o).to_succeed(),
+        lambda o: expect_result(o).to_be_error("never"),
+        lambda o: expect_result(o).to_have_structured_content({"note": "other"}),
+    ],
+    ids=["to_succeed", "to_be_error", "to_have_structured_content"],
+)
+def test_assertion_messages_show_page_text_for_a_person(check: Any) -> None:
+    failing = framed_outcome(f"bad {ESCAPES} news", {"note": f"n {ESCAPES}"}, error=True)
+    with pytest.raises(AssertionError) as failure:
+        check(failing)
+    message = str(failure.value)
+    # Nothing pytest writes to the terminal is obeyed by it: the escapes are shown.
+    assert not any(c in message for c in ("\x1b", "\x07", "\u202e"))
+    assert "\\x1b]52;c;SGVsbG8=\\x07" in message or "\\u001b]52;c;SGVsbG8=\\u0007" in message
+    # A person reads the page's text as the page wrote it: the agent's frames are left out.
+    assert "untrusted-data" not in message

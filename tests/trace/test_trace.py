@@ -285,3 +285,30 @@ async def test_cli_trace_show(tmp_path: Path) -> None:
     assert "y: removed /structuredContent/password" in out
     code, out, err = await run_script("trace", "show", str(tmp_path / "nothing"))
     assert code == 1 and "Cannot read the trace" in err and out == ""
+
+
+def test_trace_show_gives_a_person_page_text_without_the_agent_s_frames() -> None:
+    from harness.stages.framing import frame_untrusted
+
+    page_text = "Dinner at 8\x1b[2J"
+    framed = frame_untrusted(page_text, "http://h")
+    events: list[TraceEvent] = [
+        ToolResult(
+            step=1,
+            call_id="c",
+            tool="y",
+            arguments={},
+            result={"content": [{"type": "text", "text": framed}], "isError": True},
+            is_error=True,
+            duration_ms=1.0,
+        ),
+        ErrorOccurred(step=1, where="call", message=f"the page said: {framed}"),
+    ]
+    for full in (False, True):
+        console = Console(record=True, width=200, color_system=None)
+        console.print(render_trace(events, full=full))
+        shown = console.export_text()
+        assert "untrusted-data" not in shown and "Dinner at 8\\x1b[2J" in shown
+        assert "\x1b" not in shown
+    line = live_line(events[1])
+    assert line is not None and "untrusted-data" not in line.plain

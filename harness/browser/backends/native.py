@@ -46,7 +46,7 @@ from harness.browser.chromium import NATIVE_WEBMCP_FLAGS
 from harness.browser.frames import origin_of
 from harness.browser.injection import ChannelKeys, FrameGone, Message, Mode, SchemaSubset
 from harness.catalog import Catalog
-from harness.errors import NativeWebMCPUnavailable
+from harness.errors import DOCTOR_HINT, NativeWebMCPUnavailable
 from harness.models import Tool
 
 # CDP names annotations without the spec's "Hint" suffix.
@@ -138,7 +138,7 @@ class NativeBackend(ChannelBackend):
             raise NativeWebMCPUnavailable(
                 "This Chromium has no native WebMCP (CDP domain `WebMCP` is missing). "
                 "Use --backend polyfill, or a Chromium ≥ 146 with "
-                "--enable-experimental-web-platform-features."
+                f"--enable-experimental-web-platform-features. {DOCTOR_HINT}"
             ) from exc
         self._events_on = True
         await cdp_send(cdp, "Page.enable")

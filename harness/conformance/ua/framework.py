@@ -408,7 +408,9 @@ async def run_file(
                 _watch_crash(session)
                 if trace is not None:
                     trace.follow(session)
+            began = time.monotonic()
             outcome = await _run_subtest(session, file, subtest, fixtures)
+            outcome.duration = int((time.monotonic() - began) * 1000)
             if _crashed(session):
                 result.status = "CRASH"
                 result.message = f"the renderer crashed during {subtest.name!r}"

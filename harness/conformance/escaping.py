@@ -1,0 +1,64 @@
+"""What each report format can hold, and page text made to fit it.
+
+Every report quotes page text (tool names, messages, evidence, URLs the user gave). Each
+format has characters that break it or change its meaning:
+
+- XML 1.0 cannot hold C0 controls other than tab, newline and carriage return, lone
+  surrogates, nor U+FFFE/U+FFFF: one of them makes the whole ``junit.xml`` ill-formed, and
+  every CI reader rejects the file. :func:`xml_text` shows them as escapes (``\\x01``).
+- A Markdown line (a GitHub step summary) ends at ``\\r`` too, so a ``\\r`` in a form name
+  starts a new line — a heading, a link — in the harness's summary. :func:`md_text` keeps page
+  text on one line, shows control characters, and escapes what Markdown would read as syntax.
+- Long page-provided names (a 300-character tool name) make tables unreadable:
+  :func:`clip` shortens them for tables, keeping the start and the end.
+
+Control and format characters are shown the way the terminal shows them
+(:func:`harness.elicitation.terminal.plain`), so a reader sees the same escape everywhere.
+"""
+
+from __future__ import annotations
+
+import re
+
+from harness.elicitation.wording import plain
+
+TABLE_WIDTH = 80
+"""How many characters of a page-provided name a table cell shows."""
+
+_XML_FORBIDDEN = re.compile("[^\t\n\r\x20-\ud7ff\ue000-\ufffd\U00010000-\U0010ffff]")
+_MD_SYNTAX = re.compile(r"([\\`*_\[\]|~<>&])")
+
+
+def _escape(match: re.Match[str]) -> str:
+    code = ord(match.group(0))
+    return f"\\x{code:02x}" if code < 0x100 else f"\\u{code:04x}"
+
+
+def xml_text(text: str) -> str:
+    """``text`` with every character XML 1.0 cannot hold (and every control or format
+    character a reader would not see) shown as an escape; newlines and tabs stay."""
+    return _XML_FORBIDDEN.sub(_escape, plain(text))
+
+
+def one_line(text: str) -> str:
+    """``text`` on one line: line breaks become spaces, other controls visible escapes."""
+    return plain(" ".join(text.splitlines())).replace("\n", " ").replace("\t", " ")
+
+
+def md_text(text: str, limit: int | None = None) -> str:
+    """Page text for a Markdown line or table cell: one line, control characters shown,
+    Markdown syntax escaped (no heading, link, image, HTML or table cell can start in it);
+    clipped to ``limit`` characters when given."""
+    line = one_line(text)
+    if limit is not None:
+        line = clip(line, limit)
+    return _MD_SYNTAX.sub(r"\\\1", line)
+
+
+def clip(text: str, limit: int = TABLE_WIDTH) -> str:
+    """``text`` shortened to ``limit`` characters: its start and end around an ellipsis."""
+    if len(text) <= limit:
+        return text
+    head = (limit - 1) * 2 // 3
+    tail = limit - 1 - head
+    return text[:head] + "…" + (text[-tail:] if tail else "")

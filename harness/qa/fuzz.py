@@ -1,0 +1,561 @@
+"""Property-based testing of a page's tools: inputs from each ``inputSchema``, the
+properties of :mod:`harness.qa.properties` checked on every call, a failure shrunk to a
+minimal input and printed as a reproduction.
+
+One search per tool and kind of input (valid, near-miss) with Hypothesis's
+:func:`hypothesis.find`: it calls the tool with generated inputs until one breaks a
+property, then shrinks that input to the smallest that still breaks it. The properties that
+failed are reported with it, and the search goes on for the others. Found failures are kept
+in Hypothesis's example database (by default ``.hypothesis/examples`` under the current
+directory, where Hypothesis keeps its own), under a key made of the tool's name, its
+fingerprint and the properties searched: the next run tries them first, so a failure
+comes back at once until it is fixed. ``seed`` makes a run generate the same inputs every
+time instead (Hypothesis then leaves the database alone).
+
+Safety: only tools that declare ``readOnlyHint`` are called unless writes are allowed; a
+state-changing request is aborted in the browser unless writes are allowed and it goes to
+the page's own origin (:class:`~harness.qa.observe.PageWatch`). While it runs, the session
+has no policy and nobody to say yes (its own are put back after): the user's own tools are
+tested, not the user agent's consent.
+"""
+
+from __future__ import annotations
+
+import asyncio
+import hashlib
+import json
+import re
+import shlex
+import uuid
+from collections.abc import Callable, Coroutine, Sequence
+from dataclasses import dataclass
+from pathlib import Path
+from random import Random
+from typing import Any, Literal, TypeVar
+
+from pydantic import BaseModel, Field
+
+from harness.elicitation.base import AutoHandler
+from harness.errors import ConfigError
+from harness.models import BackendName, Tool
+from harness.qa import DEFAULT_DATABASE, DEFAULT_EXAMPLES
+from harness.qa.observe import PageState, PageWatch, Window, page_state
+from harness.qa.properties import (
+    PROPERTIES,
+    NearMissObservation,
+    Observation,
+    check_invalid_refused,
+    navigated,
+    violations,
+)
+from harness.qa.snapshot import fingerprint
+from harness.qa.strategies import NearMiss, near_misses, require_hypothesis, valid_arguments
+from harness.session import Session
+from harness.stages.normalization import normalize
+from harness.stages.validation import validate_arguments
+
+T = TypeVar("T")
+Runner = Callable[[Coroutine[Any, Any, T]], T]
+"""Runs one coroutine of the async core to its end (Hypothesis calls are synchronous)."""
+
+QUIET_S = 0.05
+"""How long after a call (and what followed it) the page is watched for late requests."""
+SHRINK_CALLS = 60
+"""How many more calls shrinking a failure may make."""
+
+Status = Literal["passed", "failed", "not-applicable", "skipped"]
+
+
+@dataclass(frozen=True)
+class FuzzOptions:
+    """What to fuzz, and how hard."""
+
+    tools: Sequence[str] = ()
+    """Tool names (default: every tool the page offers)."""
+    properties: Sequence[str] = ()
+    """Property names (default: every property)."""
+    examples: int = DEFAULT_EXAMPLES
+    """Inputs tried per tool, property set and kind of input."""
+    allow_writes: bool = False
+    """Call tools not declared read-only, and let them write to the page's own origin."""
+    seed: int | None = None
+    """Generate the same inputs each run (the example database is then not used)."""
+    database: Path | None = DEFAULT_DATABASE
+    """Where found failures are kept and replayed first (None: nowhere)."""
+    example: dict[str, Any] | None = None
+    """Check this one input instead of searching (a reproduction)."""
+    timeout: float = 10.0
+    """Seconds a call may take."""
+
+    def check(self) -> None:
+        """Raise :class:`ConfigError` for options that cannot be used."""
+        unknown = [p for p in self.properties if p not in PROPERTIES]
+        if unknown:
+            raise ConfigError(
+                f"Unknown propert{'ies' if len(unknown) > 1 else 'y'} {', '.join(unknown)}; "
+                f"choose from {', '.join(PROPERTIES)}."
+            )
+        if self.examples < 1:
+            raise ConfigError(f"examples must be at least 1, not {self.examples}.")
+        if self.timeout <= 0:
+            raise ConfigError(f"timeout must be positive, not {self.timeout}.")
+
+    def selected(self) -> list[str]:
+        """The properties to check, in the table's order."""
+        wanted = set(self.properties) or set(PROPERTIES)
+        return [name for name in PROPERTIES if name in wanted]
+
+
+class Failure(BaseModel):
+    """A property broken by a (shrunk) input, and how to run it again."""
+
+    arguments: dict[str, Any]
+    message: str
+    mistake: str | None = None
+    found_after: int = Field(description="Inputs tried before the first failing one, plus one.")
+    cli: str
+    pytest: str
+
+
+class PropertyResult(BaseModel):
+    """One property on one tool."""
+
+    property: str
+    status: Status
+    examples: int = 0
+    reason: str = ""
+    failure: Failure | None = None
+
+
+class ToolReport(BaseModel):
+    """Every property on one tool (or why the tool was not called)."""
+
+    tool: str
+    skipped: str | None = None
+    results: list[PropertyResult] = Field(default_factory=list)
+
+    @property
+    def failed(self) -> list[PropertyResult]:
+        """The properties the tool broke."""
+        return [r for r in self.results if r.status == "failed"]
+
+
+class FuzzReport(BaseModel):
+    """A fuzz run: the page, how, and every tool's results."""
+
+    url: str
+    backend: BackendName
+    seed: int | None = None
+    database: str | None = None
+    tools: list[ToolReport] = Field(default_factory=list)
+
+    @property
+    def ok(self) -> bool:
+        """Whether no property failed."""
+        return not any(t.failed for t in self.tools)
+
+    def failures(self) -> list[tuple[str, str, Failure]]:
+        """(tool, property, failure) of every property that failed: what a report built on
+        this one (the site audit's findings, a CI summary) lists."""
+        return [
+            (tool.tool, result.property, result.failure)
+            for tool in self.tools
+            for result in tool.failed
+            if result.failure is not None
+        ]
+
+    def describe(self) -> str:
+        """The report for people (page text inside: escape it before a terminal)."""
+        lines = [f"fuzz {self.url} ({self.backend})"]
+        for tool in self.tools:
+            if tool.skipped:
+                lines.append(f"  {tool.tool}: skipped ({tool.skipped})")
+                continue
+            for result in tool.results:
+                head = f"  {tool.tool}  {result.property}: {result.status}"
+                if result.status == "passed":
+                    head += f" ({result.examples} input{'s' if result.examples != 1 else ''})"
+                elif result.reason:
+                    head += f" ({result.reason})"
+                lines.append(head)
+                failure = result.failure
+                if failure is not None:
+                    lines.append(f"      {failure.message}")
+                    shrunk = json.dumps(failure.arguments, ensure_ascii=False, sort_keys=True)
+                    lines.append(f"      minimal input: {shrunk}")
+                    if failure.mistake:
+                        lines.append(f"      near-miss: {failure.mistake}")
+                    lines.append("      reproduce with:")
+                    lines.append(f"        {failure.cli}")
+                    lines += [f"        {line}" for line in failure.pytest.splitlines()]
+        failed = sum(len(t.failed) for t in self.tools)
+        where = f"; found failures are kept in {self.database}" if self.database else ""
+        lines.append(
+            (
+                "all properties held"
+                if failed == 0
+                else f"{failed} propert{'ies' if failed > 1 else 'y'} failed"
+            )
+            + (f" (seed {self.seed})" if self.seed is not None else where)
+        )
+        return "\n".join(lines)
+
+
+class Fuzzer:
+    """Fuzzes one session's page (see the module's docstring).
+
+    ``run`` runs a coroutine on the session's loop and waits for it: Hypothesis drives the
+    search from a thread of its own (:func:`fuzz`) or from Playwright's sync API (the
+    pytest plugin).
+    """
+
+    def __init__(self, session: Session, run: Runner[Any], options: FuzzOptions) -> None:
+        options.check()
+        self.session = session
+        self.run = run
+        self.options = options
+        self.start_url = session.url
+        self.watch = PageWatch(session, allow_writes=options.allow_writes)
+
+    def fuzz(self) -> FuzzReport:
+        """Fuzz the selected tools; the report says which property broke, and how."""
+        require_hypothesis()
+        tools = self.run(self.session.tools())
+        chosen = self._chosen(tools)
+        report = FuzzReport(
+            url=self.start_url,
+            backend=self.session.backend.name,
+            seed=self.options.seed,
+            database=None
+            if self.options.database is None or self.options.seed is not None
+            else str(self.options.database),
+        )
+        session = self.session
+        # The site's own tools are tested, not the user agent's consent: no policy, nobody
+        # says yes to a question, and a filled form is submitted only when writes are allowed.
+        kept = (session.policy, session.elicitation, session.form_review.mode)
+        session.policy = None
+        session.elicitation = AutoHandler("cancel")
+        session.form_review.mode = "submit" if self.options.allow_writes else "cancel"
+        self.run(self.watch.__aenter__())
+        try:
+            for tool in chosen:
+                report.tools.append(self._tool(tool))
+        finally:
+            self.run(self.watch.__aexit__(None, None, None))
+            session.policy, session.elicitation, session.form_review.mode = kept
+        return report
+
+    def _chosen(self, tools: list[Tool]) -> list[Tool]:
+        names = list(self.options.tools)
+        if not names:
+            return tools
+        by_name = {t.name: t for t in tools}
+        missing = [n for n in names if n not in by_name]
+        if missing:
+            offered = ", ".join(by_name) or "none"
+            raise ConfigError(
+                f"No tool named {', '.join(map(repr, missing))} at {self.start_url} "
+                f"(offered: {offered}). A tool registered late needs --wait-for-tool NAME "
+                "(or a longer --settle MS)."
+            )
+        return [by_name[n] for n in dict.fromkeys(names)]
+
+    def _may_call(self, tool: Tool) -> str | None:
+        if self.options.allow_writes or tool.annotations.get("readOnlyHint") is True:
+            return None
+        return "not declared readOnlyHint; --allow-writes (allow_writes=True) calls it"
+
+    def _tool(self, tool: Tool) -> ToolReport:
+        report = ToolReport(tool=tool.name)
+        why_not = self._may_call(tool)
+        if why_not is not None:
+            report.skipped = why_not
+            return report
+        concerned: dict[str, list[str]] = {"valid": [], "near-miss": []}
+        for name in self.options.selected():
+            prop = PROPERTIES[name]
+            reason = prop.concerns(tool)
+            if reason is None:
+                concerned[prop.inputs].append(name)
+            else:
+                report.results.append(
+                    PropertyResult(property=name, status="not-applicable", reason=reason)
+                )
+        example = self.options.example
+        if example is not None:
+            fits = not validate_arguments(tool, example)
+            kind = "valid" if fits else "near-miss"
+            report.results += self._example(tool, concerned[kind], example, kind)
+            other = "near-miss" if fits else "valid"
+            report.results += [
+                PropertyResult(
+                    property=name, status="skipped", reason=f"the example is not a {other} input"
+                )
+                for name in concerned[other]
+            ]
+        else:
+            if concerned["valid"]:
+                report.results += self._search(tool, concerned["valid"], "valid")
+            if concerned["near-miss"]:
+                report.results += self._search(tool, concerned["near-miss"], "near-miss")
+        order = list(PROPERTIES)
+        report.results.sort(key=lambda r: order.index(r.property))
+        return report
+
+    # -- searching ---------------------------------------------------------------------------
+
+    def _strategy(self, tool: Tool, kind: str) -> Any:
+        return valid_arguments(tool) if kind == "valid" else near_misses(tool)
+
+    def _search(self, tool: Tool, names: list[str], kind: str) -> list[PropertyResult]:
+        from hypothesis import Phase, find, settings
+        from hypothesis.database import DirectoryBasedExampleDatabase
+        from hypothesis.errors import NoSuchExample
+
+        try:
+            strategy = self._strategy(tool, kind)
+        except ConfigError as exc:
+            return [PropertyResult(property=n, status="skipped", reason=str(exc)) for n in names]
+        if strategy is None:
+            return [
+                PropertyResult(
+                    property=n, status="not-applicable", reason="the schema takes any object"
+                )
+                for n in names
+            ]
+        options = self.options
+        database = (
+            DirectoryBasedExampleDatabase(str(options.database))
+            if options.database is not None
+            else None
+        )
+        results: list[PropertyResult] = []
+        remaining = list(names)
+        while remaining:
+            probe = _Probe(self, tool, kind, remaining)
+            key = "\0".join(["webmcp-fuzz/1", tool.name, fingerprint(tool), kind, *remaining])
+            try:
+                find(
+                    strategy,
+                    probe,
+                    settings=settings(
+                        max_examples=options.examples,
+                        database=database,
+                        deadline=None,
+                        phases=[Phase.explicit, Phase.reuse, Phase.generate, Phase.shrink],
+                    ),
+                    random=Random(options.seed) if options.seed is not None else None,
+                    database_key=hashlib.sha256(key.encode("utf-8")).digest(),
+                )
+            except NoSuchExample:
+                results += [
+                    PropertyResult(property=n, status="passed", examples=probe.calls)
+                    for n in remaining
+                ]
+                break
+            for name, message in probe.found.items():
+                results.append(
+                    self._failed(tool, name, message, probe.value, probe.found_at, probe.calls)
+                )
+            remaining = [n for n in remaining if n not in probe.found]
+        return results
+
+    def _example(
+        self, tool: Tool, names: list[str], example: dict[str, Any], kind: str
+    ) -> list[PropertyResult]:
+        if not names:
+            return []
+        value: Any = NearMiss(example, "the given example") if kind == "near-miss" else example
+        found = self.run(self._check(tool, kind, value, names))
+        return [
+            self._failed(tool, n, found[n], value, 1, 1)
+            if n in found
+            else PropertyResult(property=n, status="passed", examples=1)
+            for n in names
+        ]
+
+    def _failed(
+        self, tool: Tool, name: str, message: str, value: Any, found_after: int, calls: int
+    ) -> PropertyResult:
+        miss = value if isinstance(value, NearMiss) else None
+        arguments = miss.arguments if miss is not None else value
+        return PropertyResult(
+            property=name,
+            status="failed",
+            examples=calls,
+            failure=Failure(
+                arguments=arguments,
+                message=message,
+                mistake=miss.mistake if miss is not None else None,
+                found_after=found_after,
+                cli=self.cli_reproduction(tool.name, name, arguments),
+                pytest=self.pytest_reproduction(tool.name, name, arguments),
+            ),
+        )
+
+    def cli_reproduction(self, tool: str, name: str, arguments: dict[str, Any]) -> str:
+        """The command that checks ``name`` on ``tool`` with exactly these arguments."""
+        parts = ["webmcp-harness", "fuzz", self.start_url, "--tool", tool, "--property", name]
+        parts += ["--example", json.dumps(arguments, ensure_ascii=False, sort_keys=True)]
+        if self.session.backend.name != "polyfill":
+            parts += ["--backend", self.session.backend.name]
+        if self.options.allow_writes:
+            parts.append("--allow-writes")
+        return shlex.join(parts)
+
+    def pytest_reproduction(self, tool: str, name: str, arguments: dict[str, Any]) -> str:
+        """A pytest test (on the plugin's ``webmcp`` fixture) that checks the same."""
+        function = re.sub(r"\W+", "_", f"test_{tool}_{name}").lower()
+        marker = (
+            f"@pytest.mark.webmcp(backend={self.session.backend.name!r})\n"
+            if self.session.backend.name != "polyfill"
+            else ""
+        )
+        writes = ", allow_writes=True" if self.options.allow_writes else ""
+        return (
+            f"{marker}def {function}(webmcp):\n"
+            f"    webmcp.open({self.start_url!r})\n"
+            f"    webmcp.fuzz(tools=[{tool!r}], properties=[{name!r}], "
+            f"example={arguments!r}{writes})"
+        )
+
+    # -- one input -----------------------------------------------------------------------------
+
+    async def _check(self, tool: Tool, kind: str, value: Any, names: list[str]) -> dict[str, str]:
+        if kind == "near-miss":
+            message = check_invalid_refused(await self._near_miss(tool, value))
+            return {"invalid-refused": message} if message else {}
+        return violations(names, await self._observe(tool, value, names))
+
+    async def _home(self) -> None:
+        """Back on the document the run started on, if a call left it."""
+        await self.session.settled()
+        if self.session.page.url != self.start_url:
+            await self.session.open(self.start_url)
+
+    async def _settle(self) -> None:
+        await self.session.settled()
+        await asyncio.sleep(QUIET_S)
+
+    async def _state(self, wanted: bool) -> PageState | None:
+        return await page_state(self.session) if wanted else None
+
+    async def _observe(
+        self, tool: Tool, arguments: dict[str, Any], names: list[str]
+    ) -> Observation:
+        await self._home()
+        wants_state = bool({"read-only", "idempotent", "no-navigation"} & set(names))
+        before = await self._state(wants_state)
+        window = self.watch.window()
+        outcome = await self.session.call(tool.name, arguments, timeout=self.options.timeout)
+        await self._settle()
+        seen = Observation(
+            tool=tool,
+            outcome=outcome,
+            user_view=self.session.user_view(outcome),
+            window=window,
+            before=before,
+            after=await self._state(wants_state),
+        )
+        if "idempotent" in names and not outcome.is_error and not navigated(seen):
+            await self.session.call(tool.name, arguments, timeout=self.options.timeout)
+            await self._settle()
+            seen.again = await self._state(True)
+        return seen
+
+    async def _near_miss(self, tool: Tool, miss: NearMiss) -> NearMissObservation:
+        await self._home()
+        outcome = await self.session.call(tool.name, miss.arguments, timeout=self.options.timeout)
+        seen = NearMissObservation(tool=tool, mistake=miss.mistake, harness_kind=outcome.error_kind)
+        if tool.source != "script":
+            return seen
+        # What the tool does when a browser that does not validate hands it the input.
+        before = await page_state(self.session)
+        window = self.watch.window()
+        seen.tool_refused = await self._unchecked(tool, miss.arguments)
+        await self._settle()
+        after = await page_state(self.session)
+        seen.tool_changes = _changes(window, before, after)
+        return seen
+
+    async def _unchecked(self, tool: Tool, arguments: dict[str, Any]) -> bool:
+        """Run the tool with arguments no stage checked; True when it refused them
+        (threw, or returned an ``isError`` result). Only the status is looked at: the
+        result itself goes nowhere."""
+        backend, call_id = self.session.backend, f"qa-{uuid.uuid4().hex[:12]}"
+        try:
+            raw = await asyncio.wait_for(
+                backend.execute(tool, arguments, call_id, {}), self.options.timeout
+            )
+        except TimeoutError:
+            await backend.cancel(call_id, "the fuzzer's timeout")
+            return False
+        if raw.status == "error":
+            return True
+        if raw.status != "ok":
+            return False
+        try:
+            return bool(normalize(raw).is_error)
+        except Exception:  # a result the pipeline would refuse: not a refusal of the input
+            return False
+
+
+class _Probe:
+    """The condition of one search: calls the tool, and remembers the last input that
+    broke a property (Hypothesis tries the shrunk one last).
+
+    Each input's answer is kept: Hypothesis asks again for the input it settles on, and a
+    page whose state moved on since (a counter, a stored value) must get the same answer,
+    or Hypothesis calls the failure flaky.
+    """
+
+    def __init__(self, fuzzer: Fuzzer, tool: Tool, kind: str, names: list[str]) -> None:
+        self.fuzzer, self.tool, self.kind, self.names = fuzzer, tool, kind, list(names)
+        self.calls = 0
+        self.found_at = 0
+        self.value: Any = None
+        self.found: dict[str, str] = {}
+        self._answers: dict[str, dict[str, str]] = {}
+
+    def __call__(self, value: Any) -> bool:
+        key = json.dumps(
+            [value.arguments, value.mistake] if isinstance(value, NearMiss) else value,
+            sort_keys=True,
+        )
+        found = self._answers.get(key)
+        if found is None:
+            if self.found_at and self.calls >= self.found_at + SHRINK_CALLS:
+                return False  # shrinking has had its calls: keep what it has
+            self.calls += 1
+            fuzzer = self.fuzzer
+            found = fuzzer.run(fuzzer._check(self.tool, self.kind, value, self.names))
+            self._answers[key] = found
+        if not found:
+            return False
+        self.found_at = self.found_at or self.calls
+        self.value, self.found = value, found
+        return True
+
+
+def _changes(window: Window, before: PageState, after: PageState) -> list[str]:
+    found = [
+        f"sent {r}" + (" (blocked)" if r in window.blocked else "")
+        for r in dict.fromkeys([*window.unsafe, *window.blocked])
+    ]
+    found += before.storage_changes(after)
+    if before.document() != after.document():
+        found.append("navigated")
+    return found
+
+
+async def fuzz(session: Session, options: FuzzOptions | None = None) -> FuzzReport:
+    """Fuzz the tools of ``session``'s page (open it first) from async code: Hypothesis
+    runs in a worker thread, every call on this loop."""
+    loop = asyncio.get_running_loop()
+
+    def run(coro: Coroutine[Any, Any, T]) -> T:
+        return asyncio.run_coroutine_threadsafe(coro, loop).result()
+
+    fuzzer = Fuzzer(session, run, options or FuzzOptions())
+    return await asyncio.to_thread(fuzzer.fuzz)

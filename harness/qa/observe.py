@@ -1,0 +1,209 @@
+"""What a call did to the page: the requests it sent, the navigations, and the state it left.
+
+:class:`PageWatch` follows one session's page while the QA tools run (and guards it: a
+state-changing request is sent only when writes are allowed and only to the page's own
+origin; any other is aborted before it leaves the browser). :func:`page_state` reads what
+the user would lose or see changed: every frame's ``localStorage`` and ``sessionStorage``,
+its form controls' values, its visible text, the cookies, and which document is loaded.
+
+Nothing read here is printed: a change is described by where it was (a storage key, a
+control's name), never by the value.
+"""
+
+from __future__ import annotations
+
+import contextlib
+from dataclasses import dataclass, field
+from typing import Any
+
+from playwright.async_api import Error as PlaywrightError
+from playwright.async_api import Frame, Request, Route
+
+from harness.browser.urls import origin_of
+from harness.session import Session
+from harness.stages.secrets import secret_kind
+
+SAFE_METHODS = frozenset({"GET", "HEAD", "OPTIONS"})
+
+_STATE_JS = """() => {
+  const store = (name) => {
+    try {
+      const area = window[name], found = {};
+      for (let i = 0; i < area.length; i++) { const k = area.key(i); found[k] = area.getItem(k); }
+      return found;
+    } catch (e) { return {}; }
+  };
+  const controls = [...document.querySelectorAll('input, select, textarea')].map((el, i) => [
+    el.name || el.id || `#${i}`,
+    (el.type === 'checkbox' || el.type === 'radio') ? String(el.checked) : String(el.value),
+  ]);
+  return {local: store('localStorage'), session: store('sessionStorage'), controls,
+          text: document.body ? document.body.innerText : '',
+          document: String(performance.timeOrigin)};
+}"""
+
+
+@dataclass(frozen=True)
+class FrameState:
+    """One frame's storage, form controls and text."""
+
+    local: dict[str, str]
+    session: dict[str, str]
+    controls: tuple[tuple[str, str], ...]
+    text: str
+    document: str
+
+
+@dataclass(frozen=True)
+class PageState:
+    """What the user would see changed: each frame's state (by URL) and the cookies."""
+
+    url: str
+    frames: dict[str, FrameState]
+    cookies: tuple[tuple[str, str, str], ...]
+
+    def storage_changes(self, after: PageState) -> list[str]:
+        """Storage, form controls and cookies that differ (names only, never values)."""
+        found: list[str] = []
+        for url, was in self.frames.items():
+            now = after.frames.get(url)
+            if now is None:
+                continue
+            for area in ("local", "session"):
+                old, new = getattr(was, area), getattr(now, area)
+                for key in sorted(old.keys() | new.keys()):
+                    if old.get(key) != new.get(key):
+                        found.append(f"{area}Storage[{_name(key)}] changed")
+            if was.controls != now.controls:
+                before = dict(was.controls)
+                names = [n for n, v in now.controls if before.get(n) != v] or ["(controls)"]
+                found += [f"form control {_name(n)} changed" for n in dict.fromkeys(names)]
+        old_cookies = {c[:2]: c[2] for c in self.cookies}
+        new_cookies = {c[:2]: c[2] for c in after.cookies}
+        for key in sorted(old_cookies.keys() | new_cookies.keys()):
+            if old_cookies.get(key) != new_cookies.get(key):
+                found.append(f"cookie {_name(key[1])} changed")
+        return found
+
+    def changes(self, after: PageState) -> list[str]:
+        """Everything that differs, the visible text included."""
+        found = self.storage_changes(after)
+        if self.url != after.url:
+            found.append("the page's URL changed")
+        for url, was in self.frames.items():
+            now = after.frames.get(url)
+            if now is not None and was.text != now.text:
+                found.append(
+                    "the page's text changed" if url == self.url else "a frame's text changed"
+                )
+        return found
+
+    def document(self) -> str:
+        """Which document the top frame holds (changes with every load)."""
+        top = self.frames.get(self.url)
+        return top.document if top else ""
+
+
+def _name(text: str) -> str:
+    """A key as a report may show it: quoted, and masked when it looks like a secret."""
+    return "«a secret-looking name»" if secret_kind(text) else repr(text[:80])
+
+
+async def page_state(session: Session) -> PageState:
+    """Read the page's state now (frames that cannot answer are left out)."""
+    frames: dict[str, FrameState] = {}
+    for frame in session.page.frames:
+        state = await _frame_state(frame)
+        if state is not None:
+            frames.setdefault(frame.url, state)
+    cookies: tuple[tuple[str, str, str], ...] = ()
+    with contextlib.suppress(PlaywrightError):
+        cookies = tuple(
+            sorted(
+                (str(c.get("domain", "")), str(c.get("name", "")), str(c.get("value", "")))
+                for c in await session.context.cookies()
+            )
+        )
+    return PageState(url=session.page.url, frames=frames, cookies=cookies)
+
+
+async def _frame_state(frame: Frame) -> FrameState | None:
+    try:
+        data: dict[str, Any] = await frame.evaluate(_STATE_JS)
+    except PlaywrightError:
+        return None
+    return FrameState(
+        local=dict(data.get("local") or {}),
+        session=dict(data.get("session") or {}),
+        controls=tuple((str(n), str(v)) for n, v in data.get("controls") or []),
+        text=str(data.get("text") or ""),
+        document=str(data.get("document") or ""),
+    )
+
+
+@dataclass
+class Window:
+    """What happened while one call ran: requests that change state, navigations."""
+
+    unsafe: list[str] = field(default_factory=list)
+    blocked: list[str] = field(default_factory=list)
+    navigations: list[str] = field(default_factory=list)
+
+
+class PageWatch:
+    """Follows a session's page; guards its writes (see the module's docstring).
+
+    Use as ``async with PageWatch(session, allow_writes=…) as watch``; ``watch.window()``
+    starts a new :class:`Window` for the next call.
+    """
+
+    def __init__(self, session: Session, *, allow_writes: bool) -> None:
+        self.session = session
+        self.allow_writes = allow_writes
+        self.origin = origin_of(session.page.url)
+        self.current = Window()
+
+    def window(self) -> Window:
+        """A new window: what happens from now on is recorded in it."""
+        self.current = Window()
+        return self.current
+
+    def _described(self, request: Request) -> str:
+        origin = origin_of(request.url)
+        where = "" if origin == self.origin else f" to {origin}"
+        # The query is left out, and a path that looks like it carries a secret is masked:
+        # reports never hold one.
+        path = request.url.split("?", 1)[0].split("#", 1)[0].removeprefix(origin) or "/"
+        return f"{request.method} {'«a secret-looking path»' if secret_kind(path) else path}{where}"
+
+    def _on_request(self, request: Request) -> None:
+        if request.method.upper() not in SAFE_METHODS:
+            self.current.unsafe.append(self._described(request))
+
+    def _on_navigated(self, frame: Frame) -> None:
+        if frame.parent_frame is None:
+            self.current.navigations.append(frame.url)
+
+    async def _guard(self, route: Route, request: Request) -> None:
+        allowed = request.method.upper() in SAFE_METHODS or (
+            self.allow_writes and origin_of(request.url) == self.origin
+        )
+        if allowed:
+            await route.fallback()
+            return
+        self.current.blocked.append(self._described(request))
+        await route.abort("blockedbyclient")
+
+    async def __aenter__(self) -> PageWatch:
+        page = self.session.page
+        page.on("request", self._on_request)
+        page.on("framenavigated", self._on_navigated)
+        await self.session.context.route("**/*", self._guard)
+        return self
+
+    async def __aexit__(self, *exc: object) -> None:
+        page = self.session.page
+        page.remove_listener("request", self._on_request)
+        page.remove_listener("framenavigated", self._on_navigated)
+        with contextlib.suppress(PlaywrightError):
+            await self.session.context.unroute("**/*", self._guard)

@@ -1,0 +1,351 @@
+"""The properties the fuzzer checks, each with a name users select it by.
+
+=====================  ====================================================================
+name                   holds when
+=====================  ====================================================================
+``no-throw``           valid input never makes the tool throw, crash the page or time out
+                       (an ``isError`` result the tool returns on purpose is fine)
+``output-schema``      every result of a tool with an ``outputSchema`` has
+                       ``structuredContent`` that fits it
+``sensitive-marked``   every secret-looking value in a result sits under an ``x-sensitive``
+                       field (or the tool says ``sensitiveHint``)
+``read-only``          a ``readOnlyHint`` tool sends no state-changing request (POST, PUT,
+                       PATCH, DELETE, …) and changes no form control, storage or cookie
+``idempotent``         an ``idempotentHint`` tool called twice with the same input leaves the
+                       page as calling it once did
+``no-navigation``      a tool that does not declare navigation (a ``_meta.uiRedirect`` in
+                       its result, or being a form) leaves the page on its document
+``invalid-refused``    a near-miss input is refused before ``execute``: by the harness, and
+                       — since Chromium's own WebMCP does not validate arguments — by the
+                       tool itself when it gets one unchecked, without changing anything
+=====================  ====================================================================
+
+A check returns what is wrong, in words that name places and kinds, never a value the
+page returned.
+"""
+
+from __future__ import annotations
+
+import json
+from collections.abc import Callable, Iterator
+from dataclasses import dataclass, field
+from typing import Any, Literal
+
+from mcp_types import CallToolResult, TextContent
+
+from harness.models import CallOutcome, Tool
+from harness.qa.observe import PageState, Window
+from harness.schemas import validator_for
+from harness.stages.navigation import ui_redirect_target
+from harness.stages.redaction import sensitive_paths
+from harness.stages.secrets import secret_kind
+
+Inputs = Literal["valid", "near-miss"]
+
+
+@dataclass(frozen=True)
+class Property:
+    """A named property: what it checks, on which inputs, and which tools it concerns."""
+
+    name: str
+    title: str
+    inputs: Inputs
+    concerns: Callable[[Tool], str | None]
+    """None when the property concerns the tool, else why not."""
+
+
+def _always(_tool: Tool) -> None:
+    return None
+
+
+def _with_output_schema(tool: Tool) -> str | None:
+    return None if tool.output_schema else "the tool declares no outputSchema"
+
+
+def _read_only(tool: Tool) -> str | None:
+    return None if tool.annotations.get("readOnlyHint") is True else "not declared readOnlyHint"
+
+
+def _idempotent(tool: Tool) -> str | None:
+    return None if tool.annotations.get("idempotentHint") is True else "not declared idempotentHint"
+
+
+def _script(tool: Tool) -> str | None:
+    return None if tool.source == "script" else "a form tool: submitting it is a navigation"
+
+
+def _has_schema_to_miss(tool: Tool) -> str | None:
+    return None if tool.source == "script" else "a form tool: the form itself checks its input"
+
+
+PROPERTIES: dict[str, Property] = {
+    p.name: p
+    for p in (
+        Property("no-throw", "valid input never makes the tool throw", "valid", _always),
+        Property("output-schema", "results fit the outputSchema", "valid", _with_output_schema),
+        Property(
+            "sensitive-marked",
+            "secret-looking values sit under x-sensitive fields",
+            "valid",
+            _always,
+        ),
+        Property("read-only", "a readOnlyHint tool changes nothing", "valid", _read_only),
+        Property(
+            "idempotent",
+            "an idempotentHint tool called twice leaves the state of one call",
+            "valid",
+            _idempotent,
+        ),
+        Property(
+            "no-navigation",
+            "a tool that does not declare navigation does not navigate",
+            "valid",
+            _script,
+        ),
+        Property(
+            "invalid-refused",
+            "near-miss inputs are refused before execute",
+            "near-miss",
+            _has_schema_to_miss,
+        ),
+    )
+}
+
+
+@dataclass
+class Observation:
+    """One call with valid input, and what the page looked like around it."""
+
+    tool: Tool
+    outcome: CallOutcome
+    user_view: CallToolResult | None
+    window: Window
+    before: PageState | None = None
+    after: PageState | None = None
+    again: PageState | None = None
+    """The state after the same call a second time (for ``idempotent``)."""
+
+
+@dataclass
+class NearMissObservation:
+    """A near-miss: what the harness did with it, and what the tool did when it got it
+    unchecked (None: not delivered, e.g. a form tool)."""
+
+    tool: Tool
+    mistake: str
+    harness_kind: str | None
+    tool_refused: bool | None = None
+    tool_changes: list[str] = field(default_factory=list)
+
+
+# -- the checks -----------------------------------------------------------------------------
+
+
+def _first_text(result: CallToolResult | None) -> str:
+    for block in result.content if result is not None else []:
+        if isinstance(block, TextContent):
+            line = block.text.strip().splitlines()[0] if block.text.strip() else ""
+            if secret_kind(line):
+                return "(a message that looks like it holds a secret)"
+            return line[:200]
+    return ""
+
+
+def check_no_throw(seen: Observation) -> str | None:
+    """``no-throw``."""
+    kind = seen.outcome.error_kind
+    if seen.window.blocked:
+        return None  # the fuzzer aborted a request it sent: `read-only` reports that
+    if kind in ("thrown", "crashed", "timeout"):
+        said = _first_text(seen.user_view or seen.outcome.result)
+        what = {"thrown": "threw", "crashed": "crashed the page", "timeout": "timed out"}[kind]
+        return f"{seen.tool.name} {what} on valid input" + (f": {said}" if said else "")
+    if kind == "validation":
+        return (
+            "the harness refused input the schema allows (its ECMAScript and JavaScript-number "
+            "rules differ from JSON Schema's here)"
+        )
+    return None
+
+
+def check_output_schema(seen: Observation) -> str | None:
+    """``output-schema``: the result before redaction against the declared schema."""
+    schema = seen.tool.output_schema
+    if not schema or seen.outcome.is_error or seen.user_view is None:
+        return None
+    structured = seen.user_view.structured_content
+    if structured is None:
+        return "the result has no structuredContent, though the tool declares an outputSchema"
+    try:
+        errors = list(validator_for(schema).iter_errors(structured))
+    except Exception as exc:  # a schema that cannot be used: the audit lints it
+        return f"the outputSchema cannot be used ({type(exc).__name__})"
+    if not errors:
+        return None
+    problems = [
+        f"{_pointer(e.absolute_path)}: fails `{e.validator}` "
+        f"(schema {_pointer(e.absolute_schema_path)})"
+        for e in errors[:3]
+    ]
+    return "structuredContent does not fit the outputSchema: " + "; ".join(problems)
+
+
+def check_sensitive_marked(seen: Observation) -> str | None:
+    """``sensitive-marked``: secret-looking values outside every ``x-sensitive`` field."""
+    tool, result = seen.tool, seen.user_view
+    if result is None or tool.annotations.get("sensitiveHint") is True:
+        return None
+    structured = result.structured_content
+    marked: list[tuple[Any, ...]] = []
+    if tool.output_schema and structured is not None:
+        with_paths, _ = sensitive_paths(tool.output_schema, structured)
+        marked = [path for path, _label in with_paths]
+    hidden = {v for p in marked for v in _strings(_get(structured, p))}
+    found = [
+        f"/structuredContent{_pointer(path)}: {kind}"
+        for path, kind in _secret_leaves(structured, ())
+        if not any(path[: len(m)] == m for m in marked)
+    ]
+    for index, block in enumerate(result.content):
+        if isinstance(block, TextContent):
+            text = block.text
+            for value in sorted(hidden, key=len, reverse=True):
+                text = text.replace(value, "")
+            kind = secret_kind(text)
+            if kind:
+                found.append(f"/content/{index}/text: {kind}")
+    if not found:
+        return None
+    return "secret-looking values outside any x-sensitive field: " + "; ".join(found[:3])
+
+
+def check_read_only(seen: Observation) -> str | None:
+    """``read-only``: no state-changing request, no storage or form change."""
+    blocked = seen.window.blocked
+    changes = [
+        f"sent {r}" + (" (blocked)" if r in blocked else "")
+        for r in dict.fromkeys([*seen.window.unsafe, *blocked])
+    ]
+    if seen.before is not None and seen.after is not None:
+        changes += seen.before.storage_changes(seen.after)
+    if not changes:
+        return None
+    return "a readOnlyHint tool changed state: " + "; ".join(dict.fromkeys(changes))
+
+
+def check_idempotent(seen: Observation) -> str | None:
+    """``idempotent``: the second call leaves what the first left."""
+    if seen.after is None or seen.again is None:
+        return None
+    changes = seen.after.changes(seen.again)
+    if not changes:
+        return None
+    return "calling it again with the same input changed more: " + "; ".join(changes)
+
+
+def navigated(seen: Observation) -> bool:
+    """Whether the page's top document changed or moved during the call."""
+    if seen.outcome.error_kind == "navigation":
+        return True
+    if seen.before is None or seen.after is None:
+        return bool(seen.window.navigations)
+    return seen.before.document() != seen.after.document() or _no_fragment(
+        seen.before.url
+    ) != _no_fragment(seen.after.url)
+
+
+def check_no_navigation(seen: Observation) -> str | None:
+    """``no-navigation``: a navigation the tool did not declare."""
+    if not navigated(seen):
+        return None
+    meta = seen.user_view.meta if seen.user_view is not None else None
+    if ui_redirect_target(meta, seen.tool.frame_url, seen.tool.origin) is not None:
+        return None
+    return (
+        "the tool navigated the page without declaring it (return `_meta.uiRedirect` and "
+        "let the user agent navigate after the result)"
+    )
+
+
+def check_invalid_refused(seen: NearMissObservation) -> str | None:
+    """``invalid-refused``."""
+    if seen.harness_kind != "validation":
+        return (
+            f"the harness did not refuse the near-miss ({seen.mistake}) before execute "
+            f"(the call ended as {seen.harness_kind or 'a result'})"
+        )
+    if seen.tool_refused is False or seen.tool_changes:
+        did = "accepted it" if seen.tool_refused is False else "refused it"
+        changed = f" and changed state: {'; '.join(seen.tool_changes)}" if seen.tool_changes else ""
+        return (
+            f"given the near-miss ({seen.mistake}) unchecked, as Chromium's own WebMCP passes "
+            f"arguments, the tool {did}{changed}; check the input in execute and throw"
+        )
+    return None
+
+
+VALID_CHECKS: dict[str, Callable[[Observation], str | None]] = {
+    "no-throw": check_no_throw,
+    "output-schema": check_output_schema,
+    "sensitive-marked": check_sensitive_marked,
+    "read-only": check_read_only,
+    "idempotent": check_idempotent,
+    "no-navigation": check_no_navigation,
+}
+
+
+def violations(names: list[str], seen: Observation) -> dict[str, str]:
+    """What each of the ``names`` properties finds wrong with one call (only failures)."""
+    found = {}
+    for name in names:
+        message = VALID_CHECKS[name](seen)
+        if message is not None:
+            found[name] = message
+    return found
+
+
+# -- walking values ---------------------------------------------------------------------------
+
+
+def _pointer(path: Any) -> str:
+    """A JSON pointer for a report: a key that looks like a secret is shown as «key»."""
+    return "".join(f"/{'«key»' if secret_kind(str(p)) else p}" for p in path) or "/"
+
+
+def _no_fragment(url: str) -> str:
+    return url.split("#", 1)[0]
+
+
+def _get(value: Any, path: tuple[Any, ...]) -> Any:
+    for key in path:
+        try:
+            value = value[key]
+        except (KeyError, IndexError, TypeError):
+            return None
+    return value
+
+
+def _strings(value: Any) -> Iterator[str]:
+    if isinstance(value, str):
+        yield value
+    elif isinstance(value, dict):
+        for item in value.values():
+            yield from _strings(item)
+    elif isinstance(value, list):
+        for item in value:
+            yield from _strings(item)
+    elif value is not None:
+        yield json.dumps(value)
+
+
+def _secret_leaves(value: Any, path: tuple[Any, ...]) -> Iterator[tuple[tuple[Any, ...], str]]:
+    if isinstance(value, str):
+        kind = secret_kind(value)
+        if kind:
+            yield path, kind
+    elif isinstance(value, dict):
+        for key, item in value.items():
+            yield from _secret_leaves(item, (*path, key))
+    elif isinstance(value, list):
+        for index, item in enumerate(value):
+            yield from _secret_leaves(item, (*path, index))

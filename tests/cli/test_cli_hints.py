@@ -1,0 +1,79 @@
+"""What a QA engineer trying the CLI on a site of their own needs to be told: declared
+false is not "not declared", a tool not there yet can be waited for, and a policy refusal
+of their own tool names the options that let it run."""
+
+from __future__ import annotations
+
+from collections.abc import AsyncIterator
+from pathlib import Path
+
+import pytest
+
+from tests.cli.test_cli import run
+from tests.qa.pages import QAServer, page, serve
+
+TOOLS = """
+const mc = document.modelContext;
+mc.registerTool({name: "plain", description: "Declares nothing.", execute: async () => 1});
+mc.registerTool({name: "writes", description: "Declared not read-only.",
+                 annotations: {readOnlyHint: false}, execute: async () => 1});
+mc.registerTool({name: "reads", description: "Declared read-only, not idempotent.",
+                 annotations: {readOnlyHint: true, idempotentHint: false},
+                 execute: async () => 1});
+mc.registerTool({name: "wipe", description: "Deletes everything.",
+                 annotations: {destructiveHint: true}, execute: async () => ({wiped: true})});
+setTimeout(() => mc.registerTool({name: "late", description: "Comes late.",
+                                  execute: async () => 1}), 1500);
+"""
+
+WIDE = {"COLUMNS": "200"}
+
+
+@pytest.fixture(scope="module")
+async def server() -> AsyncIterator[QAServer]:
+    async with serve({"/": page(TOOLS)}) as qa:
+        yield qa
+
+
+async def test_the_tools_table_tells_declared_false_from_not_declared(server: QAServer) -> None:
+    code, out, err = await run("tools", server.url("/"), env=WIDE)
+    assert code == 0, err
+    rows = {line.split("│")[1].strip(): line for line in out.splitlines() if line.count("│") > 3}
+    assert "(none declared)" in rows["plain"]
+    assert "readOnlyHint=false" in rows["writes"]
+    assert "readOnlyHint=true, idempotentHint=false" in rows["reads"]
+
+
+async def test_calling_a_tool_not_there_yet_says_how_to_wait(server: QAServer) -> None:
+    code, _, err = await run("call", server.url("/"), "late", "--settle", "100")
+    assert code == 1
+    assert "No tool named 'late'" in err and "--wait-for-tool NAME" in err and "--settle MS" in err
+    code, out, err = await run("call", server.url("/"), "late", "--wait-for-tool", "late", "--json")
+    assert '"isError": false' in out
+    assert code == 0, err
+
+
+async def test_a_policy_refusal_of_your_own_tool_names_the_fix(
+    server: QAServer, tmp_path: Path
+) -> None:
+    code, out, err = await run("call", server.url("/"), "wipe", "--elicit", "cancel")
+    assert code == 0 and "isError" in out
+    assert "--elicit accept" in err and "--policy none" in err
+    code, out, err = await run(
+        "call", server.url("/"), "wipe", "--elicit", "cancel", "--policy", "none"
+    )
+    assert code == 0 and "--elicit accept" not in err
+    plan = tmp_path / "plan.yaml"
+    plan.write_text("task: wipe\nsteps:\n  - call: wipe\n    expect: {isError: false}\n")
+    code, out, err = await run(
+        "agent",
+        server.url("/"),
+        "--agent",
+        f"scripted:{plan}",
+        "--elicit",
+        "cancel",
+        "--trace-dir",
+        str(tmp_path / "run"),
+    )
+    assert code == 1
+    assert "--elicit accept" in err and "--policy none" in err

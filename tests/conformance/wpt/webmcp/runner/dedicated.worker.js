@@ -1,0 +1,1 @@
+test(() => assert_true(typeof importScripts === "function", "importScripts"), "a .worker.js test");

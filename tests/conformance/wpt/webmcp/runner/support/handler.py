@@ -1,0 +1,5 @@
+"""A wptserve Python handler: the runner never runs it."""
+
+
+def main(request, response):
+    return "ran"

@@ -1,0 +1,78 @@
+"""The session's scrubber (``harness/stages/scrubbing.py``), without a browser."""
+
+from __future__ import annotations
+
+import json
+
+from harness.stages.scrubbing import HANDLE, MIN_SCRUB_LENGTH, Scrubber, needles_of
+from harness.stages.vault import Vault, new_handle
+
+SECRET = "sk live/ünï 42"
+HANDLE_1 = new_handle("field")
+
+
+def test_a_withheld_value_is_found_in_the_forms_json_and_urls_write_it() -> None:
+    scrubber = Scrubber()
+    scrubber.withhold(SECRET, HANDLE_1)
+    for shown in (
+        SECRET,
+        json.dumps(SECRET)[1:-1],  # \u00fc…
+        "sk%20live%2F%C3%BCn%C3%AF%2042",
+        "sk+live%2F%C3%BCn%C3%AF+42",
+    ):
+        assert scrubber.text(f"x {shown} y") == f"x {HANDLE_1} y", shown
+
+
+def test_the_keys_of_a_withheld_object_are_withheld_with_it() -> None:
+    assert {"alice-account", "bob-account", "1234"} <= needles_of(
+        {"alice-account": 1234, "bob-account": [True, None]}
+    )
+    assert all(len(n) >= MIN_SCRUB_LENGTH for n in needles_of({"ab": "cd", "abcd": 1}))
+
+
+def test_a_whole_result_is_withheld_by_what_the_page_wrote_in_it() -> None:
+    scrubber = Scrubber()
+    scrubber.withhold_result(
+        {
+            "content": [
+                {"type": "text", "text": "balance 1,234.56"},
+                {"type": "text", "text": json.dumps({"iban": "DE89370400440532013000"})},
+            ],
+            "structuredContent": {"owner": "Ada Lovelace"},
+        },
+        HANDLE_1,
+    )
+    said = "ada: balance 1,234.56, DE89370400440532013000, Ada Lovelace; text stays"
+    assert scrubber.text(said) == f"ada: {HANDLE_1}, {HANDLE_1}, {HANDLE_1}; text stays"
+
+
+def test_handles_are_never_rewritten_and_nothing_changed_is_not_copied() -> None:
+    scrubber = Scrubber()
+    other = new_handle("result")
+    scrubber.withhold(other[4:12], HANDLE_1)  # a withheld text that is part of a handle
+    assert scrubber.text(f"{other} {other[4:12]}") == f"{other} {HANDLE_1}"
+    value = {"type": other[4:12], "a": [1, "plain"], "b": {"c": "x"}}
+    scrubbed = scrubber.scrub(value)
+    assert scrubbed["type"] == other[4:12]  # a content block's type is never touched
+    untouched = {"a": [1, "plain"], "b": {"c": "x"}}
+    assert scrubber.scrub(untouched) is untouched
+    assert HANDLE.fullmatch(HANDLE_1) and repr(scrubber) == "<Scrubber: 1 texts>"
+
+
+def test_a_key_that_was_a_secret_keeps_its_member() -> None:
+    scrubber = Scrubber()
+    scrubber.withhold("secret-key", HANDLE_1)
+    assert scrubber.scrub({"secret-key": 1, HANDLE_1: 2}) == {HANDLE_1: 1, HANDLE_1 + "#": 2}
+
+
+def test_agent_sessions_share_their_session_s_scrubber_and_it_outlives_one_of_them() -> None:
+    shared = Scrubber()
+    first, second = Vault(scrubber=shared), Vault(scrubber=shared)
+    first.scrubber.withhold("from the first agent", HANDLE_1)
+    assert second.scrubber.text("from the first agent") == HANDLE_1
+    first.clear()  # one agent goes (an MCP client disconnects): the rest stay protected
+    assert second.scrubber.text("from the first agent") == HANDLE_1
+    alone = Vault()
+    alone.scrubber.withhold("only mine", HANDLE_1)
+    alone.clear()
+    assert not alone.scrubber

@@ -1,0 +1,121 @@
+"""The QA helpers of the pytest plugin, run the way users run them (pytest in a subprocess):
+``webmcp.fuzz(...)`` and the syrupy snapshot of the catalog — created with
+``--snapshot-update``, unchanged passes, changed fails with a diff, updated again."""
+
+from __future__ import annotations
+
+import pytest
+
+from harness import Harness
+from harness.catalog import Settle
+from harness.testing.plugin import describe_session
+from tests.qa.pages import PROPERTY_TOOLS, page, serve
+
+pytest_plugins = ["pytester"]
+
+# A run launches Chromium in a fresh interpreter: slow on a busy machine.
+pytestmark = pytest.mark.timeout(900)
+
+CONFTEST = """
+import functools
+import threading
+from http.server import SimpleHTTPRequestHandler, ThreadingHTTPServer
+from pathlib import Path
+
+import pytest
+
+
+class Quiet(SimpleHTTPRequestHandler):
+    def log_message(self, *args):
+        pass
+
+
+@pytest.fixture(scope="session")
+def site_url():
+    handler = functools.partial(Quiet, directory=str(Path(__file__).parent / "site"))
+    server = ThreadingHTTPServer(("127.0.0.1", 0), handler)
+    threading.Thread(target=server.serve_forever, daemon=True).start()
+    yield f"http://127.0.0.1:{server.server_address[1]}/"
+    server.shutdown()
+"""
+
+TESTS = """
+import pytest
+
+
+def test_the_catalog(webmcp, site_url, snapshot):
+    webmcp.open(site_url)
+    assert webmcp.catalog_snapshot() == snapshot
+
+
+def test_fuzz_finds_the_planted_bug_and_passes_the_correct_tool(webmcp, site_url):
+    webmcp.open(site_url)
+    with pytest.raises(AssertionError) as failed:
+        webmcp.fuzz(tools=["search_throws"], properties=["no-throw"], seed=3, examples=10)
+    assert 'minimal input: {"query": ""}' in str(failed.value)
+    assert "webmcp-harness fuzz " in str(failed.value)
+    report = webmcp.fuzz(tools=["search_ok"], properties=["no-throw"], seed=3, examples=5)
+    assert report.ok and report.tools[0].results[0].status == "passed"
+"""
+
+
+def run(pytester: pytest.Pytester, *args: str) -> pytest.RunResult:
+    return pytester.runpytest_subprocess("-p", "no:cacheprovider", "--output", "out", *args)
+
+
+def test_fuzz_and_the_catalog_snapshot_flow(pytester: pytest.Pytester) -> None:
+    pytester.makeconftest(CONFTEST)
+    pytester.makepyfile(test_qa=TESTS)
+    site = pytester.path / "site"
+    site.mkdir()
+    html = page(PROPERTY_TOOLS)
+    (site / "index.html").write_text(html, encoding="utf-8")
+
+    # No snapshot yet: the catalog test fails until one is written.
+    created = run(pytester, "--snapshot-update")
+    created.assert_outcomes(passed=2)
+    stored = list((pytester.path / "__snapshots__").glob("*.ambr"))
+    assert len(stored) == 1 and "search_throws" in stored[0].read_text(encoding="utf-8")
+
+    unchanged = run(pytester, "-k", "catalog")
+    unchanged.assert_outcomes(passed=1)
+
+    # A deploy flips a tool's readOnlyHint: the snapshot shows it, in the test's failure.
+    flipped = html.replace(
+        'name: "peek_ok", description: "Reads a value.", annotations: ro,',
+        'name: "peek_ok", description: "Reads a value.", annotations: {readOnlyHint: false},',
+    )
+    assert flipped != html
+    (site / "index.html").write_text(flipped, encoding="utf-8")
+    changed = run(pytester, "-k", "catalog")
+    changed.assert_outcomes(failed=1)
+    output = changed.stdout.str()
+    assert "readOnlyHint" in output and "snapshot" in output.lower()
+    assert any(line.lstrip().startswith(("-", "+")) for line in output.splitlines())
+
+    updated = run(pytester, "-k", "catalog", "--snapshot-update")
+    updated.assert_outcomes(passed=1)
+    again = run(pytester, "-k", "catalog")
+    again.assert_outcomes(passed=1)
+
+
+WIPE = """document.modelContext.registerTool({name: "wipe", description: "Deletes everything.",
+  annotations: {destructiveHint: true}, execute: async () => ({wiped: true})});"""
+
+
+async def test_a_failing_test_s_report_names_the_fix_for_a_policy_refusal() -> None:
+    async with serve({"/": page(WIPE)}) as server, Harness(settle=Settle.quiet_ms(100)) as harness:
+        session = await harness.open(server.url("/"))
+        outcome = await session.call("wipe")
+        assert outcome.error_kind == "refused"
+        report = describe_session(session)
+        assert '@pytest.mark.webmcp(elicit="accept")' in report
+        assert '@pytest.mark.webmcp(policy="none")' in report and "--webmcp-elicit accept" in report
+        session.policy = None
+        await session.call("wipe")
+        await session.close()
+        fresh = await harness.open(server.url("/"))
+        fresh.policy = None
+        assert (await fresh.call("wipe")).error_kind is None
+        assert "hint:" not in describe_session(fresh)
+        await fresh.close()
