@@ -174,8 +174,14 @@ class PageServer:
             await asyncio.sleep(ms / 1000)
             return web.json_response({"delayed": ms})
 
+        async def no_content(request: web.Request) -> web.StreamResponse:
+            # 204 after MS milliseconds (capped at 20 s): a navigation that never commits.
+            await asyncio.sleep(min(int(request.match_info["ms"]), 20_000) / 1000)
+            return web.Response(status=204)
+
         app = web.Application(middlewares=[log])
         app.router.add_get("/__delay/{ms:[0-9]+}", delay)
+        app.router.add_get("/__nocontent/{ms:[0-9]+}", no_content)
         app.router.add_get("/{name:.*}", page)
         return app
 

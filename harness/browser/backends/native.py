@@ -245,8 +245,7 @@ class NativeBackend(ChannelBackend):
         await self._events_off_while_loading()
 
     async def _events_off_while_loading(self) -> None:
-        if self._events_timer is not None:
-            self._events_timer.cancel()
+        self._stop_events_timer()
         loop = asyncio.get_running_loop()
         self._events_timer = loop.call_later(EVENTS_OFF_MAX_S, self._events_back_on)
         await self._events(on=False)
@@ -256,13 +255,18 @@ class NativeBackend(ChannelBackend):
             self._events_back_on()
 
     def _events_back_on(self) -> None:
+        self._spawn(self._events(on=True))
+
+    def _stop_events_timer(self) -> None:
         if self._events_timer is not None:
             self._events_timer.cancel()
             self._events_timer = None
-        self._spawn(self._events(on=True))
 
     async def _events(self, *, on: bool) -> None:
-        """Turn the WebMCP domain on or off (nothing when it already is)."""
+        """Turn the WebMCP domain on or off (nothing when it already is). Off, Chromium
+        still answers the calls it runs (``toolResponded``): only registry news stops."""
+        if on:
+            self._stop_events_timer()
         if self._cdp is None or self._events_on == on:
             return
         self._events_on = on
@@ -715,9 +719,7 @@ class NativeBackend(ChannelBackend):
             future.set_result(RawResult(status="navigation"))
 
     def _fail_all(self) -> None:
-        if self._events_timer is not None:  # the page closed
-            self._events_timer.cancel()
-            self._events_timer = None
+        self._stop_events_timer()  # the page closed
         for future in self._pending.values():
             if not future.done():
                 future.set_result(RawResult(status="navigation"))
