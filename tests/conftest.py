@@ -48,12 +48,14 @@ class _Deadline:
     started = 0.0
     phase = "setup"
     at: float | None = None
+    cut = False  # a step ended at its deadline: pytest-timeout's signal was taken back
 
 
 @pytest.hookimpl(wrapper=True)
 def pytest_runtest_protocol(item: pytest.Item, nextitem: pytest.Item | None) -> Any:
     limit = float(pytest_timeout._get_item_settings(item).timeout or 0)
     _Deadline.item, _Deadline.limit, _Deadline.phase = item, limit, "setup"
+    _Deadline.cut = False
     _Deadline.started = time.monotonic()
     _Deadline.at = _Deadline.started + CALL_SHARE * limit if limit > 0 else None
     try:
@@ -73,12 +75,18 @@ def pytest_runtest_teardown(item: pytest.Item, nextitem: pytest.Item | None) -> 
     _Deadline.phase = "teardown"
     if _Deadline.at is not None:
         now, limit = time.monotonic(), _Deadline.limit
-        signal_armed = now < _Deadline.started + limit
-        _Deadline.at = (
-            _Deadline.started + TEARDOWN_SHARE * limit
-            if signal_armed
-            else now + (TEARDOWN_SHARE - CALL_SHARE) * limit
-        )
+        if _Deadline.cut:
+            # The signal comes back for the teardown (a teardown blocked outside the loop),
+            # after the deadline that bounds what it awaits.
+            _Deadline.cut = False
+            settings = pytest_timeout._get_item_settings(item)
+            settings = settings._replace(timeout=(1 - CALL_SHARE) * limit)
+            item.config.hook.pytest_timeout_set_timer(item=item, settings=settings)
+            _Deadline.at = now + (TEARDOWN_SHARE - CALL_SHARE) * limit
+        elif now < _Deadline.started + limit:  # the signal is still to come
+            _Deadline.at = _Deadline.started + TEARDOWN_SHARE * limit
+        else:
+            _Deadline.at = now + (TEARDOWN_SHARE - CALL_SHARE) * limit
     return (yield)
 
 
@@ -92,6 +100,11 @@ async def _bounded(step: Coroutine[Any, Any, Any]) -> Any:
         async with asyncio.timeout_at(loop.time() + deadline - time.monotonic()):
             return await step
     except TimeoutError:
+        # pytest reports this failure next: its report must not meet pytest-timeout's
+        # signal (an exception raised inside pytest's reporting ends the worker, and the
+        # whole xdist run with it). The teardown gets a signal of its own again.
+        item.config.hook.pytest_timeout_cancel_timer(item=item)
+        _Deadline.cut = True
         pytest.fail(
             f"{item.nodeid}: still awaiting at its deadline in {_Deadline.phase} (its limit "
             f"is {_Deadline.limit:g} s); cancelled where it waited (the traceback above)"

@@ -1,6 +1,6 @@
 """No test can hang the suite (tests/conftest.py): whatever a test awaits — in its body or
 in a fixture's teardown after it was cut off — it ends as a failure naming the test
-within its limit, on an xdist worker too.
+within its limit, on an xdist worker too, however slow pytest's report of it.
 
 pytest-timeout alone interrupts a test once; a teardown that then awaits forever (the
 browser of the test that was cut off) ran with no timer: these runs would never end.
@@ -32,6 +32,24 @@ async def test_runs_after_them():
     await asyncio.sleep(0)
 """
 
+# pytest's report of a failure can be slow on a loaded machine (the traceback's source read
+# back, a worker's report serialized): pytest-timeout's signal, armed for the whole test,
+# must not land in it (an exception inside pytest's reporting ends the xdist worker, and
+# the run). Here each report of a failure takes 1.5 s, past the signal's time.
+SLOW_REPORTS = """
+import time
+import pytest
+
+@pytest.hookimpl(wrapper=True)
+def pytest_runtest_makereport(item, call):
+    report = yield
+    if report.failed:
+        time.sleep(1.5)
+    return report
+"""
+
+PLUGINS = ("-p", "no:cacheprovider", "-p", "slow_reports")
+
 CONFIG = """[pytest]
 asyncio_mode = auto
 asyncio_default_fixture_loop_scope = session
@@ -44,12 +62,14 @@ def test_a_test_and_its_teardown_that_await_forever_end_as_failures(tmp_path: Pa
     shutil.copy(TESTS / "conftest.py", tmp_path / "conftest.py")
     (tmp_path / "pytest.ini").write_text(CONFIG)
     (tmp_path / "test_hanging.py").write_text(HANGING)
+    (tmp_path / "slow_reports.py").write_text(SLOW_REPORTS)
     done = subprocess.run(
-        [sys.executable, "-m", "pytest", "-n", "1", "-p", "no:cacheprovider", "-q", "-rfE"],
+        [*(sys.executable, "-m", "pytest", "-n", "1", "-q", "-rfE"), *PLUGINS],
         cwd=tmp_path,
         capture_output=True,
         text=True,
-        env={**os.environ, "COLUMNS": "400"},  # the summary's lines whole
+        # The summary's lines whole; the plugin importable.
+        env={**os.environ, "COLUMNS": "400", "PYTHONPATH": str(tmp_path)},
         timeout=90,  # without the deadlines: the run never ends
     )
     out = done.stdout

@@ -227,8 +227,8 @@ COMMANDS: dict[str, Callable[[Any], None]] = {
 def run_mcp_command(args: argparse.Namespace) -> int:
     """Serve until the client closes stdio, or Ctrl-C stops the HTTP server."""
     check_elicit(args.elicit, args.elicit_timeout)
-    check_settle(args)
     policy = policy_option(args.policy)
+    check_settle(args)
     if args.transport == "stdio" and args.elicit == "terminal":
         raise UsageError("--elicit terminal needs stdin, which the stdio transport uses.")
     port = 0  # stdio has none
@@ -549,8 +549,8 @@ def _run_call(args: argparse.Namespace) -> int:
     if args.timeout <= 0:
         raise UsageError("--timeout must be a positive number of seconds.")
     check_elicit(args.elicit, args.elicit_timeout)
-    check_settle(args)
     policy = policy_option(args.policy)  # a bad file fails before the browser starts
+    check_settle(args)  # after the files (the selftest's wrong-file probes meet --settle -1)
     outcome, elicitations, revealed = asyncio.run(
         run_call(
             args.url,
