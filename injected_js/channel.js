@@ -264,6 +264,7 @@ function runCommand(command) {
     return answer({
       __proto__: null,
       timers: timersDueWithin(typeof within === "number" ? within : 0),
+      reads: pageReads,
       pending: seedPending(),
     });
   }

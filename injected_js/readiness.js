@@ -1,9 +1,11 @@
-// What the page has scheduled: its timers, for the harness's readiness (harness/catalog.py).
+// What the page has scheduled: its timers and the fetches and body reads it awaits, for the
+// harness's readiness (harness/catalog.py).
 //
 // After `load`, a page's catalog is settled once nothing happened for a quiet window (500 ms).
 // The harness ends that window early when the page has nothing left that could still
 // register a tool within it: no request in flight, no change for a moment, and — what this
-// file keeps — no timer of the page's due before the window would end. `setTimeout` and
+// file keeps — no timer of the page's due before the window would end, no fetch or response
+// body read unsettled (below). `setTimeout` and
 // `setInterval` (and their `clear…`) are wrapped once per realm, before page scripts run,
 // to note the due time of each timer the page sets; the timers themselves, their ids and
 // their arguments are the browser's. The harness's own timers use the originals captured
@@ -51,12 +53,32 @@ function cleared(native) {
   };
 }
 
-function installTimerWrapper(name, fn, length) {
+// Fetches and response-body reads the page awaits. The harness sees a request end in the
+// network stack, but the page's script may not have its response yet (the body still on its
+// way to the renderer, the promise unresolved, the tool its continuation registers not yet
+// registered: a loaded machine shows it). Counted from the call until the promise settles;
+// the count drops in a reaction registered before any of the page's, so by the time a
+// `quiet` command (a task of its own) reads 0, the page's continuation has run.
+let pageReads = 0;
+function readDone() {
+  pageReads--;
+}
+
+function counted(native) {
+  return function () {
+    const promise = ReflectApply(native, this, arguments);
+    pageReads++;
+    PromisePrototypeThen(promise, readDone, readDone);
+    return promise;
+  };
+}
+
+function installTimerWrapper(name, fn, length, target = ownWindow) {
   ObjectDefineProperty(fn, "name", { __proto__: null, value: name, configurable: true });
   ObjectDefineProperty(fn, "length", { __proto__: null, value: length, configurable: true });
-  const own = ObjectGetOwnPropertyDescriptor(ownWindow, name);
-  if (own === undefined || !own.writable) return;
-  ObjectDefineProperty(ownWindow, name, {
+  const own = ObjectGetOwnPropertyDescriptor(target, name);
+  if (own === undefined || !own.writable || typeof own.value !== "function") return;
+  ObjectDefineProperty(target, name, {
     __proto__: null,
     value: fn,
     writable: true,
@@ -84,3 +106,17 @@ installTimerWrapper("setTimeout", scheduled(nativeSetTimeout, false), 1);
 installTimerWrapper("setInterval", scheduled(nativeSetInterval, true), 1);
 installTimerWrapper("clearTimeout", cleared(nativeClearTimeout), 0);
 installTimerWrapper("clearInterval", cleared(nativeClearInterval), 0);
+if (typeof ownWindow.fetch === "function") {
+  installTimerWrapper("fetch", counted(ownWindow.fetch), 1);
+}
+if (typeof ownWindow.Response === "function") {
+  const body = ownWindow.Response.prototype;
+  const readers = ["json", "text", "arrayBuffer", "blob", "formData", "bytes"];
+  for (let i = 0; i < readers.length; i++) {
+    const name = readers[i];
+    const own = ObjectGetOwnPropertyDescriptor(body, name);
+    if (own !== undefined && typeof own.value === "function") {
+      installTimerWrapper(name, counted(own.value), 0, body);
+    }
+  }
+}

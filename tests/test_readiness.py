@@ -166,6 +166,9 @@ async def test_the_window_ends_early_only_when_the_page_has_nothing_scheduled(
     # alone would have missed it), a string handler's too.
     assert (await opened(harness, url("timer")))[1] == ["at_300ms"]
     assert (await opened(harness, url("string")))[1] == ["by_string"]
+    # A response body the page still reads holds it open too (a request the network
+    # finished may not have reached the page's script yet).
+    assert (await opened(harness, url("read")))[1] == ["after_read"]
     # A page that is never idle (an interval) gets the whole window, as before.
     report, names = await opened(harness, url("interval"), window=1.0)
     assert (report.settled, report.early, names) == (True, False, [])

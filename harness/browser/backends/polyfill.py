@@ -221,7 +221,7 @@ class ChannelBackend(Backend):
 
     async def idle_within(self, window: float) -> bool:
         # Every frame's JS answers `quiet` (CHANNEL.md): none of the page's timers due
-        # within the window, nothing waiting to be scanned. A frame whose document never
+        # within the window, no fetch or body read awaited, nothing waiting to be scanned. A frame whose document never
         # said hello cannot tell (an about:blank one has nothing to say).
         command = {"op": "quiet", "within": max(0, round(window * 1000))}
         for frame in list(self.page.frames):
@@ -233,6 +233,8 @@ class ChannelBackend(Backend):
                 return False
             answer = await self.channel.command(frame, command)
             if not isinstance(answer, dict) or answer.get("timers") != 0:
+                return False
+            if answer.get("reads") != 0:
                 return False
             if answer.get("pending") is not False:
                 return False
