@@ -75,7 +75,7 @@ async def run_bench(
         if "cli_start" in wanted:
             say("CLI start")
             report.items.append(
-                await cli_start.cli_start(site.url("echo.html"), rounds=3 if quick else 10)
+                await cli_start.cli_start(site.url("echo.html"), rounds=1 if quick else 10)
             )
     if "redaction" in wanted:
         say("redaction")
