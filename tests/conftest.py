@@ -11,7 +11,9 @@ browser that test was using) then ran with no timer at all, and could wait forev
 before the signal: setup and call until :data:`CALL_SHARE` of the test's limit — the
 test's task is cancelled where it waits, so its own ``finally`` blocks run, and it fails
 naming its limit — and teardown until :data:`TEARDOWN_SHARE` of it. pytest-timeout stays
-the backstop for a test blocked outside the loop."""
+the backstop for a test blocked outside the loop; when a step ends at its deadline, its
+signal is taken back while pytest reports the failure (a signal inside pytest's reporting
+ends the xdist worker, and the run) and armed again for the teardown."""
 
 from __future__ import annotations
 
