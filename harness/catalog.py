@@ -15,14 +15,18 @@ wins a collision, whichever part it came from.
 Readiness (:class:`Readiness`, :class:`Settle`) is defined here too, once for every front
 end: after a document's ``load``, its catalog is *settled* when, for a quiet window, no
 registration, unregistration or declarative change has been seen and the page's network
-has been idle — or when the maximum wait has passed.
+has been idle — or when the maximum wait has passed. The window ends early when the page
+has nothing left that could change the catalog within it: after :data:`EARLY_QUIET_S` of
+quiet, the page is asked (:attr:`Readiness.idle`), and with no timer of its due before
+the window would end (and nothing waiting to be scanned), nothing can come that the
+window would have waited for.
 """
 
 from __future__ import annotations
 
 import asyncio
 import time
-from collections.abc import Callable
+from collections.abc import Awaitable, Callable
 from dataclasses import dataclass, field
 
 from pydantic import BaseModel, ConfigDict, Field
@@ -36,6 +40,10 @@ DEFAULT_QUIET_S = 0.5
 DEFAULT_SETTLE_TIMEOUT_S = 5.0
 """The longest a catalog is waited for (unless the quiet window asks for more)."""
 _POLL_S = 0.025
+EARLY_QUIET_S = 0.1
+"""The quiet after which the page is asked whether anything is still to come (the page's
+own continuations of what just happened — a fetch's answer read, a promise chain — run
+well within it), and at most how often it is asked again."""
 
 
 class Settle(BaseModel):
@@ -70,6 +78,7 @@ class SettleReport(BaseModel):
     settled: bool
     waited: float
     pending_requests: int = 0
+    early: bool = False  # settled before the window ended: the page had nothing to come
 
 
 class Readiness:
@@ -87,6 +96,9 @@ class Readiness:
         self._last_activity = clock()
         self._loaded_at = clock()
         self._requests: set[object] = set()
+        self.idle: Callable[[float], Awaitable[bool]] | None = None
+        """Asks the page whether nothing is still to come within the given seconds (no
+        timer due, nothing to scan); the session sets it. None: the window is waited."""
 
     @property
     def pending_requests(self) -> int:
@@ -119,9 +131,12 @@ class Readiness:
         return max(0.0, self._clock() - max(self._last_activity, self._loaded_at))
 
     async def wait(self, settle: Settle) -> SettleReport:
-        """Wait until quiet for ``settle.quiet`` seconds, or ``settle.timeout`` at most."""
+        """Wait until quiet for ``settle.quiet`` seconds, or ``settle.timeout`` at most —
+        or until quiet for :data:`EARLY_QUIET_S` with the page saying nothing is to come
+        before the window would end (``early``)."""
         start = self._clock()
         deadline = start + max(settle.timeout, settle.quiet)
+        asked = -EARLY_QUIET_S  # when the page was last asked
         while True:
             quiet = self.quiet_for()
             now = self._clock()
@@ -131,7 +146,24 @@ class Readiness:
                 return SettleReport(
                     settled=False, waited=now - start, pending_requests=self.pending_requests
                 )
+            if quiet >= EARLY_QUIET_S and now - asked >= EARLY_QUIET_S:
+                asked = now
+                if await self._nothing_to_come(settle.quiet - quiet, deadline - now):
+                    return SettleReport(settled=True, waited=self._clock() - start, early=True)
+                continue
             await asyncio.sleep(min(_POLL_S, max(0.0, deadline - now)))
+
+    async def _nothing_to_come(self, window: float, limit: float) -> bool:
+        """Whether the page says nothing can change its catalog within ``window`` seconds,
+        and nothing happened while it was asked (it answers after what it sent before)."""
+        if self.idle is None or limit <= 0:
+            return False
+        stamp = self._last_activity
+        try:
+            idle = await asyncio.wait_for(self.idle(window), limit)
+        except Exception:  # no answer in time, or none at all: the window is waited
+            return False
+        return idle and self._last_activity == stamp and not self._requests
 
 
 @dataclass(frozen=True)
@@ -217,6 +249,11 @@ class Catalog:
         return unsubscribe
 
     # -- holding -------------------------------------------------------------
+    @property
+    def changes_held(self) -> bool:
+        """Whether a release (:meth:`hold`) would publish changes made meanwhile."""
+        return self._held_changes
+
     def hold(self) -> Callable[[], ToolChange]:
         """Keep offering the tools as they are until the returned function is called.
 

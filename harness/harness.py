@@ -8,18 +8,19 @@ from collections.abc import Awaitable, Sequence
 from pathlib import Path
 from typing import get_args
 
-from playwright.async_api import Browser, BrowserContext, Page, Playwright, async_playwright
+from playwright.async_api import Browser, BrowserContext, Page, Playwright
 from playwright.async_api import Error as PlaywrightError
 
 from harness.browser.backends.base import Backend
 from harness.browser.backends.native import NativeBackend
 from harness.browser.backends.polyfill import PolyfillBackend
-from harness.browser.chromium import QUIET_FLAGS, find_chromium
+from harness.browser.chromium import QUIET_FLAGS
 from harness.browser.injection import ChannelKeys, SchemaSubset
+from harness.browser.launch import Launched, discard, launch
 from harness.catalog import Settle
 from harness.declarative.review import FORM_REVIEW_MODES, FormReviewMode
 from harness.elicitation.base import ElicitationHandler, close_handler
-from harness.errors import DOCTOR_HINT, BrowserNotFound, ConfigError
+from harness.errors import ConfigError
 from harness.models import BackendName
 from harness.session import BROWSER_GONE, Session
 from harness.stages.normalization import DEFAULT_MAX_RESULT_BYTES
@@ -103,6 +104,7 @@ class Harness:
         self.keys = ChannelKeys()
         self._playwright: Playwright | None = None
         self._browser: Browser | None = None
+        self._launching: asyncio.Future[Launched] | None = None  # adopt_launch()
         # The sessions it made that are open (closed ones are dropped as the next one opens:
         # a harness that runs for hours holds no closed session, nor its catalog and history).
         self.sessions: list[Session] = []
@@ -120,21 +122,37 @@ class Harness:
             return self
         if self._browser is not None:  # killed or crashed: its sessions already know
             await self._drop_browser()
-        path = Path(self.executable_path) if self.executable_path else find_chromium()
-        if not path.is_file():
-            raise BrowserNotFound(f"No Chromium at {path}. {DOCTOR_HINT}")
-        args = self.launch_args()
-        self._playwright = await async_playwright().start()
-        try:
-            self._browser = await self._playwright.chromium.launch(
-                executable_path=str(path), headless=self.headless, args=args
+        launched = await self._adopted()
+        if launched is None:
+            launched = await launch(
+                self.executable_path, headless=self.headless, args=self.launch_args()
             )
-        except PlaywrightError as exc:
-            await self._playwright.stop()
-            self._playwright = None
-            raise BrowserNotFound(f"Chromium at {path} did not start: {exc} {DOCTOR_HINT}") from exc
+        self._playwright, self._browser = launched.playwright, launched.browser
         self._browser.on("disconnected", self._on_disconnected)
         return self
+
+    def adopt_launch(self, launching: asyncio.Future[Launched]) -> None:
+        """Take the browser from a launch already under way (:func:`harness.browser.launch.
+        launch`; the CLI starts one before it imports the harness) at :meth:`start`. One
+        launched otherwise than this harness would launch (other flags, headed, another
+        executable) is closed, and the browser is launched anew."""
+        self._launching = launching
+
+    async def _adopted(self) -> Launched | None:
+        """The adopted launch's browser, if it is the one :meth:`start` would launch."""
+        launching, self._launching = self._launching, None
+        if launching is None:
+            return None
+        launched = await launching
+        wanted = Path(self.executable_path) if self.executable_path else launched.executable_path
+        if (launched.args, launched.headless, launched.executable_path) == (
+            self.launch_args(),
+            self.headless,
+            wanted,
+        ):
+            return launched
+        await launched.close()
+        return None
 
     def _on_disconnected(self, browser: Browser) -> None:
         """The browser process went away: every session's running calls end, clearly."""
@@ -213,6 +231,9 @@ class Harness:
 
     async def close(self) -> None:
         """Close every session, the browser and Playwright."""
+        if self._launching is not None:  # adopted, never started
+            launching, self._launching = self._launching, None
+            await discard(launching)
         for session in self.sessions:
             await session.close()
         self.sessions.clear()

@@ -12,7 +12,7 @@ import json
 import uuid
 from collections.abc import Awaitable, Callable
 from dataclasses import dataclass, field
-from typing import Annotated, Any, Literal, Protocol
+from typing import Annotated, Any, Generic, Literal, Protocol, TypeVar
 
 from mcp_types import CallToolResult, TextContent
 from pydantic import BaseModel, ConfigDict, Field
@@ -147,6 +147,35 @@ def error_result(message: str, meta: dict[str, Any] | None = None) -> CallToolRe
     return CallToolResult(
         content=[TextContent(type="text", text=message)], is_error=True, meta=meta or None
     )
+
+
+T = TypeVar("T")
+
+
+class PerTool(Generic[T]):
+    """A value worked out once per tool, for the call path ("decide once per tool").
+
+    A catalog's :class:`Tool` is never changed once made (a tool the page registers again,
+    or changes, is a new Tool object), so what a stage derives from it alone — a compiled
+    schema, a declaration, whether it has work for the tool — holds as long as the object.
+    Kept by identity, at most ``size`` tools (the oldest forgotten first).
+    """
+
+    def __init__(self, compute: Callable[[Tool], T], size: int = 4096) -> None:
+        self._compute = compute
+        self._size = size
+        self._values: dict[int, tuple[Tool, T]] = {}
+
+    def __call__(self, tool: Tool) -> T:
+        """``compute(tool)``, worked out on the first call for this very object."""
+        entry = self._values.get(id(tool))
+        if entry is not None and entry[0] is tool:
+            return entry[1]
+        value = self._compute(tool)
+        if len(self._values) >= self._size:
+            del self._values[next(iter(self._values))]
+        self._values[id(tool)] = (tool, value)  # the tool kept alive: its id stays its own
+        return value
 
 
 @dataclass

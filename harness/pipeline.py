@@ -7,6 +7,13 @@ Each step is a separate typed function. Later duties (trust and policy,
 elicitation, redaction) are inserted as before-call or after-call stages,
 without touching the others. A before-call stage may stop the call by
 returning a result; an after-call stage returns the (possibly rewritten) result.
+
+Stages that have nothing to do for a tool cost nothing: a stage may say, once per tool,
+whether it has work for that tool's calls (``works_on(tool) -> bool``, see
+:class:`StageWork`); the pipeline asks once per :class:`~harness.models.Tool` object (a
+tool the page changes is a new object) and runs only the stages that do. A stage that
+does not say always runs. What a stage derives from a tool alone (a compiled schema, a
+declaration) it keeps per tool the same way (:class:`~harness.models.PerTool`).
 """
 
 from __future__ import annotations
@@ -14,7 +21,7 @@ from __future__ import annotations
 import asyncio
 import time
 from collections.abc import Awaitable, Callable
-from typing import Any
+from typing import Any, Protocol, runtime_checkable
 
 from mcp_types import CallToolResult
 
@@ -27,6 +34,7 @@ from harness.models import (
     CallOutcome,
     CallRequest,
     ErrorKind,
+    PerTool,
     Tool,
     error_result,
 )
@@ -39,7 +47,7 @@ from harness.stages.normalization import (
 )
 from harness.stages.validation import check_arguments
 
-__all__ = ["AfterCall", "BeforeCall", "CallRequest", "Pipeline", "check_arguments"]
+__all__ = ["AfterCall", "BeforeCall", "CallRequest", "Pipeline", "StageWork", "check_arguments"]
 
 # How long a cancelled tool gets to settle before the harness stops waiting.
 CANCEL_GRACE_S = 2.0
@@ -48,6 +56,19 @@ CANCEL_GRACE_S = 2.0
 # unless the page answers sooner.
 CRASH_CONFIRM_S = 2.0
 PROBE_RETRY_S = 0.05
+
+
+@runtime_checkable
+class StageWork(Protocol):
+    """A stage that says whether it has work for a tool's calls (asked once per tool)."""
+
+    def works_on(self, tool: Tool) -> bool:
+        """False when the stage would do nothing for any call of ``tool``."""
+        ...
+
+
+def _works_on(stage: object, tool: Tool) -> bool:
+    return not isinstance(stage, StageWork) or stage.works_on(tool)
 
 
 class Pipeline:
@@ -76,6 +97,24 @@ class Pipeline:
         # Returns once the page answers (the session sets it); a call whose document went
         # away asks it, to tell a navigation from a crash whose news is still on its way.
         self.page_answers: Callable[[], Awaitable[object]] | None = None
+        # The stages with work for each tool, for the stage lists as they are (_stages).
+        self._stage_lists: tuple[object, ...] = ()
+        self._plans = PerTool(self._plan)
+
+    def _stages(self, tool: Tool) -> tuple[list[BeforeCall], list[AfterCall]]:
+        """The before- and after-call stages that have work for ``tool``'s calls, decided
+        once per tool (anew when the stage lists changed)."""
+        lists = (*self.before, None, *self.after)
+        if lists != self._stage_lists:
+            self._stage_lists = lists
+            self._plans = PerTool(self._plan)
+        return self._plans(tool)
+
+    def _plan(self, tool: Tool) -> tuple[list[BeforeCall], list[AfterCall]]:
+        return (
+            [stage for stage in self.before if _works_on(stage, tool)],
+            [stage for stage in self.after if _works_on(stage, tool)],
+        )
 
     def break_down(self, reason: str) -> None:
         """The page answers no more (``reason`` says why, and how to recover): running
@@ -104,9 +143,10 @@ class Pipeline:
     async def call(self, request: CallRequest) -> CallOutcome:
         """Run one call and return its outcome (tool failures are ``isError`` results)."""
         started = time.perf_counter()
-        result, kind = await self._run(request)
+        before, after = self._stages(request.tool)
+        result, kind = await self._run(request, before)
         request.error_kind = kind
-        for stage in self.after:
+        for stage in after:
             result = await stage(request, result)
         return CallOutcome(
             call_id=request.call_id,
@@ -119,11 +159,13 @@ class Pipeline:
             notes=request.notes,
         )
 
-    async def _run(self, request: CallRequest) -> tuple[CallToolResult, ErrorKind | None]:
+    async def _run(
+        self, request: CallRequest, before: list[BeforeCall]
+    ) -> tuple[CallToolResult, ErrorKind | None]:
         refused = check_arguments(request.tool, request.arguments)
         if refused is not None:
             return refused, "validation"
-        for stage in self.before:
+        for stage in before:
             stopped = await stage(request)
             if stopped is not None:
                 return stopped, "refused"

@@ -17,6 +17,7 @@ from playwright.async_api import Error as PlaywrightError
 from harness.agent_view import AgentTool, agent_tools
 from harness.browser.backends.base import Backend
 from harness.browser.backends.polyfill import ChannelBackend
+from harness.browser.marks import mark
 from harness.catalog import Catalog, Settle, SettleReport
 from harness.declarative.invocation import SeedTools, install_seed_stage, seed_tools_of
 from harness.declarative.review import FormReviewer, FormReviewMode
@@ -242,6 +243,7 @@ class Session:
     async def _attach(self) -> None:
         await self.backend.attach(self.context, self.page, self.catalog)
         readiness = self.catalog.readiness
+        readiness.idle = self.backend.idle_within
         self.page.on("request", readiness.request_started)
         self.page.on("requestfinished", readiness.request_ended)
         self.page.on("requestfailed", readiness.request_ended)
@@ -337,6 +339,7 @@ class Session:
     ) -> None:
         self._check_open()
         await self.settled()
+        await self.backend.before_navigation()
         with self.guard.navigation(allow=url if by_user else None, intent=None if by_user else url):
             try:
                 response = await self.page.goto(url, wait_until=wait_until)  # type: ignore[arg-type]
@@ -347,8 +350,10 @@ class Session:
             await self.guard.judge()
         if response is not None and response.status >= 400:
             raise PageUnreachable(f"Could not open {url}: HTTP {response.status}")
+        mark("loaded")
         if settle is not False:
             await self.ready(settle if isinstance(settle, Settle) else None)
+            mark("settled")
         await self.backend.refresh()
 
     async def reload(self) -> None:
@@ -431,12 +436,27 @@ class Session:
         self.history.append(outcome)
         for listener in list(self._call_listeners):
             listener(sent, outcome)
+        if self._nothing_follows(outcome, request.tool):
+            release()  # publishes nothing: no change was held, none is to come
+            return outcome
         # Seed 002 §6.1: the result is delivered first (returned now); the catalog
         # recompute, its change event and any navigation the call asked for follow.
         task = asyncio.ensure_future(self._after_result(outcome, request.tool, release))
         task.add_done_callback(self._forget_after_delivery)
         self._after_delivery = task
         return outcome
+
+    def _nothing_follows(self, outcome: CallOutcome, tool: Tool) -> bool:
+        """Whether nothing would follow the result (:meth:`_after_result`): a script tool
+        (the seed dialect's follow-ups are for its own tools), no redirect asked for, no
+        catalog change held, and the page as the catalog holds it (the backend says so
+        from the call's own answer) — the common case, which then needs no task."""
+        if tool.source != "script" or self.catalog.changes_held:
+            return False
+        result = self.user_view(outcome) or outcome.result
+        if (result.meta or {}).get("uiRedirect") is not None:
+            return False
+        return self.backend.holds_after(outcome.call_id)
 
     def _refused(self, name: str, arguments: dict[str, Any] | None, why: str) -> CallOutcome:
         """A call refused before any tool was looked up (the catalog is paused)."""

@@ -258,6 +258,16 @@ function runCommand(command) {
   const op = ownData(command, "op");
   if (op === "whoami") return answer({ __proto__: null, token: documentToken });
   if (op === "state") return answer(currentState());
+  if (op === "quiet") {
+    const within = ownData(command, "within");
+    flushDeclarativeScan();
+    return answer({
+      __proto__: null,
+      timers: timersDueWithin(typeof within === "number" ? within : 0),
+      reads: pageReads,
+      pending: seedPending(),
+    });
+  }
   if (op === "list") {
     // One JSON text, not an object: CDP (and Playwright after it) carries one string far
     // faster than hundreds of nested objects, and the harness parses it once.

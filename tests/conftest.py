@@ -1,21 +1,133 @@
-"""Shared fixtures: Chromium, loopback servers for test pages, browsers per backend."""
+"""Shared fixtures: Chromium, loopback servers for test pages, browsers per backend; and
+the per-test deadline that keeps a test from hanging the suite.
+
+No test can hang the suite: pytest-timeout (``timeout`` in pyproject, or a test's
+``@pytest.mark.timeout``) arms one SIGALRM per test, which interrupts a test blocked in
+Python or in an idle event loop — but only once: a test cut off mid-``await`` leaves its
+task pending on the session's loop, and the fixture teardown that follows (closing the
+browser that test was using) then ran with no timer at all, and could wait forever (an
+18-minute hang after the timer had fired). So every step pytest-asyncio runs on the loop
+(an async fixture's setup or teardown, an async test) is also bounded here, in asyncio,
+before the signal: setup and call until :data:`CALL_SHARE` of the test's limit — the
+test's task is cancelled where it waits, so its own ``finally`` blocks run, and it fails
+naming its limit — and teardown until :data:`TEARDOWN_SHARE` of it. pytest-timeout stays
+the backstop for a test blocked outside the loop; when a step ends at its deadline, its
+signal is taken back while pytest reports the failure (a signal inside pytest's reporting
+ends the xdist worker, and the run) and armed again for the teardown."""
 
 from __future__ import annotations
 
 import asyncio
 import socket
 import tempfile
-from collections.abc import AsyncIterator, Iterator
+import time
+from collections.abc import AsyncIterator, Coroutine, Iterator
 from pathlib import Path
-from typing import TYPE_CHECKING
+from typing import TYPE_CHECKING, Any
 
 import pytest
+import pytest_timeout
 from aiohttp import web
 
 if TYPE_CHECKING:
     from harness import Harness, Session
 
 PAGES = Path(__file__).parent / "pages"
+
+CALL_SHARE = 0.8
+"""Setup and call: what they await is cancelled at this share of the test's limit."""
+TEARDOWN_SHARE = 0.95
+"""Teardown: at this share of the limit, before pytest-timeout's signal at the whole of it
+(or, once the signal has fired, this share minus :data:`CALL_SHARE` after it began)."""
+
+
+class _Deadline:
+    """The running test, its limit, the phase pytest is in, and its deadline
+    (``time.monotonic()``; None: no limit)."""
+
+    item: pytest.Item | None = None
+    limit = 0.0
+    started = 0.0
+    phase = "setup"
+    at: float | None = None
+    cut = False  # a step ended at its deadline: pytest-timeout's signal was taken back
+
+
+@pytest.hookimpl(wrapper=True)
+def pytest_runtest_protocol(item: pytest.Item, nextitem: pytest.Item | None) -> Any:
+    limit = float(pytest_timeout._get_item_settings(item).timeout or 0)
+    _Deadline.item, _Deadline.limit, _Deadline.phase = item, limit, "setup"
+    _Deadline.cut = False
+    _Deadline.started = time.monotonic()
+    _Deadline.at = _Deadline.started + CALL_SHARE * limit if limit > 0 else None
+    try:
+        return (yield)
+    finally:
+        _Deadline.item, _Deadline.at = None, None
+
+
+@pytest.hookimpl(wrapper=True)
+def pytest_runtest_call(item: pytest.Item) -> Any:
+    _Deadline.phase = "call"
+    return (yield)
+
+
+@pytest.hookimpl(wrapper=True)
+def pytest_runtest_teardown(item: pytest.Item, nextitem: pytest.Item | None) -> Any:
+    _Deadline.phase = "teardown"
+    if _Deadline.at is not None:
+        now, limit = time.monotonic(), _Deadline.limit
+        if _Deadline.cut:
+            # The signal comes back for the teardown (a teardown blocked outside the loop),
+            # after the deadline that bounds what it awaits.
+            _Deadline.cut = False
+            settings = pytest_timeout._get_item_settings(item)
+            settings = settings._replace(timeout=(1 - CALL_SHARE) * limit)
+            item.config.hook.pytest_timeout_set_timer(item=item, settings=settings)
+            _Deadline.at = now + (TEARDOWN_SHARE - CALL_SHARE) * limit
+        elif now < _Deadline.started + limit:  # the signal is still to come
+            _Deadline.at = _Deadline.started + TEARDOWN_SHARE * limit
+        else:
+            _Deadline.at = now + (TEARDOWN_SHARE - CALL_SHARE) * limit
+    return (yield)
+
+
+async def _bounded(step: Coroutine[Any, Any, Any]) -> Any:
+    """Run ``step`` (a fixture's setup or teardown, or the test) until the deadline."""
+    deadline, item = _Deadline.at, _Deadline.item
+    if deadline is None or item is None:
+        return await step
+    loop = asyncio.get_running_loop()
+    try:
+        async with asyncio.timeout_at(loop.time() + deadline - time.monotonic()):
+            return await step
+    except TimeoutError:
+        # pytest reports this failure next: its report must not meet pytest-timeout's
+        # signal (an exception raised inside pytest's reporting ends the worker, and the
+        # whole xdist run with it). The teardown gets a signal of its own again.
+        item.config.hook.pytest_timeout_cancel_timer(item=item)
+        _Deadline.cut = True
+        pytest.fail(
+            f"{item.nodeid}: still awaiting at its deadline in {_Deadline.phase} (its limit "
+            f"is {_Deadline.limit:g} s); cancelled where it waited (the traceback above)"
+        )
+
+
+@pytest.fixture(scope="session", autouse=True)
+def _per_test_deadline(_session_scoped_runner: asyncio.Runner) -> Iterator[None]:
+    """Every step pytest-asyncio runs on the session's loop is bounded by the running
+    test's deadline (see the module's docstring)."""
+    runner = _session_scoped_runner
+    run = runner.run
+
+    def bounded_run(step: Coroutine[Any, Any, Any], *, context: Any = None) -> Any:
+        return run(_bounded(step), context=context)
+
+    runner.run = bounded_run  # type: ignore[method-assign]
+    try:
+        yield
+    finally:
+        runner.run = run  # type: ignore[method-assign]
 
 
 async def listen(runner: web.AppRunner) -> int:
@@ -77,8 +189,14 @@ class PageServer:
             await asyncio.sleep(ms / 1000)
             return web.json_response({"delayed": ms})
 
+        async def no_content(request: web.Request) -> web.StreamResponse:
+            # 204 after MS milliseconds (capped at 20 s): a navigation that never commits.
+            await asyncio.sleep(min(int(request.match_info["ms"]), 20_000) / 1000)
+            return web.Response(status=204)
+
         app = web.Application(middlewares=[log])
         app.router.add_get("/__delay/{ms:[0-9]+}", delay)
+        app.router.add_get("/__nocontent/{ms:[0-9]+}", no_content)
         app.router.add_get("/{name:.*}", page)
         return app
 

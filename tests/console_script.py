@@ -15,14 +15,18 @@ from pathlib import Path
 SCRIPT = shutil.which("webmcp-harness") or str(Path(sys.executable).parent / "webmcp-harness")
 
 
-async def run_script(*args: str, timeout: float = 60) -> tuple[int, str, str]:
-    """Exit status, stdout and stderr of ``webmcp-harness ARGS`` (wide output: no wrapping)."""
+async def run_script(
+    *args: str, timeout: float = 60, cwd: Path | None = None
+) -> tuple[int, str, str]:
+    """Exit status, stdout and stderr of ``webmcp-harness ARGS`` (wide output: no wrapping),
+    run in ``cwd`` (default: this one)."""
     proc = await asyncio.create_subprocess_exec(
         SCRIPT,
         *args,
         stdout=asyncio.subprocess.PIPE,
         stderr=asyncio.subprocess.PIPE,
         env={**os.environ, "COLUMNS": "200"},
+        cwd=cwd,
     )
     out, err = await asyncio.wait_for(proc.communicate(), timeout=timeout)
     assert proc.returncode is not None

@@ -111,3 +111,56 @@ async def test_a_page_that_neither_answers_nor_crashes_is_called_navigated_in_ti
     assert outcome.error_kind == "navigation", outcome
     await asyncio.sleep(0)
     assert len(probes) == 1 and probes[0].cancelled()  # the question is not left running
+
+
+# -- stages that have nothing to do for a tool cost nothing ----------------------------------
+
+
+class Counting:
+    """A before- or after-call stage that has work only for the tools it names, and counts
+    how often it was asked, and run."""
+
+    def __init__(self, *names: str) -> None:
+        self.names = set(names)
+        self.asked: list[str] = []
+        self.ran: list[str] = []
+
+    def works_on(self, tool: Tool) -> bool:
+        self.asked.append(tool.name)
+        return tool.name in self.names
+
+    async def __call__(self, request: CallRequest, *result: Any) -> Any:
+        self.ran.append(request.tool.name)
+        return result[0] if result else None
+
+
+async def test_a_stage_is_asked_once_per_tool_and_runs_only_where_it_has_work() -> None:
+    pipeline = Pipeline(Catalog(), FakeBackend())
+    before, after = Counting("busy"), Counting("busy")
+    pipeline.before.append(before)
+    pipeline.after.append(after)
+    # Registered script tools: the page checks the registration, nothing is re-read here.
+    busy, idle = tool("busy", registration=1), tool("idle", registration=2)
+    for _ in range(3):
+        for one in (busy, idle):
+            outcome = await pipeline.call(CallRequest(tool=one, arguments={}, timeout=5))
+            assert not outcome.result.is_error
+    assert before.ran == after.ran == ["busy"] * 3
+    assert sorted(before.asked) == sorted(after.asked) == ["busy", "idle"]  # once per tool
+    # The page registered `idle` again: a new Tool object, asked anew.
+    await pipeline.call(CallRequest(tool=tool("idle", registration=3), arguments={}, timeout=5))
+    assert before.asked.count("idle") == 2
+
+
+async def test_a_stage_added_later_is_asked_too_and_one_that_does_not_say_always_runs() -> None:
+    pipeline = Pipeline(Catalog(), FakeBackend())
+    idle = tool("idle", registration=1)
+    await pipeline.call(CallRequest(tool=idle, arguments={}, timeout=5))
+    later, always = Counting(), []
+
+    async def plain_stage(request: CallRequest) -> None:
+        always.append(request.tool.name)
+
+    pipeline.before += [later, plain_stage]
+    await pipeline.call(CallRequest(tool=idle, arguments={}, timeout=5))
+    assert later.asked == ["idle"] and later.ran == [] and always == ["idle"]

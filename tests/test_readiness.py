@@ -12,7 +12,7 @@ from collections.abc import AsyncIterator
 import pytest
 
 from harness import Harness, UnknownTool
-from harness.catalog import Readiness, Settle
+from harness.catalog import Readiness, Settle, SettleReport
 from tests.conftest import PageServer
 
 BACKENDS = ["polyfill", "native"]
@@ -138,6 +138,40 @@ class Clock:
 
     def __call__(self) -> float:
         return self.now
+
+
+async def opened(harness: Harness, url: str, window: float = 3.0) -> tuple[SettleReport, list[str]]:
+    """How the first wait for the catalog ended (a quiet ``window`` long enough for the
+    page to be asked on the busiest machine), and the names listed then."""
+    session = await harness.new_session()
+    try:
+        await session.open(url, settle=False)
+        report = await session.ready(Settle(quiet=window, timeout=2 * window))
+        return report, session.catalog.names()
+    finally:
+        await session.close()
+
+
+async def test_the_window_ends_early_only_when_the_page_has_nothing_scheduled(
+    harness: Harness, page_server: PageServer
+) -> None:
+    def url(what: str) -> str:
+        return page_server.url(f"rd_scheduled.html?{what}")
+
+    # Nothing scheduled, or a timer cleared: settled without the whole window.
+    for what in ("none", "cleared"):
+        report, names = await opened(harness, url(what))
+        assert (report.settled, report.early, names) == (True, True, []), what
+    # A timer due within the window holds it open: its tool is listed (100 ms of quiet
+    # alone would have missed it), a string handler's too.
+    assert (await opened(harness, url("timer")))[1] == ["at_300ms"]
+    assert (await opened(harness, url("string")))[1] == ["by_string"]
+    # A response body the page still reads holds it open too (a request the network
+    # finished may not have reached the page's script yet).
+    assert (await opened(harness, url("read")))[1] == ["after_read"]
+    # A page that is never idle (an interval) gets the whole window, as before.
+    report, names = await opened(harness, url("interval"), window=1.0)
+    assert (report.settled, report.early, names) == (True, False, [])
 
 
 async def test_quiet_means_no_activity_and_no_pending_request() -> None:

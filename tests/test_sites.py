@@ -378,10 +378,22 @@ async def test_instances_do_not_share_data(http: aiohttp.ClientSession) -> None:
             assert response.status == 200
 
 
+# `python -m MODULE ARGS` with Ctrl-C's default handler: a shell without job control starts
+# a background job (`make test &`, nohup) with SIGINT ignored, which its children inherit,
+# and the SIGINT this test sends would then never arrive.
+INTERRUPTIBLE_MODULE = """
+import runpy, signal, sys
+signal.signal(signal.SIGINT, signal.default_int_handler)
+module = sys.argv.pop(1)
+runpy.run_module(module, run_name="__main__", alter_sys=True)
+"""
+
+
 async def test_module_entry_serves_until_interrupted(http: aiohttp.ClientSession) -> None:
     process = await asyncio.create_subprocess_exec(
         sys.executable,
-        "-m",
+        "-c",
+        INTERRUPTIBLE_MODULE,
         "harness.sites.server",
         "todo",
         stdout=asyncio.subprocess.PIPE,

@@ -8,7 +8,10 @@ round by round (A, B, C, A, B, C, …), so a busy machine slows all of them alik
 - :mod:`harness.bench.timing` — interleaved rounds, medians with min–max;
 - :mod:`harness.bench.suite` — the items: call overhead, discovery, declarative calls,
   throughput, redaction;
-- :mod:`harness.bench.peers` — the MCP bridge against Playwright MCP, over stdio and HTTP;
+- :mod:`harness.bench.peers` — the MCP bridge against Playwright MCP, over stdio and HTTP,
+  and its cold start step by step (:mod:`harness.browser.marks`);
+- :mod:`harness.bench.cli_start` — ``tools``, ``call`` and ``--help`` from spawn to exit,
+  against a bare Playwright script;
 - :mod:`harness.bench.report` — the report model, its targets (PASS/MISS), JSON and Markdown.
 
 A front end: it may import the core, the stages, the browser layer and the models, never
@@ -22,6 +25,7 @@ ITEMS = (
     "throughput",
     "mcp",
     "cold_start",
+    "cli_start",
     "redaction",
     "episodes",
 )

@@ -34,6 +34,7 @@ from mcp.client.streamable_http import streamable_http_client
 from harness.bench.report import Item, Target
 from harness.bench.timing import Measured, Sample, interleaved
 from harness.browser.chromium import NATIVE_WEBMCP_FLAGS, QUIET_FLAGS, find_chromium
+from harness.browser.marks import ENV_VAR, read_marks
 
 PLAYWRIGHT_MCP = (
     Path(__file__).resolve().parents[2] / "bench" / "node_modules" / "@playwright" / "mcp"
@@ -133,8 +134,9 @@ class Connected:
 
 
 @contextlib.asynccontextmanager
-async def connect(server: Server) -> AsyncIterator[Connected]:
-    """Start ``server``, connect, navigate if it needs to, and wait for the page's tool."""
+async def connect(server: Server, env: dict[str, str] | None = None) -> AsyncIterator[Connected]:
+    """Start ``server`` (with ``env`` added to its environment), connect, navigate if it
+    needs to, and wait for the page's tool."""
     with contextlib.ExitStack() as stack:
         # A scratch working directory: Playwright MCP writes its console logs into
         # `.playwright-mcp/` there, which must not land in the user's directory.
@@ -143,7 +145,7 @@ async def connect(server: Server) -> AsyncIterator[Connected]:
             params = StdioServerParameters(
                 command=server.command[0],
                 args=server.command[1:],
-                env=dict(os.environ),
+                env={**os.environ, **(env or {})},
                 cwd=scratch,
             )
             errlog = stack.enter_context(open(os.devnull, "w"))
@@ -152,7 +154,11 @@ async def connect(server: Server) -> AsyncIterator[Connected]:
             port = _free_port()
             command = [str(port) if arg == PORT else arg for arg in server.command]
             process = subprocess.Popen(
-                command, stdout=subprocess.DEVNULL, stderr=subprocess.DEVNULL, cwd=scratch
+                command,
+                stdout=subprocess.DEVNULL,
+                stderr=subprocess.DEVNULL,
+                cwd=scratch,
+                env={**os.environ, **(env or {})},
             )
             stack.callback(_stop, process)
             await _wait_for_port(port, process)
@@ -189,11 +195,33 @@ async def _wait_for_port(port: int, process: subprocess.Popen[bytes]) -> None:
     raise RuntimeError(f"the MCP server did not listen on port {port}")
 
 
-async def cold_start(server: Server) -> Measured:
-    """Spawn, connect, reach a ``tools/list`` with the page's tool (measured), and stop."""
-    started = time.perf_counter()
-    async with connect(server):
-        return Measured((time.perf_counter() - started) * 1000)
+# The steps of webmcp-harness's start (harness.browser.marks), in order, as the report names them.
+START_STEPS = {
+    "python": "the command running (Python and the CLI loaded)",
+    "driver": "Playwright's driver started",
+    "chromium": "Chromium launched",
+    "loaded": "the page loaded",
+    "settled": "its catalog settled",
+    "listed": "the first tools/list with the page's tool",
+}
+
+
+async def cold_start(server: Server, steps: dict[str, list[float]] | None = None) -> Measured:
+    """Spawn, connect, reach a ``tools/list`` with the page's tool (measured), and stop;
+    with ``steps``, the milliseconds from the spawn to each of the server's start marks
+    (:mod:`harness.browser.marks`) are added to it."""
+    with tempfile.TemporaryDirectory(prefix="webmcp-marks-") as scratch:
+        marks = Path(scratch) / "marks"
+        env = {ENV_VAR: str(marks)} if steps is not None else None
+        since = time.monotonic()
+        started = time.perf_counter()
+        async with connect(server, env):
+            took = Measured((time.perf_counter() - started) * 1000)
+        if steps is not None:
+            for name, at in read_marks(marks).items():
+                steps.setdefault(name, []).append((at - since) * 1000)
+            steps.setdefault("listed", []).append(took)
+        return took
 
 
 class Holder:
@@ -274,19 +302,30 @@ async def mcp_items(
                     playwright_server(found[0], url, config, http=False, settle=True),
                     playwright_server(found[0], url, config, http=False, settle=False),
                 ]
+            steps: dict[str, list[float]] = {}
             cold_samples = await interleaved(
-                {server.label: _cold(server) for server in cold_servers},
+                {
+                    server.label: _cold(server, steps if i == 0 else None)
+                    for i, server in enumerate(cold_servers)
+                },
                 rounds=cold_rounds,
                 warmup=0 if cold_rounds == 1 else 1,
             )
-            items.append(
-                _item(
-                    "cold_start",
-                    "4b. Cold start: spawn to the first tools/list with the page's tool (stdio)",
-                    cold_samples,
-                    skipped,
-                )
+            item = _item(
+                "cold_start",
+                "4b. Cold start: spawn to the first tools/list with the page's tool (stdio)",
+                cold_samples,
+                skipped,
             )
+            # Where webmcp-harness's start goes (the warm-up round's marks included).
+            for name, what in START_STEPS.items():
+                if steps.get(name):
+                    item.add(
+                        f"webmcp-harness mcp, stdio: {what}",
+                        Sample.of(steps[name]),
+                        note="since the spawn",
+                    )
+            items.append(item)
     return items
 
 
@@ -295,8 +334,10 @@ def _first_line(exc: BaseException) -> str:
     return text.splitlines()[0] if text else type(exc).__name__
 
 
-def _cold(server: Server) -> Callable[[], Awaitable[Measured]]:
-    return lambda: cold_start(server)
+def _cold(
+    server: Server, steps: dict[str, list[float]] | None
+) -> Callable[[], Awaitable[Measured]]:
+    return lambda: cold_start(server, steps)
 
 
 def _item(key: str, title: str, samples: dict[str, Sample], skipped: str | None) -> Item:

@@ -10,7 +10,7 @@ import subprocess
 import time
 from collections.abc import Callable, Collection
 
-from harness.bench import ITEMS, episodes, peers, suite
+from harness.bench import ITEMS, cli_start, episodes, peers, suite
 from harness.bench.pages import BenchSite
 from harness.bench.report import BenchReport, finish_machine, machine_info, now
 from harness.browser.chromium import find_chromium
@@ -71,6 +71,11 @@ async def run_bench(
                 peers=not quick,
                 round_trip="mcp" in wanted,
                 cold="cold_start" in wanted,
+            )
+        if "cli_start" in wanted:
+            say("CLI start")
+            report.items.append(
+                await cli_start.cli_start(site.url("echo.html"), rounds=1 if quick else 10)
             )
     if "redaction" in wanted:
         say("redaction")

@@ -38,6 +38,9 @@ EXECUTE_JS = """async ([name, args]) => {
   return await mc.executeTool(window.__benchTools[name], args);
 }"""
 GET_TOOLS_JS = "async () => (await document.modelContext.getTools()).length"
+# A call's target, as a multiple of its floor: native's runs Chromium's own executeTool
+# (which alone costs about a third of the floor more, the in-page anchor shows).
+CALL_TARGETS = {"polyfill": 1.2, "native": 1.5}
 
 
 @dataclass
@@ -128,9 +131,11 @@ async def call_overhead(browsers: Browsers, scale: Scale) -> Item:
     for name, sample in samples.items():
         targets = []
         if name.startswith("Session.call"):
-            floor = "floor: page.evaluate (" + name.rpartition(", ")[2] + " browser)"
+            backend = name.rpartition(", ")[2]
+            floor = f"floor: page.evaluate ({backend} browser)"
+            most = CALL_TARGETS[backend]
             targets = [
-                Target(text=f"≤ 1.2× {floor}", against=floor, max_ratio=1.2),
+                Target(text=f"≤ {most:g}× {floor}", against=floor, max_ratio=most),
                 Target(
                     text="below Playwright's call_tool",
                     against="Playwright page.webmcp.call_tool (native)",

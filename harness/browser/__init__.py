@@ -1,6 +1,8 @@
 """The browser: finding and launching Chromium, the injected script, frames, backends.
 
-- ``chromium``: where Chromium is, and the flags it runs with;
+- ``chromium``: where Chromium is, and the flags it runs with; ``launch``: launching it
+  (cheap to import, so a front end can start it first); ``marks``: the start's steps;
+- ``cdp``: CDP through Playwright's sessions, without its conversion of every value;
 - ``injection``: the injected JS (``injected_js/``) and its authenticated channel;
 - ``urls``: URLs as the browser reads them (WHATWG): every origin the harness decides;
 - ``frames``: which frames may offer tools, and their origins;

@@ -11,7 +11,7 @@ from __future__ import annotations
 import asyncio
 import json
 import secrets
-from collections.abc import Awaitable, Callable
+from collections.abc import Awaitable, Callable, Coroutine
 from dataclasses import dataclass, field
 from importlib import resources
 from pathlib import Path
@@ -20,12 +20,14 @@ from typing import Any, Literal
 from playwright.async_api import BrowserContext, CDPSession, Frame, Page
 from playwright.async_api import Error as PlaywrightError
 
+from harness.browser import cdp
+
 Mode = Literal["polyfill", "native"]
 
 # Order matters: later files use what earlier ones define. The realm's files run once per
 # realm, before any page script; the document's files run once per document of that realm
 # (realm.js: a reused window gets a new document without a new realm); realm.js starts it.
-REALM_FILES: tuple[str, ...] = ("primordials.js",)
+REALM_FILES: tuple[str, ...] = ("primordials.js", "readiness.js")
 DOCUMENT_FILES: tuple[str, ...] = (
     "document.js",
     "events.js",
@@ -156,6 +158,8 @@ class PageChannel:
         # Why the page can answer no more (it crashed; its browser went away), or None.
         self.broken: str | None = None
         self._broken: asyncio.Future[str] | None = None  # made by install(), on its loop
+        self._waiting: set[asyncio.Task[Any]] = set()  # tasks awaiting a command's reply
+        self._cut_off: set[asyncio.Task[Any]] = set()  # …of which fail() cancelled these
 
     async def install(self, context: BrowserContext, page: Page, handler: MessageHandler) -> None:
         """Expose the binding to ``page``, add the init script (which hides it) to every page
@@ -190,11 +194,11 @@ class PageChannel:
             for key in [k for k in self._contexts if k[0] is session]:
                 del self._contexts[key]
 
-        session.on("Runtime.executionContextCreated", created)
-        session.on("Runtime.executionContextDestroyed", destroyed)
-        session.on("Runtime.executionContextsCleared", cleared)
+        cdp.on(session, "Runtime.executionContextCreated", created)
+        cdp.on(session, "Runtime.executionContextDestroyed", destroyed)
+        cdp.on(session, "Runtime.executionContextsCleared", cleared)
         self._sessions.append(session)
-        await session.send("Runtime.enable")
+        await cdp.send(session, "Runtime.enable")
 
     async def _on_binding(self, source: dict[str, Any], payload: Any = None, *_: Any) -> None:
         message = self._authenticate(payload)
@@ -237,6 +241,10 @@ class PageChannel:
             return None
         return message
 
+    def speaks(self, frame: Frame) -> bool:
+        """Whether a document of the frame said hello: its JS runs and answers commands."""
+        return frame in self._token_of_frame
+
     async def command(self, frame: Frame, command: Message) -> Any:
         """Run one command on the frame's private entry point and return its answer.
 
@@ -253,7 +261,8 @@ class PageChannel:
             raise FrameGone(self.broken)
         try:
             reply = await self._unless_broken(
-                session.send(
+                cdp.send(
+                    session,
                     "Runtime.callFunctionOn",
                     {
                         "functionDeclaration": _CALL_ENTRY,
@@ -294,21 +303,34 @@ class PageChannel:
         self.broken = reason
         if self._broken is not None and not self._broken.done():
             self._broken.set_result(reason)
+        for task in self._waiting:  # each is suspended in _unless_broken, awaiting its reply
+            self._cut_off.add(task)
+            task.cancel()
 
     async def _unless_broken(self, sending: Awaitable[dict[str, Any]]) -> dict[str, Any]:
         """``sending``'s reply, or :class:`FrameGone` as soon as the page breaks (a crashed
-        renderer never answers)."""
-        task = asyncio.ensure_future(sending)
-        # If the caller gives up first, a dead page fails the command later: retrieve it.
-        task.add_done_callback(lambda done: done.cancelled() or done.exception())
-        if self._broken is None:
-            return await task
-        waiters: set[asyncio.Future[Any]] = {task, self._broken}
-        done, _ = await asyncio.wait(waiters, return_when=asyncio.FIRST_COMPLETED)
-        if task in done:
-            return task.result()
-        task.cancel()
-        raise FrameGone(self.broken or "the page is gone")
+        renderer never answers): :meth:`fail` cancels the tasks waiting here (awaited in
+        the caller's own task: no task, no wait on two futures, per command)."""
+        task = asyncio.current_task()
+        if task is None or self._broken is None:
+            return await sending
+        if self.broken is not None:
+            if isinstance(sending, Coroutine):
+                sending.close()
+            raise FrameGone(self.broken)
+        self._waiting.add(task)
+        try:
+            return await sending
+        except asyncio.CancelledError:
+            if task not in self._cut_off:
+                raise
+            self._cut_off.discard(task)
+            if task.uncancel() > 0:  # cancelled for another reason too
+                raise
+            raise FrameGone(self.broken or "the page is gone") from None
+        finally:
+            self._waiting.discard(task)
+            self._cut_off.discard(task)
 
     async def _context_for(self, frame: Frame) -> tuple[CDPSession, int] | None:
         """The CDP context of the frame's current document, waiting briefly for its hello."""

@@ -1,7 +1,9 @@
 """``webmcp-harness bench [--quick] [--json] [--only ITEM[,ITEM]]``: the benchmark
 against the anchors.
 
-Writes ``bench.json`` and ``bench.md`` into ``--output`` (default ``reports/``). Exit
+Writes ``bench.json`` and ``bench.md`` into ``--output``: by default ``reports/`` for the
+full run (the committed reference), ``bench-results/`` for ``--quick`` and ``--only`` runs,
+which must not overwrite it. Exit
 status 0 when the run finished — a missed target is a finding in the report, not a
 failure — 1 when it could not run (no browser), 2 for usage errors.
 """
@@ -11,14 +13,17 @@ from __future__ import annotations
 import argparse
 import asyncio
 import json
-from typing import Any
-
-from rich.console import Console
+from typing import TYPE_CHECKING, Any
 
 from harness.bench import ITEMS
+
+if TYPE_CHECKING:
+    from rich.console import Console
 from harness.cli.options import EXIT_OK, output_directory
 
 DEFAULT_OUTPUT = "reports"
+PARTIAL_OUTPUT = "bench-results"
+"""Where a ``--quick`` or ``--only`` run goes unless ``--output`` says otherwise."""
 
 
 def add_parser(sub: Any) -> None:
@@ -41,9 +46,9 @@ def add_parser(sub: Any) -> None:
     )
     bench.add_argument(
         "--output",
-        default=DEFAULT_OUTPUT,
         metavar="DIR",
-        help=f"where bench.json and bench.md go (default {DEFAULT_OUTPUT}/)",
+        help=f"where bench.json and bench.md go (default: {DEFAULT_OUTPUT}/ for the full run, "
+        f"{PARTIAL_OUTPUT}/ for --quick and --only)",
     )
 
 
@@ -64,7 +69,8 @@ def run(args: argparse.Namespace, out: Console) -> int:
     from harness.bench.report import markdown, to_json, write
     from harness.bench.runner import run_bench
 
-    directory = output_directory(args.output)
+    default = PARTIAL_OUTPUT if args.quick or args.only else DEFAULT_OUTPUT
+    directory = output_directory(args.output or default)
     progress = None if args.json else (lambda text: out.print(f"[dim]bench: {text}…[/]"))
     report = asyncio.run(run_bench(quick=args.quick, only=args.only, progress=progress))
     as_json, as_md = write(report, directory)

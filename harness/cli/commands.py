@@ -4,6 +4,14 @@
 Exit status: 0 when the command did its job (a tool result with ``isError``
 included), 1 when the harness could not (unknown tool, unreachable page, no
 browser, bad ``--args``), 2 for command-line usage errors.
+
+Every command starts fast: this module, the parsers and :mod:`harness.cli.options` import
+the standard library (and :mod:`harness.errors`) only, so that ``--help`` and a usage
+error cost no more than Python's start. A command's stack (Playwright, the harness, the
+MCP SDK, rich, …) is imported inside the function that runs it, once it is the command
+given — see :mod:`harness.cli` for the pattern, and tests/cli/test_cli_imports.py, which
+checks that every ``COMMAND --help`` loads nothing else and that ``mcp`` loads no other
+front end.
 """
 
 from __future__ import annotations
@@ -19,7 +27,9 @@ from datetime import UTC, datetime
 from pathlib import Path
 from typing import TYPE_CHECKING, Any
 
+from harness.browser.marks import mark
 from harness.cli.options import (
+    DEFAULT_CALL_TIMEOUT_S,
     EXIT_FAILED,
     EXIT_OK,
     EXIT_USAGE,
@@ -30,35 +40,34 @@ from harness.cli.options import (
     add_page_options,
     add_user_agent_options,
     check_elicit,
+    check_settle,
     parse,
     policy_option,
     refusal_hint,
     report_error,
+    settle_from_ms,
     settle_option,
 )
-from harness.elicitation.choice import handler_from_option
+from harness.cli.startup import early_harness
 from harness.errors import ConfigError, HarnessError, UnknownTool
-from harness.harness import DEFAULT_CALL_TIMEOUT_S, Harness
-from harness.stages.policy import DEFAULT_POLICY
 
-# Each command imports what it needs when it runs (and its parser only when it is the
-# command given): `mcp`'s cold start must not pay for the agents, experiments,
-# conformance, bench or selftest stacks, nor for rich (tests/cli/test_cli_imports.py).
-if TYPE_CHECKING:
+if TYPE_CHECKING:  # imported by the functions that run the commands
     from rich.console import Console
 
     from harness.agents.loop import RunResult
-    from harness.catalog import Settle
     from harness.elicitation.base import ElicitationRecord
+    from harness.harness import Harness
     from harness.models import CallOutcome, CatalogWarning, Tool
     from harness.session import Session
-    from harness.stages.policy import Policy
+    from harness.stages.policy import PolicyOption
     from harness.stages.redemption import RevealAttempt
 
 __all__ = ["EXIT_FAILED", "EXIT_OK", "EXIT_USAGE", "UsageError", "add_elicit_options", "main"]
 
 # Where `agent` writes a run's trace when no --trace-dir is given.
 DEFAULT_RUNS_DIR = "webmcp-runs"
+DEFAULT_MAX_STEPS = 20  # harness.agents.loop.DEFAULT_MAX_STEPS (checked equal by a test)
+DEFAULT_MCP_PORT = 8765  # harness.mcp.server.DEFAULT_PORT (checked equal by a test)
 
 
 def build_parser(command: str | None = None) -> Parser:
@@ -119,8 +128,6 @@ def _add_demo_command(sub: Any) -> None:
 
 def _add_agent_command(sub: Any) -> None:
     """``agent``: run an agent on a page."""
-    from harness.agents.loop import DEFAULT_MAX_STEPS
-
     agent = sub.add_parser("agent", help="let an agent use a page's tools; records a trace")
     agent.add_argument("url", help="the start page; the agent's relative navigations resolve here")
     agent.add_argument(
@@ -221,29 +228,36 @@ def run_mcp_command(args: argparse.Namespace) -> int:
     """Serve until the client closes stdio, or Ctrl-C stops the HTTP server."""
     check_elicit(args.elicit, args.elicit_timeout)
     policy = policy_option(args.policy)
-    settle = settle_option(args)
+    check_settle(args)
     if args.transport == "stdio" and args.elicit == "terminal":
         raise UsageError("--elicit terminal needs stdin, which the stdio transport uses.")
     port = 0  # stdio has none
     if args.transport == "http":
-        from harness.mcp.server import DEFAULT_PORT, is_loopback
+        from harness.mcp.server import is_loopback
 
         if not is_loopback(args.host):
             raise UsageError(
                 f"--host {args.host}: the MCP server listens on loopback only (127.0.0.1, ::1, "
                 "localhost); it has no authentication and drives your browser page."
             )
-        port = DEFAULT_PORT if args.port is None else args.port
+        port = DEFAULT_MCP_PORT if args.port is None else args.port
         if not 0 <= port <= 65535:
             raise UsageError(f"--port must be 0–65535, not {port}.")
     # Over stdio the terminal is not the user's: stdin carries the protocol.
     elicit = args.elicit or ("cancel" if args.transport == "stdio" else None)
-    harness = Harness(
-        backend=args.backend, headless=elicit != "browser", policy=policy, settle=settle
-    )
-    harness.elicitation = handler_from_option(
-        elicit, browser=lambda: harness.browser, timeout=args.elicit_timeout
-    )
+    headless = elicit != "browser"
+
+    def make() -> Harness:
+        from harness.elicitation.choice import handler_from_option
+        from harness.harness import Harness
+
+        harness = Harness(
+            backend=args.backend, headless=headless, policy=policy, settle=settle_option(args)
+        )
+        harness.elicitation = handler_from_option(
+            elicit, browser=lambda: harness.browser, timeout=args.elicit_timeout
+        )
+        return harness
 
     def ready(where: str) -> None:
         print(
@@ -254,19 +268,32 @@ def run_mcp_command(args: argparse.Namespace) -> int:
         )
 
     async def run() -> None:
-        # The MCP SDK takes a second or more to import; over stdio the browser starts and
-        # the page's tab opens meanwhile (over HTTP the port is bound first: a taken port
-        # fails before any browser starts).
+        if args.transport == "http":
+            # The port is bound first (serve): a taken port fails before any browser starts.
+            from harness.mcp.server import serve
+
+            await serve(
+                make(),
+                args.url,
+                transport="http",
+                host=args.host,
+                port=port,
+                on_ready=ready,
+                wait_for=args.wait_for_tool,
+                forward_console=args.forward_console,
+            )
+            return
+        # Over stdio: Chromium launches while the core is imported (startup.early_harness);
+        # then the page opens, and its catalog settles, while the MCP SDK (a third of a
+        # second and more) is imported.
+        harness = await early_harness(args.backend, make, headless=headless)
         loading = asyncio.ensure_future(
             asyncio.to_thread(importlib.import_module, "harness.mcp.server")
         )
-        session = None
         opened: asyncio.Future[None] | None = None
         try:
-            if args.transport == "stdio":
-                session = await harness.new_session()
-                # The page opens, and its catalog settles, while the module still loads.
-                opened = asyncio.ensure_future(session.open(args.url))
+            session = await harness.new_session()
+            opened = asyncio.ensure_future(session.open(args.url))
             server = await loading
         except BaseException:
             if opened is not None:
@@ -277,9 +304,7 @@ def run_mcp_command(args: argparse.Namespace) -> int:
         await server.serve(
             harness,
             args.url,
-            transport=args.transport,
-            host=args.host,
-            port=port,
+            transport="stdio",
             on_ready=ready,
             wait_for=args.wait_for_tool,
             forward_console=args.forward_console,
@@ -310,11 +335,17 @@ async def wait_for_tools(session: Session, names: list[str]) -> None:
 
 
 async def run_tools(
-    url: str, backend: str, *, settle: Settle | None = None, wait_for: list[str] | None = None
+    url: str, backend: str, *, settle: float | None = None, wait_for: list[str] | None = None
 ) -> tuple[list[Tool], list[CatalogWarning], bool]:
     """The tools at ``url`` once its catalog settled, the catalog's warnings, and whether
-    it settled (rather than reaching the cap)."""
-    async with Harness(backend=backend, settle=settle) as harness:  # type: ignore[arg-type]
+    it settled (rather than reaching the cap); ``settle``: ``--settle MS``."""
+
+    def make() -> Harness:
+        from harness.harness import Harness
+
+        return Harness(backend=backend, settle=settle_from_ms(settle))  # type: ignore[arg-type]
+
+    async with await early_harness(backend, make, modules=PRINTING) as harness:
         session = await harness.new_session()
         await session.open(url, settle=False)
         report = await session.ready()
@@ -332,24 +363,32 @@ async def run_call(
     *,
     elicit: str | None = None,
     elicit_timeout: float | None = None,
-    policy: Policy | None = DEFAULT_POLICY,
+    policy: PolicyOption = "default",
     reveal: bool = False,
-    settle: Settle | None = None,
+    settle: float | None = None,
     wait_for: list[str] | None = None,
 ) -> tuple[CallOutcome, list[ElicitationRecord], list[RevealAttempt]]:
     """One call at ``url`` once its catalog settled (an unknown name fails then), its
     elicitations, and with ``reveal`` what revealing its withheld values gave the user."""
-    harness = Harness(
-        backend=backend,  # type: ignore[arg-type]
-        call_timeout=timeout,
-        headless=elicit != "browser",
-        policy=policy,
-        settle=settle,
-    )
-    harness.elicitation = handler_from_option(
-        elicit, browser=lambda: harness.browser, timeout=elicit_timeout
-    )
-    async with harness:
+    headless = elicit != "browser"
+
+    def make() -> Harness:
+        from harness.elicitation.choice import handler_from_option
+        from harness.harness import Harness
+
+        harness = Harness(
+            backend=backend,  # type: ignore[arg-type]
+            call_timeout=timeout,
+            headless=headless,
+            policy=policy,
+            settle=settle_from_ms(settle),
+        )
+        harness.elicitation = handler_from_option(
+            elicit, browser=lambda: harness.browser, timeout=elicit_timeout
+        )
+        return harness
+
+    async with await early_harness(backend, make, headless=headless, modules=PRINTING) as harness:
         session = await harness.open(url)
         await wait_for_tools(session, wait_for or [])
         try:
@@ -359,6 +398,10 @@ async def run_call(
         # Before the session closes: closing clears the vault.
         revealed = await session.reveal_all(outcome) if reveal else []
         return outcome, list(session.elicitations), revealed
+
+
+# What `tools` and `call` print with, imported while the browser launches.
+PRINTING = ("rich.console", "harness.cli.render", "harness.stages.trust")
 
 
 def default_trace_dir(spec: str) -> Path:
@@ -377,6 +420,8 @@ async def run_agent_command(args: argparse.Namespace, out: Console | None) -> Ru
     """Run ``--agent`` on ``url``; with ``out``, show each step as it happens."""
     from harness.agents import make_agent
     from harness.agents.loop import run_agent
+    from harness.elicitation.choice import handler_from_option
+    from harness.harness import Harness
     from harness.trace.events import TraceEvent
     from harness.trace.recorder import TraceOptions, check_run_dir
     from harness.trace.view import live_line
@@ -437,6 +482,7 @@ async def run_agent_command(args: argparse.Namespace, out: Console | None) -> Ru
 
 def main(argv: Sequence[str] | None = None) -> int:
     """Entry point of the ``webmcp-harness`` console script."""
+    mark("python")
     argv = list(sys.argv[1:] if argv is None else argv)
     # Before parsing: an error in the arguments is JSON too when --json was asked for.
     as_json = "--json" in argv
@@ -468,112 +514,153 @@ def _hint(text: str | None) -> None:
 
 
 def _dispatch(args: argparse.Namespace) -> int:
-    if args.command == "mcp":
-        return run_mcp_command(args)
+    return RUNNERS[args.command](args)
+
+
+def _console() -> Console:
     from rich.console import Console
 
-    from harness.cli import bench, conformance, experiment, selftest, sites
-    from harness.cli.render import page_text, print_outcome, print_revealed, print_tools
+    return Console(soft_wrap=True)
+
+
+def _run_tools(args: argparse.Namespace) -> int:
+    check_settle(args)
+    tools, warnings, settled = asyncio.run(
+        run_tools(args.url, args.backend, settle=args.settle, wait_for=args.wait_for_tool)
+    )
+    if args.json:
+        payload = {
+            "url": args.url,
+            "backend": args.backend,
+            "settled": settled,
+            "tools": [t.public() for t in tools],
+            "warnings": [w.model_dump(mode="json") for w in warnings],
+        }
+        print(json.dumps(payload, indent=2))
+    else:
+        from harness.cli.render import print_tools
+
+        print_tools(_console(), args.url, tools, warnings)
+    return EXIT_OK
+
+
+def _run_call(args: argparse.Namespace) -> int:
+    arguments = parse_arguments(args.args)
+    if args.timeout <= 0:
+        raise UsageError("--timeout must be a positive number of seconds.")
+    check_elicit(args.elicit, args.elicit_timeout)
+    policy = policy_option(args.policy)  # a bad file fails before the browser starts
+    check_settle(args)  # after the files (the selftest's wrong-file probes meet --settle -1)
+    outcome, elicitations, revealed = asyncio.run(
+        run_call(
+            args.url,
+            args.backend,
+            args.tool,
+            arguments,
+            args.timeout,
+            elicit=args.elicit,
+            elicit_timeout=args.elicit_timeout,
+            policy=policy,
+            reveal=args.reveal,
+            settle=args.settle,
+            wait_for=args.wait_for_tool,
+        )
+    )
+    from rich.console import Console
+
+    from harness.cli.render import page_text, print_outcome, print_revealed
     from harness.stages.trust import trust_warnings
+
+    warn = Console(stderr=True, soft_wrap=True)
+    for warning in trust_warnings(outcome.result):
+        warn.print(page_text("warning: ", "yellow") + page_text(warning), highlight=False)
+    if args.json:
+        payload = {
+            "tool": outcome.tool,
+            "result": outcome.agent_json(),
+            "durationMs": round(outcome.duration_ms, 1),
+            "elicitations": [r.model_dump(mode="json") for r in elicitations],
+        }
+        print(json.dumps(payload, indent=2))
+    else:
+        print_outcome(_console(), outcome, elicitations)
+        _hint(refusal_hint([outcome.agent_json()]))
+    if args.reveal:
+        print_revealed(revealed)
+        if any(attempt.error is not None for attempt in revealed):
+            return EXIT_FAILED
+    return EXIT_OK
+
+
+def _run_agent(args: argparse.Namespace) -> int:
+    if args.max_steps < 1:
+        raise UsageError("--max-steps must be at least 1.")
+    if args.timeout <= 0:
+        raise UsageError("--timeout must be a positive number of seconds.")
+    out = _console()
+    result = asyncio.run(run_agent_command(args, None if args.json else out))
+    if args.json:
+        print(json.dumps(result.summary(), indent=2))
+    else:
+        from harness.cli.render import page_text
+
+        style = "green" if result.ok else "red"
+        out.print(f"[{style}]{result.stop_reason}[/] after {len(result.steps)} steps")
+        if result.detail:
+            out.print(page_text(result.detail), highlight=False)
+        out.print(page_text(f"trace: {result.trace_dir}"), highlight=False)
+        _hint(refusal_hint(step.result for step in result.steps))
+    return EXIT_OK if result.ok else EXIT_FAILED
+
+
+def _run_trace(args: argparse.Namespace) -> int:
     from harness.trace.view import show_trace
 
-    out = Console(soft_wrap=True)
-    if args.command == "tools":
-        settle = settle_option(args)
-        tools, warnings, settled = asyncio.run(
-            run_tools(args.url, args.backend, settle=settle, wait_for=args.wait_for_tool)
-        )
-        if args.json:
-            payload = {
-                "url": args.url,
-                "backend": args.backend,
-                "settled": settled,
-                "tools": [t.public() for t in tools],
-                "warnings": [w.model_dump(mode="json") for w in warnings],
-            }
-            print(json.dumps(payload, indent=2))
-        else:
-            print_tools(out, args.url, tools, warnings)
-        return EXIT_OK
-    if args.command == "call":
-        arguments = parse_arguments(args.args)
-        if args.timeout <= 0:
-            raise UsageError("--timeout must be a positive number of seconds.")
-        check_elicit(args.elicit, args.elicit_timeout)
-        policy = policy_option(args.policy)  # a bad file fails before the browser starts
-        settle = settle_option(args)
-        outcome, elicitations, revealed = asyncio.run(
-            run_call(
-                args.url,
-                args.backend,
-                args.tool,
-                arguments,
-                args.timeout,
-                elicit=args.elicit,
-                elicit_timeout=args.elicit_timeout,
-                policy=policy,
-                reveal=args.reveal,
-                settle=settle,
-                wait_for=args.wait_for_tool,
-            )
-        )
-        warn = Console(stderr=True, soft_wrap=True)
-        for warning in trust_warnings(outcome.result):
-            warn.print(page_text("warning: ", "yellow") + page_text(warning), highlight=False)
-        if args.json:
-            payload = {
-                "tool": outcome.tool,
-                "result": outcome.agent_json(),
-                "durationMs": round(outcome.duration_ms, 1),
-                "elicitations": [r.model_dump(mode="json") for r in elicitations],
-            }
-            print(json.dumps(payload, indent=2))
-        else:
-            print_outcome(out, outcome, elicitations)
-            _hint(refusal_hint([outcome.agent_json()]))
-        if args.reveal:
-            print_revealed(revealed)
-            if any(attempt.error is not None for attempt in revealed):
-                return EXIT_FAILED
-        return EXIT_OK
-    if args.command == "agent":
-        if args.max_steps < 1:
-            raise UsageError("--max-steps must be at least 1.")
-        if args.timeout <= 0:
-            raise UsageError("--timeout must be a positive number of seconds.")
-        result = asyncio.run(run_agent_command(args, None if args.json else out))
-        if args.json:
-            print(json.dumps(result.summary(), indent=2))
-        else:
-            style = "green" if result.ok else "red"
-            out.print(f"[{style}]{result.stop_reason}[/] after {len(result.steps)} steps")
-            if result.detail:
-                out.print(page_text(result.detail), highlight=False)
-            out.print(page_text(f"trace: {result.trace_dir}"), highlight=False)
-            _hint(refusal_hint(step.result for step in result.steps))
-        return EXIT_OK if result.ok else EXIT_FAILED
-    if args.command == "trace":
-        show_trace(args.dir, out, full=args.full, timing=args.timing)
-        return EXIT_OK
-    if args.command == "experiment":
-        return experiment.run(args, out)
-    if args.command == "sites":
-        return sites.run(args)
-    if args.command == "conformance":
-        return conformance.run(args, out)
-    if args.command == "bench":
-        return bench.run(args, out)
-    if args.command == "selftest":
-        return selftest.run(args, sys.stdout)
-    if args.command in ("fuzz", "snapshot", "diff", "doctor"):
-        from harness.cli import qa
+    show_trace(args.dir, _console(), full=args.full, timing=args.timing)
+    return EXIT_OK
 
-        return qa.run(args, out)
-    if args.command == "demo":
-        from harness.cli.demo import run_demo
 
-        return asyncio.run(run_demo(out))
-    raise UsageError(f"unknown command {args.command!r}")
+def _run_demo(args: argparse.Namespace) -> int:
+    from harness.cli.demo import run_demo
+
+    return asyncio.run(run_demo(_console()))
+
+
+def _module_runner(module: str, *, console: bool) -> Callable[[argparse.Namespace], int]:
+    """Running by a command module's ``run(args[, console])``, imported only when it runs."""
+
+    def run(args: argparse.Namespace) -> int:
+        command = importlib.import_module(f"harness.cli.{module}")
+        return int(command.run(args, _console()) if console else command.run(args))
+
+    return run
+
+
+def _run_selftest(args: argparse.Namespace) -> int:
+    from harness.cli import selftest
+
+    return selftest.run(args, sys.stdout)
+
+
+RUNNERS: dict[str, Callable[[argparse.Namespace], int]] = {
+    "tools": _run_tools,
+    "call": _run_call,
+    "sites": _module_runner("sites", console=False),
+    "selftest": _run_selftest,
+    "demo": _run_demo,
+    "agent": _run_agent,
+    "trace": _run_trace,
+    "mcp": run_mcp_command,
+    "conformance": _module_runner("conformance", console=True),
+    "experiment": _module_runner("experiment", console=True),
+    "bench": _module_runner("bench", console=True),
+    "fuzz": _module_runner("qa", console=True),
+    "snapshot": _module_runner("qa", console=True),
+    "diff": _module_runner("qa", console=True),
+    "doctor": _module_runner("qa", console=True),
+}
+"""How each command of :data:`COMMANDS` runs: a function that imports what the command
+needs when it is called (never at module level; see the module's docstring)."""
 
 
 if __name__ == "__main__":

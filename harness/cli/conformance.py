@@ -19,17 +19,9 @@ from datetime import UTC, datetime
 from pathlib import Path
 from typing import TYPE_CHECKING, Any
 
-from rich.console import Console
-from rich.markup import escape
-from rich.progress import BarColumn, MofNCompleteColumn, Progress, TextColumn, TimeElapsedColumn
-
 from harness.cli.options import UsageError, add_settle_options, settle_option
-from harness.conformance.baseline import Baseline, Comparison, Diff, diff
 from harness.conformance.escaping import clip, one_line
-from harness.conformance.flakes import RunAgain, rerun_failures
-from harness.conformance.reports import View, build_view, write_reports
-from harness.conformance.results import Report, load_reports
-from harness.elicitation.terminal import plain
+from harness.elicitation.wording import plain
 from harness.errors import (
     BrowserNotFound,
     ConfigError,
@@ -37,10 +29,17 @@ from harness.errors import (
     NativeWebMCPUnavailable,
     PageUnreachable,
 )
-from harness.models import BackendName
 
-if TYPE_CHECKING:
+if TYPE_CHECKING:  # imported when the command runs: its parser (and --help) loads none of it
+    from rich.console import Console
+    from rich.progress import Progress
+
     from harness.conformance.audit import AuditOptions, SiteTarget
+    from harness.conformance.baseline import Comparison, Diff
+    from harness.conformance.flakes import RunAgain
+    from harness.conformance.reports import View
+    from harness.conformance.results import Report
+    from harness.models import BackendName
     from harness.qa.fuzz import FuzzOptions
     from harness.qa.snapshot import CatalogSnapshot
 
@@ -135,8 +134,7 @@ def add_parser(sub: Any) -> None:
 
 def _add_qa_options(site: argparse.ArgumentParser) -> None:
     """The QA tools in the audit: ``--fuzz`` and its options, ``--catalog-baseline``."""
-    from harness.qa.fuzz import DEFAULT_EXAMPLES
-    from harness.qa.properties import PROPERTIES
+    from harness.qa import DEFAULT_EXAMPLES, PROPERTY_NAMES
 
     site.add_argument(
         "--fuzz",
@@ -149,9 +147,9 @@ def _add_qa_options(site: argparse.ArgumentParser) -> None:
         "--fuzz-property",
         action="append",
         default=[],
-        choices=list(PROPERTIES),
+        choices=list(PROPERTY_NAMES),
         metavar="NAME",
-        help=f"with --fuzz: only this property (repeatable): {', '.join(PROPERTIES)}",
+        help=f"with --fuzz: only this property (repeatable): {', '.join(PROPERTY_NAMES)}",
     )
     site.add_argument(
         "--fuzz-examples",
@@ -228,6 +226,8 @@ def _common(
 
 def run(args: argparse.Namespace, out: Console) -> int:
     """Run the chosen suite, write its reports, compare with the baseline; the exit status."""
+    from rich.console import Console
+
     err = Console(stderr=True, soft_wrap=True)
     try:
         return asyncio.run(_run(args, out, err))
@@ -270,6 +270,11 @@ def _baseline_path(args: argparse.Namespace) -> Path | None:
 
 
 async def _run(args: argparse.Namespace, out: Console, err: Console) -> int:
+    from harness.conformance.baseline import Baseline, diff
+    from harness.conformance.flakes import rerun_failures
+    from harness.conformance.reports import build_view, write_reports
+    from harness.conformance.results import load_reports
+
     baseline_path = _baseline_path(args)
     baseline = Baseline.load(baseline_path) if baseline_path else Baseline()
     previous = load_reports(args.diff) if args.diff else None
@@ -329,6 +334,8 @@ class _Ticker:
 
     def tick(self, test: str, status: str) -> None:
         if self.progress is not None and self.task is not None:
+            from rich.markup import escape
+
             # A WPT file name or a URL is not rich markup.
             self.progress.update(
                 self.task, advance=1, description=escape(plain(f"{test} {status}"))
@@ -340,6 +347,14 @@ def _progress(err: Console, disabled: bool) -> Any:
     if disabled or not err.is_terminal:
         yield lambda: _Ticker(None)
         return
+    from rich.progress import (
+        BarColumn,
+        MofNCompleteColumn,
+        Progress,
+        TextColumn,
+        TimeElapsedColumn,
+    )
+
     progress = Progress(
         TextColumn("[bold]{task.description}", justify="left"),
         BarColumn(),
@@ -463,7 +478,8 @@ def _audit_options(args: argparse.Namespace) -> AuditOptions:
 def _fuzz_options(args: argparse.Namespace) -> FuzzOptions | None:
     """``--fuzz`` and its options, checked before a browser starts (a :class:`ConfigError`
     otherwise); None without ``--fuzz``."""
-    from harness.qa.fuzz import DEFAULT_EXAMPLES, FuzzOptions
+    from harness.qa import DEFAULT_EXAMPLES
+    from harness.qa.fuzz import FuzzOptions
     from harness.qa.strategies import require_hypothesis
 
     if not args.fuzz:

@@ -13,14 +13,13 @@ from datetime import UTC, datetime
 from pathlib import Path
 from typing import TYPE_CHECKING, Any
 
-from rich.console import Console
-from rich.table import Table
-from rich.text import Text
-
 from harness.cli.options import UsageError
 from harness.errors import ConfigError
 
 if TYPE_CHECKING:  # imported when the command runs: the CLI starts without them
+    from rich.console import Console
+    from rich.table import Table
+
     from harness.experiments.metrics import EpisodeResult
     from harness.experiments.runners import RunOptions, Study
 
@@ -169,6 +168,9 @@ TERMINAL_HEADERS = {
 def headline_table(results: list[EpisodeResult], title: str) -> Table:
     """Utility and attack success (each rate with its n; the files add 95% Wilson intervals)
     per agent and policy (and each axis the run varied)."""
+    from rich.table import Table
+    from rich.text import Text
+
     from harness.experiments.metrics import aggregate
     from harness.experiments.results import headline_dimensions, shown_rates
 
@@ -209,6 +211,8 @@ def print_study(out: Console, study: Study) -> None:
 
 def run(args: argparse.Namespace, out: Console) -> int:
     """Run the grid; 0 when every episode has a result, 1 otherwise."""
+    from rich.console import Console
+
     from harness.experiments.grid import load_grid
     from harness.experiments.runners import run_experiment
 

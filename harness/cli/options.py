@@ -7,6 +7,10 @@
   the sub-command it was given to;
 - errors: one line on stderr, and with ``--json`` a ``{"error": {"code", "message"}}``
   object on stdout; usage errors exit 2.
+
+Loaded for every command, ``--help`` included: at module level it imports the standard
+library and :mod:`harness.errors` only; the checks that need the core (a policy file, an
+answers file) import it when they run (tests/cli/test_cli_imports.py).
 """
 
 from __future__ import annotations
@@ -17,16 +21,24 @@ import re
 import sys
 from collections.abc import Iterable
 from pathlib import Path
-from typing import Any, NoReturn
+from typing import TYPE_CHECKING, Any, NoReturn
 
-from harness.catalog import Settle
-from harness.elicitation.answers import load_answers
-from harness.elicitation.choice import ELICIT_CHOICES
+from harness.elicitation.wording import plain
 from harness.errors import ConfigError, HarnessError
-from harness.harness import BACKENDS
-from harness.stages.policy import Policy, policy_from_argument
+
+if TYPE_CHECKING:
+    from harness.catalog import Settle
+    from harness.stages.policy import PolicyOption
 
 EXIT_OK, EXIT_FAILED, EXIT_USAGE = 0, 1, 2
+
+# The core's names and defaults as the parsers show them, written out here so that parsing
+# a command line (and --help) loads none of the core; tests/cli/test_cli_imports.py checks
+# that each is the core's own.
+BACKEND_CHOICES = ("native", "polyfill")  # harness.harness.BACKENDS
+ELICIT_CHOICES = ("accept", "decline", "cancel", "terminal", "browser")  # elicitation.choice
+DEFAULT_CALL_TIMEOUT_S = 30.0  # harness.harness.DEFAULT_CALL_TIMEOUT_S
+POLICY_PACKS = ("default", "strict")  # harness.stages.policy.PACK_NAMES
 
 
 class UsageError(HarnessError):
@@ -77,7 +89,7 @@ def add_page_options(parser: argparse.ArgumentParser, *, json_output: bool = Tru
     """``--backend``, ``--json`` (with ``json_output``), ``--settle`` and ``--wait-for-tool``."""
     parser.add_argument(
         "--backend",
-        choices=sorted(BACKENDS),
+        choices=BACKEND_CHOICES,
         default="polyfill",
         help="polyfill: the injected JS (any Chromium); native: Chromium's own WebMCP",
     )
@@ -94,7 +106,8 @@ def add_settle_options(parser: argparse.ArgumentParser) -> None:
         default=None,
         metavar="MS",
         help="the catalog is ready once quiet (no tool registered or removed, network idle) "
-        "for MS milliseconds after load, at most max(5 s, 2 × MS) (default 500; 0: no wait)",
+        "for MS milliseconds after load — sooner when the page has nothing scheduled within "
+        "them — at most max(5 s, 2 × MS) (default 500; 0: no wait)",
     )
     parser.add_argument(
         "--wait-for-tool",
@@ -135,13 +148,23 @@ def add_elicit_options(parser: argparse.ArgumentParser) -> None:
     )
 
 
+def check_settle(args: argparse.Namespace) -> None:
+    """``--settle MS``, checked before the browser starts."""
+    if args.settle is not None and args.settle < 0:
+        raise UsageError("--settle must be 0 or a positive number of milliseconds.")
+
+
 def settle_option(args: argparse.Namespace) -> Settle:
     """``--settle MS`` as :class:`Settle` (the default when not given)."""
-    if args.settle is None:
-        return Settle()
-    if args.settle < 0:
-        raise UsageError("--settle must be 0 or a positive number of milliseconds.")
-    return Settle.quiet_ms(args.settle)
+    check_settle(args)
+    return settle_from_ms(args.settle)
+
+
+def settle_from_ms(ms: float | None) -> Settle:
+    """``--settle MS`` (checked already; None: not given) as :class:`Settle`."""
+    from harness.catalog import Settle
+
+    return Settle() if ms is None else Settle.quiet_ms(ms)
 
 
 def check_elicit(text: str | None, timeout: float | None) -> None:
@@ -155,14 +178,23 @@ def check_elicit(text: str | None, timeout: float | None) -> None:
             f"--elicit {text!r}: not one of {', '.join(ELICIT_CHOICES)}, and no answers file "
             "by that name."
         )
+    from harness.elicitation.answers import load_answers
+
     try:
         load_answers(text)
     except ConfigError as exc:
         raise UsageError(str(exc)) from exc
 
 
-def policy_option(text: str) -> Policy | None:
-    """``--policy``, loaded now: a bad name or file is a usage error, before the browser."""
+def policy_option(text: str) -> PolicyOption:
+    """``--policy``: a bundled pack by name (the harness loads it), None for ``none``, or
+    a policy file, loaded now: a bad file is a usage error, before the browser starts."""
+    if text == "none":
+        return None
+    if text in POLICY_PACKS:
+        return text
+    from harness.stages.policy import policy_from_argument
+
     try:
         return policy_from_argument(text)
     except ConfigError as exc:
@@ -217,8 +249,6 @@ def report_error(error: BaseException, *, as_json: bool) -> None:
     message = str(error)
     usage = error.usage if isinstance(error, UsageError) else None
     # Messages may quote the page (a URL, a tool name): control characters are shown.
-    from harness.elicitation.terminal import plain  # loads rich: only when there is an error
-
     line = f"webmcp-harness: {plain(message)}"
     sys.stderr.write((usage or "") + line + "\n")
     if as_json:

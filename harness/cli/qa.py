@@ -39,8 +39,7 @@ SEVERITY_CHOICES = ("fail", "warn", "info", "never")
 
 def add_fuzz_parser(sub: Any) -> None:
     """``fuzz URL``: property-based tests of a page's tools."""
-    from harness.qa.fuzz import DEFAULT_DATABASE, DEFAULT_EXAMPLES
-    from harness.qa.properties import PROPERTIES
+    from harness.qa import DEFAULT_DATABASE, DEFAULT_EXAMPLES, PROPERTY_NAMES
 
     fuzz = sub.add_parser(
         "fuzz",
@@ -55,9 +54,9 @@ def add_fuzz_parser(sub: Any) -> None:
         "--property",
         action="append",
         default=[],
-        choices=list(PROPERTIES),
+        choices=list(PROPERTY_NAMES),
         metavar="NAME",
-        help=f"only this property (repeatable): {', '.join(PROPERTIES)}",
+        help=f"only this property (repeatable): {', '.join(PROPERTY_NAMES)}",
     )
     fuzz.add_argument(
         "--examples",

@@ -18,7 +18,7 @@ from rich.table import Table
 from rich.text import Text
 
 from harness.elicitation.base import ElicitationRecord
-from harness.elicitation.terminal import plain
+from harness.elicitation.wording import plain
 from harness.models import CallOutcome, CatalogWarning, Tool
 from harness.stages.redemption import RevealAttempt
 

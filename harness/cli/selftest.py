@@ -6,11 +6,12 @@ import argparse
 import asyncio
 import json
 from pathlib import Path
-from typing import Any, TextIO
+from typing import TYPE_CHECKING, Any, TextIO
 
 from harness.cli.options import output_directory
-from harness.selftest.report import ReliabilityReport
-from harness.selftest.runner import run_selftest
+
+if TYPE_CHECKING:  # imported when the command runs: its parser (and --help) loads none of it
+    from harness.selftest.report import ReliabilityReport
 
 
 def add_parser(sub: Any) -> None:
@@ -48,6 +49,8 @@ def _minutes(text: str) -> float:
 
 def run(args: argparse.Namespace, out: TextIO) -> int:
     """Run the selftest, write the report, print the verdict; 0 when it passed."""
+    from harness.selftest.runner import run_selftest
+
     directory = output_directory(args.out, "--out")
     report = asyncio.run(
         run_selftest("full" if args.full else "quick", soak_minutes=args.soak_minutes)

@@ -20,7 +20,7 @@ from __future__ import annotations
 
 import re
 
-from harness.elicitation.terminal import plain
+from harness.elicitation.wording import plain
 
 TABLE_WIDTH = 80
 """How many characters of a page-provided name a table cell shows."""

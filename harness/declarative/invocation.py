@@ -549,6 +549,14 @@ class SeedStage:
         self.tools = tools
         self.handler = handler
 
+    def works_on(self, tool: Tool) -> bool:
+        """Only the seed dialect's own tools (declarative ones) have anything to check."""
+        return tool.source == "declarative"
+
+    async def __call__(self, request: CallRequest) -> CallToolResult | None:
+        """The stage: :meth:`before_call`."""
+        return await self.before_call(request)
+
     async def before_call(self, request: CallRequest) -> CallToolResult | None:
         """Stop the call (with the reason) or let it go on, arguments merged with the user's."""
         seeds = self.tools()
@@ -620,4 +628,4 @@ def install_seed_stage(
     handler: Callable[[], ElicitationHandler],
 ) -> None:
     """Add :class:`SeedStage` to a session's pipeline (after trust and policy)."""
-    pipeline.before.append(SeedStage(seeds, handler).before_call)
+    pipeline.before.append(SeedStage(seeds, handler))

@@ -18,27 +18,57 @@ May import: ``harness.models``, ``harness.errors`` and ``harness.inputs`` only: 
 else asks the user through this package.
 """
 
-from harness.elicitation.answers import AnswersFile, ScriptedAnswer, ScriptedHandler, load_answers
-from harness.elicitation.base import (
-    ACTIONS,
-    DEFAULT_ELICITATION_TIMEOUT_S,
-    Action,
-    AutoHandler,
-    ElicitationHandler,
-    ElicitationRecord,
-    ElicitationRequest,
-    ElicitationResult,
-    HandlerWrapper,
-    Quoted,
-    RecordingHandler,
-    Source,
-    TimeLimit,
-    ask,
-    close_handler,
-    record_of,
-)
-from harness.elicitation.choice import ELICIT_CHOICES, handler_from_option
-from harness.elicitation.form import defaults_of
+from importlib import import_module
+from typing import TYPE_CHECKING, Any
+
+if TYPE_CHECKING:
+    from harness.elicitation.answers import (
+        AnswersFile,
+        ScriptedAnswer,
+        ScriptedHandler,
+        load_answers,
+    )
+    from harness.elicitation.base import (
+        ACTIONS,
+        DEFAULT_ELICITATION_TIMEOUT_S,
+        Action,
+        AutoHandler,
+        ElicitationHandler,
+        ElicitationRecord,
+        ElicitationRequest,
+        ElicitationResult,
+        HandlerWrapper,
+        Quoted,
+        RecordingHandler,
+        Source,
+        TimeLimit,
+        ask,
+        close_handler,
+        record_of,
+    )
+    from harness.elicitation.choice import ELICIT_CHOICES, handler_from_option
+    from harness.elicitation.form import defaults_of
+
+# The names below are imported on first use: a command's error line (which shows page text
+# with harness.elicitation.wording) must not load the handlers, pydantic and rich.
+_WHERE = {
+    "AnswersFile": "answers",
+    "ScriptedAnswer": "answers",
+    "ScriptedHandler": "answers",
+    "load_answers": "answers",
+    "ELICIT_CHOICES": "choice",
+    "handler_from_option": "choice",
+    "defaults_of": "form",
+}
+
+
+def __getattr__(name: str) -> Any:
+    if name not in __all__:
+        raise AttributeError(f"module {__name__!r} has no attribute {name!r}")
+    value = getattr(import_module(f"{__name__}.{_WHERE.get(name, 'base')}"), name)
+    globals()[name] = value
+    return value
+
 
 __all__ = [
     "ACTIONS",

@@ -15,3 +15,23 @@ A library the front ends share, as ``agents`` is: the CLI's commands, the pytest
 ``webmcp.fuzz()`` / ``webmcp.catalog_snapshot()`` and the site audit's options all use it.
 May import the core and everything below it, never a front end.
 """
+
+from pathlib import Path
+
+# What the commands' parsers show in --help: here, so that a parser (and --help) imports
+# none of the fuzzer's stack (Hypothesis, pydantic); harness.qa.fuzz and .properties use
+# them (a test checks PROPERTY_NAMES against PROPERTIES).
+DEFAULT_EXAMPLES = 25
+"""Inputs tried per tool, property set and kind of input, by default."""
+DEFAULT_DATABASE = Path(".hypothesis") / "examples"
+"""Where found failures are kept and replayed first, by default (Hypothesis's own)."""
+PROPERTY_NAMES = (
+    "no-throw",
+    "output-schema",
+    "sensitive-marked",
+    "read-only",
+    "idempotent",
+    "no-navigation",
+    "invalid-refused",
+)
+"""The fuzzer's named properties (:data:`harness.qa.properties.PROPERTIES`), in order."""

@@ -38,6 +38,7 @@ from pydantic import BaseModel, Field
 from harness.elicitation.base import AutoHandler
 from harness.errors import ConfigError
 from harness.models import BackendName, Tool
+from harness.qa import DEFAULT_DATABASE, DEFAULT_EXAMPLES
 from harness.qa.observe import PageState, PageWatch, Window, page_state
 from harness.qa.properties import (
     PROPERTIES,
@@ -57,8 +58,6 @@ T = TypeVar("T")
 Runner = Callable[[Coroutine[Any, Any, T]], T]
 """Runs one coroutine of the async core to its end (Hypothesis calls are synchronous)."""
 
-DEFAULT_EXAMPLES = 25
-DEFAULT_DATABASE = Path(".hypothesis") / "examples"
 QUIET_S = 0.05
 """How long after a call (and what followed it) the page is watched for late requests."""
 SHRINK_CALLS = 60

@@ -46,6 +46,7 @@ effect, the user's answer and the attribution: ``session.audit``.
 
 from __future__ import annotations
 
+import functools
 import json
 import os
 import re
@@ -238,11 +239,12 @@ class Facts:
     def __init__(self, data: dict[str, Any], reading: Reading = "never-set") -> None:
         self.data = data
         self.reading = reading
+        self._read: dict[str, Any] = {}  # a decision reads each fact more than once
 
     def get(self, path: str) -> Any:
         """The value at ``path`` as given: a value, :data:`UNKNOWN` or :data:`ABSENT`."""
         node: Any = self.data
-        for part in path.split("."):
+        for part in _parts(path):
             if node is UNKNOWN:
                 return UNKNOWN
             if not isinstance(node, dict) or part not in node:
@@ -255,6 +257,12 @@ class Facts:
     def read(self, path: str) -> Any:
         """The value a condition tests: :meth:`get`, with undeclared facts read per
         ``reading``."""
+        if path in self._read:
+            return self._read[path]
+        value = self._read[path] = self._reading_of(path)
+        return value
+
+    def _reading_of(self, path: str) -> Any:
         value = self.get(path)
         if value is not ABSENT or self.reading != "unknown":
             return value
@@ -268,6 +276,11 @@ class Facts:
             return MCP_HINT_DEFAULTS[hint]
         spec = FACTS.get(path)
         return UNKNOWN if spec is not None and spec.undeclared_unknown else value
+
+
+@functools.lru_cache(maxsize=512)
+def _parts(path: str) -> tuple[str, ...]:
+    return tuple(path.split("."))
 
 
 def call_facts(

@@ -23,7 +23,7 @@ import asyncio
 import json
 import time
 from collections.abc import Awaitable, Callable, Iterable
-from dataclasses import dataclass, field
+from dataclasses import dataclass, field, replace
 from typing import Any, Literal
 
 from mcp_types import CallToolResult, ContentBlock
@@ -32,7 +32,7 @@ from pydantic import BaseModel, ConfigDict, Field
 from pydantic.alias_generators import to_camel
 
 from harness.browser.backends.base import Backend
-from harness.models import BOOLEAN_HINTS, META_PREFIX, CallRequest, CatalogWarning, Tool
+from harness.models import BOOLEAN_HINTS, META_PREFIX, CallRequest, CatalogWarning, PerTool, Tool
 from harness.schemas import validator_for
 from harness.stages.framing import USER_AGENT_BLOCK, user_agent_text
 
@@ -444,11 +444,24 @@ class Declaration:
 
 def static_declaration(tool: Tool, reading: Reading = "never-set") -> Declaration:
     """The tool's declaration from its catalog entry (unknown when it breaks the schema),
-    with ``reading`` saying what the annotations it leaves out mean."""
+    with ``reading`` saying what the annotations it leaves out mean (worked out once per
+    tool: the calls of one tool all start from it)."""
+    readings = _declared(tool)
+    declaration = readings.get(reading)
+    if declaration is None:
+        declaration = readings[reading] = replace(readings["never-set"], reading=reading)
+    return declaration
+
+
+def _declaration_of(tool: Tool) -> dict[Reading, Declaration]:
     problems = annotation_problems(tool.annotations)
     if problems:
-        return Declaration(tool.name, None, problems=tuple(problems), reading=reading)
-    return Declaration(tool.name, ToolAnnotations.model_validate(tool.annotations), reading=reading)
+        return {"never-set": Declaration(tool.name, None, problems=tuple(problems))}
+    annotations = ToolAnnotations.model_validate(tool.annotations)
+    return {"never-set": Declaration(tool.name, annotations)}
+
+
+_declared = PerTool(_declaration_of)
 
 
 # Enum-valued fields whose resolved value must come from the static possible set.
@@ -535,6 +548,8 @@ def response_annotations(result: CallToolResult) -> ResponseAnnotations:
     for meta in metas:
         if isinstance(meta, dict) and "annotations" in meta:
             parts.append(meta["annotations"])
+    if not parts:
+        return _NONE_RETURNED
     problems = [p for part in parts for p in result_annotation_problems(part)]
     if problems:
         return ResponseAnnotations(None, tuple(problems))
@@ -550,6 +565,17 @@ def response_annotations(result: CallToolResult) -> ResponseAnnotations:
             ),
         )
     )
+
+
+_NONE_RETURNED = ResponseAnnotations(
+    ResultAnnotations(
+        open_world_hint=False,
+        malicious_activity_hint=False,
+        attribution=[],
+        return_metadata=ReturnedData(source=[], sensitivity=[]),
+    )
+)
+"""A response that says nothing about itself (most do): made once."""
 
 
 # -- request annotations -----------------------------------------------------------------
@@ -1009,12 +1035,25 @@ class TrustStage:
         return _with_meta(result, {TRUST_META: {"maliciousActivityHint": True, "warning": finding}})
 
 
+def _has_marks(result: CallToolResult) -> bool:
+    """Whether the result carries a harness mark (its own, or forged by the page)."""
+    if result.meta and (TRUST_META in result.meta or POLICY_META in result.meta):
+        return True
+    for block in result.content:
+        block_meta = getattr(block, "meta", None)
+        if isinstance(block_meta, dict) and USER_AGENT_BLOCK in block_meta:
+            return True
+    return False
+
+
 def _with_meta(result: CallToolResult, extra: dict[str, Any]) -> CallToolResult:
     return result.model_copy(update={"meta": {**(result.meta or {}), **extra}})
 
 
 def _without_forged_marks(result: CallToolResult) -> CallToolResult:
     """Drop page-set harness marks, so a page cannot pose as the user agent."""
+    if not _has_marks(result):
+        return result
     meta = {k: v for k, v in (result.meta or {}).items() if k not in (TRUST_META, POLICY_META)}
     content: list[ContentBlock] = []
     for block in result.content:

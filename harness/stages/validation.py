@@ -16,6 +16,7 @@ Two things are refused besides what the schema says:
 
 from __future__ import annotations
 
+import contextlib
 import json
 import math
 from collections.abc import Iterable, Iterator
@@ -28,8 +29,13 @@ from jsonschema.exceptions import SchemaError, ValidationError
 from mcp_types import CallToolResult
 from pydantic import BaseModel, ConfigDict
 
-from harness.models import META_PREFIX, CatalogWarning, Tool, error_result
-from harness.schemas import Unresolvable, unresolvable_references, validator_for
+from harness.models import META_PREFIX, CatalogWarning, PerTool, Tool, error_result
+from harness.schemas import (
+    Unresolvable,
+    compiled_validator_for,
+    unresolvable_references,
+    validator_for,
+)
 from harness.stages import patterns
 from harness.stages.normalization import MAX_RESULT_DEPTH, json_depth
 
@@ -209,6 +215,30 @@ def _validator(schema_json: str) -> Any:
     return checked.validator
 
 
+class _Plan(BaseModel):
+    """What validating one tool's calls takes, worked out once per tool: its schema's
+    checks (or why they could not be made), and a compiled validator whose *yes* is
+    trusted (:func:`~harness.schemas.compiled_validator_for`; None: jsonschema decides)."""
+
+    model_config = ConfigDict(frozen=True, arbitrary_types_allowed=True)
+
+    checked: _Checked | None = None  # None: the schema is nested too deeply to check
+    fast: Any = None
+
+
+def _plan_of(tool: Tool) -> _Plan:
+    try:
+        checked = _checked(_canonical(tool.input_schema))
+    except RecursionError:
+        return _Plan()
+    usable = checked.invalid is None and checked.outside is None
+    fast = compiled_validator_for(tool.input_schema) if usable else None
+    return _Plan(checked=checked, fast=fast)
+
+
+_plan = PerTool(_plan_of)
+
+
 def unrepresentable_numbers(arguments: Any) -> list[ArgumentProblem]:
     """Numbers JavaScript cannot hold at all: NaN, ±Infinity, integers beyond a double."""
     problems = []
@@ -243,7 +273,12 @@ def validate_arguments(tool: Tool, arguments: Any) -> list[ArgumentProblem]:
     unrepresentable = unrepresentable_numbers(arguments)
     if unrepresentable:
         return unrepresentable
-    validator = _validator(_canonical(tool.input_schema))
+    checked = _plan(tool).checked
+    validator = (
+        checked.validator
+        if checked is not None and checked.validator is not None
+        else _validator(_canonical(tool.input_schema))
+    )
     errors = sorted(validator.iter_errors(arguments), key=lambda e: (list(e.path), e.message))
     return [
         ArgumentProblem(
@@ -253,6 +288,24 @@ def validate_arguments(tool: Tool, arguments: Any) -> list[ArgumentProblem]:
         )
         for e in errors
     ]
+
+
+def _plain_numbers(arguments: Any) -> bool:
+    """Whether every number in ``arguments`` is one JavaScript holds exactly as given and
+    both validators read alike: finite, and no integer beyond ±(2**53 − 1) (which this
+    module's ``type`` refuses and the compiled validator would not)."""
+    stack = [arguments]
+    while stack:
+        value = stack.pop()
+        if isinstance(value, dict):
+            stack.extend(value.values())
+        elif isinstance(value, list):
+            stack.extend(value)
+        elif isinstance(value, bool) or not isinstance(value, int | float):
+            continue
+        elif abs(value) > MAX_SAFE_INTEGER or value != value:  # beyond the range, or NaN
+            return False
+    return True
 
 
 def describe_problems(tool: Tool, problems: list[ArgumentProblem]) -> str:
@@ -268,9 +321,9 @@ MAX_ARGUMENT_DEPTH = MAX_RESULT_DEPTH
 
 def check_arguments(tool: Tool, arguments: Any) -> CallToolResult | None:
     """The validation stage: an ``isError`` result when the arguments do not fit."""
-    try:
-        checked = _checked(_canonical(tool.input_schema))
-    except RecursionError:
+    plan = _plan(tool)
+    checked = plan.checked
+    if checked is None:
         return error_result(
             f"Tool {tool.name!r} has an invalid inputSchema, so its arguments cannot be "
             "checked; the tool was not run. Schema problem: it is nested too deeply to be "
@@ -288,6 +341,10 @@ def check_arguments(tool: Tool, arguments: Any) -> CallToolResult | None:
             f"Invalid arguments for tool {tool.name!r}; the tool was not run: they are nested "
             f"deeper than {MAX_ARGUMENT_DEPTH} levels. Send flatter arguments."
         )
+    if plan.fast is not None and _plain_numbers(arguments):
+        with contextlib.suppress(Exception):  # a value Rust cannot hold: jsonschema decides
+            if plan.fast.is_valid(arguments):
+                return None
     try:
         problems = validate_arguments(tool, arguments)
     except Unresolvable as exc:  # a reference the static check did not see: still never fetched

@@ -42,10 +42,10 @@ from playwright.sync_api import Page as SyncPage
 from harness import session as _session
 from harness import sync_api
 from harness.elicitation.base import ElicitationHandler, ElicitationRecord, close_handler
-from harness.elicitation.terminal import plain
+from harness.elicitation.wording import plain
 from harness.errors import ConfigError
 from harness.harness import Harness
-from harness.qa.fuzz import DEFAULT_DATABASE, DEFAULT_EXAMPLES
+from harness.qa import DEFAULT_DATABASE, DEFAULT_EXAMPLES
 from harness.trace.recorder import TraceRecorder
 
 if TYPE_CHECKING:

@@ -66,7 +66,7 @@ from harness.catalog import Settle
 from harness.elicitation.answers import load_answers
 from harness.elicitation.base import ElicitationHandler, close_handler
 from harness.elicitation.choice import ELICIT_CHOICES, handler_from_option
-from harness.elicitation.terminal import plain
+from harness.elicitation.wording import plain
 from harness.errors import BrowserNotFound, ConfigError, HarnessError, SessionClosed, UnknownTool
 from harness.harness import BACKENDS, Harness
 from harness.models import BackendName, CallAction, CallOutcome, ToolChange

@@ -18,7 +18,7 @@ from rich.panel import Panel
 from rich.table import Table
 from rich.text import Text
 
-from harness.elicitation.terminal import plain
+from harness.elicitation.wording import plain
 from harness.models import describe_action
 from harness.stages.framing import unframed, unframed_json
 from harness.trace.events import (

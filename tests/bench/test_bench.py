@@ -25,6 +25,7 @@ QUICK_ITEMS = {
     "throughput",
     "mcp",
     "cold_start",
+    "cli_start",
     "redaction",
     "episodes",
 }
@@ -52,7 +53,8 @@ async def test_quick_bench_through_the_console_script(tmp_path: Path) -> None:
             for value in (s["median"], s["min"], s["max"]):
                 assert isinstance(value, float) and math.isfinite(value) and value > 0
             assert s["min"] <= s["median"] <= s["max"] and s["n"] >= 1
-            if item["anchor"] is not None and figure["name"] != item["anchor"]:
+            step = figure["note"] == "since the spawn"  # a step of the cold start: no ratio
+            if item["anchor"] is not None and figure["name"] != item["anchor"] and not step:
                 assert isinstance(figure["ratio"], float) and figure["ratio"] > 0
             assert figure["status"] in ("PASS", "MISS", "")
             for target in figure["targets"]:
@@ -68,6 +70,24 @@ async def test_quick_bench_through_the_console_script(tmp_path: Path) -> None:
     } <= call
     assert len(items["throughput"]["figures"]) == 4  # 1 and 2 pages, harness and floor
     assert items["mcp"]["figures"] and items["cold_start"]["figures"]
+    # The cold start step by step: each step after the one before it, the last one the total.
+    steps = [f for f in items["cold_start"]["figures"] if f["note"] == "since the spawn"]
+    assert [f["name"].partition(": ")[2] for f in steps] == [
+        "the command running (Python and the CLI loaded)",
+        "Playwright's driver started",
+        "Chromium launched",
+        "the page loaded",
+        "its catalog settled",
+        "the first tools/list with the page's tool",
+    ]
+    medians = [f["sample"]["median"] for f in steps]
+    assert medians == sorted(medians)
+    cli = {f["name"] for f in items["cli_start"]["figures"]}
+    assert {
+        "webmcp-harness tools URL --json",
+        "webmcp-harness call URL echo --json",
+        "webmcp-harness --help",
+    } <= cli and items["cli_start"]["anchor"] in cli
     assert "Playwright MCP" in items["mcp"]["skipped"]  # the quick run has no peers
     assert "quick run does not run experiments" in items["episodes"]["skipped"]
     assert "(must be 0)" in items["redaction"]["note"]
@@ -85,10 +105,13 @@ async def test_quick_bench_through_the_console_script(tmp_path: Path) -> None:
 
 @pytest.mark.timeout(300)
 async def test_only_measures_the_items_asked_for(tmp_path: Path) -> None:
+    # Without --output: a partial run never overwrites the reference report in reports/.
     code, out, err = await run_script(
-        "bench", "--quick", "--only", "redaction", "--json", "--output", str(tmp_path), timeout=240
+        "bench", "--quick", "--only", "redaction", "--json", timeout=240, cwd=tmp_path
     )
     assert code == 0, err
+    assert not (tmp_path / "reports").exists()
+    tmp_path = tmp_path / "bench-results"
     report = json.loads(out)
     assert [item["key"] for item in report["items"]] == ["redaction"]
     assert report["only"] == ["redaction"]

@@ -10,7 +10,7 @@ from typing import Any
 
 import pytest
 
-from harness.browser.injection import ChannelKeys, PageChannel
+from harness.browser.injection import ChannelKeys, FrameGone, PageChannel
 
 
 async def test_a_command_abandoned_mid_flight_leaves_no_unretrieved_error() -> None:
@@ -34,12 +34,36 @@ async def test_a_command_abandoned_mid_flight_leaves_no_unretrieved_error() -> N
     waiting.cancel()
     with pytest.raises(asyncio.CancelledError):
         await waiting
-    gate.set_result(None)
+    # The dead page's answer comes later, as Playwright delivers it: to a command still
+    # waited for (a cancelled one's is dropped).
+    if not gate.done():
+        gate.set_result(None)
     await asyncio.sleep(0.01)
     gc.collect()
     await asyncio.sleep(0.01)
     loop.set_exception_handler(None)
     assert not reported, reported
+
+
+async def test_a_command_in_flight_when_the_page_breaks_fails_at_once() -> None:
+    # The command is awaited in the caller's own task (no task per command): fail() ends
+    # it where it waits, with FrameGone naming why, and later commands fail before sending.
+    loop = asyncio.get_running_loop()
+    channel = PageChannel(ChannelKeys(), "polyfill")
+    channel._broken = loop.create_future()
+    never: asyncio.Future[dict[str, Any]] = loop.create_future()
+    waiting = asyncio.ensure_future(channel._unless_broken(never))
+    await asyncio.sleep(0.01)
+    channel.fail("the page crashed")
+    with pytest.raises(FrameGone, match="the page crashed"):
+        await waiting
+    assert waiting.cancelling() == 0  # the cancellation that ended it was taken back
+
+    async def send() -> dict[str, Any]:
+        raise AssertionError("a command to a broken page is not sent")
+
+    with pytest.raises(FrameGone, match="the page crashed"):
+        await channel._unless_broken(send())
 
 
 async def test_an_authenticated_message_from_another_page_is_dropped() -> None:

@@ -12,8 +12,15 @@ import pytest
 from harness import Harness, Session
 from harness.catalog import Settle
 from harness.errors import ConfigError
+from harness.qa import PROPERTY_NAMES
 from harness.qa.fuzz import FuzzOptions, FuzzReport, fuzz
+from harness.qa.properties import PROPERTIES
 from tests.qa.pages import CANARY, PROPERTY_TOOLS, QAServer, page, serve
+
+
+def test_the_parsers_property_names_are_the_fuzzers() -> None:
+    # --property's choices and help come from harness.qa (no fuzzer stack for --help).
+    assert tuple(PROPERTIES) == PROPERTY_NAMES
 
 
 @pytest.fixture(scope="module")

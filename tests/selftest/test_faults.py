@@ -38,9 +38,21 @@ async def fault_pages() -> AsyncIterator[FaultPages]:
 
 
 @pytest.fixture(scope="module")
-async def fault_harness(chromium_path: str) -> AsyncIterator[Harness]:
-    async with Harness(executable_path=chromium_path, call_timeout=FAULT_CALL_TIMEOUT_S) as h:
-        yield h
+async def harnesses(chromium_path: str) -> AsyncIterator[dict[BackendName, Harness]]:
+    """A harness per backend, shared by the module's tests that need no browser of their own
+    (a crash or a kill ends one; a small heap needs its own launch)."""
+    async with (
+        Harness(executable_path=chromium_path, call_timeout=FAULT_CALL_TIMEOUT_S) as polyfill,
+        Harness(
+            executable_path=chromium_path, backend="native", call_timeout=FAULT_CALL_TIMEOUT_S
+        ) as native,
+    ):
+        yield {"polyfill": polyfill, "native": native}
+
+
+@pytest.fixture(scope="module")
+def fault_harness(harnesses: dict[BackendName, Harness]) -> Harness:
+    return harnesses["polyfill"]
 
 
 @pytest.mark.parametrize(
@@ -159,19 +171,18 @@ async def test_a_hundred_thousand_tools(
 
 @pytest.mark.parametrize("backend", ["polyfill", "native"])
 async def test_a_tool_unregistered_mid_call_runs_on_as_in_native_chromium(
-    chromium_path: str, fault_pages: FaultPages, backend: BackendName
+    harnesses: dict[BackendName, Harness], fault_pages: FaultPages, backend: BackendName
 ) -> None:
     # Chromium's native WebMCP keeps running a tool whose registration is withdrawn while
     # it runs, and delivers its answer (CDP toolsRemoved, then toolResponded "Completed");
     # seed 002 forbids unmounting a running tool before its result is delivered. Both
     # backends must behave so: the answer comes back, and the tool is gone afterwards.
-    async with Harness(executable_path=chromium_path, backend=backend, call_timeout=60) as h:
-        session = await h.open(fault_pages.url("faults.html", id=FAULTS_PAGE))
-        try:
-            outcome = await session.call("unregister_then_answer", {})
-            names = {t.name for t in await session.tools()}
-        finally:
-            await session.close()
+    session = await harnesses[backend].open(fault_pages.url("faults.html", id=FAULTS_PAGE))
+    try:
+        outcome = await session.call("unregister_then_answer", {}, timeout=60)
+        names = {t.name for t in await session.tools()}
+    finally:
+        await session.close()
     assert outcome.error_kind is None, outcome.result
     assert "after unregistering" in outcome.result.model_dump_json()
     assert "unregister_then_answer" not in names and "echo" in names
@@ -180,15 +191,14 @@ async def test_a_tool_unregistered_mid_call_runs_on_as_in_native_chromium(
 @pytest.mark.parametrize("backend", ["polyfill", "native"])
 @pytest.mark.parametrize("tool", ["navigate_away", "reload_mid_call", "detach_frame"])
 async def test_the_document_going_away_mid_call_ends_it_at_once_on_both_backends(
-    chromium_path: str, fault_pages: FaultPages, backend: BackendName, tool: str
+    harnesses: dict[BackendName, Harness], fault_pages: FaultPages, backend: BackendName, tool: str
 ) -> None:
     # With a call timeout far beyond the test's, the call ends by the navigation itself
     # (not by the timeout), saying so.
-    async with Harness(executable_path=chromium_path, backend=backend, call_timeout=600) as h:
-        session = await h.open(fault_pages.url("faults.html", id=FAULTS_PAGE))
-        try:
-            outcome = await asyncio.wait_for(session.call(tool, {}), 60)
-        finally:
-            await session.close()
+    session = await harnesses[backend].open(fault_pages.url("faults.html", id=FAULTS_PAGE))
+    try:
+        outcome = await asyncio.wait_for(session.call(tool, {}, timeout=600), 60)
+    finally:
+        await session.close()
     assert outcome.error_kind == "navigation", outcome.result
     assert "interrupted by navigation" in outcome.result.model_dump_json()

@@ -169,6 +169,21 @@ class Backend(ABC):
         recompute); default: re-read everything (:meth:`refresh`)."""
         await self.refresh()
 
+    def holds_after(self, call_id: str) -> bool:
+        """Whether the catalog already holds the page as the call ``call_id`` left it, so
+        that :meth:`refresh_after` would have nothing to do (True consumes what the call
+        said of the page); default: not known."""
+        return False
+
+    async def idle_within(self, window: float) -> bool:
+        """Whether nothing the page has scheduled can change its tools within ``window``
+        seconds (readiness ends its quiet window early then); default: cannot tell."""
+        return False
+
+    async def before_navigation(self) -> None:  # noqa: B027 - optional hook
+        """The harness is about to navigate the page's top-level document (an ``open``);
+        default: nothing to prepare."""
+
     async def refresh_for(self, tool: Tool) -> None:
         """Make the catalog current where ``tool`` lives, before a call of it is run
         against its definition; default: re-read everything (:meth:`refresh`)."""

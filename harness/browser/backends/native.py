@@ -11,6 +11,11 @@ Two native quirks handled here: Chromium sends no ``toolsRemoved`` when a frame
 navigates to a new document, and it answers a call interrupted by navigation
 with ``Completed`` and an empty array; ``Page.frameNavigated`` (which arrives
 first) settles both.
+
+While a top-level document loads, the ``WebMCP`` domain is off: Chromium sends one
+``toolsAdded`` event per registration while it is on (600 for a page of 600 tools, each
+crossing Playwright's driver), and one event with the whole registry when it is turned on,
+which it is once the document stopped loading (see :meth:`NativeBackend._on_started_loading`).
 """
 
 from __future__ import annotations
@@ -35,6 +40,8 @@ from harness.browser.backends.polyfill import (
     raw_from_answer,
 )
 from harness.browser.backends.snapshots import parse_answer, refused_warnings
+from harness.browser.cdp import on as cdp_on
+from harness.browser.cdp import send as cdp_send
 from harness.browser.chromium import NATIVE_WEBMCP_FLAGS
 from harness.browser.frames import origin_of
 from harness.browser.injection import ChannelKeys, FrameGone, Message, Mode, SchemaSubset
@@ -67,6 +74,10 @@ CHANGED_ERROR = "WebMCPHarnessToolChanged"
 # CDP's toolsAdded/toolsRemoved of one frame are published at most this often.
 PUBLISH_INTERVAL_S = 0.1
 
+# The longest the WebMCP domain stays off while a top-level document loads (one whose
+# loading never stops still has its registry followed after this).
+EVENTS_OFF_MAX_S = 3.0
+
 
 class NativeBackend(ChannelBackend):
     """Chromium's native WebMCP registry, plus the harness's layer on top."""
@@ -96,7 +107,14 @@ class NativeBackend(ChannelBackend):
         # its last report (`tools` message or `list` answer)
         self._layer: dict[str, dict[str, dict[str, Any]]] = {}
         self._reports: dict[str, dict[str, Any]] = {}
+        self._layer_news: dict[str, Message] = {}  # the layer's last `tools` message, unread
+        # cdp frame id → its last document's CDP records and parsed layer texts (for reuse)
+        self._retired: dict[str, tuple[dict[str, dict[str, Any]], dict[str, dict[str, Any]]]] = {}
         self._publish_due: set[str] = set()  # frames with a publication scheduled
+        # The WebMCP domain is off while a top-level document loads (_on_started_loading),
+        # at most until this timer turns it on again.
+        self._events_on = False
+        self._events_timer: asyncio.TimerHandle | None = None
 
     @staticmethod
     def launch_args() -> list[str]:
@@ -106,22 +124,25 @@ class NativeBackend(ChannelBackend):
         await super().attach(context, page, catalog)
         cdp = await context.new_cdp_session(page)
         self._cdp = cdp
-        cdp.on("WebMCP.toolsAdded", self._on_tools_added)
-        cdp.on("WebMCP.toolsRemoved", self._on_tools_removed)
-        cdp.on("WebMCP.toolResponded", self._on_responded)
-        cdp.on("Page.frameNavigated", self._on_cdp_navigated)
-        cdp.on("Page.frameDetached", self._on_cdp_detached)
+        cdp_on(cdp, "WebMCP.toolsAdded", self._on_tools_added)
+        cdp_on(cdp, "WebMCP.toolsRemoved", self._on_tools_removed)
+        cdp_on(cdp, "WebMCP.toolResponded", self._on_responded)
+        cdp_on(cdp, "Page.frameNavigated", self._on_cdp_navigated)
+        cdp_on(cdp, "Page.frameDetached", self._on_cdp_detached)
+        cdp_on(cdp, "Page.frameStartedLoading", self._on_started_loading)
+        cdp_on(cdp, "Page.frameStoppedLoading", self._on_stopped_loading)
         page.on("close", lambda _page: self._fail_all())
         try:
-            await cdp.send("WebMCP.enable")
+            await cdp_send(cdp, "WebMCP.enable")
         except PlaywrightError as exc:
             raise NativeWebMCPUnavailable(
                 "This Chromium has no native WebMCP (CDP domain `WebMCP` is missing). "
                 "Use --backend polyfill, or a Chromium ≥ 146 with "
                 f"--enable-experimental-web-platform-features. {DOCTOR_HINT}"
             ) from exc
-        await cdp.send("Page.enable")
-        self._read_tree((await cdp.send("Page.getFrameTree"))["frameTree"], None)
+        self._events_on = True
+        await cdp_send(cdp, "Page.enable")
+        self._read_tree((await cdp_send(cdp, "Page.getFrameTree"))["frameTree"], None)
 
     # -- frames ------------------------------------------------------------
     def _read_tree(self, node: dict[str, Any], parent: str | None) -> None:
@@ -154,6 +175,10 @@ class NativeBackend(ChannelBackend):
         return candidates[index] if index < len(candidates) else None
 
     def _cdp_id(self, frame: Frame) -> str | None:
+        if frame is self.page.main_frame:  # most calls: no walk of the frame tree
+            for cdp_id, record in self._cdp_frames.items():
+                if record["parentId"] is None:
+                    return cdp_id
         for cdp_id in self._cdp_frames:
             if self._playwright_frame(cdp_id) is frame:
                 return cdp_id
@@ -178,21 +203,75 @@ class NativeBackend(ChannelBackend):
     def _forget_descendants(self, cdp_id: str) -> None:
         for child in [i for i, r in self._cdp_frames.items() if r["parentId"] == cdp_id]:
             self._forget_descendants(child)
-            self._forget_layer(child)
+            self._forget_layer(child, detached=True)
             self._fail_frame(child)
             self._cdp_frames.pop(child, None)
 
-    def _forget_layer(self, cdp_id: str) -> None:
-        """A frame's document is gone: so are its tools, in Chromium and in the layer."""
-        self._native.pop(cdp_id, None)
-        self._layer.pop(cdp_id, None)
+    def _forget_layer(self, cdp_id: str, *, detached: bool = False) -> None:
+        """A frame's document is gone: so are its tools, in Chromium and in the layer. Its
+        records are kept aside until the next document's come (the same page loaded again
+        has the same tools: their records keep their revisions, their texts their parsed
+        snapshots, and nothing is built again); a detached frame's are not."""
+        native, layer = self._native.pop(cdp_id, {}), self._layer.pop(cdp_id, {})
+        if detached:
+            self._retired.pop(cdp_id, None)
+        elif native or layer:
+            self._retired[cdp_id] = (native, layer)
         self._reports.pop(cdp_id, None)
+        self._layer_news.pop(cdp_id, None)
 
     def _on_cdp_detached(self, params: dict[str, Any]) -> None:
         cdp_id = params["frameId"]
-        self._forget_layer(cdp_id)
+        self._forget_layer(cdp_id, detached=True)
         self._fail_frame(cdp_id)
         self._cdp_frames.pop(cdp_id, None)
+
+    # -- the WebMCP domain is off while a top-level document loads ---------------------
+    def _is_top(self, cdp_id: str) -> bool:
+        record = self._cdp_frames.get(cdp_id)
+        return record is not None and record["parentId"] is None
+
+    def _on_started_loading(self, params: dict[str, Any]) -> None:
+        """A top-level document starts loading: the domain goes off until it stopped
+        loading (or :data:`EVENTS_OFF_MAX_S` passed). Its registrations are not followed
+        one event each meanwhile; its first listing reads Chromium's registry itself, and
+        turning the domain on again brings the whole registry in one event."""
+        if self._is_top(params.get("frameId", "")):
+            self._spawn(self._events_off_while_loading())
+
+    async def before_navigation(self) -> None:
+        # Off before the harness navigates: the event that says a page started loading may
+        # reach Python after its first scripts ran.
+        await self._events_off_while_loading()
+
+    async def _events_off_while_loading(self) -> None:
+        self._stop_events_timer()
+        loop = asyncio.get_running_loop()
+        self._events_timer = loop.call_later(EVENTS_OFF_MAX_S, self._events_back_on)
+        await self._events(on=False)
+
+    def _on_stopped_loading(self, params: dict[str, Any]) -> None:
+        if self._is_top(params.get("frameId", "")):
+            self._events_back_on()
+
+    def _events_back_on(self) -> None:
+        self._spawn(self._events(on=True))
+
+    def _stop_events_timer(self) -> None:
+        if self._events_timer is not None:
+            self._events_timer.cancel()
+            self._events_timer = None
+
+    async def _events(self, *, on: bool) -> None:
+        """Turn the WebMCP domain on or off (nothing when it already is). Off, Chromium
+        still answers the calls it runs (``toolResponded``): only registry news stops."""
+        if on:
+            self._stop_events_timer()
+        if self._cdp is None or self._events_on == on:
+            return
+        self._events_on = on
+        with contextlib.suppress(PlaywrightError):  # the page is closing
+            await cdp_send(self._cdp, "WebMCP.enable" if on else "WebMCP.disable")
 
     # -- the registry ------------------------------------------------------
     def _on_tools_added(self, params: dict[str, Any]) -> None:
@@ -205,9 +284,18 @@ class NativeBackend(ChannelBackend):
             self._schedule_publish(cdp_id)
 
     def _remember(self, cdp_id: str, record: dict[str, Any]) -> None:
-        """Keep a tool record of Chromium's registry (a new record: a new revision)."""
-        record[_REVISION_KEY] = next(self._revisions)
-        self._native.setdefault(cdp_id, {})[record["name"]] = record
+        """Keep a tool record of Chromium's registry (a new record: a new revision, unless
+        it says what the one it replaces said: the whole registry comes again each time the
+        domain is turned on, and an unchanged tool is not built again)."""
+        known = self._native.setdefault(cdp_id, {})
+        previous = known.get(record["name"]) or self._retired.get(cdp_id, ({}, {}))[0].get(
+            record["name"]
+        )
+        if previous is not None and _meaning(previous) == _meaning(record):
+            record[_REVISION_KEY] = previous[_REVISION_KEY]
+        else:
+            record[_REVISION_KEY] = next(self._revisions)
+        known[record["name"]] = record
 
     def _on_tools_removed(self, params: dict[str, Any]) -> None:
         self.catalog.readiness.touch()
@@ -237,7 +325,7 @@ class NativeBackend(ChannelBackend):
             await asyncio.sleep(due - loop.time())
             self._publish_due.discard(cdp_id)
             self._published[cdp_id] = loop.time()
-            await self._publish(cdp_id)
+            await self._publish(cdp_id, layer=self._layer_news.pop(cdp_id, None))
 
         self._spawn(publish())
 
@@ -245,10 +333,13 @@ class NativeBackend(ChannelBackend):
         if message.get("type") == "tools":
             self.catalog.readiness.touch()
             # The layer's side registry changed: re-merge (Chromium stays the authority),
-            # with the layer's records as the message gives them (no need to ask again).
+            # with the layer's records as its last message gives them (no need to ask
+            # again), at most once per PUBLISH_INTERVAL_S like CDP's news: a page that
+            # registers tools one task at a time sends a message for each.
             cdp_id = self._cdp_id(frame)
             if cdp_id is not None:
-                await self._publish(cdp_id, layer=message)
+                self._layer_news[cdp_id] = message
+                self._schedule_publish(cdp_id)
         elif message.get("type") == "submitted":
             call_id = self._mark_submitting(frame, message.get("name"))
             self._spawn(self._on_submitted(frame, message, call_id))
@@ -397,12 +488,13 @@ class NativeBackend(ChannelBackend):
         """The layer's snapshots of a frame's tools, by name (each text parsed once)."""
         texts = listing.get("tools") if isinstance(listing, dict) else None
         known = self._layer.get(cdp_id, {})
+        retired = self._retired.get(cdp_id, ({}, {}))[1]
         current: dict[str, dict[str, Any]] = {}
         extras: dict[str, tuple[str, dict[str, Any]]] = {}
         for text in texts if isinstance(texts, list) else []:
             if not isinstance(text, str):
                 continue
-            snap = known.get(text) or parse_answer(text)
+            snap = known.get(text) or retired.get(text) or parse_answer(text)
             if isinstance(snap, dict) and isinstance(snap.get("name"), str):
                 current[text] = snap
                 extras[snap["name"]] = (text, snap)
@@ -462,6 +554,13 @@ class NativeBackend(ChannelBackend):
         for cdp_id in list(self._cdp_frames):
             await self._publish(cdp_id, direct=True)
 
+    async def _relist(self, frame: Frame) -> None:
+        # A frame navigated: its tools are Chromium's registry, merged (not the layer's
+        # records alone, which a publication would replace at once).
+        cdp_id = self._cdp_id(frame)
+        if cdp_id is not None:
+            await self._publish(cdp_id, direct=True)
+
     # -- calls -------------------------------------------------------------
     async def execute(
         self, tool: Tool, arguments: dict[str, Any], call_id: str, meta: dict[str, Any]
@@ -496,7 +595,8 @@ class NativeBackend(ChannelBackend):
                             "registration": tool.registration,
                         },
                     )
-                reply = await self._cdp.send(
+                reply = await cdp_send(
+                    self._cdp,
                     "WebMCP.invokeTool",
                     {"frameId": cdp_id, "toolName": tool.name, "input": arguments},
                 )
@@ -518,18 +618,20 @@ class NativeBackend(ChannelBackend):
         early = self._early.pop(invocation, None)
         if early is not None:
             self._on_responded(early)
-        if in_page:
-            command = {
-                "op": "invoke",
-                "callId": call_id,
-                "name": tool.name,
-                "input": arguments,
-                "meta": meta or None,
-                # The registration the call was checked against: the layer runs no other.
-                "registration": tool.registration,
-            }
-            self._spawn(self._invoke_in_page(frame, command, invocation, future))
         try:
+            if in_page:
+                command = {
+                    "op": "invoke",
+                    "callId": call_id,
+                    "name": tool.name,
+                    "input": arguments,
+                    "meta": meta or None,
+                    # The registration the call was checked against: the layer runs no other.
+                    "registration": tool.registration,
+                }
+                # In this task (no task of its own): what ends the call otherwise (a
+                # navigation, a cancel, a submission) settles `future` meanwhile.
+                await self._invoke_in_page(frame, command, invocation, future)
             return await future
         finally:
             if not in_page:  # no answer of its own: the frame is asked after delivery
@@ -617,6 +719,7 @@ class NativeBackend(ChannelBackend):
             future.set_result(RawResult(status="navigation"))
 
     def _fail_all(self) -> None:
+        self._stop_events_timer()  # the page closed
         for future in self._pending.values():
             if not future.done():
                 future.set_result(RawResult(status="navigation"))
@@ -640,7 +743,7 @@ class NativeBackend(ChannelBackend):
             return
         self._cancel_reasons[invocation] = reason
         with contextlib.suppress(PlaywrightError):  # already finished, or the page is gone
-            await self._cdp.send("WebMCP.cancelInvocation", {"invocationId": invocation})
+            await cdp_send(self._cdp, "WebMCP.cancelInvocation", {"invocationId": invocation})
 
 
 def _has_non_ascii_key(value: Any) -> bool:
@@ -652,13 +755,28 @@ def _has_non_ascii_key(value: Any) -> bool:
     return False
 
 
-def _merge(native: dict[str, Any], extra: dict[str, Any] | None) -> dict[str, Any]:
-    """Chromium's view of a tool, completed by the layer's record of what the page gave."""
-    annotations = {
+def _meaning(record: dict[str, Any]) -> tuple[Any, ...]:
+    """What a tool record (CDP's, or one read from ``getTools()``) says of the tool."""
+    return (
+        record.get("description"),
+        record.get("inputSchema"),
+        _annotations(record),
+        record.get(_SOURCE_KEY) or ("declarative" if "backendNodeId" in record else "script"),
+    )
+
+
+def _annotations(record: dict[str, Any]) -> dict[str, Any]:
+    """A record's annotations by the spec's names (CDP drops the "Hint"), unset ones left out."""
+    return {
         _CDP_ANNOTATIONS.get(k, k): v
-        for k, v in (native.get("annotations") or {}).items()
+        for k, v in (record.get("annotations") or {}).items()
         if v is not False
     }
+
+
+def _merge(native: dict[str, Any], extra: dict[str, Any] | None) -> dict[str, Any]:
+    """Chromium's view of a tool, completed by the layer's record of what the page gave."""
+    annotations = _annotations(native)
     snap: dict[str, Any] = {
         "name": native["name"],
         "description": native.get("description", ""),

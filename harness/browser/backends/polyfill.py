@@ -219,6 +219,37 @@ class ChannelBackend(Backend):
         if len(self._call_states) > MAX_CALL_STATES:  # calls whose delivery never came
             del self._call_states[next(iter(self._call_states))]
 
+    async def idle_within(self, window: float) -> bool:
+        # Every frame's JS answers `quiet` (CHANNEL.md): none of the page's timers due
+        # within the window, no fetch or body read awaited, nothing waiting to be scanned. A frame whose document never
+        # said hello cannot tell (an about:blank one has nothing to say).
+        command = {"op": "quiet", "within": max(0, round(window * 1000))}
+        for frame in list(self.page.frames):
+            if frame.is_detached():
+                continue
+            if not self.channel.speaks(frame):
+                if frame.url in ("", "about:blank"):
+                    continue
+                return False
+            answer = await self.channel.command(frame, command)
+            if not isinstance(answer, dict) or answer.get("timers") != 0:
+                return False
+            if answer.get("reads") != 0:
+                return False
+            if answer.get("pending") is not False:
+                return False
+        return True
+
+    def holds_after(self, call_id: str) -> bool:
+        ended = self._call_states.get(call_id)
+        if ended is None or ended[1] is None or ended[0].is_detached():
+            return False
+        versions = self._versions.get(ended[0])
+        if versions is None or not versions.holds(ended[1]):
+            return False
+        del self._call_states[call_id]
+        return True
+
     async def refresh_after(self, call_id: str) -> None:
         ended = self._call_states.pop(call_id, None)
         if ended is not None and await self._holds(*ended):
