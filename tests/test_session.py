@@ -68,7 +68,12 @@ async def test_a_call_returns_text_and_structured_content(session: Session) -> N
 async def test_an_mcp_result_passes_through(session: Session) -> None:
     outcome = await session.call("mcp_result")
     assert outcome.agent_json() == {
-        "content": [{"type": "text", "text": frame_untrusted("from the page", origin(session))}],
+        # The page's text, then its structuredContent's data as framed text for readers of
+        # text (no text block held it), then the structuredContent itself.
+        "content": [
+            {"type": "text", "text": frame_untrusted("from the page", origin(session))},
+            {"type": "text", "text": frame_untrusted('{"n":1}', origin(session))},
+        ],
         "structuredContent": {"n": 1},
         "isError": False,
     }

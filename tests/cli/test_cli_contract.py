@@ -12,11 +12,12 @@ from collections.abc import AsyncIterator
 from pathlib import Path
 
 import pytest
-from mcp import StdioServerParameters
+from mcp import StdioServerParameters, types
 from mcp.client.client import Client
 from mcp.client.stdio import stdio_client
 
 from harness.cli.options import LATE_TOOL_HINT
+from harness.stages.framing import unframed
 from tests.conftest import PageServer, free_port
 from tests.console_script import SCRIPT, run_script
 
@@ -263,7 +264,11 @@ async def test_mcp_takes_policy_elicit_and_wait_for_tool(url: str, block_echo: P
         blocked = await client.call_tool("echo", {"text": "hi"})
         assert blocked.is_error and "no-echo" in str(blocked.content[0])
         asked = await client.call_tool("ask", {})
-        assert asked.structured_content == {"action": "accept", "content": {"word": "hi"}}
+        # `ask` lists no outputSchema: its value comes as (framed) text, not structuredContent.
+        assert asked.structured_content is None
+        [block] = asked.content
+        assert isinstance(block, types.TextContent)
+        assert json.loads(unframed(block.text)) == {"action": "accept", "content": {"word": "hi"}}
 
 
 # -- sites --port and --reset ---------------------------------------------------------------
