@@ -17,8 +17,7 @@ import sys
 import tempfile
 from pathlib import Path
 
-from harness.experiments import RunOptions, load_grid, run_experiment
-from tests.experiments.studies import two_node_cluster
+from tests.experiments.studies import run_killing_the_worker_node, two_node_cluster
 
 GRID = """
 [experiment]
@@ -58,23 +57,13 @@ async def main(output: Path) -> int:
     with tempfile.TemporaryDirectory() as scratch, two_node_cluster() as cluster:
         grid = Path(scratch) / "grid.toml"
         grid.write_text(GRID, encoding="utf-8")
-        run = asyncio.create_task(
-            run_experiment(
-                load_grid(grid),
-                RunOptions(
-                    output=output,
-                    workers=2,
-                    runner="ray",
-                    ray_address=cluster.address,
-                    progress=False,
-                ),
-            )
+        study = await run_killing_the_worker_node(
+            grid,
+            output,
+            cluster,
+            lambda: episodes_done(output / "results.db") >= EPISODES // 2,
+            report=True,
         )
-        while episodes_done(output / "results.db") < EPISODES // 2 and not run.done():
-            await asyncio.sleep(0.5)
-        [worker_node] = list(cluster.worker_nodes)
-        cluster.remove_node(worker_node, allow_graceful=False)  # an episode in flight
-        study = await run
     failed = [r for r in study.results if r.status != "ok"]
     print(f"{len(study.results)} episodes, {len(failed)} not ok")
     return 1 if failed or len(study.results) != EPISODES else 0

@@ -4,10 +4,12 @@ cluster on this machine."""
 
 from __future__ import annotations
 
+import asyncio
 import contextlib
 import os
 import sqlite3
-from collections.abc import Iterator
+import time
+from collections.abc import Callable, Iterator
 from pathlib import Path
 from typing import Any
 
@@ -20,6 +22,23 @@ async def run_grid(grid: Path, output: Path, *, report: bool = False, **options:
     return await run_experiment(
         load_grid(grid), RunOptions(output=output, progress=False, report=report, **options)
     )
+
+
+async def run_killing_the_worker_node(
+    grid: Path, output: Path, cluster: Any, when: Callable[[], bool], *, report: bool = False
+) -> Study:
+    """Run ``grid`` on ``cluster``'s two nodes with 2 workers, and kill its worker node (no
+    grace: an episode in flight) once ``when()`` holds (at most 400 s); the run's study."""
+    [worker_node] = list(cluster.worker_nodes)
+    run = asyncio.create_task(
+        run_grid(grid, output, report=report, workers=2, runner="ray", ray_address=cluster.address)
+    )
+    deadline = time.monotonic() + 400
+    while not when() and not run.done():
+        assert time.monotonic() < deadline, "the moment to kill the worker node never came"
+        await asyncio.sleep(0.2)
+    cluster.remove_node(worker_node, allow_graceful=False)
+    return await run
 
 
 async def replayed(grid: Path, output: Path, cassettes: Path, recorded: Study) -> Study:

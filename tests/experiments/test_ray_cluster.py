@@ -5,10 +5,8 @@ is retried, then explained."""
 
 from __future__ import annotations
 
-import asyncio
 import json
 import os
-import time
 from collections.abc import Iterator
 from pathlib import Path
 from typing import Any
@@ -16,8 +14,14 @@ from typing import Any
 import pytest
 
 from harness.errors import ExperimentError
-from harness.experiments import RunOptions, load_grid, ray_runner, run_experiment
-from tests.experiments.studies import run_grid, table, two_node_cluster, workers_seen
+from harness.experiments import ray_runner
+from tests.experiments.studies import (
+    run_grid,
+    run_killing_the_worker_node,
+    table,
+    two_node_cluster,
+    workers_seen,
+)
 
 pytestmark = pytest.mark.timeout(900)
 
@@ -63,27 +67,14 @@ def cluster() -> Iterator[Any]:
 async def test_a_node_killed_mid_run_loses_no_episode_and_the_table_equals_a_local_runs(
     cluster: Any, tmp_path: Path
 ) -> None:
-    [worker_node] = list(cluster.worker_nodes)
     output = tmp_path / "ray"
-    run = asyncio.create_task(
-        run_experiment(
-            load_grid(write_grid(tmp_path / "a")),
-            RunOptions(
-                output=output,
-                workers=2,
-                runner="ray",
-                ray_address=cluster.address,
-                progress=False,
-                report=False,
-            ),
-        )
+    # Killed mid-run, with an episode in flight: once both workers finished one.
+    study = await run_killing_the_worker_node(
+        write_grid(tmp_path / "a"),
+        output,
+        cluster,
+        lambda: len(workers_seen(output / "results.db")) >= 2,
     )
-    deadline = time.monotonic() + 400
-    while len(workers_seen(output / "results.db")) < 2 and not run.done():
-        assert time.monotonic() < deadline, "the two workers never both finished an episode"
-        await asyncio.sleep(0.2)
-    cluster.remove_node(worker_node, allow_graceful=False)  # mid-run, with an episode in flight
-    study = await run
     assert [r.status for r in study.results] == ["ok"] * EPISODES  # none lost, none crashed
     assert study.ran == EPISODES
 
