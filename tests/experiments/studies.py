@@ -25,15 +25,22 @@ async def run_grid(grid: Path, output: Path, *, report: bool = False, **options:
 
 
 async def run_killing_the_worker_node(
-    grid: Path, output: Path, cluster: Any, when: Callable[[], bool], *, report: bool = False
+    grid: Path,
+    output: Path,
+    cluster: Any,
+    when: Callable[[], bool],
+    *,
+    report: bool = False,
+    within: float = 400,
 ) -> Study:
     """Run ``grid`` on ``cluster``'s two nodes with 2 workers, and kill its worker node (no
-    grace: an episode in flight) once ``when()`` holds (at most 400 s); the run's study."""
+    grace: an episode in flight) once ``when()`` holds (at most ``within`` s); the run's
+    study."""
     [worker_node] = list(cluster.worker_nodes)
     run = asyncio.create_task(
         run_grid(grid, output, report=report, workers=2, runner="ray", ray_address=cluster.address)
     )
-    deadline = time.monotonic() + 400
+    deadline = time.monotonic() + within
     while not when() and not run.done():
         assert time.monotonic() < deadline, "the moment to kill the worker node never came"
         await asyncio.sleep(0.2)
