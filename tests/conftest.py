@@ -28,6 +28,8 @@ from typing import TYPE_CHECKING, Any
 import pytest
 import pytest_timeout
 from aiohttp import web
+from playwright.async_api import Error as PlaywrightError
+from playwright.async_api import Page
 
 if TYPE_CHECKING:
     from harness import Harness, Session
@@ -128,6 +130,16 @@ def _per_test_deadline(_session_scoped_runner: asyncio.Runner) -> Iterator[None]
         yield
     finally:
         runner.run = run  # type: ignore[method-assign]
+
+
+async def answers(page: Page) -> bool:
+    """Whether ``page`` still evaluates script: False once its renderer crashed (Chromium's
+    "crash" event comes after the call that met the crash), it closed, or it hangs."""
+    try:
+        await asyncio.wait_for(page.evaluate("0"), 5)
+    except (PlaywrightError, TimeoutError):
+        return False
+    return True
 
 
 async def listen(runner: web.AppRunner) -> int:

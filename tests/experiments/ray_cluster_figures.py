@@ -59,7 +59,9 @@ def episodes_done(database: Path) -> int:
 async def main(output: Path, cases: str = "banking") -> int:
     with tempfile.TemporaryDirectory() as scratch, two_node_cluster() as cluster:
         grid = Path(scratch) / "grid.toml"
-        grid.write_text(GRID.format(name=cases, suite=SUITES[cases]), encoding="utf-8")
+        grid.write_text(
+            GRID.replace("{name}", cases).replace("{suite}", SUITES[cases]), encoding="utf-8"
+        )
         episodes = len(load_grid(grid).episodes())
         study = await run_killing_the_worker_node(
             grid,
