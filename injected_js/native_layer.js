@@ -341,12 +341,23 @@ function installNativeLayer() {
     });
   }
 
+  // How long a listing waits for Chromium's getTools() in this document.
+  const REGISTRY_WAIT_MS = 3000;
+
   // Chromium's registry for this document, read now (getTools), as the JSON text of
   // [{name, title, description, inputSchema, annotations}] ("null" when getTools() failed),
   // for `list` with `registry: true`: the harness reconciles the
   // batched CDP events with it whenever a listing is asked for.
   function registry() {
-    return new SafePromise((settle) => {
+    return new SafePromise((resolve) => {
+      // Chromium's getTools() in a frame may never settle (Chromium 156, now and then under
+      // load: the frame's WebMCP requests go unanswered): the listing then answers without
+      // the registry, as when getTools() fails, rather than hang the harness's discovery.
+      const timer = setTimeoutFn(() => resolve("null"), REGISTRY_WAIT_MS);
+      const settle = (text) => {
+        clearTimeoutFn(timer);
+        resolve(text);
+      };
       observePromise(
         nativeGetTools(nativeObject),
         (tools) => {

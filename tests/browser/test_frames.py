@@ -62,6 +62,41 @@ async def test_frame_tools_stay_callable_after_the_session_navigated(
         assert f"child tool ran in {which} with 1" in text(outcome)
 
 
+# What Chromium 156 now and then does under load (a child frame's WebMCP requests go
+# unanswered), made certain: getTools() in a child frame never settles.
+STALLED_GET_TOOLS = """
+if (window !== window.top && typeof ModelContext === "function") {
+  ModelContext.prototype.getTools = function () { return new Promise(() => {}); };
+}
+"""
+
+
+@pytest.mark.native
+async def test_a_frame_whose_get_tools_never_settles_cannot_hang_the_session(
+    page_server: PageServer, monkeypatch: pytest.MonkeyPatch
+) -> None:
+    async with Harness(backend="native", call_timeout=10) as harness:
+        new_context = harness.browser.new_context
+
+        async def stalled(**options: Any) -> Any:
+            context = await new_context(**options)
+            await context.add_init_script(STALLED_GET_TOOLS)  # before the harness's own
+            return context
+
+        monkeypatch.setattr(harness.browser, "new_context", stalled)
+        async with asyncio.timeout(30):  # without the listing's own limit: for ever
+            session = await harness.open(page_server.url("f_reused.html"))
+            # The frame's tools are still listed, as the injected layer saw them register.
+            await session.wait_for_tool("child_tool_reused", timeout=10)
+            # A call looks its tool up with getTools() too: it ends at the call's limit.
+            outcome = await session.call("child_tool_reused", {"n": 2})
+        assert outcome.error_kind == "timeout", text(outcome)
+        assert "'child_tool_reused' timed out after 10 s" in text(outcome)
+        assert {"top_form", "child_form_reused", "srcdoc_tool"} <= {
+            t.name for t in await session.tools()
+        }
+
+
 async def popup_of(session: Session) -> Page:
     """The page another frame of the session's page opened (a popup), once its tools are in."""
     async with asyncio.timeout(15):

@@ -458,6 +458,13 @@ class NativeBackend(ChannelBackend):
             registry = listing.get("registry") if isinstance(listing, dict) else None
             if direct and isinstance(registry, list):
                 self._reconcile(cdp_id, registry, extras)
+            elif direct and isinstance(listing, dict):
+                # Chromium's getTools() did not answer in time (a frame's WebMCP requests
+                # can go unanswered): the layer saw each registration it records, and
+                # CDP's later events still come; nothing is removed on its word alone.
+                self._reconcile(
+                    cdp_id, [snap for _, snap in extras.values()], extras, complete=False
+                )
         except (PlaywrightError, FrameGone):
             listing = None  # no layer in this document (yet): Chromium's fields alone
         refused = listing.get("refused") if isinstance(listing, dict) else None
@@ -515,9 +522,15 @@ class NativeBackend(ChannelBackend):
         return bool(native) and (layer <= native if from_layer else native <= layer)
 
     def _reconcile(
-        self, cdp_id: str, registry: list[Any], extras: dict[str, tuple[str, dict[str, Any]]]
+        self,
+        cdp_id: str,
+        registry: list[Any],
+        extras: dict[str, tuple[str, dict[str, Any]]],
+        *,
+        complete: bool = True,
     ) -> None:
-        """Make the CDP-fed copy of a frame's registry what Chromium's ``getTools()`` says now.
+        """Make the CDP-fed copy of a frame's registry what Chromium's ``getTools()`` says now
+        (``complete``: the whole registry, so what it lacks is gone; else only added to).
 
         CDP's ``toolsAdded``/``toolsRemoved`` arrive batched and late: a listing asked for
         right after a registration could miss the tool (or keep a removed one).
@@ -547,7 +560,7 @@ class NativeBackend(ChannelBackend):
                 or ("script" if "annotations" in entry else "declarative"),
             }
             self._remember(cdp_id, record)
-        for name in [n for n in known if n not in listed]:
+        for name in [n for n in known if complete and n not in listed]:
             known.pop(name, None)
 
     async def refresh(self) -> None:
