@@ -146,9 +146,14 @@ class Readiness:
                 return SettleReport(
                     settled=False, waited=now - start, pending_requests=self.pending_requests
                 )
-            if quiet >= EARLY_QUIET_S and now - asked >= EARLY_QUIET_S:
+            # Asked only while ending early would save a moment: with less of the window
+            # left than that, a page's next timer run (an interval's) can fall just past
+            # the window's end and the page would wrongly look idle (a late-waking loop on
+            # a busy machine asked with 20 ms left, between two runs of a 50 ms interval).
+            left = settle.quiet - quiet
+            if quiet >= EARLY_QUIET_S and left >= EARLY_QUIET_S and now - asked >= EARLY_QUIET_S:
                 asked = now
-                if await self._nothing_to_come(settle.quiet - quiet, deadline - now):
+                if await self._nothing_to_come(left, deadline - now):
                     return SettleReport(settled=True, waited=self._clock() - start, early=True)
                 continue
             await asyncio.sleep(min(_POLL_S, max(0.0, deadline - now)))

@@ -345,15 +345,16 @@ function installNativeLayer() {
   const REGISTRY_WAIT_MS = 3000;
 
   // Chromium's registry for this document, read now (getTools), as the JSON text of
-  // [{name, title, description, inputSchema, annotations}] ("null" when getTools() failed),
+  // [{name, title, description, inputSchema, annotations}] ("null" when getTools() failed,
+  // '"timeout"' when it did not settle in time),
   // for `list` with `registry: true`: the harness reconciles the
   // batched CDP events with it whenever a listing is asked for.
   function registry() {
     return new SafePromise((resolve) => {
       // Chromium's getTools() in a frame may never settle (Chromium 156, now and then under
-      // load: the frame's WebMCP requests go unanswered): the listing then answers without
-      // the registry, as when getTools() fails, rather than hang the harness's discovery.
-      const timer = setTimeoutFn(() => resolve("null"), REGISTRY_WAIT_MS);
+      // load: the frame's WebMCP requests go unanswered): the listing then answers
+      // "timeout" for the registry rather than hang the harness's discovery.
+      const timer = setTimeoutFn(() => resolve('"timeout"'), REGISTRY_WAIT_MS);
       const settle = (text) => {
         clearTimeoutFn(timer);
         resolve(text);

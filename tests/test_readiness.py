@@ -7,6 +7,7 @@ so the first listing is complete. No assertion here depends on how long anything
 
 from __future__ import annotations
 
+import asyncio
 from collections.abc import AsyncIterator
 
 import pytest
@@ -196,3 +197,32 @@ def test_settle_quiet_ms_keeps_the_cap_above_the_window() -> None:
     assert Settle.quiet_ms(500) == Settle(quiet=0.5, timeout=5.0)
     assert Settle.quiet_ms(4000) == Settle(quiet=4.0, timeout=8.0)
     assert not Settle.quiet_ms(0).enabled
+
+
+async def test_a_loop_waking_late_does_not_ask_the_page_with_almost_no_window_left() -> None:
+    # A busy machine: the first look at the page comes 0.98 s into a 1 s window. A page with
+    # a 50 ms interval has its next run 40 ms away, past the 20 ms left: asked then, it
+    # would look idle, and the window would be called "ended early" for a page never idle.
+    clock = Clock()
+    readiness = Readiness(lambda: clock.now)
+    readiness.loaded()
+    asked: list[float] = []
+
+    async def interval_page(window: float) -> bool:
+        asked.append(window)
+        return window < 0.04
+
+    readiness.idle = interval_page
+    clock.now += 0.98
+
+    async def time_passes() -> None:  # 5 ms of the clock per real poll of the loop
+        while True:
+            await asyncio.sleep(0.001)
+            clock.now += 0.005
+
+    ticking = asyncio.create_task(time_passes())
+    try:
+        report = await asyncio.wait_for(readiness.wait(Settle(quiet=1.0, timeout=2.0)), 10)
+    finally:
+        ticking.cancel()
+    assert (report.settled, report.early, asked) == (True, False, [])

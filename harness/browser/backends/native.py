@@ -458,10 +458,12 @@ class NativeBackend(ChannelBackend):
             registry = listing.get("registry") if isinstance(listing, dict) else None
             if direct and isinstance(registry, list):
                 self._reconcile(cdp_id, registry, extras)
-            elif direct and isinstance(listing, dict):
-                # Chromium's getTools() did not answer in time (a frame's WebMCP requests
+            elif direct and registry == "timeout":
+                # Chromium's getTools() did not settle in time (a frame's WebMCP requests
                 # can go unanswered): the layer saw each registration it records, and
                 # CDP's later events still come; nothing is removed on its word alone.
+                # (A getTools() that failed — a document.domain document's SecurityError
+                # — leaves CDP's view alone: Chromium has no tools there.)
                 self._reconcile(
                     cdp_id, [snap for _, snap in extras.values()], extras, complete=False
                 )
