@@ -21,15 +21,15 @@ import asyncio
 import socket
 import tempfile
 import time
-from collections.abc import AsyncIterator, Coroutine, Iterator
+from collections.abc import AsyncIterator, Awaitable, Callable, Coroutine, Iterator
 from pathlib import Path
-from typing import TYPE_CHECKING, Any
+from typing import TYPE_CHECKING, Any, Protocol, TypeVar
 
 import pytest
 import pytest_timeout
 from aiohttp import web
+from playwright.async_api import BrowserContext, Page
 from playwright.async_api import Error as PlaywrightError
-from playwright.async_api import Page
 
 if TYPE_CHECKING:
     from harness import Harness, Session
@@ -140,6 +140,25 @@ async def answers(page: Page) -> bool:
     except (PlaywrightError, TimeoutError):
         return False
     return True
+
+
+class _SharedPage(Protocol):
+    page: Page
+    context: BrowserContext
+
+
+P = TypeVar("P", bound=_SharedPage)
+
+
+async def replace_crashed(pages: dict[Any, P], make: Callable[[Any], Awaitable[P]]) -> dict[Any, P]:
+    """A module's shared pages, each that no longer answers (Chromium's renderer crashes now
+    and then under load, on a navigation) closed and made again with ``make(key)``: a crash
+    fails the test it happened in, not every later test of the module."""
+    for key, shared in list(pages.items()):
+        if not await answers(shared.page):
+            await shared.context.close()
+            pages[key] = await make(key)
+    return pages
 
 
 async def listen(runner: web.AppRunner) -> int:

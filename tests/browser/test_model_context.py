@@ -21,7 +21,7 @@ from playwright.async_api import Browser, BrowserContext, Frame, Page, async_pla
 from harness.browser.backends.snapshots import read_listing
 from harness.browser.chromium import NATIVE_WEBMCP_FLAGS, QUIET_FLAGS
 from harness.browser.injection import ChannelKeys, Mode, PageChannel
-from tests.conftest import PageServer, answers
+from tests.conftest import PageServer, replace_crashed
 
 MODES: tuple[Mode, ...] = ("polyfill", "native")
 UNKNOWN_MESSAGE = "The operation failed for an unknown transient reason (e.g. out of memory)."
@@ -129,14 +129,10 @@ async def module_pages(
 async def harnessed_pages(
     module_pages: dict[Mode, Harnessed], browsers: dict[Mode, Browser], page_server: PageServer
 ) -> dict[Mode, Harnessed]:
-    """The module's pages, a crashed one replaced first: Chromium's renderer crashes now and
-    then under load (about once in a whole run, native, on a navigation), and a crash fails
-    the test it happened in, not every later test of the module."""
-    for mode, harnessed in list(module_pages.items()):
-        if not await answers(harnessed.page):
-            await harnessed.context.close()
-            module_pages[mode] = await _harnessed(mode, browsers[mode], page_server)
-    return module_pages
+    """The module's pages, a crashed one replaced first (tests.conftest.replace_crashed)."""
+    return await replace_crashed(
+        module_pages, lambda mode: _harnessed(mode, browsers[mode], page_server)
+    )
 
 
 @pytest.fixture(params=MODES)

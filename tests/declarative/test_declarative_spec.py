@@ -27,7 +27,7 @@ from harness.browser.backends.snapshots import read_listing
 from harness.browser.chromium import NATIVE_WEBMCP_FLAGS, QUIET_FLAGS
 from harness.browser.injection import ChannelKeys, Mode, PageChannel
 from harness.stages.framing import frame_untrusted
-from tests.conftest import answers, listen
+from tests.conftest import listen, replace_crashed
 
 FORMS = Path(__file__).parent.parent / "forms"
 PAGES = Path(__file__).parent.parent / "pages"
@@ -156,14 +156,8 @@ async def pages(browsers: dict[Mode, Browser], served: Served) -> dict[Mode, Dri
 async def driven(
     pages: dict[Mode, Driven], browsers: dict[Mode, Browser], served: Served
 ) -> dict[Mode, Driven]:
-    """The module's pages, a crashed one replaced first: Chromium's renderer crashes now and
-    then under load (about once in a whole run, native, on a navigation), and a crash
-    fails the test it happened in, not every later test of the module."""
-    for mode, driven in list(pages.items()):
-        if not await answers(driven.page):
-            await driven.context.close()
-            pages[mode] = await _drive(mode, browsers[mode], served)
-    return pages
+    """The module's pages, a crashed one replaced first (tests.conftest.replace_crashed)."""
+    return await replace_crashed(pages, lambda mode: _drive(mode, browsers[mode], served))
 
 
 @pytest.fixture(params=MODES)
