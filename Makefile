@@ -6,7 +6,7 @@ VENV   := .venv
 BIN    := $(VENV)/bin
 STAMP  := $(VENV)/.installed
 
-.PHONY: setup chromium demo selftest test lint typecheck unit clean conformance conformance-deps reports bench bench-deps
+.PHONY: setup chromium demo selftest test lint typecheck unit slow slow-changed clean conformance conformance-deps reports bench bench-deps
 
 setup: $(STAMP) chromium
 
@@ -83,11 +83,21 @@ typecheck: $(STAMP)
 	$(BIN)/mypy harness
 
 # Two workers (pytest-xdist): the suite is mostly waiting on Chromium, and every test serves
-# its pages on free ports, so the workers never share state.
+# its pages on free ports, so the workers never share state. The scenario suites marked
+# `slow` (a minute or more each: the quick selftest, the demo, the WPT and UA suites, a fresh
+# install, Ray runs...) are left to `slow-changed`.
 unit: setup $(CONFORMANCE)
-	$(BIN)/python -m pytest -n 2
+	$(BIN)/python -m pytest -n 2 -m 'not slow'
 
-test: lint typecheck unit
+# The slow suites whose tests or sources changed since they last passed (tests/slow_suites.py,
+# .ci/slow-stamps.json): CI runs exactly those. `make slow` runs them all and stamps them.
+slow-changed: setup $(CONFORMANCE)
+	$(BIN)/python -m tests.slow_suites
+
+slow: setup $(CONFORMANCE)
+	$(BIN)/python -m tests.slow_suites --all
+
+test: lint typecheck unit slow-changed
 
 clean:
 	rm -rf $(VENV) .mypy_cache .ruff_cache .pytest_cache conformance/node_modules bench/node_modules

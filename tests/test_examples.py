@@ -12,6 +12,7 @@ import pytest
 ROOT = Path(__file__).parent.parent
 
 
+@pytest.mark.slow
 @pytest.mark.timeout(900)
 def test_the_examples_pass_on_two_workers(tmp_path: Path) -> None:
     output = tmp_path / "test-results"

@@ -11,6 +11,9 @@ The rules, kept simple so that a new block either runs or says why not:
 - ``yaml``, ``toml`` and ``json`` blocks must parse. Untagged blocks are prose.
 - A block right after a line ``<!-- readme: not run — REASON -->`` is skipped (set-up
   steps, servers that run until stopped); the reason is required.
+- A block right after ``<!-- readme: slow — REASON -->`` runs, but is marked ``slow``: a
+  scenario of half a minute or more, which ``make test`` runs when the README or the code
+  it exercises changed (``tests/slow_suites.py``); the reason is required.
 
 The README names the sites by their fixed ports (todo 8101, keys 8102, mail 8103, shop
 8104, …: each site's ``SiteSpec.port``). The test serves them on free ports instead, replaces those ports in every block,
@@ -41,6 +44,7 @@ BIN = Path(sys.executable).parent
 DEFAULT_PORTS = {name: SITES[name].port for name in default_sites()}  # what `sites` serves
 FENCE = re.compile(r"^```(?P<lang>\S*)\s*$")
 NOT_RUN = re.compile(r"^<!-- readme: not run — (?P<reason>\S.*\S) -->$")
+SLOW = re.compile(r"^<!-- readme: slow — (?P<reason>\S.*\S) -->$")
 
 pytestmark = pytest.mark.timeout(900)
 
@@ -53,6 +57,7 @@ class Block:
     text: str
     line: int
     skip: str | None
+    slow: str | None = None
 
     @property
     def id(self) -> str:
@@ -76,13 +81,16 @@ def blocks(text: str) -> list[Block]:
             body.append(lines[index])
             index += 1
         index += 1
-        marker = NOT_RUN.match(lines[start - 1]) if start > 0 else None
+        above = lines[start - 1] if start > 0 else ""
+        marker = NOT_RUN.match(above)
+        slow = SLOW.match(above)
         found.append(
             Block(
                 lang=match["lang"],
                 text="\n".join(body) + "\n",
                 line=start + 1,
                 skip=marker["reason"] if marker else None,
+                slow=slow["reason"] if slow else None,
             )
         )
     return found
@@ -106,6 +114,15 @@ def test_a_marker_skips_only_the_next_block() -> None:
     text = "<!-- readme: not run — a server that runs until stopped -->\n```sh\nx\n```\n```sh\ny\n```\n"
     first, second = blocks(text)
     assert first.skip == "a server that runs until stopped" and second.skip is None
+
+
+def test_a_slow_marker_marks_only_the_next_block_and_still_runs_it() -> None:
+    text = "<!-- readme: slow — a grid of a minute -->\n```sh\nx\n```\n```sh\ny\n```\n"
+    first, second = blocks(text)
+    assert (first.slow, first.skip) == ("a grid of a minute", None)
+    assert second.slow is None
+    slow = [b for b in BLOCKS if b.slow]
+    assert 0 < len(slow) <= 4 and all(len(b.slow or "") > 10 for b in slow)
 
 
 class Sites:
@@ -189,7 +206,12 @@ def test_data_blocks_parse(block: Block) -> None:
 
 
 @pytest.mark.parametrize(
-    "block", [b for b in BLOCKS if b.lang in ("sh", "python")], ids=lambda b: b.id
+    "block",
+    [
+        pytest.param(b, id=b.id, marks=[pytest.mark.slow] if b.slow else [])
+        for b in BLOCKS
+        if b.lang in ("sh", "python")
+    ],
 )
 async def test_code_blocks_run(block: Block, sites: Sites, tmp_path: Path) -> None:
     if block.skip:

@@ -31,6 +31,7 @@ QUICK_ITEMS = {
 }
 
 
+@pytest.mark.slow
 @pytest.mark.native
 @pytest.mark.timeout(600)
 async def test_quick_bench_through_the_console_script(tmp_path: Path) -> None:

@@ -36,6 +36,7 @@ async def run(*args: str, env: dict[str, str] | None = None) -> tuple[int, str, 
     return proc.returncode, out.decode(), err.decode()
 
 
+@pytest.mark.slow
 @pytest.mark.parametrize("backend", ["polyfill", "native"])
 async def test_tools_json(page_server: PageServer, backend: str) -> None:
     url = page_server.url("s_tools.html")
@@ -59,6 +60,7 @@ async def test_tools_json(page_server: PageServer, backend: str) -> None:
     assert echo["source"] == "script" and echo["frame"] == "main"
 
 
+@pytest.mark.slow
 @pytest.mark.parametrize("backend", ["polyfill", "native"])
 async def test_call_json_ok_and_tool_error_both_exit_zero(
     page_server: PageServer, backend: str
@@ -76,6 +78,7 @@ async def test_call_json_ok_and_tool_error_both_exit_zero(
     assert json.loads(out)["result"]["isError"] is True
 
 
+@pytest.mark.slow
 async def test_call_timeout_option(page_server: PageServer) -> None:
     code, out, _ = await run(
         "call", page_server.url("s_tools.html"), "slow", "--timeout", "0.5", "--json"
@@ -91,6 +94,7 @@ async def test_human_output_is_a_table(page_server: PageServer) -> None:
     assert "WebMCP tools at" in out and "echo" in out and "readOnlyHint=true" in out
 
 
+@pytest.mark.slow
 @pytest.mark.parametrize(
     ("args", "message"),
     [

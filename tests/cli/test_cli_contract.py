@@ -79,6 +79,7 @@ async def test_a_mistyped_or_abbreviated_flag_is_a_usage_error_of_its_sub_comman
     assert "Traceback" not in err and out == ""
 
 
+@pytest.mark.slow
 @pytest.mark.parametrize(
     "args",
     [
@@ -130,6 +131,7 @@ async def test_mcp_rejects_bad_user_agent_options_before_the_browser(tmp_path: P
 # -- --json: every outcome ------------------------------------------------------------------
 
 
+@pytest.mark.slow
 @pytest.mark.parametrize("backend", ["polyfill", "native"])
 async def test_an_unknown_tool_is_a_json_error_naming_the_tools_there_are(
     url: str, backend: str
@@ -164,6 +166,7 @@ async def test_catalog_warnings_are_objects_and_the_listing_says_it_settled(url:
     assert all(set(w) == {"code", "message", "tool"} for w in data["warnings"])
 
 
+@pytest.mark.slow
 async def test_a_page_without_tools_says_so(page_server: PageServer) -> None:
     page = page_server.url("rd_never.html")
     code, out, err = await run_script("tools", page)
@@ -176,6 +179,7 @@ async def test_a_page_without_tools_says_so(page_server: PageServer) -> None:
 # -- readiness options -----------------------------------------------------------------------
 
 
+@pytest.mark.slow
 async def test_wait_for_tool_and_settle_find_a_late_tool(url: str) -> None:
     names = []
     for extra in ([], ["--wait-for-tool", "late"], ["--settle", "3000"]):
@@ -188,6 +192,7 @@ async def test_wait_for_tool_and_settle_find_a_late_tool(url: str) -> None:
     assert json.loads(out)["result"]["structuredContent"] == {"late": True}
 
 
+@pytest.mark.slow
 async def test_a_tool_waited_for_that_never_comes_is_an_error(url: str) -> None:
     code, out, err = await run_script("tools", url, "--wait-for-tool", "never", "--json")
     assert code == 1
@@ -197,6 +202,7 @@ async def test_a_tool_waited_for_that_never_comes_is_an_error(url: str) -> None:
 # -- --policy and --elicit, the same on call, agent and mcp ---------------------------------
 
 
+@pytest.mark.slow
 async def test_call_takes_policy_files_default_none_and_strict(url: str, block_echo: Path) -> None:
     results = {}
     for policy in (str(block_echo), "none", "default", "strict"):
@@ -256,6 +262,7 @@ async def mcp_client(url: str, *options: str) -> AsyncIterator[Client]:
         yield client
 
 
+@pytest.mark.slow
 async def test_mcp_takes_policy_elicit_and_wait_for_tool(url: str, block_echo: Path) -> None:
     options = ["--policy", str(block_echo), "--elicit", "accept", "--wait-for-tool", "late"]
     async with asyncio.timeout(120), mcp_client(url, *options) as client:

@@ -44,6 +44,7 @@ async def test_the_tools_table_tells_declared_false_from_not_declared(server: QA
     assert "readOnlyHint=true, idempotentHint=false" in rows["reads"]
 
 
+@pytest.mark.slow
 async def test_calling_a_tool_not_there_yet_says_how_to_wait(server: QAServer) -> None:
     code, _, err = await run("call", server.url("/"), "late", "--settle", "100")
     assert code == 1
@@ -53,6 +54,7 @@ async def test_calling_a_tool_not_there_yet_says_how_to_wait(server: QAServer) -
     assert code == 0, err
 
 
+@pytest.mark.slow
 async def test_a_policy_refusal_of_your_own_tool_names_the_fix(
     server: QAServer, tmp_path: Path
 ) -> None:

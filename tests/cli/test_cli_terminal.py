@@ -22,6 +22,7 @@ SENT = ("\x1b", "\x07", "\r", "\x9b", "\u202e")
 pytestmark = pytest.mark.timeout(300)
 
 
+@pytest.mark.slow
 async def test_no_front_end_sends_a_pages_control_characters_to_the_terminal(
     page_server: PageServer, short_tmp: Path
 ) -> None:

@@ -7,6 +7,7 @@ import pytest
 from tests.console_script import run_script
 
 
+@pytest.mark.slow
 @pytest.mark.timeout(600)  # eight acts, one a small experiment: slow on a busy machine
 async def test_the_demo_runs_every_act() -> None:
     code, out, err = await run_script("demo", timeout=560)

@@ -40,6 +40,7 @@ async def server() -> AsyncIterator[QAServer]:
         yield qa
 
 
+@pytest.mark.slow
 async def test_fuzz_prints_the_shrunk_input_and_a_reproduction_that_fails_again(
     server: QAServer,
 ) -> None:
@@ -63,6 +64,7 @@ async def test_fuzz_prints_the_shrunk_input_and_a_reproduction_that_fails_again(
     assert result["status"] == "failed" and result["failure"]["arguments"] == {"query": ""}
 
 
+@pytest.mark.slow
 async def test_fuzz_exits_0_when_every_property_holds(server: QAServer) -> None:
     code, out, err = await run(
         "fuzz",
@@ -91,6 +93,7 @@ async def test_fuzz_usage_errors(server: QAServer) -> None:
     assert code == 2 and "No tool named 'nope'" in err and "--wait-for-tool" in err
 
 
+@pytest.mark.slow
 async def test_snapshot_then_diff_gates_a_changed_catalog(server: QAServer, tmp_path: Path) -> None:
     baseline = tmp_path / "catalog.json"
     code, _, err = await run("snapshot", server.url("/v1"), "--output", str(baseline))

@@ -32,6 +32,7 @@ def _above_info(audit: SiteAudit) -> set[tuple[str, str | None]]:
     return {(f.code, f.tool) for f in audit.findings if f.severity != "info"}
 
 
+@pytest.mark.slow
 async def test_every_planted_defect_is_found_with_its_code(audits: dict[str, SiteAudit]) -> None:
     wanted = {(d["code"], d["tool"]) for d in planted()}
     found = _above_info(audits["evil"])
@@ -80,6 +81,7 @@ def _no_canary(directory: Path) -> None:
         assert "HXCANARY" not in path.read_text(encoding="utf-8"), path.name
 
 
+@pytest.mark.slow
 async def test_the_evil_site_fails_the_run_and_the_baseline_decides_what_is_expected(
     tmp_path: Path,
 ) -> None:
@@ -142,6 +144,7 @@ async def test_the_evil_site_fails_the_run_and_the_baseline_decides_what_is_expe
     assert "regressed" in out and "annotations-not-explicit · update_profile: PASS → FAIL" in out
 
 
+@pytest.mark.slow
 async def test_fail_on_sets_the_threshold(page_server: PageServer, tmp_path: Path) -> None:
     url = page_server.url("audit_warnings.html")
     code, out, _ = await run_script(
@@ -162,6 +165,7 @@ async def test_fail_on_sets_the_threshold(page_server: PageServer, tmp_path: Pat
     assert code == 1 and "annotations-not-explicit · rename_list: FAIL" in out
 
 
+@pytest.mark.slow
 async def test_the_harness_that_cannot_run_exits_3(
     tmp_path: Path, monkeypatch: pytest.MonkeyPatch
 ) -> None:
@@ -182,6 +186,7 @@ async def test_the_harness_that_cannot_run_exits_3(
     assert code == 3 and "WEBMCP_CHROMIUM" in err
 
 
+@pytest.mark.slow
 @pytest.mark.parametrize(
     ("args", "why"),
     [

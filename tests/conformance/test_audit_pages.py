@@ -59,6 +59,7 @@ async def test_a_page_that_patches_the_dom_neither_hides_forms_nor_hangs_the_aud
     assert "list_items" in audit.tools
 
 
+@pytest.mark.slow
 @pytest.mark.parametrize("backend", BACKENDS)
 async def test_tools_that_register_after_hydration_are_waited_for_or_fail_the_audit(
     page_server: PageServer, backend: BackendName
@@ -78,6 +79,7 @@ async def test_tools_that_register_after_hydration_are_waited_for_or_fail_the_au
     )
 
 
+@pytest.mark.slow
 @pytest.mark.parametrize("backend", BACKENDS)
 async def test_a_page_that_never_yields_times_the_reads_out(
     page_server: PageServer, backend: BackendName

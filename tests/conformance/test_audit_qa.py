@@ -138,6 +138,7 @@ def statuses(audits: Audits, test: str) -> dict[str, str]:
     return {s.name: s.status for s in result.subtests}
 
 
+@pytest.mark.slow
 async def test_a_broken_property_is_a_fuzz_finding_with_its_reproduction(
     audits: Audits,
 ) -> None:
@@ -236,6 +237,7 @@ def test_a_change_is_graded_as_drift_grades_it(
     assert ("a", "catalog-removed") in checks and ("a", "catalog-added") not in checks
 
 
+@pytest.mark.slow
 async def test_the_cli_gates_on_fuzz_and_catalog_findings(
     server: QAServer, baseline: CatalogSnapshot, tmp_path: Path
 ) -> None:
@@ -280,6 +282,7 @@ async def test_the_cli_gates_on_fuzz_and_catalog_findings(
             assert CANARY not in path.read_text(encoding="utf-8", errors="replace"), path.name
 
 
+@pytest.mark.slow
 @pytest.mark.parametrize(
     ("args", "why"),
     [

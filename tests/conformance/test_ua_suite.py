@@ -147,6 +147,7 @@ async def representative(fixtures: FixtureServer) -> list[Report]:
     return [await run_suite(backend, files, fixtures) for backend in ("native", "polyfill")]
 
 
+@pytest.mark.slow
 @pytest.mark.timeout(900)  # about 90 subtests per backend, on a machine that may be busy
 async def test_a_file_of_every_area_on_both_backends_is_what_the_baseline_expects(
     representative: list[Report],
@@ -168,6 +169,7 @@ async def test_a_file_of_every_area_on_both_backends_is_what_the_baseline_expect
     assert polyfill["an x-sensitive field never reaches the agent"] == "PASS"
 
 
+@pytest.mark.slow
 @pytest.mark.timeout(900)
 async def test_the_reports_of_a_run_carry_no_fixture_secret(
     representative: list[Report], fixtures: FixtureServer, tmp_path: Path
@@ -263,6 +265,7 @@ async def test_a_fixture_that_cannot_open_is_an_error_and_its_subtests_notrun() 
 # -- the command ---------------------------------------------------------------------------------
 
 
+@pytest.mark.slow
 @pytest.mark.timeout(600)
 async def test_the_command_follows_the_baseline_and_an_unexpected_pass_fails_it(
     tmp_path: Path,

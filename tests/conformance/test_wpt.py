@@ -159,6 +159,7 @@ async def test_generated_pages_are_what_wptserve_writes() -> None:
 # -- the runner's conventions, in a browser -------------------------------------------------
 
 
+@pytest.mark.slow
 @pytest.mark.timeout(300)
 async def test_the_runner_follows_wpts_conventions() -> None:
     report = await run_wpt(TREE, "native", include=["/webmcp/runner"])
@@ -216,6 +217,7 @@ async def test_the_runner_follows_wpts_conventions() -> None:
     )
 
 
+@pytest.mark.slow
 @pytest.mark.timeout(300)
 @pytest.mark.parametrize("configuration", ["polyfill", "native"])
 async def test_results_survive_a_hang_and_a_renderer_crash(configuration: str) -> None:
@@ -299,6 +301,7 @@ async def _plain_run(tests: list[WptTest], chromium: str) -> tuple[Results, list
     return results, messages
 
 
+@pytest.mark.slow
 @pytest.mark.timeout(300)
 async def test_native_is_chromium_with_nothing_injected(chromium_path: str) -> None:
     tests = [t for t in discover(TREE, COMPARED) if t.skip is None]
@@ -347,6 +350,7 @@ async def test_native_is_chromium_with_nothing_injected(chromium_path: str) -> N
     assert any(item.startswith("DataError validation") for item in injected)
 
 
+@pytest.mark.slow
 @pytest.mark.timeout(300)
 @pytest.mark.parametrize("configuration", ["polyfill", "native+layer"])
 async def test_the_polyfill_and_the_layer_behave_as_native_chromium(configuration: str) -> None:
@@ -361,6 +365,7 @@ async def test_the_polyfill_and_the_layer_behave_as_native_chromium(configuratio
     assert _not_passing(fidelity) == {}
 
 
+@pytest.mark.slow
 @pytest.mark.timeout(300)
 async def test_the_command_runs_the_configurations_and_writes_the_reports(tmp_path: Path) -> None:
     out = tmp_path / "out"
@@ -406,6 +411,7 @@ async def test_an_unknown_configuration_is_a_usage_error() -> None:
         await asyncio.wait_for(run_wpt(TREE, "layer"), 10)
 
 
+@pytest.mark.slow
 @pytest.mark.timeout(120)
 @pytest.mark.parametrize("backend", ["polyfill", "native"])
 async def test_forms_are_no_tools_where_document_domain_is_enabled(backend: BackendName) -> None:

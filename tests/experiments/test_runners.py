@@ -58,6 +58,7 @@ async def uninterrupted(tmp_path_factory: pytest.TempPathFactory) -> AsyncIterat
     yield await run_experiment(grid, RunOptions(output=base / "out", workers=2, progress=False))
 
 
+@pytest.mark.slow
 async def test_deterministic_agents_give_the_same_table_run_to_run(
     uninterrupted: Study, tmp_path: Path
 ) -> None:
@@ -83,6 +84,7 @@ async def test_deterministic_agents_give_the_same_table_run_to_run(
         assert rows[(agent, "mail-injection", "default")]["attack"] == 0.0
 
 
+@pytest.mark.slow
 async def test_a_local_ray_run_gives_the_same_table_row_for_row(
     uninterrupted: Study, tmp_path: Path
 ) -> None:

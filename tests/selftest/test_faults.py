@@ -55,6 +55,7 @@ def fault_harness(harnesses: dict[BackendName, Harness]) -> Harness:
     return harnesses["polyfill"]
 
 
+@pytest.mark.slow
 @pytest.mark.parametrize(
     ("tool", "group", "arguments", "expected"),
     FAULT_CALLS,
@@ -112,6 +113,7 @@ async def test_a_canary_secret_never_reaches_the_agent_view(
     assert user_view is not None and "HXCANARY" in user_view.model_dump_json()
 
 
+@pytest.mark.slow
 @pytest.mark.parametrize("backend", ["polyfill", "native"])
 async def test_a_renderer_crash_ends_the_call_as_crashed_and_says_how_to_recover(
     chromium_path: str, fault_pages: FaultPages, tmp_path: Path, backend: BackendName
@@ -145,6 +147,7 @@ async def test_a_killed_browser_ends_the_call_and_the_harness_relaunches(
     assert result.outcome == "crashed", result
 
 
+@pytest.mark.slow
 async def test_registration_storms_leave_a_consistent_catalog(
     fault_harness: Harness, fault_pages: FaultPages, tmp_path: Path
 ) -> None:
@@ -188,6 +191,7 @@ async def test_a_tool_unregistered_mid_call_runs_on_as_in_native_chromium(
     assert "unregister_then_answer" not in names and "echo" in names
 
 
+@pytest.mark.slow
 @pytest.mark.parametrize("backend", ["polyfill", "native"])
 @pytest.mark.parametrize("tool", ["navigate_away", "reload_mid_call", "detach_frame"])
 async def test_the_document_going_away_mid_call_ends_it_at_once_on_both_backends(

@@ -8,6 +8,7 @@ from __future__ import annotations
 import time
 from typing import Any
 
+import pytest
 from hypothesis import HealthCheck, given, settings
 from hypothesis import strategies as st
 
@@ -24,6 +25,7 @@ def tool(schema: dict[str, Any]) -> Tool:
     return Tool(name="t", description="d", inputSchema=schema, origin=FRAME.origin, frame="f0")
 
 
+@pytest.mark.slow
 def test_every_bad_input_the_selftest_tries_is_answered_clearly() -> None:
     results = all_inputs()
     unclear = [r for r in results if not r.clear]

@@ -24,6 +24,7 @@ async def load_pages() -> AsyncIterator[FaultPages]:
         yield pages
 
 
+@pytest.mark.slow
 async def test_calls_over_sixteen_pages_are_neither_lost_nor_crossed(
     chromium_path: str, load_pages: FaultPages
 ) -> None:

@@ -10,6 +10,7 @@ import pytest
 from tests.console_script import run_script
 
 
+@pytest.mark.slow
 @pytest.mark.timeout(1200)
 async def test_the_quick_selftest_passes_and_writes_its_report(tmp_path: Path) -> None:
     code, out, err = await run_script(

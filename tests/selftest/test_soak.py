@@ -105,6 +105,7 @@ async def fault_pages() -> AsyncIterator[FaultPages]:
         yield pages
 
 
+@pytest.mark.slow
 async def test_a_short_real_soak_samples_all_three_curves_and_reports_them(
     chromium_path: str, fault_pages: FaultPages, tmp_path: Path
 ) -> None:

@@ -97,6 +97,7 @@ def test_a_tool_that_throws(page, webmcp, todo_url):
 """
 
 
+@pytest.mark.slow
 def test_fixtures_defaults_messages_and_traces_kept_on_failure(suite: pytest.Pytester) -> None:
     suite.makepyfile(test_defaults=DEFAULTS.replace("CHROMIUM", repr(str(find_chromium()))))
     result = run(suite, "--tracing", "retain-on-failure")
@@ -187,6 +188,7 @@ def browser_type_launch_args(browser_type_launch_args):
 """
 
 
+@pytest.mark.slow
 def test_options_and_the_marker_that_overrides_them(suite: pytest.Pytester) -> None:
     conftest = suite.path / "conftest.py"
     conftest.write_text(conftest.read_text() + USER_LAUNCH_ARGS)
@@ -216,6 +218,7 @@ def test_options_and_the_marker_that_overrides_them(suite: pytest.Pytester) -> N
     assert len(kept(suite, "trace.jsonl")) == 3
 
 
+@pytest.mark.slow
 def test_trace_off_keeps_nothing(suite: pytest.Pytester) -> None:
     suite.makepyfile(
         test_off="""
@@ -231,6 +234,7 @@ def test_fails(page, webmcp, todo_url):
     assert kept(suite, "trace.jsonl") == []
 
 
+@pytest.mark.slow
 @pytest.mark.parametrize(
     ("option", "message"),
     [
@@ -260,6 +264,7 @@ def test_the_plugin_is_registered_by_its_entry_point() -> None:
     assert sys.modules.get("harness.pytest_plugin") is not None  # this very run loaded it
 
 
+@pytest.mark.slow
 def test_the_junit_report_names_the_kept_trace(suite: pytest.Pytester) -> None:
     suite.makepyfile(
         test_junit="""
@@ -301,6 +306,7 @@ async def test_fails(webmcp_async, todo_url):
 """
 
 
+@pytest.mark.slow
 def test_the_async_fixture_keeps_playwrights_artifacts_too(suite: pytest.Pytester) -> None:
     suite.makepyfile(test_async=ASYNC_ARTIFACTS)
     # (--video needs Playwright's ffmpeg, which only `playwright install` brings.)
@@ -340,6 +346,7 @@ def test_sites_are_reset_before_each_test(page: Page, webmcp, webmcp_sites):
 """
 
 
+@pytest.mark.slow
 def test_a_fresh_project_runs_without_warnings(pytester: pytest.Pytester) -> None:
     """No conftest, no configuration: the plugin's fixtures alone, and no warning at all
     (neither pytest-asyncio's loop scope nor pytest-playwright's base_url stand-in)."""
@@ -388,6 +395,7 @@ def test_a_bad_elicit_timeout(webmcp):
 '''
 
 
+@pytest.mark.slow
 def test_settle_elicit_timeout_artifacts_and_stop_reasons(suite: pytest.Pytester) -> None:
     suite.makepyfile(test_more=MORE)
     result = run(

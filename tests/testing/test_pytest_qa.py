@@ -63,6 +63,7 @@ def run(pytester: pytest.Pytester, *args: str) -> pytest.RunResult:
     return pytester.runpytest_subprocess("-p", "no:cacheprovider", "--output", "out", *args)
 
 
+@pytest.mark.slow
 def test_fuzz_and_the_catalog_snapshot_flow(pytester: pytest.Pytester) -> None:
     pytester.makeconftest(CONFTEST)
     pytester.makepyfile(test_qa=TESTS)
