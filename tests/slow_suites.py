@@ -170,11 +170,14 @@ def changed(suites: tuple[Suite, ...] = SUITES) -> list[Suite]:
     return [s for s in suites if stamps.get(s.name, {}).get("fingerprint") != s.fingerprint()]
 
 
-def stamp(suites: list[Suite]) -> None:
+def stamp(suites: list[Suite], fingerprints: dict[str, str] | None = None) -> None:
+    """Record ``suites`` as green on ``fingerprints`` (taken before their run, so a file
+    edited while it ran is not stamped as passed), or on the files as they are now."""
     stamps = load_stamps()
     when = datetime.now(UTC).strftime("%Y-%m-%dT%H:%M:%SZ")
     for suite in suites:
-        stamps[suite.name] = {"fingerprint": suite.fingerprint(), "passed": when}
+        fingerprint = (fingerprints or {}).get(suite.name) or suite.fingerprint()
+        stamps[suite.name] = {"fingerprint": fingerprint, "passed": when}
     STAMPS.parent.mkdir(exist_ok=True)
     STAMPS.write_text(json.dumps(stamps, indent=2, sort_keys=True) + "\n", encoding="utf-8")
 
@@ -215,9 +218,10 @@ def main(argv: list[str] | None = None) -> int:
         return 0
     if args.check:
         return 1
+    before = {suite.name: suite.fingerprint() for suite in due}
     code = run(due, args.workers)
     if code == 0:
-        stamp(due)
+        stamp(due, before)
         print(f"stamped {', '.join(s.name for s in due)} in {STAMPS.relative_to(ROOT)}")
     return code
 

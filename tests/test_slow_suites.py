@@ -52,6 +52,11 @@ def test_a_suite_runs_again_exactly_when_a_file_it_depends_on_changed(
     (tmp_path / "src" / "deep" / "new.py").write_text("")  # a new file counts too
     (tmp_path / "tests" / "conftest.py").write_text("changed\n")  # shared: both run
     assert slow_suites.changed((suite, other)) == [suite, other]
+    # What is stamped is what ran: a file edited during the run leaves the suite due.
+    ran_on = {"a": suite.fingerprint()}
+    (tmp_path / "src" / "deep" / "x.py").write_text("x = 3\n")
+    slow_suites.stamp([suite], ran_on)
+    assert suite in slow_suites.changed((suite, other))
 
 
 def test_a_suite_naming_a_file_that_does_not_exist_is_an_error() -> None:
