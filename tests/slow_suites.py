@@ -18,6 +18,7 @@ Every ``slow`` test must belong to a suite (``tests/test_slow_suites.py`` checks
 from __future__ import annotations
 
 import argparse
+import functools
 import hashlib
 import json
 import subprocess
@@ -33,6 +34,7 @@ STAMPS = ROOT / ".ci" / "slow-stamps.json"
 COMMON = ("tests/conftest.py", "tests/console_script.py", "pyproject.toml", "Makefile")
 
 
+@functools.cache  # one `git ls-files` per checkout per run, not one per suite and use
 def _tracked(root: Path) -> frozenset[str] | None:
     try:
         listing = subprocess.run(
