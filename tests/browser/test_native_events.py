@@ -9,13 +9,16 @@ events and check answers, never time.
 
 from __future__ import annotations
 
+import asyncio
 from collections.abc import AsyncIterator, Callable
 from typing import Any
 
 import pytest
+from playwright.async_api import Frame
 
 from harness import Harness
 from harness.browser.backends.native import NativeBackend
+from harness.browser.injection import PageChannel
 from tests.conftest import PageServer
 
 pytestmark = pytest.mark.native
@@ -81,5 +84,60 @@ async def test_a_form_answers_while_the_page_starts_a_navigation_that_never_comm
         assert not outcome.result.is_error, outcome.result
         assert outcome.result.structured_content == {"answered": True}
         assert seen[: seen.index("answer") + 1] == ["off", "answer"], seen
+    finally:
+        await session.close()
+
+
+async def test_a_read_of_the_registry_older_than_cdps_news_does_not_undo_it(
+    harness: Harness, page_server: PageServer, monkeypatch: pytest.MonkeyPatch
+) -> None:
+    # Found by the suite (test_boundary's renamed form, about 1 open in 30): a read of
+    # Chromium's registry taken before a form registered, answered after CDP's toolsAdded
+    # for it, took the tool out of the catalog again, and the catalog then held the
+    # document "as of that read" (every later read of it answered `unchanged`). Here a
+    # listing reads the registry, the page declares a form, and the read's answer is let
+    # through only once CDP's news of the form is in; the catalog is looked at as soon as
+    # that answer was applied.
+    reading, news = asyncio.Event(), asyncio.Event()
+    held: set[asyncio.Task[Any] | None] = set()  # the publications whose read was held back
+    seen: list[list[str]] = []  # the catalog right after each of them
+    command, added = PageChannel.command, NativeBackend._on_tools_added
+    publish = NativeBackend._publish
+
+    def noting(self: NativeBackend, params: dict[str, Any]) -> None:
+        added(self, params)
+        if any(tool["name"] == "late" for tool in params.get("tools", [])):
+            news.set()
+
+    async def late(self: PageChannel, frame: Frame, message: dict[str, Any]) -> Any:
+        answer = await command(self, frame, message)
+        if "registry" in message and reading.is_set() is False and not news.is_set():
+            held.add(asyncio.current_task())
+            reading.set()
+            await asyncio.wait_for(news.wait(), 10)
+            await asyncio.sleep(0.05)  # the news' own publication is done
+        return answer
+
+    async def looking(self: NativeBackend, cdp_id: str, **options: Any) -> None:
+        await publish(self, cdp_id, **options)
+        if asyncio.current_task() in held:
+            seen.append([t.name for t in self.catalog.tools()])
+
+    monkeypatch.setattr(NativeBackend, "_on_tools_added", noting)  # bound as the page opens
+    session = await harness.open(page_server.url("ne_late_form.html"))
+    try:
+        # A new document (none of its registry read yet): its first read is held, the page
+        # declares its form, and CDP's news of it comes before the read's answer.
+        monkeypatch.setattr(NativeBackend, "_publish", looking)
+        monkeypatch.setattr(PageChannel, "command", late)
+        navigation = asyncio.ensure_future(session.navigate(page_server.url("ne_late_form.html?2")))
+        await asyncio.wait_for(reading.wait(), 10)
+        await session.page.wait_for_function("typeof declare === 'function'")
+        await session.page.evaluate("declare()")
+        await asyncio.wait_for(navigation, 10)
+        assert news.is_set() and seen == [["late"]], seen
+        assert [t.name for t in await session.tools()] == ["late"]
+        outcome = await session.call("late", {"q": "x"})
+        assert outcome.error_kind is None, outcome.agent_json()
     finally:
         await session.close()

@@ -21,6 +21,7 @@ which it is once the document stopped loading (see :meth:`NativeBackend._on_star
 from __future__ import annotations
 
 import asyncio
+import collections
 import contextlib
 import functools
 import itertools
@@ -74,6 +75,10 @@ CHANGED_ERROR = "WebMCPHarnessToolChanged"
 # CDP's toolsAdded/toolsRemoved of one frame are published at most this often.
 PUBLISH_INTERVAL_S = 0.1
 
+# How many times a listing reads Chromium's registry when CDP's news of the frame keeps
+# arriving during the read (each such read may be older than the news it would undo).
+READS_PER_LISTING = 3
+
 # The longest the WebMCP domain stays off while a top-level document loads (one whose
 # loading never stops still has its registry followed after this).
 EVENTS_OFF_MAX_S = 3.0
@@ -111,6 +116,9 @@ class NativeBackend(ChannelBackend):
         # cdp frame id → its last document's CDP records and parsed layer texts (for reuse)
         self._retired: dict[str, tuple[dict[str, dict[str, Any]], dict[str, dict[str, Any]]]] = {}
         self._publish_due: set[str] = set()  # frames with a publication scheduled
+        # cdp frame id → how many toolsAdded/toolsRemoved events named it: a read of
+        # Chromium's registry during which this changed may be older than that news.
+        self._news: collections.Counter[str] = collections.Counter()
         # The WebMCP domain is off while a top-level document loads (_on_started_loading),
         # at most until this timer turns it on again.
         self._events_on = False
@@ -280,6 +288,7 @@ class NativeBackend(ChannelBackend):
         for tool in params.get("tools", []):
             self._remember(tool["frameId"], tool)
             touched.add(tool["frameId"])
+        self._news.update(touched)
         for cdp_id in touched:
             self._schedule_publish(cdp_id)
 
@@ -303,6 +312,7 @@ class NativeBackend(ChannelBackend):
         for tool in params.get("tools", []):
             self._native.get(tool["frameId"], {}).pop(tool["name"], None)
             touched.add(tool["frameId"])
+        self._news.update(touched)
         for cdp_id in touched:
             self._schedule_publish(cdp_id)
 
@@ -445,12 +455,10 @@ class NativeBackend(ChannelBackend):
                 # and its last report explains what changed: no need to ask it again.
                 listing = self._reports.get(cdp_id)
             if listing is None:
-                # A direct read may be answered `unchanged`: the catalog holds this document
-                # as of a direct read, and no CDP event came since (see _schedule_publish).
-                command = self._list_command(frame, registry=True) if direct else {"op": "list"}
-                listing = parse_answer(await self.channel.command(frame, command))
+                listing, fresh = await self._read(frame, cdp_id, direct=direct)
                 if isinstance(listing, dict) and listing.get("unchanged") is True:
                     return
+                direct = direct and fresh
                 if isinstance(listing, dict):
                     declarations = listing.get("declarations")
                     versions = StateVersions(listing.get("version"), listing.get("seedVersion"))
@@ -492,6 +500,22 @@ class NativeBackend(ChannelBackend):
             self._versions[frame] = versions
         else:
             self._versions.pop(frame, None)
+
+    async def _read(self, frame: Frame, cdp_id: str, *, direct: bool) -> tuple[Any, bool]:
+        """The layer's listing of a frame, with Chromium's registry when ``direct`` (then
+        answered ``unchanged`` when the catalog holds the document as of a direct read and
+        no CDP event came since: see :meth:`_schedule_publish`); and whether the registry
+        read is fresh. CDP's news of the frame that came during a read is in the catalog
+        already, and the read may be older than it (Chromium's ``getTools()`` and CDP's
+        events come by different ways): such a read would undo it, so it is read again, at
+        most :data:`READS_PER_LISTING` times; a read that never was fresh is not used."""
+        for _ in range(READS_PER_LISTING):
+            command = self._list_command(frame, registry=True) if direct else {"op": "list"}
+            news = self._news[cdp_id]
+            listing = parse_answer(await self.channel.command(frame, command))
+            if not direct or self._news[cdp_id] == news:
+                return listing, True
+        return listing, False
 
     def _layer_records(self, cdp_id: str, listing: Any) -> dict[str, tuple[str, dict[str, Any]]]:
         """The layer's snapshots of a frame's tools, by name (each text parsed once)."""
