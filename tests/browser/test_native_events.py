@@ -98,7 +98,7 @@ async def test_a_read_of_the_registry_older_than_cdps_news_does_not_undo_it(
     # listing reads the registry, the page declares a form, and the read's answer is let
     # through only once CDP's news of the form is in; the catalog is looked at as soon as
     # that answer was applied.
-    reading, news = asyncio.Event(), asyncio.Event()
+    reading, news, applied = asyncio.Event(), asyncio.Event(), asyncio.Event()
     held: set[asyncio.Task[Any] | None] = set()  # the publications whose read was held back
     seen: list[list[str]] = []  # the catalog right after each of them
     command, added = PageChannel.command, NativeBackend._on_tools_added
@@ -122,6 +122,7 @@ async def test_a_read_of_the_registry_older_than_cdps_news_does_not_undo_it(
         await publish(self, cdp_id, **options)
         if asyncio.current_task() in held:
             seen.append([t.name for t in self.catalog.tools()])
+            applied.set()
 
     monkeypatch.setattr(NativeBackend, "_on_tools_added", noting)  # bound as the page opens
     session = await harness.open(page_server.url("ne_late_form.html"))
@@ -134,8 +135,10 @@ async def test_a_read_of_the_registry_older_than_cdps_news_does_not_undo_it(
         await asyncio.wait_for(reading.wait(), 10)
         await session.page.wait_for_function("typeof declare === 'function'")
         await session.page.evaluate("declare()")
+        await asyncio.wait_for(news.wait(), 10)
+        await asyncio.wait_for(applied.wait(), 10)  # the held read's publication
         await asyncio.wait_for(navigation, 10)
-        assert news.is_set() and seen == [["late"]], seen
+        assert seen == [["late"]], seen
         assert [t.name for t in await session.tools()] == ["late"]
         outcome = await session.call("late", {"q": "x"})
         assert outcome.error_kind is None, outcome.agent_json()

@@ -21,11 +21,11 @@ which it is once the document stopped loading (see :meth:`NativeBackend._on_star
 from __future__ import annotations
 
 import asyncio
-import collections
 import contextlib
 import functools
 import itertools
 import json
+from collections.abc import Collection
 from typing import Any
 
 from playwright.async_api import BrowserContext, CDPSession, Frame, Page
@@ -75,10 +75,6 @@ CHANGED_ERROR = "WebMCPHarnessToolChanged"
 # CDP's toolsAdded/toolsRemoved of one frame are published at most this often.
 PUBLISH_INTERVAL_S = 0.1
 
-# How many times a listing reads Chromium's registry when CDP's news of the frame keeps
-# arriving during the read (each such read may be older than the news it would undo).
-READS_PER_LISTING = 3
-
 # The longest the WebMCP domain stays off while a top-level document loads (one whose
 # loading never stops still has its registry followed after this).
 EVENTS_OFF_MAX_S = 3.0
@@ -116,9 +112,11 @@ class NativeBackend(ChannelBackend):
         # cdp frame id → its last document's CDP records and parsed layer texts (for reuse)
         self._retired: dict[str, tuple[dict[str, dict[str, Any]], dict[str, dict[str, Any]]]] = {}
         self._publish_due: set[str] = set()  # frames with a publication scheduled
-        # cdp frame id → how many toolsAdded/toolsRemoved events named it: a read of
-        # Chromium's registry during which this changed may be older than that news.
-        self._news: collections.Counter[str] = collections.Counter()
+        # CDP's news: cdp frame id → tool name → when a toolsAdded/toolsRemoved last named
+        # it (a count of the events heard): a read of Chromium's registry during which a
+        # tool's news came may be older than that news (see _read).
+        self._news: dict[str, dict[str, int]] = {}
+        self._heard = 0
         # The WebMCP domain is off while a top-level document loads (_on_started_loading),
         # at most until this timer turns it on again.
         self._events_on = False
@@ -227,6 +225,7 @@ class NativeBackend(ChannelBackend):
             self._retired[cdp_id] = (native, layer)
         self._reports.pop(cdp_id, None)
         self._layer_news.pop(cdp_id, None)
+        self._news.pop(cdp_id, None)
 
     def _on_cdp_detached(self, params: dict[str, Any]) -> None:
         cdp_id = params["frameId"]
@@ -287,8 +286,8 @@ class NativeBackend(ChannelBackend):
         touched = set()
         for tool in params.get("tools", []):
             self._remember(tool["frameId"], tool)
+            self._hear(tool["frameId"], tool["name"])
             touched.add(tool["frameId"])
-        self._news.update(touched)
         for cdp_id in touched:
             self._schedule_publish(cdp_id)
 
@@ -311,10 +310,14 @@ class NativeBackend(ChannelBackend):
         touched = set()
         for tool in params.get("tools", []):
             self._native.get(tool["frameId"], {}).pop(tool["name"], None)
+            self._hear(tool["frameId"], tool["name"])
             touched.add(tool["frameId"])
-        self._news.update(touched)
         for cdp_id in touched:
             self._schedule_publish(cdp_id)
+
+    def _hear(self, cdp_id: str, name: str) -> None:
+        self._heard += 1
+        self._news.setdefault(cdp_id, {})[name] = self._heard
 
     def _schedule_publish(self, cdp_id: str) -> None:
         """Publish a frame's registry, at most once per PUBLISH_INTERVAL_S: Chromium adds
@@ -446,6 +449,7 @@ class NativeBackend(ChannelBackend):
         extras: dict[str, tuple[str, dict[str, Any]]] = {}  # name → (text, snapshot)
         declarations: Any = None
         versions: StateVersions | None = None
+        overtaken: set[str] = set()  # tools CDP's news named while the registry was read
         try:
             listing: Any = None
             if layer is not None:
@@ -455,17 +459,16 @@ class NativeBackend(ChannelBackend):
                 # and its last report explains what changed: no need to ask it again.
                 listing = self._reports.get(cdp_id)
             if listing is None:
-                listing, fresh = await self._read(frame, cdp_id, direct=direct)
+                listing, overtaken = await self._read(frame, cdp_id, direct=direct)
                 if isinstance(listing, dict) and listing.get("unchanged") is True:
                     return
-                direct = direct and fresh
                 if isinstance(listing, dict):
                     declarations = listing.get("declarations")
                     versions = StateVersions(listing.get("version"), listing.get("seedVersion"))
             extras = self._layer_records(cdp_id, listing)
             registry = listing.get("registry") if isinstance(listing, dict) else None
             if direct and isinstance(registry, list):
-                self._reconcile(cdp_id, registry, extras)
+                self._reconcile(cdp_id, registry, extras, overtaken=overtaken)
             elif direct and registry == "timeout":
                 # Chromium's getTools() did not settle in time (a frame's WebMCP requests
                 # can go unanswered): the layer saw each registration it records, and
@@ -473,7 +476,11 @@ class NativeBackend(ChannelBackend):
                 # (A getTools() that failed — a document.domain document's SecurityError
                 # — leaves CDP's view alone: Chromium has no tools there.)
                 self._reconcile(
-                    cdp_id, [snap for _, snap in extras.values()], extras, complete=False
+                    cdp_id,
+                    [snap for _, snap in extras.values()],
+                    extras,
+                    complete=False,
+                    overtaken=overtaken,
                 )
         except (PlaywrightError, FrameGone):
             listing = None  # no layer in this document (yet): Chromium's fields alone
@@ -501,21 +508,18 @@ class NativeBackend(ChannelBackend):
         else:
             self._versions.pop(frame, None)
 
-    async def _read(self, frame: Frame, cdp_id: str, *, direct: bool) -> tuple[Any, bool]:
+    async def _read(self, frame: Frame, cdp_id: str, *, direct: bool) -> tuple[Any, set[str]]:
         """The layer's listing of a frame, with Chromium's registry when ``direct`` (then
         answered ``unchanged`` when the catalog holds the document as of a direct read and
-        no CDP event came since: see :meth:`_schedule_publish`); and whether the registry
-        read is fresh. CDP's news of the frame that came during a read is in the catalog
-        already, and the read may be older than it (Chromium's ``getTools()`` and CDP's
-        events come by different ways): such a read would undo it, so it is read again, at
-        most :data:`READS_PER_LISTING` times; a read that never was fresh is not used."""
-        for _ in range(READS_PER_LISTING):
-            command = self._list_command(frame, registry=True) if direct else {"op": "list"}
-            news = self._news[cdp_id]
-            listing = parse_answer(await self.channel.command(frame, command))
-            if not direct or self._news[cdp_id] == news:
-                return listing, True
-        return listing, False
+        no CDP event came since: see :meth:`_schedule_publish`); and the tools CDP's news
+        named while it was read. That news is in the catalog already, and may be newer
+        than the read (Chromium's ``getTools()`` answers by one way, CDP's events come by
+        another): for those tools, the read's word does not count."""
+        command = self._list_command(frame, registry=True) if direct else {"op": "list"}
+        since = self._heard
+        listing = parse_answer(await self.channel.command(frame, command))
+        news = self._news.get(cdp_id, {})
+        return listing, {name for name, heard in news.items() if heard > since}
 
     def _layer_records(self, cdp_id: str, listing: Any) -> dict[str, tuple[str, dict[str, Any]]]:
         """The layer's snapshots of a frame's tools, by name (each text parsed once)."""
@@ -554,9 +558,11 @@ class NativeBackend(ChannelBackend):
         extras: dict[str, tuple[str, dict[str, Any]]],
         *,
         complete: bool = True,
+        overtaken: Collection[str] = (),
     ) -> None:
-        """Make the CDP-fed copy of a frame's registry what Chromium's ``getTools()`` says now
-        (``complete``: the whole registry, so what it lacks is gone; else only added to).
+        """Make the CDP-fed copy of a frame's registry what Chromium's ``getTools()`` said
+        (``complete``: the whole registry, so what it lacks is gone; else only added to),
+        but for the tools CDP's news named since (``overtaken``): their news stands.
 
         CDP's ``toolsAdded``/``toolsRemoved`` arrive batched and late: a listing asked for
         right after a registration could miss the tool (or keep a removed one).
@@ -568,7 +574,7 @@ class NativeBackend(ChannelBackend):
                 continue
             name = entry["name"]
             listed.add(name)
-            if name in known:
+            if name in known or name in overtaken:
                 continue
             extra = extras.get(name, ("", {}))[1]
             record = {
@@ -586,7 +592,7 @@ class NativeBackend(ChannelBackend):
                 or ("script" if "annotations" in entry else "declarative"),
             }
             self._remember(cdp_id, record)
-        for name in [n for n in known if complete and n not in listed]:
+        for name in [n for n in known if complete and n not in listed and n not in overtaken]:
             known.pop(name, None)
 
     async def refresh(self) -> None:
