@@ -173,13 +173,21 @@ class PageChannel:
         self._context = context
         self._page = page
         self._broken = asyncio.get_running_loop().create_future()
-        await page.expose_binding(self.keys.binding, self._on_binding)
-        await context.add_init_script(
-            build_init_script(
-                self.keys, self.mode, self.schema_subset, report_events=self.report_events
-            )
+        script = build_init_script(
+            self.keys, self.mode, self.schema_subset, report_events=self.report_events
         )
-        await self._follow(await context.new_cdp_session(page))
+
+        async def expose() -> None:
+            # The binding first, then the script that hides it (the order it always had).
+            await page.expose_binding(self.keys.binding, self._on_binding)
+            await context.add_init_script(script)
+
+        async def follow_page() -> None:
+            await self._follow(await context.new_cdp_session(page))
+
+        # Both done before the page's first navigation, independent of each other: sent at
+        # once (a session opens a round trip to Playwright's driver sooner).
+        await asyncio.gather(expose(), follow_page())
 
     async def _follow(self, session: CDPSession) -> None:
         def created(params: dict[str, Any]) -> None:
