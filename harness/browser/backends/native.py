@@ -117,6 +117,7 @@ class NativeBackend(ChannelBackend):
         # tool's news came may be older than that news (see _read).
         self._news: dict[str, dict[str, int]] = {}
         self._heard = 0
+        self._direct_reads: dict[str, asyncio.Lock] = {}  # cdp frame id → one read at a time
         # The WebMCP domain is off while a top-level document loads (_on_started_loading),
         # at most until this timer turns it on again.
         self._events_on = False
@@ -204,7 +205,9 @@ class NativeBackend(ChannelBackend):
         self._forget_layer(cdp_id)
         self._fail_frame(cdp_id)
         self._forget_descendants(cdp_id)
-        self._spawn(self._publish(cdp_id))
+        # The new document has no tools yet: published at once, with no read (Playwright's
+        # own framenavigated re-reads the frame: see _relist).
+        self._spawn(self._publish(cdp_id, read=False))
 
     def _forget_descendants(self, cdp_id: str) -> None:
         for child in [i for i, r in self._cdp_frames.items() if r["parentId"] == cdp_id]:
@@ -221,6 +224,7 @@ class NativeBackend(ChannelBackend):
         native, layer = self._native.pop(cdp_id, {}), self._layer.pop(cdp_id, {})
         if detached:
             self._retired.pop(cdp_id, None)
+            self._direct_reads.pop(cdp_id, None)
         elif native or layer:
             self._retired[cdp_id] = (native, layer)
         self._reports.pop(cdp_id, None)
@@ -438,11 +442,31 @@ class NativeBackend(ChannelBackend):
         return call_id, self._call_tools[call_id][0].name
 
     async def _publish(
-        self, cdp_id: str, *, direct: bool = False, layer: Message | None = None
+        self,
+        cdp_id: str,
+        *,
+        direct: bool = False,
+        layer: Message | None = None,
+        read: bool = True,
     ) -> None:
         """Publish a frame's tools: Chromium's registry as CDP reported it, merged with the
         layer's records (``layer``: as its ``tools`` message gave them; else read with
-        ``list``); ``direct``: read Chromium's registry itself too (a listing)."""
+        ``list``, unless not to ``read``); ``direct``: read Chromium's registry itself too
+        (a listing).
+
+        A frame's direct reads go one at a time: the next is sent once the last is in the
+        catalog, with the versions it holds, and is most often answered ``unchanged`` (a
+        navigation's own read and the listing right after it would each bring the whole
+        registry otherwise)."""
+        if not direct:
+            await self._publish_now(cdp_id, direct=False, layer=layer, read=read)
+            return
+        async with self._direct_reads.setdefault(cdp_id, asyncio.Lock()):
+            await self._publish_now(cdp_id, direct=True, layer=layer, read=read)
+
+    async def _publish_now(
+        self, cdp_id: str, *, direct: bool, layer: Message | None, read: bool
+    ) -> None:
         frame = self._playwright_frame(cdp_id)
         if frame is None or frame.is_detached():
             return
@@ -454,11 +478,15 @@ class NativeBackend(ChannelBackend):
             listing: Any = None
             if layer is not None:
                 self._layer_records(cdp_id, layer)
-            if not direct and self._in_step(cdp_id, layer is not None):
+            if not direct and (
+                self._in_step(cdp_id, layer is not None)
+                or (layer is not None and not self._events_on)
+            ):
                 # The layer reports every change of its records itself (`tools` messages),
-                # and its last report explains what changed: no need to ask it again.
+                # and its last report explains what changed: no need to ask it again. (While
+                # the domain is off, no CDP news is on its way to wait for either.)
                 listing = self._reports.get(cdp_id)
-            if listing is None:
+            if listing is None and read:
                 listing, overtaken = await self._read(frame, cdp_id, direct=direct)
                 if isinstance(listing, dict) and listing.get("unchanged") is True:
                     return
