@@ -112,6 +112,7 @@ class ChannelBackend(Backend):
         # State versions (CHANNEL.md): what the catalog holds of each frame's document, and
         # what each ended call's answer said of its document.
         self._versions: dict[Frame, StateVersions] = {}
+        self._reads: dict[Frame, asyncio.Lock] = {}  # one read of a frame's registry at a time
         self._call_states: dict[str, tuple[Frame, Message | None]] = {}
 
     def _spawn(self, work: Coroutine[Any, Any, None]) -> None:
@@ -171,6 +172,7 @@ class ChannelBackend(Backend):
 
     def _on_detached(self, frame: Frame) -> None:
         self._versions.pop(frame, None)
+        self._reads.pop(frame, None)
         key = self.frames.forget(frame)
         if key is not None:
             self.seed.forget(key)
@@ -393,6 +395,13 @@ class ChannelBackend(Backend):
         return command
 
     async def _relist(self, frame: Frame) -> None:
+        # A frame's reads go one at a time: the next is sent once the last is in the catalog,
+        # with the versions it holds, and is most often answered `unchanged` (a navigation's
+        # own read and the listing right after it would each bring every tool otherwise).
+        async with self._reads.setdefault(frame, asyncio.Lock()):
+            await self._relist_now(frame)
+
+    async def _relist_now(self, frame: Frame) -> None:
         try:
             listing = parse_answer(await self.channel.command(frame, self._list_command(frame)))
         except (PlaywrightError, FrameGone):
