@@ -35,6 +35,7 @@ async def main(chromium, url, args):
 asyncio.run(main(sys.argv[1], sys.argv[2], json.loads(sys.argv[3])))
 """
 ANCHOR = "a bare Playwright script: launch Chromium, load the page, getTools()"
+UNSETTLED = "webmcp-harness tools URL --json --settle 0 (no quiet window)"
 HELP_LIMIT_MS = 300.0
 
 
@@ -67,6 +68,9 @@ async def cli_start(url: str, *, rounds: int) -> Item:
     variants = {
         ANCHOR: _timed([sys.executable, "-c", BARE_SCRIPT, str(find_chromium()), url, flags]),
         tools: _timed(_harness("tools", url, "--json")),
+        # The readiness contract's share: the same command with no quiet window (a person who
+        # knows their page may ask for that; no target, the contract is the default).
+        UNSETTLED: _timed(_harness("tools", url, "--json", "--settle", "0")),
         call: _timed(_harness("call", url, "echo", "--args", '{"text": "hi"}', "--json")),
         "webmcp-harness --help": _timed(_harness("--help")),
         "webmcp-harness mcp --help": _timed(_harness("mcp", "--help")),
@@ -80,7 +84,8 @@ async def cli_start(url: str, *, rounds: int) -> Item:
         anchor_is="a bare Playwright script (the same Chromium with the WebMCP flags: launch, "
         "load the page, read `getTools()`, close), run as a process like the commands. "
         "`tools` and `call` wait for the page's catalog to settle (the readiness contract, "
-        "which the script does not keep); `call` runs the whole pipeline.",
+        "which the script does not keep; `--settle 0` shows its share); `call` runs the "
+        "whole pipeline.",
     )
     for name, sample in samples.items():
         targets = []

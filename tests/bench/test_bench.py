@@ -88,6 +88,7 @@ async def test_quick_bench_through_the_console_script(tmp_path: Path) -> None:
         "webmcp-harness tools URL --json",
         "webmcp-harness call URL echo --json",
         "webmcp-harness --help",
+        "webmcp-harness tools URL --json --settle 0 (no quiet window)",
     } <= cli and items["cli_start"]["anchor"] in cli
     assert "Playwright MCP" in items["mcp"]["skipped"]  # the quick run has no peers
     assert "quick run does not run experiments" in items["episodes"]["skipped"]
