@@ -83,9 +83,10 @@ typecheck: $(STAMP)
 	$(BIN)/mypy harness
 
 # Two workers (pytest-xdist): the suite is mostly waiting on Chromium, and every test serves
-# its pages on free ports, so the workers never share state. The scenario suites marked
-# `slow` (a minute or more each: the quick selftest, the demo, the WPT and UA suites, a fresh
-# install, Ray runs...) are left to `slow-changed`.
+# its pages on free ports, so the workers never share state. The scenarios marked `slow`
+# (each a whole command or a pytest run of its own, from 3 s to two minutes: the quick
+# selftest, the demo, the WPT and UA suites, a fresh install, Ray runs, the CLI and plugin
+# scenarios...) are left to `slow-changed`.
 unit: setup $(CONFORMANCE)
 	$(BIN)/python -m pytest -n 2 -m 'not slow'
 
