@@ -205,9 +205,10 @@ class NativeBackend(ChannelBackend):
         self._forget_layer(cdp_id)
         self._fail_frame(cdp_id)
         self._forget_descendants(cdp_id)
-        # The new document has no tools yet: published at once, with no read (Playwright's
-        # own framenavigated re-reads the frame: see _relist).
-        self._spawn(self._publish(cdp_id, read=False))
+        # The new document's tools, read directly: the catalog changes once, by the real
+        # difference (Playwright's framenavigated reads the frame too, after this read: see
+        # _publish, one direct read at a time, so that one is most often `unchanged`).
+        self._spawn(self._publish(cdp_id, direct=True))
 
     def _forget_descendants(self, cdp_id: str) -> None:
         for child in [i for i, r in self._cdp_frames.items() if r["parentId"] == cdp_id]:
@@ -447,26 +448,22 @@ class NativeBackend(ChannelBackend):
         *,
         direct: bool = False,
         layer: Message | None = None,
-        read: bool = True,
     ) -> None:
         """Publish a frame's tools: Chromium's registry as CDP reported it, merged with the
         layer's records (``layer``: as its ``tools`` message gave them; else read with
-        ``list``, unless not to ``read``); ``direct``: read Chromium's registry itself too
-        (a listing).
+        ``list``); ``direct``: read Chromium's registry itself too (a listing).
 
         A frame's direct reads go one at a time: the next is sent once the last is in the
         catalog, with the versions it holds, and is most often answered ``unchanged`` (a
         navigation's own read and the listing right after it would each bring the whole
         registry otherwise)."""
         if not direct:
-            await self._publish_now(cdp_id, direct=False, layer=layer, read=read)
+            await self._publish_now(cdp_id, direct=False, layer=layer)
             return
         async with self._direct_reads.setdefault(cdp_id, asyncio.Lock()):
-            await self._publish_now(cdp_id, direct=True, layer=layer, read=read)
+            await self._publish_now(cdp_id, direct=True, layer=layer)
 
-    async def _publish_now(
-        self, cdp_id: str, *, direct: bool, layer: Message | None, read: bool
-    ) -> None:
+    async def _publish_now(self, cdp_id: str, *, direct: bool, layer: Message | None) -> None:
         frame = self._playwright_frame(cdp_id)
         if frame is None or frame.is_detached():
             return
@@ -478,15 +475,11 @@ class NativeBackend(ChannelBackend):
             listing: Any = None
             if layer is not None:
                 self._layer_records(cdp_id, layer)
-            if not direct and (
-                self._in_step(cdp_id, layer is not None)
-                or (layer is not None and not self._events_on)
-            ):
+            if not direct and self._in_step(cdp_id, layer is not None):
                 # The layer reports every change of its records itself (`tools` messages),
-                # and its last report explains what changed: no need to ask it again. (While
-                # the domain is off, no CDP news is on its way to wait for either.)
+                # and its last report explains what changed: no need to ask it again.
                 listing = self._reports.get(cdp_id)
-            if listing is None and read:
+            if listing is None:
                 listing, overtaken = await self._read(frame, cdp_id, direct=direct)
                 if isinstance(listing, dict) and listing.get("unchanged") is True:
                     return
