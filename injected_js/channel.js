@@ -397,7 +397,9 @@ sendToHarness('{"secret":' + SECRET_JSON + ',"type":"hello","token":' + JSONStri
 const thisDocument = ObjectFreeze({
   __proto__: null,
   document: ownDocument,
-  modelContext: backend !== null ? backend.modelContext : null,
+  get modelContext() {
+    return backend !== null ? backend.modelContext : null;
+  },
   runCommand,
   forward: forwardWindowEvent,
   retire: retireDocument,

@@ -1887,11 +1887,13 @@ function installDeclarativeNativeHelpers(backend) {
     }.submit,
   );
   if (nativeToolEventGetToolName !== null) {
-    EventTargetPrototypeAddEventListener(backend.modelContext, "toolactivated", (event) => {
-      const toolName = nativeToolEventGetToolName(event);
-      const form = candidateFormNamed(toolName, ":tool-form-active");
-      if (form === null || ElementPrototypeHasAttribute(form, "toolautosubmit")) return;
-      sendReview(toolName, null, formModelOf(form));
+    backend.whenModelContext((modelContext) => {
+      EventTargetPrototypeAddEventListener(modelContext, "toolactivated", (event) => {
+        const toolName = nativeToolEventGetToolName(event);
+        const form = candidateFormNamed(toolName, ":tool-form-active");
+        if (form === null || ElementPrototypeHasAttribute(form, "toolautosubmit")) return;
+        sendReview(toolName, null, formModelOf(form));
+      });
     });
   }
   declarativeRefusedText = () => refusedText(nativeRefusals(backend));

@@ -94,9 +94,11 @@ function setToolState(backend, nameValue, state) {
 }
 
 function installLegacySurfaces(backend) {
-  const theModelContext = backend.modelContext;
+  // Read when needed, not now: the native layer reads an about:blank document's native
+  // object only once something needs it (native_layer.js).
+  const theModelContext = () => backend.modelContext;
   const brand = (value) => {
-    if (value !== theModelContext) throw new TypeErrorCtor("Illegal invocation");
+    if (value !== theModelContext()) throw new TypeErrorCtor("Illegal invocation");
   };
 
   // navigator.modelContext (2025 API): the very same object as document.modelContext. Calls
@@ -111,7 +113,7 @@ function installLegacySurfaces(backend) {
         queueMicrotaskFn(() => {
           modelContextAccessedThrough = "document.modelContext";
         });
-        return theModelContext;
+        return theModelContext();
       },
     }.modelContext,
   });

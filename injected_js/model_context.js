@@ -1525,6 +1525,9 @@ function installModelContextPolyfill() {
     __proto__: null,
     native: false,
     modelContext: theModelContext,
+    whenModelContext(callback) {
+      callback(theModelContext);
+    },
     prototype: ModelContext.prototype,
     register(tool, options, surface) {
       return registerATool(tool, options, surface);

@@ -28,7 +28,29 @@ function observePromise(promise, onFulfilled, onRejected) {
 }
 
 function installNativeLayer() {
-  const nativeObject = ReflectApply(nativeModelContextDescriptor.get, ownDocument, []);
+  // Chromium binds a document's WebMCP host the first time its `modelContext` is read. An
+  // iframe's initial about:blank document that a page touched (a postMessage into it) and
+  // that then navigates to a same-origin URL keeps its window; when that document had read
+  // it, its bind can reach the browser after the next document's, which Chromium takes for
+  // a second bind of one document: it kills the renderer ("bad IPC message, reason 346",
+  // RFHI_WEBMCP_DUPLICATE_BIND; under load, about 1 such navigation in 35). So an
+  // about:blank document's native object is read only once something needs it: the page
+  // reading `document.modelContext`, a registration, a call. Any other document's, now.
+  let nativeObject = null;
+  const nativeReady = safeList(); // what waits for the native object to be read
+  const native = () => {
+    if (nativeObject === null) {
+      nativeObject = ReflectApply(nativeModelContextDescriptor.get, ownDocument, []);
+      if (nativeObject === null || nativeObject === undefined) return nativeObject;
+      for (let i = 0; i < nativeReady.length; i++) nativeReady[i](nativeObject);
+    }
+    return nativeObject;
+  };
+  const whenNative = (callback) => {
+    if (nativeObject !== null && nativeObject !== undefined) callback(nativeObject);
+    else ArrayPrototypePush(nativeReady, callback);
+  };
+  if (DocumentPrototypeGetURL(ownDocument) !== "about:blank") native();
   const sideRegistry = new SafeMap(); // tool name → definition (the polyfill's shape)
   const controllers = new SafeWeakMap(); // definition → our AbortController for it
   const pendingMeta = new SafeMap(); // tool name → option members for its next execute
@@ -159,7 +181,7 @@ function installNativeLayer() {
       }
       nativeOptions.exposedTo = exposedTo;
     }
-    const promise = ReflectApply(nativeRegisterTool, nativeObject, [nativeTool, nativeOptions]);
+    const promise = ReflectApply(nativeRegisterTool, native(), [nativeTool, nativeOptions]);
     if (!accepted) return promise;
 
     const definition = createToolDefinition(
@@ -234,7 +256,7 @@ function installNativeLayer() {
           // The window's newer document, in a reused realm (realm.js): renew the layer for it.
           return currentDocumentRun().modelContext ?? undefined;
         }
-        const value = ReflectApply(nativeModelContextDescriptor.get, this, []);
+        const value = this === ownDocument ? native() : ReflectApply(nativeModelContextDescriptor.get, this, []);
         if (value === nativeObject) modelContextAccessedThrough = "document.modelContext";
         return value;
       },
@@ -255,20 +277,22 @@ function installNativeLayer() {
     }
     harnessHooks.toolEvent(type, toolName, callId);
   };
-  if (nativeToolEventGetToolName !== null) {
-    EventTargetPrototypeAddEventListener(
-      nativeObject,
-      "toolactivated",
-      forwardEvent("toolactivated", nativeToolEventGetToolName),
-    );
-  }
-  if (nativeToolCancelEventGetToolName !== null) {
-    EventTargetPrototypeAddEventListener(
-      nativeObject,
-      "toolcancel",
-      forwardEvent("toolcancel", nativeToolCancelEventGetToolName),
-    );
-  }
+  whenNative((object) => {
+    if (nativeToolEventGetToolName !== null) {
+      EventTargetPrototypeAddEventListener(
+        object,
+        "toolactivated",
+        forwardEvent("toolactivated", nativeToolEventGetToolName),
+      );
+    }
+    if (nativeToolCancelEventGetToolName !== null) {
+      EventTargetPrototypeAddEventListener(
+        object,
+        "toolcancel",
+        forwardEvent("toolcancel", nativeToolCancelEventGetToolName),
+      );
+    }
+  });
 
   function invoke(callId, toolName, inputArguments, extraOptions) {
     return new SafePromise((settle) => {
@@ -298,7 +322,7 @@ function installNativeLayer() {
         const signal = AbortControllerPrototypeGetSignal(call.controller);
         let execution;
         try {
-          execution = nativeExecuteTool(nativeObject, registeredTool, JSONParse(inputArguments), {
+          execution = nativeExecuteTool(native(), registeredTool, JSONParse(inputArguments), {
             __proto__: null,
             signal,
           });
@@ -321,7 +345,7 @@ function installNativeLayer() {
       // registration, an unregistration) must not leave a stale object behind.
       const definition = sideRegistry.get(toolName);
       observePromise(
-        nativeGetTools(nativeObject),
+        nativeGetTools(native()),
         (tools) => {
           let registeredTool = null;
           const count = ArrayIsArray(tools) ? tools.length : 0;
@@ -351,6 +375,13 @@ function installNativeLayer() {
   // batched CDP events with it whenever a listing is asked for.
   function registry() {
     return new SafePromise((resolve) => {
+      if (nativeObject === null || nativeObject === undefined) {
+        // An about:blank document whose native object nothing read (see above): reading its
+        // registry would bind its host. "null" (not read): CDP's events still say what
+        // Chromium has there.
+        resolve("null");
+        return;
+      }
       // Chromium's getTools() in a frame may never settle (Chromium 156, now and then under
       // load: the frame's WebMCP requests go unanswered): the listing then answers
       // "timeout" for the registry rather than hang the harness's discovery.
@@ -400,7 +431,11 @@ function installNativeLayer() {
   return ObjectFreeze({
     __proto__: null,
     native: true,
-    modelContext: nativeObject,
+    // Read when asked for (see above): an about:blank document's only when needed.
+    get modelContext() {
+      return native();
+    },
+    whenModelContext: whenNative,
     prototype: NativeModelContextPrototype,
     register: registerNatively,
     validate(tool, options, replacing) {

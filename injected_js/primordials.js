@@ -96,6 +96,7 @@ const URLPrototypeGetOrigin = uncurryGetter(URL.prototype, "origin");
 const URLPrototypeGetProtocol = uncurryGetter(URL.prototype, "protocol");
 const URLPrototypeGetHostname = uncurryGetter(URL.prototype, "hostname");
 const DocumentPrototypeGetDefaultView = uncurryGetter(Document.prototype, "defaultView");
+const DocumentPrototypeGetURL = uncurryGetter(Document.prototype, "URL");
 const HTMLIFrameElementPrototypeGetContentWindow = uncurryGetter(
   HTMLIFrameElement.prototype,
   "contentWindow",

@@ -97,6 +97,56 @@ async def test_a_frame_whose_get_tools_never_settles_cannot_hang_the_session(
         }
 
 
+# Counts, in the top document, the reads of `document.modelContext` in about:blank documents
+# (installed before the harness's script, which takes it for Chromium's own getter).
+BLANK_READS = """
+const own = Object.getOwnPropertyDescriptor(Document.prototype, "modelContext");
+if (own !== undefined) {
+  Object.defineProperty(Document.prototype, "modelContext", {...own, get() {
+    if (this.URL === "about:blank") top.blankReads = (top.blankReads || 0) + 1;
+    return own.get.call(this);
+  }});
+}
+"""
+
+
+@pytest.mark.native
+async def test_an_iframes_initial_blank_document_never_reads_the_native_object(
+    page_server: PageServer, monkeypatch: pytest.MonkeyPatch
+) -> None:
+    # Chromium binds a document's WebMCP host when its `modelContext` is first read. The
+    # harness's layer read it in every document, the initial about:blank of an iframe that
+    # the page touched (f_touched.html) included; that document then navigates in the same
+    # window, and under load its bind reached the browser after the next document's: the
+    # renderer was killed for a "duplicate bind" (Chromium's bad IPC message 346, logged as
+    # "Terminating renderer for bad IPC message, reason 346"; Playwright's "Page crashed"),
+    # about one such navigation in 35 with a reading init script, none without.
+    async with Harness(backend="native", call_timeout=10) as harness:
+        new_context = harness.browser.new_context
+
+        async def counting(**options: Any) -> Any:
+            context = await new_context(**options)
+            await context.add_init_script(BLANK_READS)  # before the harness's own
+            return context
+
+        monkeypatch.setattr(harness.browser, "new_context", counting)
+        session = await harness.open(page_server.url("f_touched.html"))
+        await session.wait_for_tool("child_tool_touched", timeout=10)
+        outcome = await session.call("child_tool_touched", {"n": 3})
+        assert "child tool ran in touched with 3" in text(outcome)
+        assert await session.page.evaluate("window.blankReads || 0") == 0
+        # An about:blank document's native object is still read when the page asks for it.
+        blank = await session.page.evaluate(
+            """() => {
+              const frame = document.createElement("iframe");
+              document.body.append(frame);
+              return typeof frame.contentDocument.modelContext.registerTool;
+            }"""
+        )
+        assert blank == "function"
+        assert await session.page.evaluate("window.blankReads") == 1
+
+
 async def popup_of(session: Session) -> Page:
     """The page another frame of the session's page opened (a popup), once its tools are in."""
     async with asyncio.timeout(15):
