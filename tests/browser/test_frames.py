@@ -71,19 +71,25 @@ if (window !== window.top && typeof ModelContext === "function") {
 """
 
 
+def script_first(harness: Harness, monkeypatch: pytest.MonkeyPatch, script: str) -> None:
+    """Every context the harness makes from now on runs ``script`` in each document before
+    the harness's own script."""
+    new_context = harness.browser.new_context
+
+    async def with_script(**options: Any) -> Any:
+        context = await new_context(**options)
+        await context.add_init_script(script)
+        return context
+
+    monkeypatch.setattr(harness.browser, "new_context", with_script)
+
+
 @pytest.mark.native
 async def test_a_frame_whose_get_tools_never_settles_cannot_hang_the_session(
     page_server: PageServer, monkeypatch: pytest.MonkeyPatch
 ) -> None:
     async with Harness(backend="native", call_timeout=10) as harness:
-        new_context = harness.browser.new_context
-
-        async def stalled(**options: Any) -> Any:
-            context = await new_context(**options)
-            await context.add_init_script(STALLED_GET_TOOLS)  # before the harness's own
-            return context
-
-        monkeypatch.setattr(harness.browser, "new_context", stalled)
+        script_first(harness, monkeypatch, STALLED_GET_TOOLS)
         async with asyncio.timeout(30):  # without the listing's own limit: for ever
             session = await harness.open(page_server.url("f_reused.html"))
             # The frame's tools are still listed, as the injected layer saw them register.
@@ -122,14 +128,7 @@ async def test_an_iframes_initial_blank_document_never_reads_the_native_object(
     # "Terminating renderer for bad IPC message, reason 346"; Playwright's "Page crashed"),
     # about one such navigation in 35 with a reading init script, none without.
     async with Harness(backend="native", call_timeout=10) as harness:
-        new_context = harness.browser.new_context
-
-        async def counting(**options: Any) -> Any:
-            context = await new_context(**options)
-            await context.add_init_script(BLANK_READS)  # before the harness's own
-            return context
-
-        monkeypatch.setattr(harness.browser, "new_context", counting)
+        script_first(harness, monkeypatch, BLANK_READS)
         session = await harness.open(page_server.url("f_touched.html"))
         await session.wait_for_tool("child_tool_touched", timeout=10)
         outcome = await session.call("child_tool_touched", {"n": 3})
