@@ -206,8 +206,8 @@ class NativeBackend(ChannelBackend):
         self._fail_frame(cdp_id)
         self._forget_descendants(cdp_id)
         # The new document's tools, read directly: the catalog changes once, by the real
-        # difference (Playwright's framenavigated reads the frame too, after this read: see
-        # _publish, one direct read at a time, so that one is most often `unchanged`).
+        # difference. (Playwright's framenavigated reads the frame too; direct reads go one
+        # at a time, so whichever comes second is most often answered `unchanged`.)
         self._spawn(self._publish(cdp_id, direct=True))
 
     def _forget_descendants(self, cdp_id: str) -> None:
@@ -443,11 +443,7 @@ class NativeBackend(ChannelBackend):
         return call_id, self._call_tools[call_id][0].name
 
     async def _publish(
-        self,
-        cdp_id: str,
-        *,
-        direct: bool = False,
-        layer: Message | None = None,
+        self, cdp_id: str, *, direct: bool = False, layer: Message | None = None
     ) -> None:
         """Publish a frame's tools: Chromium's registry as CDP reported it, merged with the
         layer's records (``layer``: as its ``tools`` message gave them; else read with
