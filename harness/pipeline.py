@@ -184,6 +184,8 @@ class Pipeline:
         if raw is not None and raw.status == "too_large":
             size = raw.size or 0
             return error_result(too_large_message(size, self.max_result_bytes)), "too_large"
+        if raw is not None and raw.status == "unanswered":
+            return error_result(unanswered_message(request.tool.name, raw.size or 0)), "timeout"
         if raw is None and self.broken.is_set():
             return error_result(f"Tool {request.tool.name!r}: {self.broken_reason}"), "crashed"
         if raw is None:
@@ -295,6 +297,16 @@ class Pipeline:
     async def _abandon(self, task: asyncio.Future[RawResult], call_id: str) -> None:
         """Abort a call nobody waits for any more, and let its execution end."""
         await self._stop(task, call_id, "cancelled by the caller")
+
+
+def unanswered_message(name: str, waited_ms: int) -> str:
+    return (
+        f"Tool {name!r} was not run: Chromium's WebMCP did not answer in its frame (the "
+        f"lookup of the tool, getTools(), had not settled after {waited_ms / 1000:g} s). "
+        "This is a Chromium fault: under load, now and then, a frame's WebMCP requests are "
+        "never answered, and its registrations never reach the browser. Load the page again; "
+        "the polyfill backend does not depend on it."
+    )
 
 
 def _changed_result(tool: Tool) -> CallToolResult:

@@ -344,9 +344,16 @@ function installNativeLayer() {
       // The side registry's entry as the lookup starts: a change meanwhile (a new
       // registration, an unregistration) must not leave a stale object behind.
       const definition = sideRegistry.get(toolName);
+      // Chromium's getTools() in a frame may never settle (see `registry`): the call ends,
+      // not run, rather than wait out its timeout; a late answer finds it ended.
+      const silence = setTimeoutFn(
+        () => finish({ __proto__: null, status: "unanswered", waited: REGISTRY_WAIT_MS }),
+        REGISTRY_WAIT_MS,
+      );
       observePromise(
         nativeGetTools(native()),
         (tools) => {
+          clearTimeoutFn(silence);
           let registeredTool = null;
           const count = ArrayIsArray(tools) ? tools.length : 0;
           for (let i = 0; i < count; i++) {
@@ -360,12 +367,15 @@ function installNativeLayer() {
           }
           run(registeredTool);
         },
-        (error) => finish(harnessFailure(error, MESSAGES.unknown)),
+        (error) => {
+          clearTimeoutFn(silence);
+          finish(harnessFailure(error, MESSAGES.unknown));
+        },
       );
     });
   }
 
-  // How long a listing waits for Chromium's getTools() in this document.
+  // How long a listing, or a call's lookup, waits for Chromium's getTools() in this document.
   const REGISTRY_WAIT_MS = 3000;
 
   // Chromium's registry for this document, read now (getTools), as the JSON text of

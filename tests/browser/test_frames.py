@@ -85,6 +85,7 @@ def script_first(harness: Harness, monkeypatch: pytest.MonkeyPatch, script: str)
 
 
 @pytest.mark.native
+@pytest.mark.chromium_fault_simulated
 async def test_a_frame_whose_get_tools_never_settles_cannot_hang_the_session(
     page_server: PageServer, monkeypatch: pytest.MonkeyPatch
 ) -> None:
@@ -94,13 +95,67 @@ async def test_a_frame_whose_get_tools_never_settles_cannot_hang_the_session(
             session = await harness.open(page_server.url("f_reused.html"))
             # The frame's tools are still listed, as the injected layer saw them register.
             await session.wait_for_tool("child_tool_reused", timeout=10)
-            # A call looks its tool up with getTools() too: it ends at the call's limit.
+            # A call looks its tool up with getTools() too: unanswered, it ends, not run,
+            # when a listing would have given up (3 s), not at the call's own limit.
             outcome = await session.call("child_tool_reused", {"n": 2})
         assert outcome.error_kind == "timeout", text(outcome)
-        assert "'child_tool_reused' timed out after 10 s" in text(outcome)
+        assert "'child_tool_reused' was not run: Chromium's WebMCP did not answer" in text(outcome)
+        assert "after 3 s" in text(outcome)
+        assert outcome.duration_ms < 10_000
+        # The listing says which frames Chromium left unanswered (the child's and srcdoc's).
+        unanswered = [w for w in session.warnings if w.code == "chromium-unanswered"]
+        assert len(unanswered) == 2, session.warnings
+        assert all("did not answer getTools()" in w.message for w in unanswered)
         assert {"top_form", "child_form_reused", "srcdoc_tool"} <= {
             t.name for t in await session.tools()
         }
+
+
+# Chromium's getTools() in a child frame answering only after 4.5 s (past the layer's 3 s),
+# and the child's tools counting their runs in the top document.
+LATE_GET_TOOLS = """
+if (window !== window.top && typeof ModelContext === "function") {
+  const getTools = ModelContext.prototype.getTools;
+  ModelContext.prototype.getTools = function () {
+    return new Promise((resolve) => setTimeout(() => resolve(getTools.call(this)), 4500));
+  };
+  const registerTool = ModelContext.prototype.registerTool;
+  ModelContext.prototype.registerTool = function (tool, ...rest) {
+    const execute = tool.execute;
+    tool.execute = function (...args) {
+      top.childRuns = (top.childRuns || 0) + 1;
+      return execute.apply(this, args);
+    };
+    return registerTool.call(this, tool, ...rest);
+  };
+}
+"""
+
+
+@pytest.mark.native
+@pytest.mark.chromium_fault_simulated
+async def test_a_call_whose_lookup_chromium_answers_too_late_never_runs(
+    page_server: PageServer, monkeypatch: pytest.MonkeyPatch
+) -> None:
+    async with Harness(backend="native", call_timeout=10) as harness:
+        script_first(harness, monkeypatch, LATE_GET_TOOLS)
+        session = await harness.open(page_server.url("f_reused.html"))
+        await session.wait_for_tool("child_tool_reused", timeout=10)
+        outcome = await session.call("child_tool_reused", {"n": 4})
+        assert "was not run: Chromium's WebMCP did not answer" in text(outcome)
+        # The lookup's late answer comes 1.5 s after the call ended: the tool stays unrun.
+        await asyncio.sleep(3)
+        assert await session.page.evaluate("window.childRuns || 0") == 0
+        # A tool the page calls itself still runs through the wrapper (it counts).
+        ran = await session.page.frames[1].evaluate(
+            """async () => {
+              const tools = await document.modelContext.getTools();
+              const tool = tools.find((t) => t.name === "child_tool_reused");
+              return document.modelContext.executeTool(tool, {n: 5});
+            }"""
+        )
+        assert "child tool ran in reused with 5" in ran
+        assert await session.page.evaluate("window.childRuns") == 1
 
 
 # Counts, in the top document, the reads of `document.modelContext` in about:blank documents

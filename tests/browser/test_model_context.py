@@ -21,7 +21,7 @@ from playwright.async_api import Browser, BrowserContext, Frame, Page, async_pla
 from harness.browser.backends.snapshots import read_listing
 from harness.browser.chromium import NATIVE_WEBMCP_FLAGS, QUIET_FLAGS
 from harness.browser.injection import ChannelKeys, Mode, PageChannel
-from tests.conftest import PageServer, replace_crashed
+from tests.conftest import CHROMIUM_FAULT, PageServer, replace_crashed, webmcp_answers
 
 MODES: tuple[Mode, ...] = ("polyfill", "native")
 UNKNOWN_MESSAGE = "The operation failed for an unknown transient reason (e.g. out of memory)."
@@ -1006,47 +1006,41 @@ async def test_a_frame_that_goes_away_fails_the_callers_execute_tool(
     assert outcome == f"UnknownError: {UNKNOWN_MESSAGE}"
 
 
-# Native Chromium, on a busy machine, now and then (about 1 set-up in 50 with three browsers
-# at work) leaves a child frame whose registerTool never reaches the parent: the parent's
-# getTools() lacks the tool and the frame answers no further evaluation. The frame, not the
-# behaviour under test, is at fault: such a set-up is begun again on a fresh document.
-SETUP_ATTEMPTS = 3
 SETUP_STEP_S = 10.0
 
 
 async def _a_call_running_in_a_child_frame(mc: Harnessed) -> None:
     """Load mc_detach.html and leave the parent's executeTool of the child's tool running."""
-    for _ in range(SETUP_ATTEMPTS):
-        await mc.goto("mc_detach.html")
-        child = next(f for f in mc.page.frames if "mc_frame_child" in f.url)
-        try:
-            await asyncio.wait_for(child.wait_for_load_state(), SETUP_STEP_S)
-            await asyncio.wait_for(
-                child.evaluate(
-                    """() => { document.modelContext.registerTool({name: 'never',
-                         description: 'never answers', execute: () => {
-                           window.started = true; return new Promise(() => {}); }}); }"""
-                ),
-                SETUP_STEP_S,
-            )
-            # The child's registration reaches the parent's getTools() a moment later.
-            await eventually(lambda: _names_if(mc, {"never"}), timeout=SETUP_STEP_S)
-        except (TimeoutError, AssertionError):
-            continue
-        await mc.page.evaluate(
-            """async () => {
-              const tool = (await document.modelContext.getTools()).find((t) => t.name === 'never');
-              window.outcome = 'pending';
-              document.modelContext.executeTool(tool, {}).then(
-                (v) => { window.outcome = `resolved ${v}`; },
-                (e) => { window.outcome = `${e.name}: ${e.message}`; });
-            }"""
-        )
-        await child.wait_for_function("window.started === true", timeout=SETUP_STEP_S * 1000)
-        return
-    pytest.fail(
-        f"{mc.mode}: the child frame's tool never reached the parent in {SETUP_ATTEMPTS} set-ups"
+    await mc.goto("mc_detach.html")
+    child = next(f for f in mc.page.frames if "mc_frame_child" in f.url)
+    await asyncio.wait_for(child.wait_for_load_state(), SETUP_STEP_S)
+    await asyncio.wait_for(
+        child.evaluate(
+            """() => { document.modelContext.registerTool({name: 'never',
+                 description: 'never answers', execute: () => {
+                   window.started = true; return new Promise(() => {}); }}); }"""
+        ),
+        SETUP_STEP_S,
     )
+    try:
+        # The child's registration reaches the parent's getTools() a moment later.
+        await eventually(lambda: _names_if(mc, {"never"}), timeout=SETUP_STEP_S)
+    except AssertionError:
+        # Native Chromium, under load, now and then leaves a child frame whose WebMCP
+        # requests it never answers: the registration never reaches the parent.
+        if mc.mode == "native" and not await webmcp_answers(child):
+            pytest.skip(f"{CHROMIUM_FAULT} (the child's getTools() did not settle)")
+        raise
+    await mc.page.evaluate(
+        """async () => {
+          const tool = (await document.modelContext.getTools()).find((t) => t.name === 'never');
+          window.outcome = 'pending';
+          document.modelContext.executeTool(tool, {}).then(
+            (v) => { window.outcome = `resolved ${v}`; },
+            (e) => { window.outcome = `${e.name}: ${e.message}`; });
+        }"""
+    )
+    await child.wait_for_function("window.started === true", timeout=SETUP_STEP_S * 1000)
 
 
 # ---------------------------------------------------------------------------------------

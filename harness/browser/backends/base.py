@@ -30,10 +30,12 @@ class RawResult(BaseModel):
     signal was aborted. ``navigation``: the document went away mid-call. ``changed``:
     the page registered the tool again since the harness checked the call, and the new
     definition was not run. ``too_large``: the page refused to send a result of ``size``
-    bytes, over the cap it was given.
+    bytes, over the cap it was given. ``unanswered``: native Chromium never answered the
+    lookup of the tool in its frame (``size``: how many milliseconds were waited), and the
+    tool was not run.
     """
 
-    status: Literal["ok", "error", "cancelled", "navigation", "changed", "too_large"]
+    status: Literal["ok", "error", "cancelled", "navigation", "changed", "too_large", "unanswered"]
     json_text: str | None = None
     error_name: str | None = None
     error_message: str | None = None

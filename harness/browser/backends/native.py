@@ -25,6 +25,7 @@ import contextlib
 import functools
 import itertools
 import json
+import logging
 from collections.abc import Collection
 from typing import Any
 
@@ -46,9 +47,11 @@ from harness.browser.cdp import send as cdp_send
 from harness.browser.chromium import NATIVE_WEBMCP_FLAGS
 from harness.browser.frames import origin_of
 from harness.browser.injection import ChannelKeys, FrameGone, Message, Mode, SchemaSubset
-from harness.catalog import Catalog
+from harness.catalog import Catalog, FrameInfo
 from harness.errors import DOCTOR_HINT, NativeWebMCPUnavailable
-from harness.models import Tool
+from harness.models import CatalogWarning, Tool
+
+log = logging.getLogger("harness.browser.native")
 
 # CDP names annotations without the spec's "Hint" suffix.
 _CDP_ANNOTATIONS = {
@@ -71,6 +74,11 @@ _REVISION_KEY = "webmcp-harness/revision"
 # harness checked the call (injected_js/native_layer.js); a page that throws it itself
 # only gets its own call refused.
 CHANGED_ERROR = "WebMCPHarnessToolChanged"
+
+# Logged (a warning) when Chromium leaves a frame's WebMCP request unanswered: under load,
+# now and then, a frame's requests never settle and its registrations never reach the
+# browser (Chromium 156, seen without the harness). Tests tell this fault by it.
+UNANSWERED_LOG = "Chromium's WebMCP did not answer %s in the frame at %.200r (a Chromium fault)"
 
 # CDP's toolsAdded/toolsRemoved of one frame are published at most this often.
 PUBLISH_INTERVAL_S = 0.1
@@ -118,6 +126,8 @@ class NativeBackend(ChannelBackend):
         self._news: dict[str, dict[str, int]] = {}
         self._heard = 0
         self._direct_reads: dict[str, asyncio.Lock] = {}  # cdp frame id → one read at a time
+        # cdp frame ids whose document's last read of Chromium's registry was not answered
+        self._unanswered: set[str] = set()
         # The WebMCP domain is off while a top-level document loads (_on_started_loading),
         # at most until this timer turns it on again.
         self._events_on = False
@@ -231,6 +241,7 @@ class NativeBackend(ChannelBackend):
         self._reports.pop(cdp_id, None)
         self._layer_news.pop(cdp_id, None)
         self._news.pop(cdp_id, None)
+        self._unanswered.discard(cdp_id)
 
     def _on_cdp_detached(self, params: dict[str, Any]) -> None:
         cdp_id = params["frameId"]
@@ -485,8 +496,12 @@ class NativeBackend(ChannelBackend):
             extras = self._layer_records(cdp_id, listing)
             registry = listing.get("registry") if isinstance(listing, dict) else None
             if direct and isinstance(registry, list):
+                self._unanswered.discard(cdp_id)
                 self._reconcile(cdp_id, registry, extras, overtaken=overtaken)
             elif direct and registry == "timeout":
+                if cdp_id not in self._unanswered:
+                    log.warning(UNANSWERED_LOG, "getTools()", frame.url)
+                self._unanswered.add(cdp_id)
                 # Chromium's getTools() did not settle in time (a frame's WebMCP requests
                 # can go unanswered): the layer saw each registration it records, and
                 # CDP's later events still come; nothing is removed on its word alone.
@@ -515,6 +530,8 @@ class NativeBackend(ChannelBackend):
         info = await self.frames.info(frame)
         top = origin_of(self.page.main_frame.url)
         tools, warnings = self.builds.build(info, top, entries)
+        if cdp_id in self._unanswered:
+            warnings = [*warnings, _unanswered_warning(info)]
         self.catalog.replace_frame(info, tools, [*warnings, *refused_warnings(refused, info)])
         if declarations is not None:
             self.seed.report(info, declarations, top)
@@ -741,6 +758,8 @@ class NativeBackend(ChannelBackend):
         if future.done() or invocation in self._submitting:
             return  # cancelled, or a submission that went ahead: _on_submitted answers
         self._call_ended(frame, str(command["callId"]), answer)
+        if isinstance(answer, dict) and answer.get("status") == "unanswered":
+            log.warning(UNANSWERED_LOG, "a call's getTools()", frame.url)
         submission = isinstance(answer, dict) and answer.get("status") == "ok"
         if answer is None or (submission and answer.get("json") is None):
             # The document went away, or a form's submission went ahead (executeTool gives
@@ -806,6 +825,18 @@ class NativeBackend(ChannelBackend):
         self._cancel_reasons[invocation] = reason
         with contextlib.suppress(PlaywrightError):  # already finished, or the page is gone
             await cdp_send(self._cdp, "WebMCP.cancelInvocation", {"invocationId": invocation})
+
+
+def _unanswered_warning(info: FrameInfo) -> CatalogWarning:
+    return CatalogWarning(
+        code="chromium-unanswered",
+        message=(
+            f"Chromium's WebMCP did not answer getTools() in the frame {info.key!r}: its "
+            "tools are listed as the page registered them, but Chromium may not have them, "
+            "and calls to them may end unanswered. This is a Chromium fault seen under "
+            "load; loading the page again gives the frame a new document."
+        ),
+    )
 
 
 def _has_non_ascii_key(value: Any) -> bool:
