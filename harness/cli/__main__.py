@@ -1,7 +1,5 @@
 """``python -m harness.cli``: the same as the ``webmcp-harness`` console script."""
 
-import sys
+from harness.cli import console
 
-from harness.cli import main
-
-sys.exit(main())
+console()
