@@ -143,8 +143,40 @@ async def call_overhead(browsers: Browsers, scale: Scale) -> Item:
                 ),
             ]
         item.add(name, sample, targets=targets)
+    item.note = native_call_bound(item)
     await _close(plain, poly, native)
     return item.finish()
+
+
+def native_call_bound(item: Item) -> str:
+    """What native's target leaves the harness, from this run's medians: Chromium's own
+    ``executeTool`` against the native floor, plus what the same pipeline costs on the
+    polyfill over its floor (the stages and one page round trip)."""
+    names = (
+        "floor: page.evaluate (native browser)",
+        "native executeTool in the page",
+        "floor: page.evaluate (polyfill browser)",
+        "Session.call, polyfill",
+    )
+    figures = [item.figure(name) for name in names]
+    if any(f is None or f.sample.median <= 0 for f in figures):
+        return ""
+    floor, execute, poly_floor, poly_call = (f.sample.median for f in figures if f is not None)
+    pipeline = max(0.0, poly_call - poly_floor)
+    bound = (execute + pipeline) / floor
+    most = CALL_TARGETS["native"]
+    verdict = (
+        f"above the {most:g}× target: no call that runs through Chromium's `executeTool` with "
+        "these stages can meet it"
+        if bound > most
+        else f"within the {most:g}× target"
+    )
+    return (
+        f"Native's bound in this run: Chromium's `executeTool` alone is "
+        f"{execute / floor:.2f}× the native floor; with the pipeline's cost on the polyfill "
+        f"added (Session.call minus its floor, {pipeline:.2f} ms: validation, trust, policy, "
+        f"redaction, framing and one page round trip), {bound:.2f}× — {verdict}."
+    )
 
 
 async def discovery(browsers: Browsers, scale: Scale) -> Item:

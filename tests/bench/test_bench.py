@@ -15,6 +15,7 @@ from pathlib import Path
 import pytest
 
 from harness.bench.report import BenchReport, Item, Target, machine_info, markdown, to_json
+from harness.bench.suite import native_call_bound
 from harness.bench.timing import Measured, Sample, interleaved
 from tests.console_script import run_script
 
@@ -157,6 +158,25 @@ def test_ratios_and_verdicts() -> None:
     assert ours.ratio == pytest.approx(1.5)
     assert [t.met for t in ours.targets] == [False, True, None]
     assert ours.status == "MISS" and fast.status == "PASS" and absolute.status == "PASS"
+
+
+@pytest.mark.parametrize(
+    ("execute", "poly_call", "verdict"),
+    [(1.0, 1.26, "above the 1.5× target"), (0.82, 1.0, "within the 1.5× target")],
+)
+def test_the_native_calls_bound_is_worked_out_from_the_runs_medians(
+    execute: float, poly_call: float, verdict: str
+) -> None:
+    item = Item(key="call", title="t", anchor="floor: page.evaluate (polyfill browser)")
+    item.add("floor: page.evaluate (polyfill browser)", _sample(0.98))
+    item.add("floor: page.evaluate (native browser)", _sample(0.8))
+    item.add("Session.call, polyfill", _sample(poly_call))
+    item.add("native executeTool in the page", _sample(execute))
+    note = native_call_bound(item)
+    assert f"`executeTool` alone is {execute / 0.8:.2f}× the native floor" in note
+    assert f"{(execute + poly_call - 0.98) / 0.8:.2f}× — {verdict}" in note
+    # Without the figures it needs (an item measured in part), nothing is claimed.
+    assert native_call_bound(Item(key="call", title="t")) == ""
 
 
 def test_higher_is_better_targets() -> None:
