@@ -13,6 +13,7 @@ tool — for Playwright MCP that includes the ``browser_navigate`` it needs firs
 
 from __future__ import annotations
 
+import asyncio
 import contextlib
 import json
 import os
@@ -31,6 +32,7 @@ from mcp import Client, StdioServerParameters
 from mcp.client.stdio import stdio_client
 from mcp.client.streamable_http import streamable_http_client
 
+from harness.bench.cli_start import BARE_SCRIPT
 from harness.bench.report import Item, Target
 from harness.bench.timing import Measured, Sample, interleaved
 from harness.browser.chromium import NATIVE_WEBMCP_FLAGS, QUIET_FLAGS, find_chromium
@@ -224,6 +226,30 @@ async def cold_start(server: Server, steps: dict[str, list[float]] | None = None
         return took
 
 
+# A start on Playwright for Python with nothing else: the bare script of item 8, timed from
+# its spawn until it printed the page's getTools() (its browser's closing and exit not).
+BARE_START = "a bare Playwright-for-Python script: spawn to the page's getTools() (no MCP)"
+
+
+async def bare_start(url: str) -> Measured:
+    """Spawn :data:`~harness.bench.cli_start.BARE_SCRIPT` on ``url``; the milliseconds until
+    it printed the page's tool names."""
+    flags = json.dumps([*QUIET_FLAGS, *NATIVE_WEBMCP_FLAGS])
+    started = time.perf_counter()
+    process = await asyncio.create_subprocess_exec(
+        *(sys.executable, "-c", BARE_SCRIPT, str(find_chromium()), url, flags),
+        stdout=asyncio.subprocess.PIPE,
+        stderr=asyncio.subprocess.PIPE,
+    )
+    assert process.stdout is not None
+    line = await process.stdout.readline()
+    took = Measured((time.perf_counter() - started) * 1000)
+    _, err = await process.communicate()
+    if process.returncode != 0 or "echo" not in line.decode():
+        raise RuntimeError(f"the bare script failed ({process.returncode}): {err.decode()[-300:]}")
+    return took
+
+
 class Holder:
     """Keeps each connection open in a task of its own (the SDK client's task group must be
     left by the task that entered it), for the interleaved round trips."""
@@ -303,11 +329,14 @@ async def mcp_items(
                     playwright_server(found[0], url, config, http=False, settle=False),
                 ]
             steps: dict[str, list[float]] = {}
+            starts = {
+                server.label: _cold(server, steps if i == 0 else None)
+                for i, server in enumerate(cold_servers)
+            }
+            if found is not None:
+                starts[BARE_START] = lambda: bare_start(url)
             cold_samples = await interleaved(
-                {
-                    server.label: _cold(server, steps if i == 0 else None)
-                    for i, server in enumerate(cold_servers)
-                },
+                starts,
                 rounds=cold_rounds,
                 warmup=0 if cold_rounds == 1 else 1,
             )
@@ -317,6 +346,7 @@ async def mcp_items(
                 cold_samples,
                 skipped,
             )
+            item.note = bare_start_note(item)
             # Where webmcp-harness's start goes (the warm-up round's marks included).
             for name, what in START_STEPS.items():
                 if steps.get(name):
@@ -327,6 +357,20 @@ async def mcp_items(
                     )
             items.append(item)
     return items
+
+
+def bare_start_note(item: Item) -> str:
+    """Where a bare start on Playwright for Python stands, from this run's medians."""
+    anchor = item.figure(item.anchor or "")
+    bare, ours = item.figure(BARE_START), item.figure("webmcp-harness mcp, stdio")
+    if anchor is None or bare is None or ours is None or anchor.sample.median <= 0:
+        return ""
+    return (
+        f"A bare Playwright-for-Python script (launch Chromium, load the page, read "
+        f"`getTools()`: no readiness contract, no MCP) reaches the page's tools at "
+        f"{bare.sample.median / anchor.sample.median:.2f}× Playwright MCP's time; "
+        f"webmcp-harness is {ours.sample.median / bare.sample.median:.2f}× that script."
+    )
 
 
 def _first_line(exc: BaseException) -> str:

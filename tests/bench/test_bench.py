@@ -14,6 +14,7 @@ from pathlib import Path
 
 import pytest
 
+from harness.bench.peers import BARE_START, bare_start_note
 from harness.bench.report import BenchReport, Item, Target, machine_info, markdown, to_json
 from harness.bench.suite import native_call_bound
 from harness.bench.timing import Measured, Sample, interleaved
@@ -177,6 +178,17 @@ def test_the_native_calls_bound_is_worked_out_from_the_runs_medians(
     assert f"{(execute + poly_call - 0.98) / 0.8:.2f}× — {verdict}" in note
     # Without the figures it needs (an item measured in part), nothing is claimed.
     assert native_call_bound(Item(key="call", title="t")) == ""
+
+
+def test_the_cold_starts_note_places_the_bare_script() -> None:
+    item = Item(key="cold_start", title="t", anchor="Playwright MCP, stdio, --timeout-settle 0")
+    item.add("Playwright MCP, stdio, --timeout-settle 0", _sample(800.0))
+    item.add(BARE_START, _sample(720.0))
+    item.add("webmcp-harness mcp, stdio", _sample(1080.0))
+    note = bare_start_note(item)
+    assert "reaches the page's tools at 0.90× Playwright MCP's time" in note
+    assert "webmcp-harness is 1.50× that script" in note
+    assert bare_start_note(Item(key="cold_start", title="t")) == ""
 
 
 def test_higher_is_better_targets() -> None:
