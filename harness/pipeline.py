@@ -185,7 +185,8 @@ class Pipeline:
             size = raw.size or 0
             return error_result(too_large_message(size, self.max_result_bytes)), "too_large"
         if raw is not None and raw.status == "unanswered":
-            return error_result(unanswered_message(request.tool.name, raw.size or 0)), "timeout"
+            waited = raw.waited_ms or 0
+            return error_result(unanswered_message(request.tool.name, waited)), "timeout"
         if raw is None and self.broken.is_set():
             return error_result(f"Tool {request.tool.name!r}: {self.broken_reason}"), "crashed"
         if raw is None:

@@ -77,7 +77,7 @@ logging.getLogger("harness.browser.native").addHandler(_chromium_faults)
 CHROMIUM_FAULT = (
     "Chromium left a frame's WebMCP unanswered: its getTools() never settles and its "
     "registrations never reach the browser (a Chromium 156 fault under load, about one child "
-    "frame in 200, measured without the harness: README, The test suite). Nothing of the "
+    "frame in 150, measured without the harness: README, The test suite). Nothing of the "
     "harness's to test in this run"
 )
 

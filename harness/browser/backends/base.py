@@ -31,8 +31,7 @@ class RawResult(BaseModel):
     the page registered the tool again since the harness checked the call, and the new
     definition was not run. ``too_large``: the page refused to send a result of ``size``
     bytes, over the cap it was given. ``unanswered``: native Chromium never answered the
-    lookup of the tool in its frame (``size``: how many milliseconds were waited), and the
-    tool was not run.
+    lookup of the tool in its frame (in ``waited_ms``), and the tool was not run.
     """
 
     status: Literal["ok", "error", "cancelled", "navigation", "changed", "too_large", "unanswered"]
@@ -40,6 +39,7 @@ class RawResult(BaseModel):
     error_name: str | None = None
     error_message: str | None = None
     size: int | None = None
+    waited_ms: int | None = None
 
 
 class FormReviewRequest(BaseModel):

@@ -533,7 +533,7 @@ def raw_from_answer(answer: Any) -> RawResult:
     if status == "too_large" and isinstance(answer.get("size"), int):
         return RawResult(status="too_large", size=answer["size"])
     if status == "unanswered" and isinstance(answer.get("waited"), int):
-        return RawResult(status="unanswered", size=answer["waited"])
+        return RawResult(status="unanswered", waited_ms=answer["waited"])
     if status == "ok" and isinstance(answer.get("submitted"), dict):
         return submitted_result(answer["submitted"])
     if status == "ok":
