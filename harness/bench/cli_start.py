@@ -39,6 +39,13 @@ UNSETTLED = "webmcp-harness tools URL --json --settle 0 (no quiet window)"
 HELP_LIMIT_MS = 300.0
 
 
+def bare_command(url: str) -> list[str]:
+    """The command that runs :data:`BARE_SCRIPT` on ``url`` (the same Chromium, the WebMCP
+    flags)."""
+    flags = json.dumps([*QUIET_FLAGS, *NATIVE_WEBMCP_FLAGS])
+    return [sys.executable, "-c", BARE_SCRIPT, str(find_chromium()), url, flags]
+
+
 def _harness(*argv: str) -> list[str]:
     return [sys.executable, "-m", "harness.cli", *argv]
 
@@ -62,11 +69,10 @@ def _timed(command: list[str]) -> Callable[[], Awaitable[Measured]]:
 
 async def cli_start(url: str, *, rounds: int) -> Item:
     """Item 8 on the page ``url`` (one tool, ``echo``)."""
-    flags = json.dumps([*QUIET_FLAGS, *NATIVE_WEBMCP_FLAGS])
     tools = "webmcp-harness tools URL --json"
     call = "webmcp-harness call URL echo --json"
     variants = {
-        ANCHOR: _timed([sys.executable, "-c", BARE_SCRIPT, str(find_chromium()), url, flags]),
+        ANCHOR: _timed(bare_command(url)),
         tools: _timed(_harness("tools", url, "--json")),
         # The readiness contract's share: the same command with no quiet window (a person who
         # knows their page may ask for that; no target, the contract is the default).

@@ -32,7 +32,7 @@ from mcp import Client, StdioServerParameters
 from mcp.client.stdio import stdio_client
 from mcp.client.streamable_http import streamable_http_client
 
-from harness.bench.cli_start import BARE_SCRIPT
+from harness.bench.cli_start import bare_command
 from harness.bench.report import Item, Target
 from harness.bench.timing import Measured, Sample, interleaved
 from harness.browser.chromium import NATIVE_WEBMCP_FLAGS, QUIET_FLAGS, find_chromium
@@ -232,12 +232,11 @@ BARE_START = "a bare Playwright-for-Python script: spawn to the page's getTools(
 
 
 async def bare_start(url: str) -> Measured:
-    """Spawn :data:`~harness.bench.cli_start.BARE_SCRIPT` on ``url``; the milliseconds until
+    """Spawn :func:`~harness.bench.cli_start.bare_command` on ``url``; the milliseconds until
     it printed the page's tool names."""
-    flags = json.dumps([*QUIET_FLAGS, *NATIVE_WEBMCP_FLAGS])
     started = time.perf_counter()
     process = await asyncio.create_subprocess_exec(
-        *(sys.executable, "-c", BARE_SCRIPT, str(find_chromium()), url, flags),
+        *bare_command(url),
         stdout=asyncio.subprocess.PIPE,
         stderr=asyncio.subprocess.PIPE,
     )
