@@ -9,7 +9,7 @@ produced; the agent's actions (:data:`AgentAction`) are what agents decide and t
 from __future__ import annotations
 
 import json
-import uuid
+import os
 from collections.abc import Awaitable, Callable
 from dataclasses import dataclass, field
 from typing import Annotated, Any, Generic, Literal, Protocol, TypeVar
@@ -178,6 +178,11 @@ class PerTool(Generic[T]):
         return value
 
 
+def new_call_id() -> str:
+    """A call's id: 12 random hex digits (48 bits from the system's random source)."""
+    return os.urandom(6).hex()
+
+
 @dataclass
 class CallRequest:
     """One call on its way through the pipeline: the value every stage receives."""
@@ -185,7 +190,7 @@ class CallRequest:
     tool: Tool
     arguments: dict[str, Any]
     timeout: float
-    call_id: str = field(default_factory=lambda: uuid.uuid4().hex[:12])
+    call_id: str = field(default_factory=new_call_id)
     meta: dict[str, Any] = field(default_factory=dict)  # extra `execute` options for the page
     notes: list[str] = field(default_factory=list)
     # How the call ended, set by the pipeline before the after-call stages run (None: the

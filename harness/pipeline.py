@@ -230,13 +230,8 @@ class Pipeline:
         task = asyncio.ensure_future(
             self.backend.execute(request.tool, request.arguments, request.call_id, request.meta)
         )
-        racing: set[asyncio.Future[Any]] = {task, self._broken_future()}
         try:
-            done, _ = await asyncio.wait(
-                racing,
-                timeout=request.timeout,
-                return_when=asyncio.FIRST_COMPLETED,
-            )
+            await _first(task, self._broken_future(), request.timeout)
         except asyncio.CancelledError:
             # The caller gave up (e.g. an MCP client's notifications/cancelled): the page's
             # tool must see its signal abort, even though nobody waits for its answer now.
@@ -244,7 +239,7 @@ class Pipeline:
             self._abandoned.add(abandon)
             abandon.add_done_callback(self._abandoned.discard)
             raise
-        if task in done:
+        if task.done():
             raw = task.result()
             # A crashed renderer also fails the call's own command (its document is gone),
             # often before the crash is heard: the crash is the outcome.
@@ -298,6 +293,27 @@ class Pipeline:
     async def _abandon(self, task: asyncio.Future[RawResult], call_id: str) -> None:
         """Abort a call nobody waits for any more, and let its execution end."""
         await self._stop(task, call_id, "cancelled by the caller")
+
+
+async def _first(task: asyncio.Future[Any], broken: asyncio.Future[None], timeout: float) -> None:
+    """Return once ``task`` is done, ``broken`` is, or ``timeout`` seconds passed: what
+    ``asyncio.wait(FIRST_COMPLETED)`` does, without its sets (once per call)."""
+    loop = asyncio.get_running_loop()
+    waiter: asyncio.Future[None] = loop.create_future()
+
+    def wake(_: object = None) -> None:
+        if not waiter.done():
+            waiter.set_result(None)
+
+    task.add_done_callback(wake)
+    broken.add_done_callback(wake)
+    timer = loop.call_later(timeout, wake)
+    try:
+        await waiter
+    finally:
+        timer.cancel()
+        task.remove_done_callback(wake)
+        broken.remove_done_callback(wake)
 
 
 def unanswered_message(name: str, waited_ms: int) -> str:

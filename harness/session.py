@@ -6,7 +6,6 @@ import asyncio
 import contextlib
 import copy
 import logging
-import uuid
 from collections.abc import Callable
 from typing import Any
 
@@ -35,6 +34,7 @@ from harness.models import (
     Tool,
     ToolChange,
     error_result,
+    new_call_id,
 )
 from harness.pipeline import Pipeline
 from harness.stages.framing import PAGE_RESULT_KINDS, frame_result, mirror_structured
@@ -461,7 +461,7 @@ class Session:
     def _refused(self, name: str, arguments: dict[str, Any] | None, why: str) -> CallOutcome:
         """A call refused before any tool was looked up (the catalog is paused)."""
         outcome = CallOutcome(
-            call_id=uuid.uuid4().hex[:12],
+            call_id=new_call_id(),
             tool=name,
             arguments={} if arguments is None else dict(arguments),
             result=error_result(f"Tool {name!r} was not run. {why}"),

@@ -104,7 +104,9 @@ def normalize_value(json_text: str | None) -> CallToolResult:
         raise ResultRefused(too_deep_message()) from None
     except ValueError:
         return CallToolResult(content=[TextContent(type="text", text=json_text)])
-    if json_depth(value) > MAX_RESULT_DEPTH:
+    # Each level of nesting takes an opening and a closing bracket: a text shorter than
+    # twice the limit cannot nest deeper than it (no walk needed).
+    if len(json_text) > 2 * MAX_RESULT_DEPTH and json_depth(value) > MAX_RESULT_DEPTH:
         raise ResultRefused(too_deep_message())
     if isinstance(value, dict) and isinstance(value.get("content"), list):
         try:

@@ -121,6 +121,14 @@ ABSENT: Any = _Marker("ABSENT")
 
 Truth: TypeAlias = bool | None  # None: unknown
 
+
+class Later:
+    """A part of a decision's facts worked out only if a rule reads into it (once)."""
+
+    def __init__(self, make: Callable[[], Any]) -> None:
+        self.make = make
+
+
 FileKind = Literal["toml", "yaml", "json"]
 
 
@@ -249,7 +257,9 @@ class Facts:
                 return UNKNOWN
             if not isinstance(node, dict) or part not in node:
                 return ABSENT
-            node = node[part]
+            parent, node = node, node[part]
+            if isinstance(node, Later):
+                node = parent[part] = node.make()
         if node is None or (isinstance(node, list) and not node):
             return ABSENT
         return node
@@ -278,6 +288,30 @@ class Facts:
         return UNKNOWN if spec is not None and spec.undeclared_unknown else value
 
 
+# How many decisions a policy keeps (:meth:`Policy.decide`); more start the count again.
+DECISIONS_KEPT = 1024
+
+
+def _decision_key(phase: Phase, facts: Facts, read: tuple[str, ...]) -> tuple[Any, ...] | None:
+    """What decides ``phase`` for ``facts``: each fact its rules read, as given and as
+    read (types kept apart: ``true`` is not ``1``); None when a value is not JSON."""
+    key: list[Any] = [phase]
+    for path in read:
+        as_read = facts.read(path)
+        given = as_read if facts.reading == "never-set" else facts.get(path)
+        for value in (given, as_read):
+            if value is UNKNOWN or value is ABSENT or value is None:
+                key.append(value)
+            elif type(value) in (str, int, float, bool):
+                key.append((type(value), value))
+            else:
+                try:
+                    key.append(json.dumps(value, sort_keys=True, allow_nan=False))
+                except (TypeError, ValueError):
+                    return None
+    return tuple(key)
+
+
 @functools.lru_cache(maxsize=512)
 def _parts(path: str) -> tuple[str, ...]:
     return tuple(path.split("."))
@@ -300,14 +334,14 @@ def call_facts(
             "source": call.tool.source,
             "origin": call.tool.origin,
             "resolved": declaration.resolved,
-            "annotations": declaration.as_json() if declaration.known else UNKNOWN,
+            "annotations": declaration.facts_json if declaration.known else UNKNOWN,
         },
-        "page": {"origin": origin_of(page_url), "url": page_url},
-        "session": state.facts(),
+        "page": Later(lambda: {"origin": origin_of(page_url), "url": page_url}),
+        "session": Later(state.facts),
     }
     if response is not None:
         data["response"] = {
-            "annotations": response.as_json() if response.known else UNKNOWN,
+            "annotations": Later(response.as_json) if response.known else UNKNOWN,
             "isError": is_error,
         }
     return Facts(data, reading)
@@ -512,6 +546,11 @@ class Policy:
     _phases: dict[str, tuple[tuple[Rule, ...], tuple[str, ...]]] = field(
         default_factory=dict, init=False, repr=False, compare=False, hash=False
     )
+    # (phase, what its facts read as) → the decision: a decision is a function of the
+    # facts its phase's rules read, so calls that read alike are decided once.
+    _decisions: dict[tuple[Any, ...], Decision] = field(
+        default_factory=dict, init=False, repr=False, compare=False, hash=False
+    )
 
     @property
     def trust_settings(self) -> TrustSettings:
@@ -539,9 +578,28 @@ class Policy:
         raise KeyError(name)
 
     def decide(self, phase: Phase, facts: Facts) -> Decision:
-        """Evaluate every rule of ``phase``; the most restrictive matching effect wins."""
-        matched: list[RuleMatch] = []
+        """Evaluate every rule of ``phase``; the most restrictive matching effect wins.
+
+        The rules read only the facts :meth:`_phase` lists (each as given, and as the
+        policy's reading reads it): facts that read alike are decided alike, so the
+        decision is kept and found again by those readings (at most
+        :data:`DECISIONS_KEPT`). A reading that is not plain JSON is decided afresh.
+        """
         rules, read = self._phase(phase)
+        key = _decision_key(phase, facts, read)
+        if key is not None and (known := self._decisions.get(key)) is not None:
+            return known
+        decision = self._decide(phase, facts, rules, read)
+        if key is not None:
+            if len(self._decisions) >= DECISIONS_KEPT:
+                self._decisions.clear()
+            self._decisions[key] = decision
+        return decision
+
+    def _decide(
+        self, phase: Phase, facts: Facts, rules: tuple[Rule, ...], read: tuple[str, ...]
+    ) -> Decision:
+        matched: list[RuleMatch] = []
         for rule in rules:
             truth = rule.conditions.evaluate(facts)
             if truth is True or (truth is None and rule.effect != "allow"):
@@ -935,14 +993,32 @@ class AuditRecord(BaseModel):
 
 
 class AuditTrail:
-    """Every policy decision of a session, in order (``session.audit``)."""
+    """Every policy decision of a session, in order (``session.audit``).
+
+    The pipeline notes a decision's fields (:meth:`note`); its :class:`AuditRecord` is
+    made when the trail is first read after it (most calls' records are never read).
+    """
 
     def __init__(self) -> None:
-        self.records: list[AuditRecord] = []
+        self._records: list[AuditRecord] = []
+        self._noted: list[dict[str, Any]] = []
+
+    @property
+    def records(self) -> list[AuditRecord]:
+        """Every record, in order."""
+        if self._noted:
+            # The fields are the harness's own, of the record's types: no second validation.
+            self._records.extend(AuditRecord.model_construct(**f) for f in self._noted)
+            self._noted.clear()
+        return self._records
 
     def add(self, record: AuditRecord) -> None:
         """Append one record."""
         self.records.append(record)
+
+    def note(self, **fields: Any) -> None:
+        """Append the record these fields make (every field of :class:`AuditRecord`)."""
+        self._noted.append(fields)
 
     def for_call(self, call_id: str) -> list[AuditRecord]:
         """The records of one call (before-call, then response)."""
@@ -1010,12 +1086,13 @@ class PolicyStage:
         call = self.trust.call(request.call_id)
         if policy is None or call is None:
             return None
-        facts = call_facts(call, self.trust, self.page_url(), reading=policy.missing_annotations)
+        page_url = self.page_url()
+        facts = call_facts(call, self.trust, page_url, reading=policy.missing_annotations)
         decision = policy.decide("before-call", facts)
         attribution = union(self.trust.attribution, call.declaration.attribution)
         answer = await self._answer(policy, decision, request, call, attribution)
         allowed = decision.effect == "allow" or answer == "accept"
-        self._record(policy, decision, request, call, attribution, answer, allowed)
+        self._record(policy, decision, request, call, page_url, attribution, answer, allowed)
         if allowed:
             return None
         call.stopped = True
@@ -1029,10 +1106,11 @@ class PolicyStage:
             return result
         response = response_annotations(result)
         call.response = response
+        page_url = self.page_url()
         facts = call_facts(
             call,
             self.trust,
-            self.page_url(),
+            page_url,
             response,
             bool(result.is_error),
             reading=policy.missing_annotations,
@@ -1042,7 +1120,7 @@ class PolicyStage:
         attribution = union(self.trust.attribution, call.declaration.attribution, returned)
         answer = await self._answer(policy, decision, request, call, attribution)
         delivered = decision.effect == "allow" or answer == "accept"
-        self._record(policy, decision, request, call, attribution, answer, delivered)
+        self._record(policy, decision, request, call, page_url, attribution, answer, delivered)
         if delivered:
             return result
         call.withheld = True
@@ -1068,6 +1146,7 @@ class PolicyStage:
         decision: Decision,
         request: CallRequest,
         call: CallTrust,
+        page_url: str,
         attribution: list[str],
         answer: Literal["accept", "decline", "cancel"] | None,
         passed: bool,
@@ -1076,23 +1155,23 @@ class PolicyStage:
         outcome: AuditOutcome = (
             ("ran" if passed else "not run") if before else ("delivered" if passed else "withheld")
         )
-        self.audit.add(
-            AuditRecord(
-                call_id=request.call_id,
-                tool=call.tool.name,
-                origin=call.tool.origin,
-                page_origin=origin_of(self.page_url()),
-                policy=policy.source,
-                phase=decision.phase,
-                effect=decision.effect,
-                rules=decision.rule_names,
-                matched=decision.matched,
-                facts=decision.facts,
-                unknown_facts=decision.unknown_facts,
-                attribution=attribution,
-                answer=answer,
-                outcome=outcome,
-            )
+        # The decision's lists and facts are copied: decisions are shared between calls.
+        self.audit.note(
+            call_id=request.call_id,
+            tool=call.tool.name,
+            origin=call.tool.origin,
+            page_origin=origin_of(page_url),
+            policy=policy.source,
+            phase=decision.phase,
+            effect=decision.effect,
+            rules=decision.rule_names,
+            matched=list(decision.matched),
+            facts=dict(decision.facts),
+            unknown_facts=list(decision.unknown_facts),
+            attribution=attribution,
+            answer=answer,
+            outcome=outcome,
+            at=time.time(),
         )
 
 

@@ -182,6 +182,22 @@ def _for_user_only(block: Any) -> bool:
     return isinstance(audience, list) and "user" in audience and "assistant" not in audience
 
 
+def _may_withhold(result: CallToolResult) -> bool:
+    """Whether a result of a tool that marks nothing sensitive may still have something
+    withheld (what :func:`redact` looks for in its JSON, read from the model): a
+    ``secret_reference`` (a result holding one arrives as plain data, in
+    ``structuredContent``), a block for the user alone, or the harness's redaction mark."""
+    if REDACTED_META_KEY in (result.meta or {}):
+        return True
+    if result.structured_content is not None and _contains_reference(result.structured_content):
+        return True
+    for block in result.content:
+        audience = getattr(getattr(block, "annotations", None), "audience", None)
+        if isinstance(audience, list) and "user" in audience and "assistant" not in audience:
+            return True
+    return False
+
+
 # -- one redaction ---------------------------------------------------------------------------
 
 
@@ -442,6 +458,8 @@ def redact(
     hinted = tool.annotations.get("sensitiveHint") is True
     schema = tool.output_schema
     marked = schema is not None and marks_sensitive(schema)
+    if not (hinted or marked or _may_withhold(result)):
+        return Redaction(result=result)  # the common case: nothing to read as JSON
     parts = _parts(result)
     nested = _contains_reference(parts.structured)
     references = nested or any(_is_reference(b) for b in parts.content)

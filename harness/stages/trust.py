@@ -20,6 +20,7 @@ Policy decisions over these facts are made in :mod:`harness.stages.policy`.
 from __future__ import annotations
 
 import asyncio
+import functools
 import json
 import time
 from collections.abc import Awaitable, Callable, Iterable
@@ -392,6 +393,12 @@ class Declaration:
         if self.annotations is None:
             return None
         return self.annotations.model_dump(by_alias=True, exclude_none=True)
+
+    @functools.cached_property
+    def facts_json(self) -> dict[str, Any] | None:
+        """:meth:`as_json`, made once per declaration, for reading only (a policy's facts:
+        every call of a tool starts from the same declaration)."""
+        return self.as_json()
 
     @property
     def open_world(self) -> bool:

@@ -28,6 +28,8 @@ from harness.stages.policy import (
     UNKNOWN,
     AllOf,
     AnyOf,
+    AuditRecord,
+    AuditTrail,
     Facts,
     FactTest,
     Not,
@@ -362,6 +364,78 @@ def test_each_phase_evaluates_only_its_rules_and_responses_default_to_delivery()
     assert [r.name for r in p.rules_for("response")] == ["on-response"]
     assert p.decide("response", UNKNOWN_TOOL).effect == "allow"  # the default is before-call's
     assert p.decide("before-call", UNKNOWN_TOOL).effect == "block"
+
+
+def test_a_decision_is_kept_for_facts_that_read_alike_and_only_for_those() -> None:
+    """Decisions are memoized by the facts the phase's rules read: the same readings give
+    the same decision, any reading that differs (a type, a list member, a fact made
+    unknown, one declared or not) is decided afresh."""
+    p = policy(
+        rule("one", "block", {"fact": "tool.annotations.destructiveHint", "equals": True}),
+        rule("irreversible", "escalate", MAY_BE_IRREVERSIBLE),
+        rule("declared", "allow", {"fact": "tool.annotations.openWorldHint", "exists": True}),
+    )
+
+    def facts(annotations: Any, reading: Any = "never-set") -> Facts:
+        return Facts({"tool": {"name": "t", "annotations": annotations}}, reading)
+
+    first = p.decide("before-call", facts({"destructiveHint": True}))
+    assert first.effect == "block"
+    assert p.decide("before-call", facts({"destructiveHint": True})) is first
+    # 1 is not true (a policy compares types), whatever a dict key would say.
+    assert p.decide("before-call", facts({"destructiveHint": 1})).effect == "allow"
+    outcomes = {"inputMetadata": {"outcomes": ["benign", "irreversible"]}}
+    assert p.decide("before-call", facts(outcomes)).effect == "escalate"
+    benign = {"inputMetadata": {"outcomes": ["benign"]}}
+    assert p.decide("before-call", facts(benign)).effect == "allow"
+    assert p.decide("before-call", facts(UNKNOWN)).matched[0].undecided
+    declared = p.decide("before-call", facts({"openWorldHint": False}))
+    assert declared.rule_names == ["declared"]
+    assert p.decide("before-call", facts({})).rule_names == []
+    # Read as unknown, an undeclared hint is MCP's default (destructive unless read-only):
+    # the same data, read another way, is another decision.
+    assert p.decide("before-call", facts({}, "unknown")).effect == "block"
+    read_only = p.decide("before-call", facts({"readOnlyHint": True}, "unknown"))
+    assert "one" not in [m.name for m in read_only.matched]
+    assert p.decide("before-call", facts({})).effect == "allow"
+
+
+async def test_audit_records_are_independent_of_the_decisions_they_share() -> None:
+    """Two calls decided alike share a decision; their records do not share its facts."""
+    rig = Rig()
+    first = await rig.call(tool("read", {"readOnlyHint": True}))
+    second = await rig.call(tool("read", {"readOnlyHint": True}))
+    one, two = rig.audit.for_call(first.call_id)[0], rig.audit.for_call(second.call_id)[0]
+    assert one.facts == two.facts and one.facts is not two.facts
+    one.facts["request.annotations.openWorldHint"] = "changed by a reader"
+    assert rig.audit.for_call(second.call_id)[0].facts == two.facts
+    assert two.facts["request.annotations.openWorldHint"] is not None
+    third = await rig.call(tool("read", {"readOnlyHint": True}))
+    assert rig.audit.for_call(third.call_id)[0].facts == two.facts
+
+
+def test_the_audit_trail_keeps_noted_and_added_records_in_order() -> None:
+    trail = AuditTrail()
+    fields = {
+        "tool": "t",
+        "origin": "http://a.test",
+        "page_origin": "http://a.test",
+        "policy": "p",
+        "phase": "before-call",
+        "effect": "allow",
+        "rules": [],
+        "matched": [],
+        "facts": {},
+        "unknown_facts": [],
+        "attribution": [],
+        "outcome": "ran",
+    }
+    trail.note(call_id="1", at=1.0, **fields)
+    trail.add(AuditRecord(call_id="2", **fields))
+    trail.note(call_id="3", at=3.0, **fields)
+    assert [r.call_id for r in trail] == ["1", "2", "3"] and len(trail) == 3
+    assert trail[0].at == 1.0 and trail.as_json()[2]["call_id"] == "3"
+    assert AuditRecord.model_validate(trail.as_json()[0]) == trail[0]
 
 
 # -- enforcement in the pipeline ---------------------------------------------------------------
