@@ -33,6 +33,7 @@ from mcp.client.stdio import stdio_client
 from mcp.client.streamable_http import streamable_http_client
 
 from harness.bench.cli_start import bare_command
+from harness.bench.cpu import TreeCpu, descendants, process_cpu_ms, started_since
 from harness.bench.report import Item, Target
 from harness.bench.timing import Measured, Sample, interleaved
 from harness.browser.chromium import NATIVE_WEBMCP_FLAGS, QUIET_FLAGS, find_chromium
@@ -208,17 +209,26 @@ START_STEPS = {
 }
 
 
-async def cold_start(server: Server, steps: dict[str, list[float]] | None = None) -> Measured:
+async def cold_start(
+    server: Server,
+    steps: dict[str, list[float]] | None = None,
+    cpu: dict[str, list[TreeCpu]] | None = None,
+) -> Measured:
     """Spawn, connect, reach a ``tools/list`` with the page's tool (measured), and stop;
     with ``steps``, the milliseconds from the spawn to each of the server's start marks
-    (:mod:`harness.browser.marks`) are added to it."""
+    (:mod:`harness.browser.marks`) are added to it; with ``cpu``, the CPU time its
+    processes had used by then (:mod:`harness.bench.cpu`), under the server's label."""
     with tempfile.TemporaryDirectory(prefix="webmcp-marks-") as scratch:
         marks = Path(scratch) / "marks"
         env = {ENV_VAR: str(marks)} if steps is not None else None
+        before = descendants()
         since = time.monotonic()
         started = time.perf_counter()
         async with connect(server, env):
             took = Measured((time.perf_counter() - started) * 1000)
+            used = started_since(before)
+        if cpu is not None and used is not None:
+            cpu.setdefault(server.label, []).append(used)
         if steps is not None:
             for name, at in read_marks(marks).items():
                 steps.setdefault(name, []).append((at - since) * 1000)
@@ -231,9 +241,10 @@ async def cold_start(server: Server, steps: dict[str, list[float]] | None = None
 BARE_START = "a bare Playwright-for-Python script: spawn to the page's getTools() (no MCP)"
 
 
-async def bare_start(url: str) -> Measured:
+async def bare_start(url: str, cpu: dict[str, list[TreeCpu]] | None = None) -> Measured:
     """Spawn :func:`~harness.bench.cli_start.bare_command` on ``url``; the milliseconds until
-    it printed the page's tool names."""
+    it printed the page's tool names (with ``cpu``: its processes' CPU time by then)."""
+    before = descendants()
     started = time.perf_counter()
     process = await asyncio.create_subprocess_exec(
         *bare_command(url),
@@ -243,6 +254,9 @@ async def bare_start(url: str) -> Measured:
     assert process.stdout is not None
     line = await process.stdout.readline()
     took = Measured((time.perf_counter() - started) * 1000)
+    used = started_since(before)
+    if cpu is not None and used is not None:
+        cpu.setdefault(BARE_START, []).append(used)
     _, err = await process.communicate()
     if process.returncode != 0 or "echo" not in line.decode():
         raise RuntimeError(f"the bare script failed ({process.returncode}): {err.decode()[-300:]}")
@@ -328,12 +342,13 @@ async def mcp_items(
                     playwright_server(found[0], url, config, http=False, settle=False),
                 ]
             steps: dict[str, list[float]] = {}
+            cpu: dict[str, list[TreeCpu]] = {}
             starts = {
-                server.label: _cold(server, steps if i == 0 else None)
+                server.label: _cold(server, steps if i == 0 else None, cpu)
                 for i, server in enumerate(cold_servers)
             }
             if found is not None:
-                starts[BARE_START] = lambda: bare_start(url)
+                starts[BARE_START] = lambda: bare_start(url, cpu)
             cold_samples = await interleaved(
                 starts,
                 rounds=cold_rounds,
@@ -354,6 +369,7 @@ async def mcp_items(
                         Sample.of(steps[name]),
                         note="since the spawn",
                     )
+            await add_cpu_bound(item, cpu, rounds=cold_rounds)
             items.append(item)
     return items
 
@@ -378,9 +394,72 @@ def _first_line(exc: BaseException) -> str:
 
 
 def _cold(
-    server: Server, steps: dict[str, list[float]] | None
+    server: Server, steps: dict[str, list[float]] | None, cpu: dict[str, list[TreeCpu]]
 ) -> Callable[[], Awaitable[Measured]]:
-    return lambda: cold_start(server, steps)
+    return lambda: cold_start(server, steps, cpu)
+
+
+# What a start's CPU time is read against: importing the official MCP SDK's stdio server
+# (what any MCP server in Python built on it loads), and the `mcp` command's whole stack.
+SDK_IMPORT = "import mcp.server.lowlevel, mcp.server.stdio"
+STACK_IMPORT = "import harness.cli.commands, harness.harness, harness.mcp.server"
+CPU_ROW = "CPU time of all its processes to the first tools/list: "
+SDK_ROW = "CPU time of importing the official MCP SDK's stdio server alone (no browser)"
+STACK_ROW = "CPU time of importing the mcp command's modules (no browser)"
+
+
+async def add_cpu_bound(item: Item, cpu: dict[str, list[TreeCpu]], *, rounds: int) -> None:
+    """The CPU time each start's processes used (Python, Node, Chromium; all cores), the
+    imports alone, and in the note what they bound on this machine's cores."""
+    if not cpu:
+        return  # nothing measurable on this system
+    for label, used in cpu.items():
+        item.add(CPU_ROW + label, Sample.of([u.total for u in used]), note=_kinds(used))
+    imports = {}
+    for name, code in ((SDK_ROW, SDK_IMPORT), (STACK_ROW, STACK_IMPORT)):
+        argv = [sys.executable, "-c", code]
+        imports[name] = [await asyncio.to_thread(process_cpu_ms, argv) for _ in range(rounds)]
+        item.add(name, Sample.of(imports[name]), note=f"`python -c '{code}'`")
+    item.note = " ".join(filter(None, [item.note, cpu_bound_note(item, os.cpu_count() or 1)]))
+
+
+def _kinds(used: list[TreeCpu]) -> str:
+    """The median start's CPU by kind of process."""
+    middle = sorted(used, key=lambda u: u.total)[len(used) // 2]
+    return ", ".join(f"{k} {ms:.0f} ms" for k, ms in middle.by_kind.items() if ms > 0)
+
+
+def cpu_bound_note(item: Item, cores: int) -> str:
+    """What the CPU figures bound: no start takes less wall time than its CPU time over the
+    cores, so Playwright MCP's time allows ``cores`` × its wall time of CPU."""
+    anchor = item.figure(item.anchor or "")
+    ours = item.figure(CPU_ROW + "webmcp-harness mcp, stdio")
+    if anchor is None or ours is None:
+        return ""
+    wall, used = anchor.sample.median, ours.sample.median
+    budget = cores * wall
+    text = (
+        f"No start takes less wall time than its CPU time over the machine's {cores} "
+        f"core(s): Playwright MCP's {wall:.0f} ms allows {budget:.0f} ms of CPU; "
+        f"webmcp-harness's start used {used:.0f} ms ({used / budget:.2f}× that)."
+    )
+    bare, sdk = item.figure(CPU_ROW + BARE_START), item.figure(SDK_ROW)
+    if bare is not None and sdk is not None:
+        floor = bare.sample.median + sdk.sample.median
+        text += (
+            f" A bare Playwright-for-Python start ({bare.sample.median:.0f} ms) plus "
+            f"importing the official MCP SDK's server ({sdk.sample.median:.0f} ms) is "
+            f"{floor:.0f} ms, {floor / budget:.2f}× the allowance"
+        )
+        if floor >= budget:
+            text += ": no Python server on the official SDK starts within it on this machine."
+        else:
+            text += (
+                f"; the rest of webmcp-harness's start ({used - floor:.0f} ms: its own "
+                f"modules, the page's polyfill, its work) would have to fit in "
+                f"{budget - floor:.0f} ms."
+            )
+    return text
 
 
 def _item(key: str, title: str, samples: dict[str, Sample], skipped: str | None) -> Item:

@@ -10,11 +10,20 @@ from __future__ import annotations
 
 import json
 import math
+import sys
+import time
 from pathlib import Path
 
 import pytest
 
-from harness.bench.peers import BARE_START, bare_start_note
+from harness.bench import cpu
+from harness.bench.peers import (
+    BARE_START,
+    CPU_ROW,
+    SDK_ROW,
+    bare_start_note,
+    cpu_bound_note,
+)
 from harness.bench.report import BenchReport, Item, Target, machine_info, markdown, to_json
 from harness.bench.suite import native_call_bound
 from harness.bench.timing import Measured, Sample, interleaved
@@ -189,6 +198,67 @@ def test_the_cold_starts_note_places_the_bare_script() -> None:
     assert "reaches the page's tools at 0.90× Playwright MCP's time" in note
     assert "webmcp-harness is 1.50× that script" in note
     assert bare_start_note(Item(key="cold_start", title="t")) == ""
+
+
+@pytest.mark.parametrize(
+    ("bare", "sdk", "verdict"),
+    [
+        (1000.0, 600.0, "the rest of webmcp-harness's start (900 ms: its own"),
+        (1300.0, 400.0, "no Python server on the official SDK starts within it"),
+    ],
+)
+def test_the_cold_starts_cpu_note_bounds_it_by_the_cores(
+    bare: float, sdk: float, verdict: str
+) -> None:
+    item = Item(key="cold_start", title="t", anchor="Playwright MCP, stdio, --timeout-settle 0")
+    item.add("Playwright MCP, stdio, --timeout-settle 0", _sample(850.0))
+    item.add(CPU_ROW + "webmcp-harness mcp, stdio", _sample(2500.0))
+    item.add(CPU_ROW + BARE_START, _sample(bare))
+    item.add(SDK_ROW, _sample(sdk))
+    note = cpu_bound_note(item, cores=2)
+    assert "Playwright MCP's 850 ms allows 1700 ms of CPU" in note
+    assert "used 2500 ms (1.47× that)" in note
+    assert f"is {bare + sdk:.0f} ms, {(bare + sdk) / 1700:.2f}× the allowance" in note
+    assert verdict in note
+    # Without its figures (nothing measurable, or an item measured in part), no claim.
+    assert cpu_bound_note(Item(key="cold_start", title="t"), cores=2) == ""
+
+
+@pytest.mark.skipif(not cpu.measurable(), reason="processes' CPU time is read from Linux's /proc")
+def test_a_starts_cpu_counts_only_the_processes_it_started() -> None:
+    """Processes that were there before are left out; a new one's busy loop is counted,
+    under its kind, with its children."""
+    import subprocess
+
+    older = subprocess.Popen([sys.executable, "-c", "import time; time.sleep(30)"])
+    try:
+        before = cpu.descendants()
+        assert older.pid in before
+        busy = (
+            "import subprocess, sys, time\n"
+            "child = subprocess.Popen([sys.executable, '-c', "
+            "'import time\\nend = time.process_time() + 0.3\\n"
+            "while time.process_time() < end: pass\\ntime.sleep(30)'])\n"
+            "end = time.process_time() + 0.3\n"
+            "while time.process_time() < end: pass\n"
+            "time.sleep(30)\n"
+        )
+        started = subprocess.Popen([sys.executable, "-c", busy])
+        try:
+            deadline = time.monotonic() + 30
+            used = cpu.started_since(before)
+            while used is not None and used.by_kind["Python"] < 550 and time.monotonic() < deadline:
+                time.sleep(0.05)
+                used = cpu.started_since(before)
+            assert used is not None and 550 <= used.by_kind["Python"] < 5000
+            assert used.total == used.by_kind["Python"]  # the older sleeper is not counted
+        finally:
+            started.kill()
+            started.wait()
+    finally:
+        older.kill()
+        older.wait()
+    assert cpu.process_cpu_ms([sys.executable, "-c", "pass"]) > 0
 
 
 def test_higher_is_better_targets() -> None:
