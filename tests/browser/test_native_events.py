@@ -59,6 +59,60 @@ async def test_tools_registered_while_the_page_loads_come_in_one_event(
         await session.close()
 
 
+async def test_a_loading_page_is_read_in_full_once(
+    harness: Harness,
+    page_server: PageServer,
+    events: list[int],
+    monkeypatch: pytest.MonkeyPatch,
+) -> None:
+    """A navigation's own read of the registry brings the document; the layer's reports
+    while it loads, the listings after it and the whole registry CDP sends when the domain
+    comes back on are each answered `unchanged` or change nothing: no second full read,
+    and nothing published again (a form's autosubmit included, which getTools() omits)."""
+    full: list[dict[str, Any]] = []
+    original = PageChannel.command
+
+    async def counting(self: PageChannel, frame: Frame, command: Any, *a: Any, **k: Any) -> Any:
+        answer = await original(self, frame, command, *a, **k)
+        if command.get("op") == "list" and answer != '{"unchanged":true}':
+            full.append(dict(command))
+        return answer
+
+    monkeypatch.setattr(PageChannel, "command", counting)
+    published: list[str] = []
+    replace = session_catalog_replace(published)
+    session = await harness.new_session()
+    monkeypatch.setattr(session.catalog, "replace_frame", replace(session.catalog.replace_frame))
+    try:
+        await session.open(page_server.url("ne_many.html"))
+        async with asyncio.timeout(10):
+            while not events:  # the domain comes back on after the read
+                await asyncio.sleep(0.02)
+        await asyncio.sleep(0.3)  # what the registry's event would publish, published
+        assert events == [len(TOOLS) + 1]
+        assert [c.get("registry") for c in full] == [True], full
+        assert len(published) == 1, published
+        tools = {t.name: t for t in await session.tools()}
+        assert tools["slow_form"].annotations.get("autosubmit") is True
+    finally:
+        await session.close()
+
+
+def session_catalog_replace(published: list[str]) -> Callable[[Any], Any]:
+    """Wraps a catalog's ``replace_frame`` to note each publication of a frame's WebMCP
+    tools (by frame URL; the seed dialect's part of the catalog is published apart)."""
+
+    def wrap(original: Any) -> Any:
+        def replace_frame(info: Any, *args: Any, **kwargs: Any) -> Any:
+            if "part" not in kwargs:
+                published.append(info.url)
+            return original(info, *args, **kwargs)
+
+        return replace_frame
+
+    return wrap
+
+
 async def test_a_form_answers_while_the_page_starts_a_navigation_that_never_commits(
     harness: Harness, page_server: PageServer, monkeypatch: pytest.MonkeyPatch
 ) -> None:

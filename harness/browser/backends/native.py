@@ -274,8 +274,20 @@ class NativeBackend(ChannelBackend):
         await self._events(on=False)
 
     def _on_stopped_loading(self, params: dict[str, Any]) -> None:
-        if self._is_top(params.get("frameId", "")):
-            self._events_back_on()
+        cdp_id = params.get("frameId", "")
+        if self._is_top(cdp_id):
+            self._spawn(self._events_on_after_reads(cdp_id))
+
+    async def _events_on_after_reads(self, cdp_id: str) -> None:
+        """The domain back on once the document's direct reads in flight are in the catalog
+        (the navigation's own, sent as it began): the whole registry it then sends matches
+        what they read and changes nothing (sent while they are answered, it would overtake
+        them, and the catalog would be read once more). :data:`EVENTS_OFF_MAX_S` bounds it."""
+        reads = self._direct_reads.get(cdp_id)
+        if reads is not None:
+            async with reads:
+                pass
+        self._events_back_on()
 
     def _events_back_on(self) -> None:
         self._spawn(self._events(on=True))
@@ -301,25 +313,29 @@ class NativeBackend(ChannelBackend):
         self.catalog.readiness.touch()
         touched = set()
         for tool in params.get("tools", []):
-            self._remember(tool["frameId"], tool)
+            if self._remember(tool["frameId"], tool):
+                touched.add(tool["frameId"])
             self._hear(tool["frameId"], tool["name"])
-            touched.add(tool["frameId"])
+        # A frame whose every tool CDP named is in the catalog as it says (the whole
+        # registry comes again each time the domain is turned on) has nothing to publish.
         for cdp_id in touched:
             self._schedule_publish(cdp_id)
 
-    def _remember(self, cdp_id: str, record: dict[str, Any]) -> None:
+    def _remember(self, cdp_id: str, record: dict[str, Any]) -> bool:
         """Keep a tool record of Chromium's registry (a new record: a new revision, unless
         it says what the one it replaces said: the whole registry comes again each time the
-        domain is turned on, and an unchanged tool is not built again)."""
+        domain is turned on, and an unchanged tool is not built again); whether the frame's
+        catalog lacks it as it is (a new tool, a changed one, or one taken back from the
+        previous document's)."""
         known = self._native.setdefault(cdp_id, {})
-        previous = known.get(record["name"]) or self._retired.get(cdp_id, ({}, {}))[0].get(
-            record["name"]
-        )
+        current = known.get(record["name"])
+        previous = current or self._retired.get(cdp_id, ({}, {}))[0].get(record["name"])
         if previous is not None and _meaning(previous) == _meaning(record):
             record[_REVISION_KEY] = previous[_REVISION_KEY]
         else:
             record[_REVISION_KEY] = next(self._revisions)
         known[record["name"]] = record
+        return current is None or current[_REVISION_KEY] != record[_REVISION_KEY]
 
     def _on_tools_removed(self, params: dict[str, Any]) -> None:
         self.catalog.readiness.touch()
@@ -354,7 +370,12 @@ class NativeBackend(ChannelBackend):
             await asyncio.sleep(due - loop.time())
             self._publish_due.discard(cdp_id)
             self._published[cdp_id] = loop.time()
-            await self._publish(cdp_id, layer=self._layer_news.pop(cdp_id, None))
+            # While the domain is off (a top-level document loading), CDP's view cannot
+            # follow the layer's news: only a direct read completes it. It waits for the
+            # read in flight (the navigation's own) and is most often answered `unchanged`,
+            # where a layer listing would bring every record again.
+            layer = self._layer_news.pop(cdp_id, None)
+            await self._publish(cdp_id, direct=not self._events_on, layer=layer)
 
         self._spawn(publish())
 
@@ -611,19 +632,26 @@ class NativeBackend(ChannelBackend):
             if name in known or name in overtaken:
                 continue
             extra = extras.get(name, ("", {}))[1]
+            source = extra.get("source") or ("script" if "annotations" in entry else "declarative")
+            annotations = entry.get("annotations")
+            if not isinstance(annotations, dict):
+                annotations = {}
+                # Nor whether a form submits itself: the layer read it from the same
+                # attribute. CDP's record says it too, and a record that differs from this
+                # one is taken (and published) when it comes.
+                said = extra.get("annotations")
+                if source == "declarative" and isinstance(said, dict) and said.get("autosubmit"):
+                    annotations = {"autosubmit": True}
             record = {
                 "name": name,
                 "description": entry.get("description") or "",
                 "inputSchema": entry.get("inputSchema")
                 if isinstance(entry.get("inputSchema"), dict)
                 else None,
-                "annotations": entry.get("annotations")
-                if isinstance(entry.get("annotations"), dict)
-                else {},
+                "annotations": annotations,
                 "frameId": cdp_id,
                 # getTools() does not say which tools are forms; the layer's record does.
-                _SOURCE_KEY: extra.get("source")
-                or ("script" if "annotations" in entry else "declarative"),
+                _SOURCE_KEY: source,
             }
             self._remember(cdp_id, record)
         for name in [n for n in known if complete and n not in listed and n not in overtaken]:
