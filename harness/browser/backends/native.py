@@ -132,6 +132,7 @@ class NativeBackend(ChannelBackend):
         # at most until this timer turns it on again.
         self._events_on = False
         self._events_timer: asyncio.TimerHandle | None = None
+        self._loads = 0  # top-level documents that began loading (the domain went off)
 
     @staticmethod
     def launch_args() -> list[str]:
@@ -268,6 +269,7 @@ class NativeBackend(ChannelBackend):
         await self._events_off_while_loading()
 
     async def _events_off_while_loading(self) -> None:
+        self._loads += 1
         self._stop_events_timer()
         loop = asyncio.get_running_loop()
         self._events_timer = loop.call_later(EVENTS_OFF_MAX_S, self._events_back_on)
@@ -283,11 +285,13 @@ class NativeBackend(ChannelBackend):
         (the navigation's own, sent as it began): the whole registry it then sends matches
         what they read and changes nothing (sent while they are answered, it would overtake
         them, and the catalog would be read once more). :data:`EVENTS_OFF_MAX_S` bounds it."""
+        load = self._loads
         reads = self._direct_reads.get(cdp_id)
         if reads is not None:
             async with reads:
                 pass
-        self._events_back_on()
+        if load == self._loads:  # else another document began loading meanwhile: its turn
+            self._events_back_on()
 
     def _events_back_on(self) -> None:
         self._spawn(self._events(on=True))
