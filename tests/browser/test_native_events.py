@@ -98,6 +98,38 @@ async def test_a_loading_page_is_read_in_full_once(
         await session.close()
 
 
+async def test_the_catalog_is_not_settled_early_while_chromiums_news_is_held_back(
+    harness: Harness, page_server: PageServer
+) -> None:
+    """Readiness may end its quiet window early only when nothing can still change the
+    catalog. While the WebMCP domain is off (a document loading), or on but its whole
+    registry not yet heard, or while a frame's publication is due or under way, what
+    Chromium registered meanwhile (a form whose ``toolname`` a script set after the
+    registry was read) has not reached the catalog: the native backend is not idle then.
+    (Found as a rare failure of test_frames' reused-frame test: a child's form missing.)"""
+    session = await harness.open(page_server.url("ne_many.html"))
+    try:
+        backend = session.backend
+        assert isinstance(backend, NativeBackend)
+        assert await backend.idle_within(0.1) is True  # loaded, quiet, the news flowing
+        await backend._events(on=False)
+        assert await backend.idle_within(0.1) is False
+        turning_on = asyncio.ensure_future(backend._events(on=True))
+        assert await backend.idle_within(0.1) is False  # its whole registry not yet heard
+        await turning_on
+        assert await backend.idle_within(0.1) is True
+        top = backend._cdp_id(session.page.main_frame)
+        assert top is not None
+        backend._schedule_publish(top)
+        assert await backend.idle_within(0.1) is False  # a publication due
+        async with asyncio.timeout(10):
+            while backend._publish_due or backend._publishing:
+                await asyncio.sleep(0.01)
+        assert await backend.idle_within(0.1) is True
+    finally:
+        await session.close()
+
+
 def session_catalog_replace(published: list[str]) -> Callable[[Any], Any]:
     """Wraps a catalog's ``replace_frame`` to note each publication of a frame's WebMCP
     tools (by frame URL; the seed dialect's part of the catalog is published apart)."""

@@ -120,6 +120,7 @@ class NativeBackend(ChannelBackend):
         # cdp frame id → its last document's CDP records and parsed layer texts (for reuse)
         self._retired: dict[str, tuple[dict[str, dict[str, Any]], dict[str, dict[str, Any]]]] = {}
         self._publish_due: set[str] = set()  # frames with a publication scheduled
+        self._publishing = 0  # scheduled publications under way
         # CDP's news: cdp frame id → tool name → when a toolsAdded/toolsRemoved last named
         # it (a count of the events heard): a read of Chromium's registry during which a
         # tool's news came may be older than that news (see _read).
@@ -131,6 +132,9 @@ class NativeBackend(ChannelBackend):
         # The WebMCP domain is off while a top-level document loads (_on_started_loading),
         # at most until this timer turns it on again.
         self._events_on = False
+        # Whether CDP's news of the registry is flowing: the domain on, and the whole
+        # registry it sends when turned on already heard (readiness: idle_within).
+        self._news_flowing = False
         self._events_timer: asyncio.TimerHandle | None = None
         self._loads = 0  # top-level documents that began loading (the domain went off)
 
@@ -158,7 +162,7 @@ class NativeBackend(ChannelBackend):
                 "Use --backend polyfill, or a Chromium ≥ 146 with "
                 f"--enable-experimental-web-platform-features. {DOCTOR_HINT}"
             ) from exc
-        self._events_on = True
+        self._events_on = self._news_flowing = True
         await cdp_send(cdp, "Page.enable")
         self._read_tree((await cdp_send(cdp, "Page.getFrameTree"))["frameTree"], None)
 
@@ -309,8 +313,21 @@ class NativeBackend(ChannelBackend):
         if self._cdp is None or self._events_on == on:
             return
         self._events_on = on
+        self._news_flowing = False
         with contextlib.suppress(PlaywrightError):  # the page is closing
             await cdp_send(self._cdp, "WebMCP.enable" if on else "WebMCP.disable")
+        # Chromium sends the whole registry before it answers `enable`.
+        self._news_flowing = on and self._events_on
+
+    async def idle_within(self, window: float) -> bool:
+        """Not while CDP's news of the registry is held back (the domain off while a
+        document loads, or on but its whole registry not yet heard), nor while a frame's
+        publication is due: what Chromium registered meanwhile (a form whose ``toolname``
+        a script set) reaches the catalog only by them, nor while one is under way.
+        Otherwise, as the polyfill's."""
+        if not self._news_flowing or self._publish_due or self._publishing:
+            return False
+        return await super().idle_within(window)
 
     # -- the registry ------------------------------------------------------
     def _on_tools_added(self, params: dict[str, Any]) -> None:
@@ -379,7 +396,11 @@ class NativeBackend(ChannelBackend):
             # read in flight (the navigation's own) and is most often answered `unchanged`,
             # where a layer listing would bring every record again.
             layer = self._layer_news.pop(cdp_id, None)
-            await self._publish(cdp_id, direct=not self._events_on, layer=layer)
+            self._publishing += 1
+            try:
+                await self._publish(cdp_id, direct=not self._events_on, layer=layer)
+            finally:
+                self._publishing -= 1
 
         self._spawn(publish())
 
