@@ -12,6 +12,7 @@ this one that was not there before the start, its user and system time so far, b
 from __future__ import annotations
 
 import os
+import subprocess
 from dataclasses import dataclass, field
 from pathlib import Path
 
@@ -107,8 +108,6 @@ def started_since(before: set[int]) -> TreeCpu | None:
 
 def process_cpu_ms(argv: list[str]) -> float:
     """Run ``argv`` to its end; its CPU time (user + system), in ms."""
-    import subprocess
-
     process = subprocess.Popen(argv, stdout=subprocess.DEVNULL, stderr=subprocess.DEVNULL)
     _, status, usage = os.wait4(process.pid, 0)
     process.returncode = os.waitstatus_to_exitcode(status)

@@ -415,11 +415,10 @@ async def add_cpu_bound(item: Item, cpu: dict[str, list[TreeCpu]], *, rounds: in
         return  # nothing measurable on this system
     for label, used in cpu.items():
         item.add(CPU_ROW + label, Sample.of([u.total for u in used]), note=_kinds(used))
-    imports = {}
     for name, code in ((SDK_ROW, SDK_IMPORT), (STACK_ROW, STACK_IMPORT)):
         argv = [sys.executable, "-c", code]
-        imports[name] = [await asyncio.to_thread(process_cpu_ms, argv) for _ in range(rounds)]
-        item.add(name, Sample.of(imports[name]), note=f"`python -c '{code}'`")
+        used_ms = [await asyncio.to_thread(process_cpu_ms, argv) for _ in range(rounds)]
+        item.add(name, Sample.of(used_ms), note=f"`python -c '{code}'`")
     item.note = " ".join(filter(None, [item.note, cpu_bound_note(item, os.cpu_count() or 1)]))
 
 

@@ -46,6 +46,7 @@ effect, the user's answer and the attribution: ``session.audit``.
 
 from __future__ import annotations
 
+import copy
 import functools
 import json
 import os
@@ -607,7 +608,11 @@ class Policy:
                     RuleMatch(name=rule.name, effect=rule.effect, undecided=truth is None)
                 )
         values = {path: facts.read(path) for path in read}
-        used = {p: (None if v is ABSENT else v) for p, v in values.items() if v is not UNKNOWN}
+        # Copied: a kept decision is handed out again, and facts alias what the harness
+        # keeps per tool (a declaration's annotations).
+        used = copy.deepcopy(
+            {p: (None if v is ABSENT else v) for p, v in values.items() if v is not UNKNOWN}
+        )
         unknown = [p for p, v in values.items() if v is UNKNOWN]
         if matched:
             effect = max((m.effect for m in matched), key=SEVERITY.__getitem__)
@@ -1008,7 +1013,11 @@ class AuditTrail:
         """Every record, in order."""
         if self._noted:
             # The fields are the harness's own, of the record's types: no second validation.
-            self._records.extend(AuditRecord.model_construct(**f) for f in self._noted)
+            # A record's facts are its own (the decision they come from is shared).
+            self._records.extend(
+                AuditRecord.model_construct(**{**f, "facts": copy.deepcopy(f["facts"])})
+                for f in self._noted
+            )
             self._noted.clear()
         return self._records
 
@@ -1155,7 +1164,6 @@ class PolicyStage:
         outcome: AuditOutcome = (
             ("ran" if passed else "not run") if before else ("delivered" if passed else "withheld")
         )
-        # The decision's lists and facts are copied: decisions are shared between calls.
         self.audit.note(
             call_id=request.call_id,
             tool=call.tool.name,
@@ -1166,7 +1174,7 @@ class PolicyStage:
             effect=decision.effect,
             rules=decision.rule_names,
             matched=list(decision.matched),
-            facts=dict(decision.facts),
+            facts=decision.facts,
             unknown_facts=list(decision.unknown_facts),
             attribution=attribution,
             answer=answer,

@@ -178,7 +178,10 @@ def _for_user_only(block: Any) -> bool:
     if not isinstance(block, dict):
         return False
     annotations = block.get("annotations")
-    audience = annotations.get("audience") if isinstance(annotations, dict) else None
+    return _user_alone(annotations.get("audience") if isinstance(annotations, dict) else None)
+
+
+def _user_alone(audience: Any) -> bool:
     return isinstance(audience, list) and "user" in audience and "assistant" not in audience
 
 
@@ -191,11 +194,10 @@ def _may_withhold(result: CallToolResult) -> bool:
         return True
     if result.structured_content is not None and _contains_reference(result.structured_content):
         return True
-    for block in result.content:
-        audience = getattr(getattr(block, "annotations", None), "audience", None)
-        if isinstance(audience, list) and "user" in audience and "assistant" not in audience:
-            return True
-    return False
+    return any(
+        _user_alone(getattr(getattr(block, "annotations", None), "audience", None))
+        for block in result.content
+    )
 
 
 # -- one redaction ---------------------------------------------------------------------------

@@ -79,10 +79,16 @@ async def test_a_loading_page_is_read_in_full_once(
         return answer
 
     monkeypatch.setattr(PageChannel, "command", counting)
-    published: list[str] = []
-    replace = session_catalog_replace(published)
+    published: list[str] = []  # each publication of the frame's WebMCP tools
     session = await harness.new_session()
-    monkeypatch.setattr(session.catalog, "replace_frame", replace(session.catalog.replace_frame))
+    replace_frame = session.catalog.replace_frame
+
+    def noting(info: Any, *args: Any, **kwargs: Any) -> Any:
+        if "part" not in kwargs:  # the seed dialect's part of the catalog is published apart
+            published.append(info.url)
+        return replace_frame(info, *args, **kwargs)
+
+    monkeypatch.setattr(session.catalog, "replace_frame", noting)
     try:
         await session.open(page_server.url("ne_many.html"))
         async with asyncio.timeout(10):
@@ -128,21 +134,6 @@ async def test_the_catalog_is_not_settled_early_while_chromiums_news_is_held_bac
         assert await backend.idle_within(0.1) is True
     finally:
         await session.close()
-
-
-def session_catalog_replace(published: list[str]) -> Callable[[Any], Any]:
-    """Wraps a catalog's ``replace_frame`` to note each publication of a frame's WebMCP
-    tools (by frame URL; the seed dialect's part of the catalog is published apart)."""
-
-    def wrap(original: Any) -> Any:
-        def replace_frame(info: Any, *args: Any, **kwargs: Any) -> Any:
-            if "part" not in kwargs:
-                published.append(info.url)
-            return original(info, *args, **kwargs)
-
-        return replace_frame
-
-    return wrap
 
 
 async def test_a_form_answers_while_the_page_starts_a_navigation_that_never_commits(
