@@ -104,7 +104,13 @@ SUITES = (
             "tests/experiments/studies.py",
             "examples/experiments/**/*",
         ),
-        ("harness/experiments/**/*", "harness/agents/**/*", "harness/sites/**/*", *PIPELINE),
+        (
+            "harness/experiments/**/*",
+            "harness/agents/**/*",
+            "harness/sites/**/*",
+            *BROWSER,
+            *PIPELINE,
+        ),
     ),
     Suite(
         "conformance",
@@ -123,6 +129,8 @@ SUITES = (
         ("tests/mcp/test_conformance.py",),
         ("harness/mcp/**/*", "conformance/run.py", "conformance/package-lock.json"),
     ),
+    # The suite's own limits: pytest runs of their own against the shared fixtures (COMMON).
+    Suite("suite-limits", ("tests/test_suite_limits.py",), ()),
     Suite(
         "install-and-examples",
         ("tests/test_fresh_install.py", "tests/test_examples.py", "examples/**/*"),
@@ -156,6 +164,8 @@ SUITES = (
             "harness/testing/**/*",
             "harness/experiments/**/*",
             "harness/conformance/**/*",
+            *BROWSER,  # the README's blocks and the commands drive pages through both
+            *PIPELINE,
         ),
     ),
 )

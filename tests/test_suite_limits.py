@@ -14,6 +14,8 @@ import subprocess
 import sys
 from pathlib import Path
 
+import pytest
+
 TESTS = Path(__file__).parent
 
 HANGING = """
@@ -58,6 +60,7 @@ timeout = 5
 """
 
 
+@pytest.mark.slow  # two pytest runs of their own (~17 s); tests/slow_suites.py runs it
 def test_a_test_and_its_teardown_that_await_forever_end_as_failures(tmp_path: Path) -> None:
     shutil.copy(TESTS / "conftest.py", tmp_path / "conftest.py")
     (tmp_path / "pytest.ini").write_text(CONFIG)

@@ -27,7 +27,7 @@ from harness.browser.backends.snapshots import read_listing
 from harness.browser.chromium import NATIVE_WEBMCP_FLAGS, QUIET_FLAGS
 from harness.browser.injection import ChannelKeys, Mode, PageChannel
 from harness.stages.framing import frame_untrusted
-from tests.conftest import listen, replace_crashed
+from tests.conftest import CHROMIUM_FAULT, listen, replace_crashed, webmcp_answers
 
 FORMS = Path(__file__).parent.parent / "forms"
 PAGES = Path(__file__).parent.parent / "pages"
@@ -126,6 +126,16 @@ async def _drive(mode: Mode, browser: Browser, served: Served) -> Driven:
         cdp.on("WebMCP.toolsAdded", lambda p, d=driven: d.cdp_tools.extend(p["tools"]))
         await cdp.send("WebMCP.enable")
     return driven
+
+
+async def skip_on_chromium_fault(side: Driven) -> None:
+    """Skip the test when one of the native page's child frames met Chromium's fault
+    (tests/conftest.py: its getTools() never settles, and the parent's list lacks its tools):
+    the corpus compares Chromium with the polyfill, and that frame has no Chromium to
+    compare with."""
+    for frame in side.page.frames[1:]:
+        if not await webmcp_answers(frame):
+            pytest.skip(f"{CHROMIUM_FAULT} (frame {frame.url[:60]})")
 
 
 @pytest.fixture(scope="module")
@@ -244,8 +254,7 @@ def test_the_corpus_covers_every_control_kind() -> None:
 @pytest.mark.parametrize("name", CORPUS)
 async def test_get_tools_equals_native_chromium(driven: dict[Mode, Driven], name: str) -> None:
     polyfill, native = driven["polyfill"], driven["native"]
-    await polyfill.goto(f"forms/{name}.html")
-    await native.goto(f"forms/{name}.html")
+    await asyncio.gather(polyfill.goto(f"forms/{name}.html"), native.goto(f"forms/{name}.html"))
     native_only = NATIVE_ONLY_TOOLS.get(name, set())
     # A frame's forms (a srcdoc frame's) may register after the page's load event, on either
     # side: the lists are compared once they agree, or as they are after 5 s.
@@ -255,6 +264,7 @@ async def test_get_tools_equals_native_chromium(driven: dict[Mode, Driven], name
         if {t["name"] for t in ours} | native_only == {t["name"] for t in theirs}:
             break
         await asyncio.sleep(0.1)
+    await skip_on_chromium_fault(native)
     if native_only:
         assert native_only <= {tool["name"] for tool in theirs}
         assert not native_only & {tool["name"] for tool in ours}, f"{name}: update the README"
@@ -413,12 +423,17 @@ async def test_execute_tool_equals_native_chromium(driven: dict[Mode, Driven], n
     polyfill, native = driven["polyfill"], driven["native"]
     await native.goto(f"forms/{name}.html")
     tools = await native.js(GET_TOOLS)
+    await skip_on_chromium_fault(native)
     arguments = arguments_for(tools)
-    results = {}
-    for mode, side in (("native", native), ("polyfill", polyfill)):
-        if mode == "polyfill":
+
+    async def execute(side: Driven, *, load: bool) -> Any:
+        if load:
             await side.goto(f"forms/{name}.html")
-        results[mode] = await side.js(EXECUTE_ALL, arguments)
+        return await side.js(EXECUTE_ALL, arguments)
+
+    # The two sides are two Chromiums: they run side by side (each waits on its own timers).
+    ran = await asyncio.gather(execute(native, load=False), execute(polyfill, load=True))
+    results = dict(zip(("native", "polyfill"), ran, strict=True))
     # Every tool ran, but those in closed shadow roots (out of the page's reach).
     assert set(results["native"]) | {"shadow_closed", "parsed_closed"} >= {t["name"] for t in tools}
     assert results["native"], f"{name}: nothing was executed"

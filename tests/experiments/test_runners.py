@@ -125,6 +125,7 @@ def _ok_rows(database: Path) -> int:
     return 0
 
 
+@pytest.mark.slow  # a whole `experiment` command, killed, then resumed (~25 s with its grid)
 async def test_resume_after_sigkill_completes_only_the_missing_episodes(
     uninterrupted: Study, tmp_path: Path
 ) -> None:
