@@ -100,6 +100,8 @@ SUITES = (
             "tests/experiments/test_runners.py",
             "tests/experiments/test_ray_cluster.py",
             "tests/experiments/test_agentdojo_fidelity.py",
+            "tests/experiments/test_agentdojo_llm.py",
+            "tests/experiments/test_llm_episodes.py",
             "tests/experiments/test_attack_suite.py",
             "tests/experiments/studies.py",
             "examples/experiments/**/*",
@@ -129,8 +131,13 @@ SUITES = (
         ("tests/mcp/test_conformance.py",),
         ("harness/mcp/**/*", "conformance/run.py", "conformance/package-lock.json"),
     ),
-    # The suite's own limits: pytest runs of their own against the shared fixtures (COMMON).
-    Suite("suite-limits", ("tests/test_suite_limits.py",), ()),
+    # The suite's own limits and its report of Chromium's fault: pytest runs of their own
+    # against the shared fixtures (COMMON) and the native backend's warning they read.
+    Suite(
+        "suite-limits",
+        ("tests/test_suite_limits.py", "tests/test_chromium_fault.py"),
+        ("harness/browser/backends/native.py",),
+    ),
     Suite(
         "install-and-examples",
         ("tests/test_fresh_install.py", "tests/test_examples.py", "examples/**/*"),
@@ -149,6 +156,9 @@ SUITES = (
             "tests/cli/test_cli_hints.py",
             "tests/cli/test_cli_terminal.py",
             "tests/cli/test_qa_cli.py",
+            "tests/test_shop_site.py",
+            "tests/agents/test_llm_agents.py",
+            "tests/agents/test_agents_replay.py",
         ),
         (
             "README.md",
@@ -164,6 +174,7 @@ SUITES = (
             "harness/testing/**/*",
             "harness/experiments/**/*",
             "harness/conformance/**/*",
+            "harness/agents/**/*",
             *BROWSER,  # the README's blocks and the commands drive pages through both
             *PIPELINE,
         ),

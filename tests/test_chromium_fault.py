@@ -10,6 +10,8 @@ import subprocess
 import sys
 from pathlib import Path
 
+import pytest
+
 TESTS = Path(__file__).parent
 
 CASES = """
@@ -48,6 +50,7 @@ markers =
 """
 
 
+@pytest.mark.slow  # a pytest run of its own (~7 s); tests/slow_suites.py runs it
 def test_only_a_failure_the_fault_caused_is_reported_skipped(tmp_path: Path) -> None:
     shutil.copy(TESTS / "conftest.py", tmp_path / "conftest.py")
     (tmp_path / "pytest.ini").write_text(CONFIG)

@@ -178,6 +178,7 @@ async def test_an_agent_shops_the_same_way_on_both_backends(
     assert polyfill["posts"] == [("POST", "/cart"), ("POST", "/checkout")]
 
 
+@pytest.mark.slow  # two console scripts per backend (~8 s each); tests/slow_suites.py runs it
 @pytest.mark.parametrize("backend", BACKENDS)
 async def test_the_cli_lists_and_calls_the_forms(sites: RunningSites, backend: str) -> None:
     await sites.reset("shop")

@@ -153,6 +153,7 @@ def test_a_directory_that_is_not_a_run_is_a_clear_error(tmp_path: Path) -> None:
         make_agent("replay")
 
 
+@pytest.mark.slow  # `agent --agent replay:` as a console script (~5 s)
 async def test_cli_replay(sites: RunningSites, recorded: Path, tmp_path: Path) -> None:
     await sites.reset("todo")
     code, out, err = await run_script(

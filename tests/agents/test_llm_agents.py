@@ -588,6 +588,7 @@ def token_events(result: RunResult) -> list[tuple[int, int, int]]:
     ]
 
 
+@pytest.mark.slow  # `agent` console scripts, a run and its replay (~4 s per backend)
 async def test_a_loop_run_on_the_todo_site_and_its_exact_replay(
     provider: Provider, harness: Harness, tmp_path: Path
 ) -> None:

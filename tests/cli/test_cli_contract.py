@@ -220,6 +220,7 @@ async def test_call_takes_policy_files_default_none_and_strict(url: str, block_e
     assert results["strict"]["_meta"]["webmcp-harness/policy"]["effect"] == "escalate"
 
 
+@pytest.mark.slow  # `agent` run as a console script three times (~7 s)
 async def test_agent_takes_policy_and_elicit(url: str, block_echo: Path, tmp_path: Path) -> None:
     plan = tmp_path / "plan.yaml"
     plan.write_text(
@@ -281,6 +282,7 @@ async def test_mcp_takes_policy_elicit_and_wait_for_tool(url: str, block_echo: P
 # -- sites --port and --reset ---------------------------------------------------------------
 
 
+@pytest.mark.slow  # `sites` served and reset as console scripts (~10 s)
 async def test_sites_serve_on_the_given_port_and_reset_from_the_cli() -> None:
     port = free_port()
     server = await asyncio.create_subprocess_exec(

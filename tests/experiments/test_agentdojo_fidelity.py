@@ -93,6 +93,7 @@ def expected(tasks: list[str]) -> dict[str, bool | None]:
     return found
 
 
+@pytest.mark.slow  # AgentDojo's own ground-truth runs beside the harness's (~15 s)
 async def test_a_sample_of_tasks_is_judged_as_agentdojos_own_ground_truth_run(
     tmp_path: Path,
 ) -> None:

@@ -70,6 +70,7 @@ SCRIPT = [
 ]
 
 
+@pytest.mark.slow  # an `experiment` console script on an AgentDojo suite, then its replay (~7 s)
 async def test_an_llm_episode_is_judged_by_agentdojo_and_replays_from_its_cassette(
     tmp_path: Path,
 ) -> None:

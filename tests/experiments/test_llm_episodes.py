@@ -43,6 +43,7 @@ SCRIPT = [
 ]
 
 
+@pytest.mark.slow  # an `experiment` console script, recorded then replayed (~8 s)
 async def test_llm_episodes_record_their_sampling_tokens_and_cost_and_replay_offline(
     tmp_path: Path,
 ) -> None:
