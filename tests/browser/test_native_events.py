@@ -121,6 +121,8 @@ async def test_the_catalog_is_not_settled_early_while_chromiums_news_is_held_bac
         await backend._events(on=False)
         assert await backend.idle_within(0.1) is False
         turning_on = asyncio.ensure_future(backend._events(on=True))
+        await asyncio.sleep(0)  # the task asks for `enable`; Chromium has not answered yet
+        assert backend._events_on
         assert await backend.idle_within(0.1) is False  # its whole registry not yet heard
         await turning_on
         assert await backend.idle_within(0.1) is True
