@@ -532,13 +532,57 @@ function installShadowRootHook() {
 
 // The form's listed controls in tree order (those associated with `form=` too).
 function listedControlsOf(form) {
-  const found = safeList();
-  const all = querySelectorAllIn(NodePrototypeGetRootNode(form), LISTED_CONTROLS);
-  const count = NodeListPrototypeGetLength(all);
-  for (let i = 0; i < count; i++) {
-    if (formOwnerOf(all[i]) === form) ArrayPrototypePush(found, all[i]);
+  const root = NodePrototypeGetRootNode(form);
+  if (controlsIndex === null) return controlsOwnedBy(root, form);
+  // During a pass over many forms: each tree's controls are read once, grouped by owner.
+  let owners = controlsIndex.get(root);
+  if (owners === undefined) {
+    owners = controlsOwnedBy(root, null);
+    controlsIndex.set(root, owners);
   }
-  return found;
+  return owners.get(form) ?? safeList(); // read, never changed, by the callers
+}
+
+// The listed controls of `root` whose owner is `form`; with `form` null, a map of every
+// owner (a form) to its controls, in tree order.
+function controlsOwnedBy(root, form) {
+  const all = querySelectorAllIn(root, LISTED_CONTROLS);
+  const count = NodeListPrototypeGetLength(all);
+  if (form !== null) {
+    const found = safeList();
+    for (let i = 0; i < count; i++) {
+      if (formOwnerOf(all[i]) === form) ArrayPrototypePush(found, all[i]);
+    }
+    return found;
+  }
+  const owners = new SafeMap();
+  for (let i = 0; i < count; i++) {
+    const owner = formOwnerOf(all[i]);
+    if (owner === null) continue;
+    let list = owners.get(owner);
+    if (list === undefined) {
+      list = safeList();
+      owners.set(owner, list);
+    }
+    ArrayPrototypePush(list, all[i]);
+  }
+  return owners;
+}
+
+// Tree → (form → its listed controls), while withControlsIndex() runs; else null. Asking
+// each form of a page for its controls reads the whole tree each time (a page of a hundred
+// forms: ten thousand owner checks); a pass over every form reads it once. Only for a pass
+// that changes nothing in the DOM and runs no page script meanwhile.
+let controlsIndex = null;
+
+function withControlsIndex(pass) {
+  if (controlsIndex !== null) return pass();
+  controlsIndex = new SafeMap();
+  try {
+    return pass();
+  } finally {
+    controlsIndex = null;
+  }
 }
 
 // What executeTool() and getTools() need from a form right now: its parameters by name (every
@@ -1175,12 +1219,14 @@ function scanDeclarativeForms() {
   const count = forms.length;
   const records = new SafeMap();
   const ordered = safeList();
-  for (let i = 0; i < count; i++) {
-    const record = declarativeRecordOf(forms[i]);
-    if (record === null) continue;
-    records.set(forms[i], record);
-    ArrayPrototypePush(ordered, forms[i]);
-  }
+  withControlsIndex(() => {
+    for (let i = 0; i < count; i++) {
+      const record = declarativeRecordOf(forms[i]);
+      if (record === null) continue;
+      records.set(forms[i], record);
+      ArrayPrototypePush(ordered, forms[i]);
+    }
+  });
   let changed = false;
   const stale = safeList();
   declarativeDefinitions.forEach((definition, form) => {
@@ -1288,10 +1334,12 @@ function checkNativeForms() {
   nativeFormsDirty = false;
   const forms = formsOfDocument("form[toolname]");
   const parts = safeList();
-  for (let i = 0; i < forms.length; i++) {
-    const record = declarativeRecordOf(forms[i]);
-    if (record !== null) ArrayPrototypePush(parts, JSONStringify(record));
-  }
+  withControlsIndex(() => {
+    for (let i = 0; i < forms.length; i++) {
+      const record = declarativeRecordOf(forms[i]);
+      if (record !== null) ArrayPrototypePush(parts, JSONStringify(record));
+    }
+  });
   const fingerprint = ArrayPrototypeJoin(parts, "\n");
   if (fingerprint === nativeFormsFingerprint) return;
   nativeFormsFingerprint = fingerprint;
@@ -1776,11 +1824,13 @@ function forEachDeclarativeExtra(skip, callback) {
     const definitions = safeList();
     const forms = formsOfDocument("form[toolname][tooldescription]");
     const count = forms.length;
-    for (let i = 0; i < count; i++) {
-      const record = declarativeRecordOf(forms[i]);
-      if (record === null || !isValidToolName(record.name)) continue;
-      ArrayPrototypePush(definitions, createDeclarativeDefinition(forms[i], record));
-    }
+    withControlsIndex(() => {
+      for (let i = 0; i < count; i++) {
+        const record = declarativeRecordOf(forms[i]);
+        if (record === null || !isValidToolName(record.name)) continue;
+        ArrayPrototypePush(definitions, createDeclarativeDefinition(forms[i], record));
+      }
+    });
     nativeExtras = definitions;
   }
   const extras = nativeExtras;
