@@ -115,6 +115,9 @@ _CALL_ENTRY = "function (e, s, c) { return window[e](s, c); }"
 
 # How long `command` waits for a new document's hello before giving up on the frame.
 HELLO_WAIT_S = 2.0
+# A command waiting for a hello is woken by each hello and each new context; it also looks
+# again this often, for what says nothing on arrival (a frame detached, an OOPIF attached).
+ARRIVAL_POLL_S = 0.05
 
 
 class PageChannel:
@@ -160,6 +163,10 @@ class PageChannel:
         self._broken: asyncio.Future[str] | None = None  # made by install(), on its loop
         self._waiting: set[asyncio.Task[Any]] = set()  # tasks awaiting a command's reply
         self._cut_off: set[asyncio.Task[Any]] = set()  # …of which fail() cancelled these
+        # Commands waiting for a document's hello or its execution context (_context_for),
+        # woken by either; and how many of those have come (so none is missed meanwhile).
+        self._arrivals = 0
+        self._arrival_waiters: set[asyncio.Future[None]] = set()
 
     async def install(self, context: BrowserContext, page: Page, handler: MessageHandler) -> None:
         """Expose the binding to ``page``, add the init script (which hides it) to every page
@@ -194,6 +201,7 @@ class PageChannel:
             ctx = params["context"]
             if (ctx.get("auxData") or {}).get("isDefault"):
                 self._contexts[(session, ctx["id"])] = None
+                self._arrived()
 
         def destroyed(params: dict[str, Any]) -> None:
             self._contexts.pop((session, params["executionContextId"]), None)
@@ -230,6 +238,7 @@ class PageChannel:
                     for key, known in self._contexts.items():
                         if known == previous:
                             self._contexts[key] = None
+                self._arrived()
             return
         outcome = self._handler(frame, message)
         if outcome is not None:
@@ -346,6 +355,7 @@ class PageChannel:
         deadline = loop.time() + (0 if self._silent.get(frame) == frame.url else HELLO_WAIT_S)
         tried_oopif = False
         while not frame.is_detached() and self.broken is None:
+            arrivals = self._arrivals
             token = self._token_of_frame.get(frame)
             if token is not None:
                 for key, known in list(self._contexts.items()):
@@ -361,8 +371,29 @@ class PageChannel:
                 # No JS in this document (or not yet); do not wait for it again.
                 self._silent[frame] = frame.url
                 return None
-            await asyncio.sleep(0.05)
+            if arrivals == self._arrivals:  # nothing came while this looked
+                await self._next_arrival(min(ARRIVAL_POLL_S, deadline - loop.time()))
         return None
+
+    def _arrived(self) -> None:
+        """A document said hello, or a main-world context was created: the commands waiting
+        for one look again at once."""
+        self._arrivals += 1
+        for waiter in self._arrival_waiters:
+            _wake(waiter)
+
+    async def _next_arrival(self, timeout: float) -> None:
+        """Until the next hello or context, or ``timeout`` (a frame that navigated or
+        detached meanwhile says nothing here: the caller looks again)."""
+        loop = asyncio.get_running_loop()
+        waiter: asyncio.Future[None] = loop.create_future()
+        timer = loop.call_later(max(timeout, 0.0), _wake, waiter)
+        self._arrival_waiters.add(waiter)
+        try:
+            await waiter
+        finally:
+            timer.cancel()
+            self._arrival_waiters.discard(waiter)
 
     async def _whoami(self, key: tuple[CDPSession, int]) -> str | None:
         try:
@@ -385,3 +416,8 @@ class PageChannel:
         self._oopif[frame] = session
         await self._follow(session)
         return True
+
+
+def _wake(waiter: asyncio.Future[None]) -> None:
+    if not waiter.done():
+        waiter.set_result(None)

@@ -81,3 +81,21 @@ async def test_an_authenticated_message_from_another_page_is_dropped() -> None:
     assert heard == [] and channel.other_pages == 1 and channel.rejected == 0
     await channel._on_binding({"frame": own_frame}, message)
     assert heard == [(own_frame, {"type": "tools", "tools": []})]
+
+
+async def test_a_command_waiting_for_a_hello_wakes_when_it_comes() -> None:
+    """A command to a document that has not said hello yet waits for its hello (or its
+    context): woken by it, not by the next tick of a poll. The waiter here would sleep
+    ten seconds otherwise."""
+    channel = PageChannel(ChannelKeys(), "polyfill")
+    loop = asyncio.get_running_loop()
+    started = loop.time()
+    waiting = asyncio.ensure_future(channel._next_arrival(10.0))
+    await asyncio.sleep(0)  # the waiter is registered
+    channel._arrived()
+    await asyncio.wait_for(waiting, 5.0)
+    assert loop.time() - started < 5.0
+    assert not channel._arrival_waiters  # nothing left behind
+    # With nothing arriving, it gives up after its timeout.
+    await asyncio.wait_for(channel._next_arrival(0.01), 5.0)
+    assert not channel._arrival_waiters
