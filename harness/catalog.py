@@ -390,5 +390,6 @@ def _where(tool: Tool) -> str:
 def _diff(old: dict[str, Tool], new: dict[str, Tool]) -> ToolChange:
     added = sorted(set(new) - set(old))
     removed = sorted(set(old) - set(new))
-    changed = sorted(n for n in set(old) & set(new) if old[n] != new[n])
+    # The same object most often (a frame reported again): no field-by-field comparison.
+    changed = sorted(n for n in set(old) & set(new) if old[n] is not new[n] and old[n] != new[n])
     return ToolChange(added=added, removed=removed, changed=changed)

@@ -283,13 +283,15 @@ function runCommand(command) {
       return answer('{"unchanged":true}');
     }
     const declarations = seedListedText(); // first: it may count as a new seedVersion
+    // The caller holds the tools of this version already: they are not sent again.
+    const toolsKnown = ownData(command, "knownTools") === stateVersion();
     const listed =
       '{"version":' +
       JSONStringify(stateVersion()) +
       ',"seedVersion":' +
       JSONStringify(seedVersion()) +
       ',"tools":' +
-      toolSnapshotsText() +
+      (toolsKnown ? "null" : toolSnapshotsText()) +
       ',"native":' +
       (backend !== null && backend.native ? "true" : "false") +
       ',"origin":' +

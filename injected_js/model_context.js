@@ -1461,7 +1461,7 @@ function registerATool(converted, options, surface) {
 
 // The same checks registerToolSteps() makes, without registering: for surfaces that must
 // fail synchronously (provideContext, createAutomationDelegate). `replacing` names tools the
-// call is about to remove.
+// call is about to remove. Returns the input schema serialized ("" for none).
 function validateToolRegistration(tool, options, isRegistered, replacing, checkSubset = true) {
   if (isRegistered(tool.name) && !(replacing !== null && replacing.has(tool.name))) {
     throw domException(MESSAGES.duplicate, "InvalidStateError");
@@ -1474,6 +1474,7 @@ function validateToolRegistration(tool, options, isRegistered, replacing, checkS
     throw AbortSignalPrototypeGetReason(options.signal);
   }
   if (options.exposedTo !== undefined) parseOriginList(options.exposedTo, MESSAGES.exposedTo);
+  return stringified;
 }
 
 shapeLikeWebIDL(ModelContext, "ModelContext");

@@ -127,17 +127,18 @@ function installNativeLayer() {
     // The native side's checks, made here too (not by then-ing the page's promise, which
     // would mark its rejection handled).
     let accepted = isFullyActive() && nativeToolsAllowed();
+    let inputSchemaText = null; // serialized once (as Chromium does), for the side registry
     try {
       // A <form toolname> holds its name in Chromium's map too (declarative.js).
       const taken = (name) => sideRegistry.has(name) || declarativeNameInUse(name);
-      validateToolRegistration(tool, options, taken, null, false);
+      inputSchemaText = validateToolRegistration(tool, options, taken, null, false);
     } catch {
       accepted = false;
     }
     if (accepted) {
       // Outside WebMCP's subset, refused before Chromium (which accepts it) sees it (schema.js).
       try {
-        checkSchemaSubset(stringifyInputSchema(tool.inputSchema, "registerTool"), "registerTool");
+        checkSchemaSubset(inputSchemaText, "registerTool");
       } catch (error) {
         return PromiseReject(error);
       }
@@ -170,7 +171,12 @@ function installNativeLayer() {
     nativeTool.description = tool.description;
     const registered = { __proto__: null, definition: null };
     nativeTool.execute = wrapExecute(tool.name, tool.execute, registered);
-    if (tool.inputSchema !== undefined) nativeTool.inputSchema = tool.inputSchema;
+    if (tool.inputSchema !== undefined) {
+      // The schema as serialized once above (the page's toJSON runs once, as in Chromium), so
+      // Chromium registers what the side registry records; else the page's own, for Chromium
+      // to refuse as it does.
+      nativeTool.inputSchema = accepted ? JSONParse(inputSchemaText) : tool.inputSchema;
+    }
     nativeTool.name = tool.name;
     if (tool.title !== null) nativeTool.title = tool.title;
     const nativeOptions = { __proto__: null, signal };
@@ -186,7 +192,7 @@ function installNativeLayer() {
 
     const definition = createToolDefinition(
       tool,
-      stringifyInputSchema(tool.inputSchema, "registerTool"),
+      inputSchemaText,
       options,
       options.exposedTo === undefined
         ? safeList()

@@ -8,6 +8,7 @@ These tests count (Tool models built, channel commands sent), never time.
 
 from __future__ import annotations
 
+import json
 from collections.abc import AsyncIterator
 from typing import Any
 
@@ -145,3 +146,97 @@ async def test_a_listing_of_an_unchanged_document_is_answered_unchanged(session:
             assert answer != '{"unchanged":true}' or known["version"] not in held
     finally:
         backend.channel.command = command  # type: ignore[method-assign]
+
+
+async def test_a_page_loaded_again_builds_nothing_again(session: Session) -> None:
+    """Each document numbers its script tools' registrations afresh; the rest of each
+    snapshot is the same when the same page loads again, so no tool is built again, and
+    every tool carries its new document's number: a call runs (a stale number would be
+    refused as a tool registered again)."""
+    backend = backend_of(session)
+    first = {t.name: t.registration for t in await session.tools()}
+    built = backend.builds.built
+    await session.open(session.url)
+    again = {t.name: t.registration for t in await session.tools()}
+    assert backend.builds.built == built
+    assert again.keys() == first.keys()
+    for name in ("alpha", "beta", "gamma"):
+        assert isinstance(again[name], int) and again[name] != first[name]
+    assert again["find"] is None  # a form has no registration number
+    outcome = await session.call("alpha", {"x": "hi"})
+    assert not outcome.result.is_error, outcome.result
+    assert "alpha" in outcome.result.content[0].text  # framed as the page's data
+
+
+async def test_the_reads_asked_for_during_a_navigation_share_one(session: Session) -> None:
+    """The navigation's own read, Playwright's, the layer's report's and the listing's are
+    asked for while one is under way: they share the next read (native: direct reads go
+    one at a time), not one each."""
+    if session.backend_name != "native":
+        pytest.skip("the polyfill reads a frame when its report comes, not in a queue")
+    backend = backend_of(session)
+    sent: list[dict[str, Any]] = []
+    command = backend.channel.command
+
+    async def counting(frame: Frame, message: dict[str, Any]) -> Any:
+        if frame is session.page.main_frame and message.get("op") == "list":
+            sent.append(message)
+        return await command(frame, message)
+
+    backend.channel.command = counting  # type: ignore[method-assign]
+    try:
+        await session.open(session.url, settle=False)
+        assert [t.name for t in await session.tools(settle=False)] == NAMES
+    finally:
+        backend.channel.command = command  # type: ignore[method-assign]
+    # One read as the document came, one the listing asked for once it was in (each
+    # answered with Chromium's registry); not one more per request that came meanwhile.
+    assert 1 <= len(sent) <= 3, sent
+    assert all(m.get("registry") is True for m in sent)
+
+
+async def test_a_listing_does_not_carry_again_the_tools_the_harness_holds(
+    session: Session,
+) -> None:
+    """CHANNEL.md `list`'s `knownTools`: a listing that names the version of the tools the
+    harness holds (the page's last report) gets `tools: null` back, and the harness uses the
+    snapshots it holds; any other version gets the texts (a navigation's read follows the
+    report of the whole registry: it need not carry it again)."""
+    if session.backend_name != "native":
+        pytest.skip("the polyfill builds from the page's report itself, without a listing")
+    backend = backend_of(session)
+    frame = session.page.main_frame
+    assert [t.name for t in await session.tools()] == NAMES
+    state = await backend.channel.command(frame, {"op": "state"})
+    known = {"op": "list", "registry": True, "knownTools": state["version"]}
+    answer = json.loads(await backend.channel.command(frame, known))
+    assert answer["tools"] is None and answer["version"] == state["version"]
+    assert sorted(entry["name"] for entry in answer["registry"]) == NAMES
+    other = {"op": "list", "knownTools": state["version"] + "0"}
+    texts = json.loads(await backend.channel.command(frame, other))["tools"]
+    assert sorted(json.loads(text)["name"] for text in texts) == NAMES
+
+    # The harness's side: a read that names the version it holds fills the texts in.
+    cdp_id = backend._cdp_id(frame)  # type: ignore[attr-defined]
+    assert cdp_id is not None
+    backend._versions.pop(frame, None)  # else the read is answered `unchanged`
+    held = backend._reports[cdp_id]  # type: ignore[attr-defined]
+    assert held["version"] == state["version"]
+    sent: list[Any] = []
+    command = backend.channel.command
+
+    async def recording(frame: Frame, message: dict[str, Any]) -> Any:
+        answer = await command(frame, message)
+        sent.append((message, answer))
+        return answer
+
+    backend.channel.command = recording  # type: ignore[method-assign]
+    try:
+        listing, _ = await backend._read(frame, cdp_id, direct=True)  # type: ignore[attr-defined]
+    finally:
+        backend.channel.command = command  # type: ignore[method-assign]
+    [(message, raw)] = sent
+    assert message["knownTools"] == state["version"]
+    assert json.loads(raw)["tools"] is None
+    assert listing["tools"] == held["tools"]
+    assert [t.name for t in await session.tools()] == NAMES

@@ -1303,3 +1303,36 @@ async def test_a_registration_checked_on_one_document_never_runs_on_the_next(
     command = {"op": "invoke", "callId": "c1", "name": "get_balance", "input": {"account": "a"}}
     answer = await mc.command({**command, "meta": None, "registration": first})
     assert answer == {"status": "changed"}
+
+
+SERIALIZED_ONCE_JS = """async () => {
+    let calls = 0;
+    const schema = {toJSON() {
+        calls += 1;
+        return {type: 'object', properties: {['call' + calls]: {type: 'string'}}};
+    }};
+    await document.modelContext.registerTool(
+        {name: 'shifty', description: 'd', inputSchema: schema, execute: () => 1});
+    const [tool] = await document.modelContext.getTools();
+    return {calls, listed: Object.keys(tool.inputSchema.properties)};
+}"""
+
+
+async def test_a_tools_schema_is_serialized_once_as_chromium_does(
+    mc: Harnessed, browsers: dict[Mode, Browser]
+) -> None:
+    """Chromium calls an inputSchema's toJSON once per registerTool. So does the harness, on
+    both backends, and on native, Chromium and the layer record the same schema even when
+    the page's toJSON answers differently at each call."""
+    await mc.goto("mc_blank.html")
+    context = await browsers["native"].new_context()
+    try:
+        plain = await context.new_page()
+        await plain.goto(mc.server.url("mc_blank.html"))
+        chromium = await plain.evaluate(SERIALIZED_ONCE_JS)
+    finally:
+        await context.close()
+    assert chromium == {"calls": 1, "listed": ["call1"]}
+    assert await mc.page.evaluate(SERIALIZED_ONCE_JS) == chromium
+    snapshot = (await mc.listed())["shifty"]
+    assert list(snapshot["inputSchema"]["properties"]) == ["call1"]

@@ -5,7 +5,12 @@ from __future__ import annotations
 import json
 from typing import Any
 
-from harness.browser.backends.snapshots import ToolBuilds, read_listing, snapshot_texts
+from harness.browser.backends.snapshots import (
+    ToolBuilds,
+    read_listing,
+    snapshot_texts,
+    split_registration,
+)
 from harness.catalog import FrameInfo
 
 MAIN = FrameInfo(key="main", url="http://a.test/", origin="http://a.test", is_main=True)
@@ -94,3 +99,45 @@ def test_two_reports_that_alternate_are_both_kept() -> None:
     for texts in (one, other, one, other):
         builds.build(MAIN, "http://a.test", snapshot_texts(texts))
     assert builds.built == 3
+
+
+def layer_text(name: str, registration: int | None, **fields: Any) -> str:
+    """A snapshot as the layer writes it (channel.js): its registration number last."""
+    return json.dumps({"name": name, "description": f"Tool {name}", **fields})[:-1] + (
+        f',"registration":{json.dumps(registration)}}}'
+    )
+
+
+def test_the_registration_number_is_not_part_of_the_key() -> None:
+    one = layer_text("a", 7, inputSchema={"type": "object"})
+    key, number = split_registration(one)
+    assert number == 7 and "registration" not in key and json.loads(key)["name"] == "a"
+    assert split_registration(layer_text("a", 8, inputSchema={"type": "object"})) == (key, 8)
+    # A form's number is null: its text is its key. So is anything that does not end as
+    # the layer ends a script tool's snapshot.
+    form = layer_text("f", None)
+    assert split_registration(form) == (form, None)
+    for odd in ('{"name":"a","registration":"7"}', '{"name":"a","registration":7.5}', "7}"):
+        assert split_registration(odd) == (odd, None)
+    assert split_registration('{"registration":١٢}') == ('{"registration":١٢}', None)
+
+
+def test_a_schema_that_names_registration_does_not_fool_the_key() -> None:
+    """The page's raw schema can hold `"registration":` unescaped; the layer's own member
+    comes after every page-provided value, and only the last one is taken."""
+    schema = {"type": "object", "properties": {"x": {"type": "string"}}, "registration": 1}
+    text = layer_text("a", 42, inputSchema=schema)
+    key, number = split_registration(text)
+    assert number == 42
+    assert json.loads(key)["inputSchema"] == schema
+
+
+def test_a_tool_registered_again_elsewhere_is_reused_with_its_new_number() -> None:
+    builds = ToolBuilds()
+    [first], _ = builds.build(MAIN, "http://a.test", snapshot_texts([layer_text("a", 1)]))
+    [again], _ = builds.build(MAIN, "http://a.test", snapshot_texts([layer_text("a", 2)]))
+    assert builds.built == 1
+    assert (first.registration, again.registration) == (1, 2)
+    assert again.model_copy(update={"registration": 1}) == first
+    [form], _ = builds.build(MAIN, "http://a.test", snapshot_texts([layer_text("f", None)]))
+    assert form.registration is None

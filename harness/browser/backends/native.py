@@ -41,7 +41,12 @@ from harness.browser.backends.polyfill import (
     is_gone,
     raw_from_answer,
 )
-from harness.browser.backends.snapshots import parse_answer, refused_warnings
+from harness.browser.backends.snapshots import (
+    Entry,
+    parse_answer,
+    refused_warnings,
+    split_registration,
+)
 from harness.browser.cdp import on as cdp_on
 from harness.browser.cdp import send as cdp_send
 from harness.browser.chromium import NATIVE_WEBMCP_FLAGS
@@ -69,6 +74,12 @@ _SOURCE_KEY = "webmcp-harness/source"
 # with the layer's snapshot text, it says the tool is unchanged (harness.browser.backends.
 # snapshots.ToolBuilds reuses the Tool built from it).
 _REVISION_KEY = "webmcp-harness/revision"
+# …and what it says of the tool (_meaning), to compare the next record of it with.
+_MEANING_KEY = "webmcp-harness/meaning"
+
+LayerRecord = tuple[str, dict[str, Any], int | None]
+"""The layer's snapshot of a tool: its text less its registration number, the snapshot
+parsed, and that number."""
 
 # What the native layer throws instead of running a tool registered again since the
 # harness checked the call (injected_js/native_layer.js); a page that throws it itself
@@ -127,6 +138,9 @@ class NativeBackend(ChannelBackend):
         self._news: dict[str, dict[str, int]] = {}
         self._heard = 0
         self._direct_reads: dict[str, asyncio.Lock] = {}  # cdp frame id → one read at a time
+        # cdp frame id → how many direct reads started, and the last that is in the catalog
+        self._reads_started: dict[str, int] = {}
+        self._reads_done: dict[str, int] = {}
         # cdp frame ids whose document's last read of Chromium's registry was not answered
         self._unanswered: set[str] = set()
         # The WebMCP domain is off while a top-level document loads (_on_started_loading),
@@ -241,6 +255,8 @@ class NativeBackend(ChannelBackend):
         if detached:
             self._retired.pop(cdp_id, None)
             self._direct_reads.pop(cdp_id, None)
+            self._reads_started.pop(cdp_id, None)
+            self._reads_done.pop(cdp_id, None)
         elif native or layer:
             self._retired[cdp_id] = (native, layer)
         self._reports.pop(cdp_id, None)
@@ -351,7 +367,8 @@ class NativeBackend(ChannelBackend):
         known = self._native.setdefault(cdp_id, {})
         current = known.get(record["name"])
         previous = current or self._retired.get(cdp_id, ({}, {}))[0].get(record["name"])
-        if previous is not None and _meaning(previous) == _meaning(record):
+        meaning = record[_MEANING_KEY] = _meaning(record)  # kept: read again when replaced
+        if previous is not None and previous.get(_MEANING_KEY) == meaning:
             record[_REVISION_KEY] = previous[_REVISION_KEY]
         else:
             record[_REVISION_KEY] = next(self._revisions)
@@ -509,18 +526,25 @@ class NativeBackend(ChannelBackend):
         A frame's direct reads go one at a time: the next is sent once the last is in the
         catalog, with the versions it holds, and is most often answered ``unchanged`` (a
         navigation's own read and the listing right after it would each bring the whole
-        registry otherwise)."""
+        registry otherwise); those asked for while one is under way share the next."""
         if not direct:
             await self._publish_now(cdp_id, direct=False, layer=layer)
             return
+        # The first read to start from now on does for this one (the navigation's own,
+        # Playwright's, a layer report's and a listing's often come together).
+        wanted = self._reads_started.get(cdp_id, 0) + 1
         async with self._direct_reads.setdefault(cdp_id, asyncio.Lock()):
+            if self._reads_done.get(cdp_id, 0) >= wanted:
+                return
+            started = self._reads_started[cdp_id] = self._reads_started.get(cdp_id, 0) + 1
             await self._publish_now(cdp_id, direct=True, layer=layer)
+            self._reads_done[cdp_id] = started
 
     async def _publish_now(self, cdp_id: str, *, direct: bool, layer: Message | None) -> None:
         frame = self._playwright_frame(cdp_id)
         if frame is None or frame.is_detached():
             return
-        extras: dict[str, tuple[str, dict[str, Any]]] = {}  # name → (text, snapshot)
+        extras: dict[str, LayerRecord] = {}
         declarations: Any = None
         versions: StateVersions | None = None
         overtaken: set[str] = set()  # tools CDP's news named while the registry was read
@@ -555,7 +579,7 @@ class NativeBackend(ChannelBackend):
                 # — leaves CDP's view alone: Chromium has no tools there.)
                 self._reconcile(
                     cdp_id,
-                    [snap for _, snap in extras.values()],
+                    [extra[1] for extra in extras.values()],
                     extras,
                     complete=False,
                     overtaken=overtaken,
@@ -563,12 +587,13 @@ class NativeBackend(ChannelBackend):
         except (PlaywrightError, FrameGone):
             listing = None  # no layer in this document (yet): Chromium's fields alone
         refused = listing.get("refused") if isinstance(listing, dict) else None
-        # Each tool under (its record's revision, the layer's text): an unchanged tool is
-        # not merged, parsed or built again.
-        entries = [
+        # Each tool under (its record's revision, the layer's text less its registration
+        # number): an unchanged tool is not merged, parsed or built again.
+        entries: list[Entry] = [
             (
                 (name, native.get(_REVISION_KEY), extra[0] if extra else None),
                 functools.partial(_merge, native, extra[1] if extra else None),
+                extra[2] if extra else None,
             )
             for name, native in self._native.get(cdp_id, {}).items()
             for extra in [extras.get(name)]
@@ -594,30 +619,45 @@ class NativeBackend(ChannelBackend):
         no CDP event came since: see :meth:`_schedule_publish`); and the tools CDP's news
         named while it was read. That news is in the catalog already, and may be newer
         than the read (Chromium's ``getTools()`` answers by one way, CDP's events come by
-        another): for those tools, the read's word does not count."""
+        another): for those tools, the read's word does not count.
+
+        The layer's texts come only when they changed since its last report the harness
+        holds (a navigation's read follows the report of the whole registry at once)."""
         command = self._list_command(frame, registry=True) if direct else {"op": "list"}
+        held = self._layer_news.get(cdp_id) or self._reports.get(cdp_id) or {}
+        if isinstance(held.get("version"), str) and isinstance(held.get("tools"), list):
+            command["knownTools"] = held["version"]
         since = self._heard
         listing = parse_answer(await self.channel.command(frame, command))
+        if isinstance(listing, dict) and listing.get("tools") is None and "knownTools" in command:
+            listing["tools"] = held["tools"]
         news = self._news.get(cdp_id, {})
         return listing, {name for name, heard in news.items() if heard > since}
 
-    def _layer_records(self, cdp_id: str, listing: Any) -> dict[str, tuple[str, dict[str, Any]]]:
-        """The layer's snapshots of a frame's tools, by name (each text parsed once)."""
+    def _layer_records(self, cdp_id: str, listing: Any) -> dict[str, LayerRecord]:
+        """The layer's snapshots of a frame's tools, by name (each text parsed once; a
+        text that differs from one seen only by its registration number is not parsed
+        again: :func:`split_registration`)."""
         texts = listing.get("tools") if isinstance(listing, dict) else None
         known = self._layer.get(cdp_id, {})
         retired = self._retired.get(cdp_id, ({}, {}))[1]
         current: dict[str, dict[str, Any]] = {}
-        extras: dict[str, tuple[str, dict[str, Any]]] = {}
+        extras: dict[str, LayerRecord] = {}
         for text in texts if isinstance(texts, list) else []:
             if not isinstance(text, str):
                 continue
-            snap = known.get(text) or retired.get(text) or parse_answer(text)
+            key, registration = split_registration(text)
+            snap = known.get(key) or retired.get(key) or parse_answer(text)
             if isinstance(snap, dict) and isinstance(snap.get("name"), str):
-                current[text] = snap
-                extras[snap["name"]] = (text, snap)
+                current[key] = snap
+                extras[snap["name"]] = (key, snap, registration)
         self._layer[cdp_id] = current
         if isinstance(listing, dict):
-            self._reports[cdp_id] = {"tools": texts, "refused": listing.get("refused")}
+            self._reports[cdp_id] = {
+                "tools": texts,
+                "refused": listing.get("refused"),
+                "version": listing.get("version"),
+            }
         return extras
 
     def _in_step(self, cdp_id: str, from_layer: bool) -> bool:
@@ -635,7 +675,7 @@ class NativeBackend(ChannelBackend):
         self,
         cdp_id: str,
         registry: list[Any],
-        extras: dict[str, tuple[str, dict[str, Any]]],
+        extras: dict[str, LayerRecord],
         *,
         complete: bool = True,
         overtaken: Collection[str] = (),
@@ -656,7 +696,7 @@ class NativeBackend(ChannelBackend):
             listed.add(name)
             if name in known or name in overtaken:
                 continue
-            extra = extras.get(name, ("", {}))[1]
+            extra = extras.get(name, ("", {}, None))[1]
             source = extra.get("source") or ("script" if "annotations" in entry else "declarative")
             annotations = entry.get("annotations")
             if not isinstance(annotations, dict):

@@ -13,7 +13,9 @@ site today's spelling — so a ``destructive: true`` tool is confirmed like any 
 Each snapshot comes as its own JSON text, the same text for as long as the tool is
 unchanged; :class:`ToolBuilds` keeps the Tool built from a text, so re-reading a large,
 mostly unchanged registry (every change and every listing sends it whole) builds only
-what changed.
+what changed. A script tool's text ends with its registration number, which every
+document counts afresh: the text without it is the key (:func:`split_registration`), so
+the same page loaded again builds nothing again either.
 """
 
 from __future__ import annotations
@@ -98,12 +100,43 @@ def read_listing(answer: Any) -> dict[str, Any] | None:
     return {**listing, "tools": [parse_answer(t) for t in texts if isinstance(t, str)]}
 
 
-def snapshot_texts(tools: Any) -> list[tuple[Hashable, Callable[[], Any]]]:
+# How the layer ends a script tool's snapshot (channel.js, toolSnapshotText): its
+# registration number is the text's last member, after every page-provided value.
+_REGISTRATION_MEMBER = ',"registration":'
+
+
+def split_registration(text: str) -> tuple[str, int | None]:
+    """A snapshot's text without its registration number, and that number; a text that
+    does not end with one (a form's, whose number is null) comes back whole, with None.
+
+    Page-provided strings are JSON-escaped in the text, so an unescaped ``"registration":``
+    can come before the layer's own member (in a raw schema), never after it: the last one
+    is the layer's."""
+    head, member, tail = text.rpartition(_REGISTRATION_MEMBER)
+    number = tail[:-1]
+    if member and tail.endswith("}") and 0 < len(number) <= 17 and number.isascii():
+        return (head + "}", int(number)) if number.isdigit() else (text, None)
+    return text, None
+
+
+Entry = tuple[Hashable, Callable[[], Any], int | None]
+"""A :meth:`ToolBuilds.build` entry: the key that stands for everything the snapshot says
+but its registration number, a way to read the snapshot, and that number (None: as the
+snapshot says)."""
+
+
+def snapshot_texts(tools: Any) -> list[Entry]:
     """A frame's ``tools`` as the channel sends them (each snapshot its own JSON text),
-    as :meth:`ToolBuilds.build` entries: keyed by the text, parsed only when needed."""
+    as :meth:`ToolBuilds.build` entries: keyed by the text (less its registration
+    number), parsed only when needed."""
     if not isinstance(tools, list):
         return []
-    return [(text, _parser(text)) for text in tools if isinstance(text, str)]
+    entries: list[Entry] = []
+    for text in tools:
+        if isinstance(text, str):
+            key, registration = split_registration(text)
+            entries.append((key, _parser(text), registration))
+    return entries
 
 
 def _parser(text: str) -> Callable[[], Any]:
@@ -133,13 +166,10 @@ class ToolBuilds:
         """How many snapshots were parsed and built (not reused); tests count them."""
 
     def build(
-        self,
-        info: FrameInfo,
-        top_origin: str,
-        entries: Iterable[tuple[Hashable, Callable[[], Any]]],
+        self, info: FrameInfo, top_origin: str, entries: Iterable[Entry]
     ) -> tuple[list[Tool], list[CatalogWarning]]:
-        """The frame's tools that may be offered, and warnings; ``entries`` are (key, a way
-        to read the snapshot) pairs, the key standing for everything the snapshot says."""
+        """The frame's tools that may be offered, and warnings, from its :data:`Entry`
+        list; a reused tool takes its entry's registration number."""
         known = self._frames.get(info.key)
         last, before = (
             known[2] if known is not None and known[:2] == (info, top_origin) else ({}, {})
@@ -147,14 +177,17 @@ class ToolBuilds:
         current: dict[Hashable, Built] = {}
         tools: list[Tool] = []
         warnings: list[CatalogWarning] = []
-        for key, read in entries:
+        for key, read, registration in entries:
             built = current.get(key) or last.get(key) or before.get(key)
             if built is None:
                 self.built += 1
                 built = _from_snapshot(read(), info, top_origin)
             current[key] = built
-            if built[0] is not None:
-                tools.append(built[0])
+            tool = built[0]
+            if tool is not None:
+                if registration is not None and tool.registration != registration:
+                    tool = tool.model_copy(update={"registration": registration})
+                tools.append(tool)
             warnings.extend(built[1])
         self._frames[info.key] = (info, top_origin, [current, last])
         return tools, warnings
