@@ -416,7 +416,7 @@ function installNativeLayer() {
             if (ownData(tool, "window") !== ownWindow) continue;
             ArrayPrototypePush(
               parts,
-              plainJSONText({
+              chromiumJSONText({
                 __proto__: null,
                 name: ownData(tool, "name"),
                 title: ownData(tool, "title"),

@@ -1336,3 +1336,34 @@ async def test_a_tools_schema_is_serialized_once_as_chromium_does(
     assert await mc.page.evaluate(SERIALIZED_ONCE_JS) == chromium
     snapshot = (await mc.listed())["shifty"]
     assert list(snapshot["inputSchema"]["properties"]) == ["call1"]
+
+
+@pytest.mark.parametrize(
+    "patch",
+    [
+        "Object.prototype.toJSON = function () { return {forged: true}; }",
+        "Array.prototype.toJSON = function () { return 'forged'; }",
+        """Object.setPrototypeOf(Array.prototype, new Proxy(Object.prototype, {
+            get: (target, key) => key === 'toJSON' ? () => 'forged' : target[key]}))""",
+    ],
+    ids=["object-tojson", "array-tojson", "array-proxy"],
+)
+async def test_chromiums_registry_reads_the_same_whatever_the_page_patched(
+    native_mc: Harnessed, patch: str
+) -> None:
+    """The layer serializes what getTools() answers with the captured JSON.stringify only
+    while no toJSON the page set could run in it; else through own data properties. Either
+    way the registry the harness reads is Chromium's."""
+    await native_mc.goto("mc_blank.html")
+    await native_mc.page.evaluate(
+        """async () => document.modelContext.registerTool({name: 'plain', description: 'd',
+            inputSchema: {type: 'object', properties: {q: {type: 'string', enum: ['a', 'b']}}},
+            annotations: {readOnlyHint: true}, execute: () => 1})"""
+    )
+    answer = json.loads(await native_mc.command({"op": "list", "registry": True}))
+    await native_mc.page.evaluate(f"() => {{ {patch}; }}")
+    patched = json.loads(await native_mc.command({"op": "list", "registry": True}))
+    assert patched["registry"] == answer["registry"]
+    [entry] = answer["registry"]
+    assert entry["inputSchema"]["properties"]["q"]["enum"] == ["a", "b"]
+    assert entry["annotations"]["readOnlyHint"] is True
