@@ -533,28 +533,19 @@ function installShadowRootHook() {
 // The form's listed controls in tree order (those associated with `form=` too).
 function listedControlsOf(form) {
   const root = NodePrototypeGetRootNode(form);
-  if (controlsIndex === null) return controlsOwnedBy(root, form);
-  // During a pass over many forms: each tree's controls are read once, grouped by owner.
-  let owners = controlsIndex.get(root);
+  let owners = controlsIndex === null ? undefined : controlsIndex.get(root);
   if (owners === undefined) {
-    owners = controlsOwnedBy(root, null);
-    controlsIndex.set(root, owners);
+    owners = controlsByOwner(root);
+    // During a pass over many forms: each tree's controls are read once, grouped by owner.
+    if (controlsIndex !== null) controlsIndex.set(root, owners);
   }
   return owners.get(form) ?? safeList(); // read, never changed, by the callers
 }
 
-// The listed controls of `root` whose owner is `form`; with `form` null, a map of every
-// owner (a form) to its controls, in tree order.
-function controlsOwnedBy(root, form) {
+// Every form of `root` that owns listed controls → those controls, in tree order.
+function controlsByOwner(root) {
   const all = querySelectorAllIn(root, LISTED_CONTROLS);
   const count = NodeListPrototypeGetLength(all);
-  if (form !== null) {
-    const found = safeList();
-    for (let i = 0; i < count; i++) {
-      if (formOwnerOf(all[i]) === form) ArrayPrototypePush(found, all[i]);
-    }
-    return found;
-  }
   const owners = new SafeMap();
   for (let i = 0; i < count; i++) {
     const owner = formOwnerOf(all[i]);
