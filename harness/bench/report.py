@@ -30,6 +30,9 @@ class Target(BaseModel):
     max_ratio: float | None = None
     max_value: float | None = None
     met: bool | None = None  # None: the figure it is compared to was not measured
+    # This figure's median over the one it is compared to (which need not be the item's
+    # anchor: native's call is held to the native floor, not the item's polyfill floor).
+    ratio: float | None = None
 
 
 class Figure(BaseModel):
@@ -103,6 +106,7 @@ class Item(BaseModel):
         other = self.figure(target.against) if target.against else None
         if other is None or target.max_ratio is None or other.sample.median <= 0:
             return None
+        target.ratio = value / other.sample.median
         if figure.higher_is_better:
             return value >= other.sample.median / target.max_ratio
         return value <= other.sample.median * target.max_ratio
@@ -185,7 +189,8 @@ def _targets(figure: Figure) -> str:
     parts = []
     for target in figure.targets:
         verdict = {True: "PASS", False: "MISS", None: "n/a"}[target.met]
-        parts.append(f"{verdict}: {target.text}")
+        measured = "" if target.ratio is None else f", at {target.ratio:.2f}×"
+        parts.append(f"{verdict}: {target.text}{measured}")
     return "; ".join(parts)
 
 
@@ -209,7 +214,8 @@ def markdown(report: BenchReport) -> str:
     lines += [
         "",
         "Each figure: median (min–max) over interleaved rounds; the ratio is to the item's "
-        "anchor, measured in the same run.",
+        "anchor, measured in the same run; a target compares with the figure it names, at "
+        "the ratio it gives.",
     ]
     for item in report.items:
         lines += ["", f"## {item.title}", ""]

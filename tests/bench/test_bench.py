@@ -261,6 +261,27 @@ def test_a_starts_cpu_counts_only_the_processes_it_started() -> None:
     assert cpu.process_cpu_ms([sys.executable, "-c", "pass"]) > 0
 
 
+def test_a_target_against_another_figure_than_the_anchor_shows_its_own_ratio() -> None:
+    """Native's call is held to the native floor while the item's anchor is the polyfill's:
+    the report must say how it compares with the native floor, not only with the anchor."""
+    report = BenchReport(started="now", quick=True, machine=machine_info())
+    item = Item(key="call", title="Calls", anchor="polyfill floor")
+    item.add("polyfill floor", _sample(1.2))
+    item.add("native floor", _sample(1.0))
+    item.add(
+        "native call",
+        _sample(1.8),
+        targets=[Target(text="≤ 1.5× native floor", against="native floor", max_ratio=1.5)],
+    )
+    report.items = [item.finish()]
+    call = item.figure("native call")
+    assert call is not None and call.ratio == pytest.approx(1.5)  # to the anchor
+    assert call.targets[0].ratio == pytest.approx(1.8) and call.status == "MISS"
+    assert "| 1.50× | MISS: ≤ 1.5× native floor, at 1.80× |" in markdown(report)
+    figures = to_json(report)["items"][0]["figures"]  # type: ignore[index]
+    assert figures[2]["targets"][0]["ratio"] == pytest.approx(1.8)
+
+
 def test_higher_is_better_targets() -> None:
     item = Item(key="k", title="t", anchor="floor")
     item.add("floor", _sample(100.0), higher_is_better=True)
@@ -303,6 +324,6 @@ def test_markdown_shows_targets_and_skips() -> None:
     item.add("ours", _sample(1.5), targets=[Target(text="≤ 1.2×", against="floor", max_ratio=1.2)])
     report.items = [item.finish(), Item(key="s", title="Skipped one", skipped="no peer")]
     md = markdown(report)
-    assert "| ours | 1.50 ms | 1.50 ms–1.50 ms | 1.50× | MISS: ≤ 1.2× |" in md
+    assert "| ours | 1.50 ms | 1.50 ms–1.50 ms | 1.50× | MISS: ≤ 1.2×, at 1.50× |" in md
     assert "| floor (anchor) |" in md and "Not measured: no peer" in md and "shared box" in md
     assert to_json(report)["items"][0]["figures"][1]["status"] == "MISS"  # type: ignore[index]
