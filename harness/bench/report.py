@@ -96,20 +96,28 @@ class Item(BaseModel):
             if anchor is not None and figure is not anchor and anchor.sample.median > 0:
                 figure.ratio = figure.sample.median / anchor.sample.median
             for target in figure.targets:
-                target.met = self._verdict(figure, target)
+                target.ratio = self._ratio(figure, target)
+                target.met = _verdict(figure, target)
         return self
 
-    def _verdict(self, figure: Figure, target: Target) -> bool | None:
-        value = figure.sample.median
-        if target.max_value is not None:
-            return value <= target.max_value
+    def _ratio(self, figure: Figure, target: Target) -> float | None:
+        """``figure`` over the figure a ratio target names (None: not such a target, or
+        that figure was not measured)."""
         other = self.figure(target.against) if target.against else None
         if other is None or target.max_ratio is None or other.sample.median <= 0:
             return None
-        target.ratio = value / other.sample.median
-        if figure.higher_is_better:
-            return value >= other.sample.median / target.max_ratio
-        return value <= other.sample.median * target.max_ratio
+        return figure.sample.median / other.sample.median
+
+
+def _verdict(figure: Figure, target: Target) -> bool | None:
+    """Whether ``target`` is met (its ``ratio`` worked out first); None: no verdict."""
+    if target.max_value is not None:
+        return figure.sample.median <= target.max_value
+    if target.ratio is None or target.max_ratio is None:
+        return None
+    if figure.higher_is_better:
+        return target.ratio >= 1 / target.max_ratio
+    return target.ratio <= target.max_ratio
 
 
 class Machine(BaseModel):
