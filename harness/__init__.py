@@ -19,6 +19,7 @@ from importlib import import_module
 from typing import TYPE_CHECKING, Any
 
 if TYPE_CHECKING:
+    from harness.browser.launch import BrowserPool
     from harness.errors import (
         BrowserNotFound,
         ConfigError,
@@ -34,6 +35,7 @@ if TYPE_CHECKING:
     from harness.session import Session
 
 _WHERE = {
+    "BrowserPool": "harness.browser.launch",
     "BrowserNotFound": "harness.errors",
     "ConfigError": "harness.errors",
     "HarnessError": "harness.errors",
@@ -52,6 +54,7 @@ _WHERE = {
 
 __all__ = [
     "BrowserNotFound",
+    "BrowserPool",
     "CallOutcome",
     "CatalogWarning",
     "ConfigError",

@@ -16,7 +16,7 @@ from harness.browser.backends.native import NativeBackend
 from harness.browser.backends.polyfill import PolyfillBackend
 from harness.browser.chromium import QUIET_FLAGS
 from harness.browser.injection import ChannelKeys, SchemaSubset
-from harness.browser.launch import Launched, discard, launch
+from harness.browser.launch import BrowserPool, Launched, discard, launch
 from harness.catalog import Settle
 from harness.declarative.review import FORM_REVIEW_MODES, FormReviewMode
 from harness.elicitation.base import ElicitationHandler, close_handler
@@ -60,6 +60,7 @@ class Harness:
         schema_subset: SchemaSubset = "accept",
         settle: Settle | None = None,
         max_result_bytes: int = DEFAULT_MAX_RESULT_BYTES,
+        browsers: BrowserPool | None = None,
     ) -> None:
         """``policy``: the default pack unless given a :class:`~harness.stages.policy.Policy`, a
         policy file (loaded now: a bad file fails before anything runs) or None (no policy).
@@ -74,6 +75,9 @@ class Harness:
         most 5 s; see :class:`~harness.catalog.Settle`); sessions wait for it after each load.
         ``max_result_bytes``: the biggest tool result passed on (default 10 MB); a bigger
         one is refused, in the page, with an ``isError`` result naming its size.
+        ``browsers``: take the browser from this :class:`~harness.browser.launch.BrowserPool`
+        (shared with other harnesses; closing the harness leaves it running) rather than
+        launch one of its own.
         """
         if schema_subset not in get_args(SchemaSubset):
             raise ConfigError(f"schema_subset must be 'accept' or 'refuse', not {schema_subset!r}")
@@ -105,6 +109,8 @@ class Harness:
         self._playwright: Playwright | None = None
         self._browser: Browser | None = None
         self._launching: asyncio.Future[Launched] | None = None  # adopt_launch()
+        self.browsers = browsers
+        self._borrowed = False  # the running browser is the pool's: it outlives the harness
         # The sessions it made that are open (closed ones are dropped as the next one opens:
         # a harness that runs for hours holds no closed session, nor its catalog and history).
         self.sessions: list[Session] = []
@@ -123,7 +129,12 @@ class Harness:
         if self._browser is not None:  # killed or crashed: its sessions already know
             await self._drop_browser()
         launched = await self._adopted()
-        if launched is None:
+        self._borrowed = launched is None and self.browsers is not None
+        if launched is None and self.browsers is not None:
+            launched = await self.browsers.borrow(
+                self.executable_path, headless=self.headless, args=self.launch_args()
+            )
+        elif launched is None:
             launched = await launch(
                 self.executable_path, headless=self.headless, args=self.launch_args()
             )
@@ -164,8 +175,19 @@ class Harness:
         """Forget a browser that went away, and its sessions (they cannot be used)."""
         gone = self._browser
         self.sessions = [s for s in self.sessions if s.context.browser is not gone]
+        if self._let_go_of_borrowed():
+            return  # the pool launches it anew
         self._browser = None
         await self._stop_playwright()
+
+    def _let_go_of_borrowed(self) -> bool:
+        """Forget the pool's browser (it stays the pool's, running); False if it is not one."""
+        if not self._borrowed or self._browser is None:
+            return False
+        self._browser.remove_listener("disconnected", self._on_disconnected)
+        self._browser = self._playwright = None
+        self._borrowed = False
+        return True
 
     async def new_session(self) -> Session:
         """A fresh browser context and page, with the backend attached, on about:blank."""
@@ -238,6 +260,8 @@ class Harness:
             await session.close()
         self.sessions.clear()
         await close_handler(self.elicitation)  # e.g. the browser handler's server and tab context
+        if self._let_go_of_borrowed():
+            return
         browser, self._browser = self._browser, None
         if browser is not None:
             await _within("closing the browser", browser.close())

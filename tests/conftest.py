@@ -33,7 +33,7 @@ from playwright.async_api import BrowserContext, Frame, Page
 from playwright.async_api import Error as PlaywrightError
 
 if TYPE_CHECKING:
-    from harness import Harness, Session
+    from harness import BrowserPool, Harness, Session
 
 PAGES = Path(__file__).parent / "pages"
 
@@ -330,12 +330,27 @@ def short_tmp() -> Iterator[Path]:
         yield Path(folder)
 
 
+@pytest.fixture(scope="session")
+async def browser_pool() -> AsyncIterator[BrowserPool]:
+    """The worker's browsers, one per way of launching (a backend's flags), shared by the
+    harnesses of its tests: each test still has browser contexts of its own, and a launch
+    (about a second of a core's time) is made once per worker rather than once per module.
+    Tests that kill or crash a browser, or launch one with flags of their own, make their
+    own harness without it."""
+    from harness import BrowserPool
+
+    async with BrowserPool() as pool:
+        yield pool
+
+
 @pytest.fixture(scope="module", params=["polyfill", "native"])
-async def backend_harness(request: pytest.FixtureRequest) -> AsyncIterator[Harness]:
+async def backend_harness(
+    browser_pool: BrowserPool, request: pytest.FixtureRequest
+) -> AsyncIterator[Harness]:
     """A :class:`~harness.Harness` per backend, shared by a module's tests (both backends)."""
     from harness import Harness
 
-    async with Harness(backend=request.param, call_timeout=10) as harness:
+    async with Harness(browsers=browser_pool, backend=request.param, call_timeout=10) as harness:
         yield harness
 
 

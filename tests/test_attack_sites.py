@@ -12,7 +12,7 @@ import aiohttp
 import pytest
 from harness.sites.server import RunningSites, serve_sites
 
-from harness import Harness
+from harness import BrowserPool, Harness
 
 
 @pytest.fixture(scope="module")
@@ -57,8 +57,10 @@ async def test_actions_are_recorded_and_reset_and_the_open_redirect_forwards(
             assert r.status == 400
 
 
-async def test_a_scenario_page_registers_its_tools_and_a_widget_s(sites: RunningSites) -> None:
-    async with Harness(call_timeout=10) as harness:
+async def test_a_scenario_page_registers_its_tools_and_a_widget_s(
+    browser_pool: BrowserPool, sites: RunningSites
+) -> None:
+    async with Harness(browsers=browser_pool, call_timeout=10) as harness:
         session = await harness.open(sites.url("notes", "/s/iframe-tool"))
         tool = await session.wait_for_tool("backup_notes", timeout=10)
         assert tool.origin == sites.origin("attacker")

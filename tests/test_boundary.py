@@ -19,7 +19,7 @@ import pytest
 from aiohttp import web
 from mcp.types import TextContent
 
-from harness import Harness, Session
+from harness import BrowserPool, Harness, Session
 from harness.elicitation.base import AutoHandler, ElicitationRequest, ElicitationResult
 from harness.errors import RedemptionRefused
 from harness.models import CallOutcome, dump_result
@@ -443,8 +443,10 @@ async def origins() -> AsyncIterator[Origins]:
 
 
 @pytest.fixture(scope="module", params=["polyfill", "native"])
-async def harness(request: pytest.FixtureRequest) -> AsyncIterator[Harness]:
-    async with Harness(backend=request.param, call_timeout=10) as h:
+async def harness(
+    browser_pool: BrowserPool, request: pytest.FixtureRequest
+) -> AsyncIterator[Harness]:
+    async with Harness(browsers=browser_pool, backend=request.param, call_timeout=10) as h:
         yield h
 
 

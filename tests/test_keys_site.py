@@ -24,7 +24,7 @@ from harness.sites import keys_app
 from harness.sites.server import RunningSites, serve_sites
 from mcp.types import CallToolResult
 
-from harness import Harness
+from harness import BrowserPool, Harness
 from harness.models import dump_result
 from harness.stages.redaction import withheld_items
 
@@ -149,8 +149,10 @@ async def test_bad_input_is_a_400_that_says_why(
 
 
 @pytest.fixture(scope="module", params=["polyfill", "native"])
-async def harness(request: pytest.FixtureRequest) -> AsyncIterator[Harness]:
-    async with Harness(backend=request.param, call_timeout=10) as h:
+async def harness(
+    browser_pool: BrowserPool, request: pytest.FixtureRequest
+) -> AsyncIterator[Harness]:
+    async with Harness(browsers=browser_pool, backend=request.param, call_timeout=10) as h:
         yield h
 
 

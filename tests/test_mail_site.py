@@ -29,7 +29,7 @@ from harness.sites.mail_app import (
 )
 from harness.sites.server import RunningSites, serve_sites
 
-from harness import Harness, Session
+from harness import BrowserPool, Harness, Session
 from harness.elicitation.wording import POLICY_CALL
 from harness.stages.policy import Policy
 from tests.stages.test_trust import Scripted, text_of
@@ -61,8 +61,10 @@ async def sites() -> AsyncIterator[RunningSites]:
 
 
 @pytest.fixture(scope="module", params=["polyfill", "native"])
-async def harness(request: pytest.FixtureRequest) -> AsyncIterator[Harness]:
-    async with Harness(backend=request.param, call_timeout=10) as h:
+async def harness(
+    browser_pool: BrowserPool, request: pytest.FixtureRequest
+) -> AsyncIterator[Harness]:
+    async with Harness(browsers=browser_pool, backend=request.param, call_timeout=10) as h:
         yield h
 
 

@@ -19,7 +19,7 @@ import pytest
 from mcp import Client
 
 import tests.test_boundary as boundary
-from harness import Harness, Session
+from harness import BrowserPool, Harness, Session
 from harness.catalog import Settle
 from harness.elicitation.base import (
     AutoHandler,
@@ -123,8 +123,12 @@ opened = boundary.opened  # the fixture: the sessions a test opens, closed after
 
 
 @pytest.fixture(scope="module", params=["polyfill", "native"])
-async def harness(request: pytest.FixtureRequest) -> AsyncIterator[Harness]:
-    async with Harness(backend=request.param, call_timeout=10, settle=Settle(quiet=0.2)) as h:
+async def harness(
+    browser_pool: BrowserPool, request: pytest.FixtureRequest
+) -> AsyncIterator[Harness]:
+    async with Harness(
+        browsers=browser_pool, backend=request.param, call_timeout=10, settle=Settle(quiet=0.2)
+    ) as h:
         yield h
 
 

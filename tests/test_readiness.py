@@ -12,7 +12,7 @@ from collections.abc import AsyncIterator
 
 import pytest
 
-from harness import Harness, UnknownTool
+from harness import BrowserPool, Harness, UnknownTool
 from harness.catalog import Readiness, Settle, SettleReport
 from tests.conftest import PageServer
 
@@ -21,8 +21,10 @@ BURST = ["b0_1", "b0_2", "b1_1", "b1_2", "b2_1", "b2_2", "b3_1", "b3_2", "b4_0",
 
 
 @pytest.fixture(scope="module", params=BACKENDS)
-async def harness(request: pytest.FixtureRequest) -> AsyncIterator[Harness]:
-    async with Harness(backend=request.param, call_timeout=10) as h:
+async def harness(
+    browser_pool: BrowserPool, request: pytest.FixtureRequest
+) -> AsyncIterator[Harness]:
+    async with Harness(browsers=browser_pool, backend=request.param, call_timeout=10) as h:
         yield h
 
 

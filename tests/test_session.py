@@ -13,7 +13,7 @@ import pytest
 
 import harness.harness as harness_module
 import harness.session as session_module
-from harness import Harness, Session, SessionClosed, ToolChange, UnknownTool
+from harness import BrowserPool, Harness, Session, SessionClosed, ToolChange, UnknownTool
 from harness.stages.framing import frame_untrusted
 from tests.conftest import PageServer
 
@@ -21,8 +21,10 @@ BACKENDS = ["polyfill", "native"]
 
 
 @pytest.fixture(scope="session", params=BACKENDS)
-async def harness(request: pytest.FixtureRequest) -> AsyncIterator[Harness]:
-    async with Harness(backend=request.param, call_timeout=10) as h:
+async def harness(
+    browser_pool: BrowserPool, request: pytest.FixtureRequest
+) -> AsyncIterator[Harness]:
+    async with Harness(browsers=browser_pool, backend=request.param, call_timeout=10) as h:
         yield h
 
 

@@ -16,7 +16,7 @@ import aiohttp
 import pytest
 from harness.sites.server import RunningSites, serve_sites
 
-from harness import Harness, Session
+from harness import BrowserPool, Harness, Session
 from harness.elicitation.answers import ScriptedAnswer, ScriptedHandler
 from tests.console_script import run_script
 
@@ -31,11 +31,13 @@ async def sites() -> AsyncIterator[RunningSites]:
 
 
 @pytest.fixture(scope="module")
-async def harnesses() -> AsyncIterator[dict[str, Harness]]:
+async def harnesses(browser_pool: BrowserPool) -> AsyncIterator[dict[str, Harness]]:
     started: dict[str, Harness] = {}
     try:
         for backend in BACKENDS:
-            started[backend] = await Harness(backend=backend, call_timeout=15).start()  # type: ignore[arg-type]
+            started[backend] = await Harness(
+                browsers=browser_pool, backend=backend, call_timeout=15
+            ).start()  # type: ignore[arg-type]
         yield started
     finally:
         for harness in started.values():

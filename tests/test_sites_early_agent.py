@@ -16,7 +16,7 @@ import pytest
 from harness.sites.server import RunningSites, serve_sites
 from playwright.async_api import Route
 
-from harness import Harness, Session
+from harness import BrowserPool, Harness, Session
 from harness.catalog import Settle
 
 FIRST_LISTING_DELAY_S = 1.0
@@ -30,11 +30,11 @@ async def sites() -> AsyncIterator[RunningSites]:
 
 
 @pytest.fixture
-async def session(sites: RunningSites) -> AsyncIterator[Session]:
+async def session(browser_pool: BrowserPool, sites: RunningSites) -> AsyncIterator[Session]:
     await sites.reset()
     for site in sites.sites.values():
         site.clear_log()
-    async with Harness(call_timeout=20) as harness:
+    async with Harness(browsers=browser_pool, call_timeout=20) as harness:
         s = await harness.new_session()
         s.settle = Settle(quiet=0)  # call at once, as an agent that does not wait would
         yield s

@@ -10,7 +10,7 @@ from __future__ import annotations
 
 import asyncio
 import contextlib
-from collections.abc import Sequence
+from collections.abc import Awaitable, Sequence
 from dataclasses import dataclass
 from pathlib import Path
 
@@ -71,6 +71,65 @@ async def launch(
         raise
     mark("chromium")
     return Launched(playwright, browser, headless, list(args), path)
+
+
+class BrowserPool:
+    """Browsers shared by harnesses (``Harness(browsers=pool)``): one per way of launching
+    (executable, headless, flags), launched when a harness first needs it and closed with
+    the pool (:meth:`close`, or ``async with``).
+
+    What harnesses share is the browser process and Playwright's driver, nothing of their
+    sessions: each session still has a browser context of its own, which the harness closes
+    with it. A harness on a pooled browser leaves the browser running when it closes; a
+    browser that went away (killed, crashed) is launched anew at the next :meth:`borrow`.
+    For a test suite or a script that makes many harnesses one after another (a launch is
+    about a second of a core's time), not for harnesses a test kills the browser of while
+    others use it.
+    """
+
+    def __init__(self) -> None:
+        self._browsers: dict[tuple[str, bool, tuple[str, ...]], Launched] = {}
+        self._lock = asyncio.Lock()
+        self._closed = False
+
+    async def borrow(
+        self, executable_path: str | Path | None, *, headless: bool, args: Sequence[str]
+    ) -> Launched:
+        """The pool's browser launched this way, launched now if it has none running."""
+        path = Path(executable_path) if executable_path else find_chromium()
+        key = (str(path), headless, tuple(args))
+        async with self._lock:
+            if self._closed:
+                raise RuntimeError("This BrowserPool is closed; make a new one.")
+            launched = self._browsers.pop(key, None)
+            if launched is not None and launched.browser.is_connected():
+                self._browsers[key] = launched
+                return launched
+            if launched is not None:  # went away: its driver goes too
+                await _bounded(launched.close())
+            launched = await launch(path, headless=headless, args=args)
+            self._browsers[key] = launched
+            return launched
+
+    async def close(self) -> None:
+        """Close every browser of the pool, and their drivers."""
+        async with self._lock:
+            self._closed = True
+            browsers, self._browsers = list(self._browsers.values()), {}
+        for launched in browsers:
+            await _bounded(launched.close())
+
+    async def __aenter__(self) -> BrowserPool:
+        return self
+
+    async def __aexit__(self, *exc: object) -> None:
+        await self.close()
+
+
+async def _bounded(closing: Awaitable[None]) -> None:
+    """Closing a browser and its driver, at most 20 s (a step that hangs is left behind)."""
+    with contextlib.suppress(TimeoutError):
+        await asyncio.wait_for(closing, 20)
 
 
 async def discard(launching: asyncio.Future[Launched]) -> None:

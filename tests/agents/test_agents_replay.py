@@ -11,7 +11,7 @@ import aiohttp
 import pytest
 from harness.sites.server import RunningSites, serve_sites
 
-from harness import ConfigError, Harness
+from harness import BrowserPool, ConfigError, Harness
 from harness.agents import make_agent
 from harness.agents.loop import RunResult, run_agent
 from harness.agents.replay import ReplayAgent, load_recording, rebase_url
@@ -22,8 +22,8 @@ EXAMPLE_PLAN = Path(__file__).parent.parent.parent / "examples" / "plans" / "tod
 
 
 @pytest.fixture(scope="module")
-async def harness() -> AsyncIterator[Harness]:
-    async with Harness(backend="polyfill", call_timeout=10) as h:
+async def harness(browser_pool: BrowserPool) -> AsyncIterator[Harness]:
+    async with Harness(browsers=browser_pool, backend="polyfill", call_timeout=10) as h:
         yield h
 
 

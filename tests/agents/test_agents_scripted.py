@@ -10,7 +10,7 @@ from typing import Any
 import pytest
 from harness.sites.server import RunningSites, serve_sites
 
-from harness import ConfigError, Harness
+from harness import BrowserPool, ConfigError, Harness
 from harness.agents import make_agent
 from harness.agents.loop import RunResult, run_agent
 from harness.agents.scripted import CallStep, FinishStep, NavigateStep, ScriptedAgent, parse_plan
@@ -23,8 +23,8 @@ EXAMPLE_PLAN = ROOT / "examples" / "plans" / "todo.yaml"
 
 
 @pytest.fixture(scope="module")
-async def harness() -> AsyncIterator[Harness]:
-    async with Harness(backend="polyfill", call_timeout=10) as h:
+async def harness(browser_pool: BrowserPool) -> AsyncIterator[Harness]:
+    async with Harness(browsers=browser_pool, backend="polyfill", call_timeout=10) as h:
         yield h
 
 

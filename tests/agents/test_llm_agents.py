@@ -19,7 +19,7 @@ from typing import Any
 import pytest
 from harness.sites.server import serve_sites
 
-from harness import Harness
+from harness import BrowserPool, Harness
 from harness.agent_view import AgentTool
 from harness.agents import make_agent
 from harness.agents.anthropic import AnthropicAgent
@@ -564,8 +564,8 @@ E2E_SCRIPT = [
 
 
 @pytest.fixture(scope="module")
-async def harness() -> AsyncIterator[Harness]:
-    async with Harness(backend="polyfill", call_timeout=10) as harness:
+async def harness(browser_pool: BrowserPool) -> AsyncIterator[Harness]:
+    async with Harness(browsers=browser_pool, backend="polyfill", call_timeout=10) as harness:
         yield harness
 
 

@@ -8,7 +8,7 @@ from typing import Any
 import pytest
 from mcp.types import CallToolResult
 
-from harness import Harness
+from harness import BrowserPool, Harness
 from harness.agents.base import AgentContext, TokenUsage
 from harness.agents.loop import RunResult, run_agent
 from harness.elicitation.wording import POLICY_CALL
@@ -45,8 +45,8 @@ class ListAgent:
 
 
 @pytest.fixture(scope="module")
-async def harness() -> AsyncIterator[Harness]:
-    async with Harness(backend="polyfill", call_timeout=10) as h:
+async def harness(browser_pool: BrowserPool) -> AsyncIterator[Harness]:
+    async with Harness(browsers=browser_pool, backend="polyfill", call_timeout=10) as h:
         yield h
 
 

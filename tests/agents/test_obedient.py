@@ -12,7 +12,7 @@ from harness.sites.mail_app import ATTACKER, SALARIES
 from harness.sites.server import RunningSites, serve_sites
 from rich.console import Console
 
-from harness import Harness, Session
+from harness import BrowserPool, Harness, Session
 from harness.agent_view import AgentTool
 from harness.agents import make_agent
 from harness.agents.loop import RunResult, run_agent
@@ -189,8 +189,8 @@ def test_send_arguments_put_the_recipient_where_it_goes() -> None:
 
 
 @pytest.fixture(scope="module")
-async def harness() -> AsyncIterator[Harness]:
-    async with Harness(backend="polyfill", call_timeout=10) as h:
+async def harness(browser_pool: BrowserPool) -> AsyncIterator[Harness]:
+    async with Harness(browsers=browser_pool, backend="polyfill", call_timeout=10) as h:
         yield h
 
 

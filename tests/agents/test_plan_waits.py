@@ -7,7 +7,7 @@ from typing import Any
 
 import pytest
 
-from harness import ConfigError, Harness
+from harness import BrowserPool, ConfigError, Harness
 from harness.agents.loop import RunResult, run_agent
 from harness.agents.scripted import NavigateStep, ScriptedAgent, parse_plan
 from harness.catalog import Settle
@@ -30,8 +30,10 @@ async def server() -> AsyncIterator[QAServer]:
 
 
 @pytest.fixture(scope="module")
-async def harness() -> AsyncIterator[Harness]:
-    async with Harness(backend="polyfill", call_timeout=10, settle=Settle.quiet_ms(200)) as h:
+async def harness(browser_pool: BrowserPool) -> AsyncIterator[Harness]:
+    async with Harness(
+        browsers=browser_pool, backend="polyfill", call_timeout=10, settle=Settle.quiet_ms(200)
+    ) as h:
         yield h
 
 

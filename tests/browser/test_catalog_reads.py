@@ -16,7 +16,7 @@ from typing import Any
 import pytest
 from playwright.async_api import Frame
 
-from harness import Harness
+from harness import BrowserPool, Harness
 from harness.browser.backends.polyfill import ChannelBackend
 from harness.session import Session
 from tests.conftest import PageServer
@@ -26,8 +26,10 @@ NAMES = ["alpha", "beta", "find", "gamma"]
 
 
 @pytest.fixture(scope="module", params=BACKENDS)
-async def harness(request: pytest.FixtureRequest) -> AsyncIterator[Harness]:
-    async with Harness(backend=request.param, call_timeout=10) as h:
+async def harness(
+    browser_pool: BrowserPool, request: pytest.FixtureRequest
+) -> AsyncIterator[Harness]:
+    async with Harness(browsers=browser_pool, backend=request.param, call_timeout=10) as h:
         yield h
 
 

@@ -10,15 +10,17 @@ from typing import Any
 import pytest
 from playwright.async_api import Page
 
-from harness import Harness, Session
+from harness import BrowserPool, Harness, Session
 from tests.conftest import PageServer
 
 BACKENDS = ["polyfill", "native"]
 
 
 @pytest.fixture(scope="module", params=BACKENDS)
-async def harness(request: pytest.FixtureRequest) -> AsyncIterator[Harness]:
-    async with Harness(backend=request.param, call_timeout=10) as h:
+async def harness(
+    browser_pool: BrowserPool, request: pytest.FixtureRequest
+) -> AsyncIterator[Harness]:
+    async with Harness(browsers=browser_pool, backend=request.param, call_timeout=10) as h:
         yield h
 
 
@@ -229,11 +231,12 @@ async def catalog_beside_a_popup(session: Session, page_server: PageServer) -> d
 
 
 async def test_a_popup_never_writes_the_sessions_catalog_on_either_backend(
+    browser_pool: BrowserPool,
     page_server: PageServer,
 ) -> None:
     seen = {}
     for backend in BACKENDS:  # native is the reference: the popup is another page of its own
-        async with Harness(backend=backend, call_timeout=10) as harness:
+        async with Harness(browsers=browser_pool, backend=backend, call_timeout=10) as harness:
             session = await harness.new_session()
             seen[backend] = await catalog_beside_a_popup(session, page_server)
     assert seen["native"] == {

@@ -6,8 +6,11 @@ from __future__ import annotations
 
 import asyncio
 
-from harness import Harness
+import pytest
+
+from harness import BrowserPool, Harness
 from harness.browser.launch import Launched, launch, launch_flags
+from tests.conftest import PageServer
 
 
 def launching(backend: str) -> asyncio.Future[Launched]:
@@ -41,3 +44,50 @@ async def test_a_launch_with_other_flags_is_closed_and_one_never_started_too() -
     assert unused.done()
     if not unused.cancelled() and unused.exception() is None:
         assert not unused.result().browser.is_connected()
+
+
+async def test_harnesses_on_a_pool_share_its_browser_and_never_each_others_sessions(
+    page_server: PageServer,
+) -> None:
+    async with BrowserPool() as pool:
+        first = await Harness(backend="polyfill", browsers=pool).start()
+        second = await Harness(backend="polyfill", browsers=pool).start()
+        native = await Harness(backend="native", browsers=pool).start()
+        browser = first.browser
+        assert second.browser is browser  # launched once for both
+        assert native.browser is not browser  # other flags: a browser of its own
+        one = await first.open(page_server.url("s_tools.html"))
+        other = await second.open(page_server.url("s_tools.html"))
+        assert one.context is not other.context  # each session its own context
+        await first.close()  # its sessions go; the browser stays for the others
+        assert one.closed and one.context not in browser.contexts
+        assert browser.is_connected()
+        outcome = await other.call("echo", {"text": "still here"})
+        assert not outcome.result.is_error
+        await second.close()
+        assert browser.contexts == []
+        again = await Harness(backend="polyfill", browsers=pool).start()
+        assert again.browser is browser  # the same browser, lent again
+        await again.close()
+        await native.close()
+    assert not browser.is_connected() and not held_by(pool)
+
+
+async def test_a_pooled_browser_that_went_away_is_launched_anew_for_the_next_harness() -> None:
+    async with BrowserPool() as pool:
+        harness = await Harness(backend="polyfill", browsers=pool).start()
+        killed = harness.browser
+        await killed.close()  # as a crash or a kill would: the pool's browser is gone
+        await harness.close()
+        again = await Harness(backend="polyfill", browsers=pool).start()
+        assert again.browser is not killed and again.browser.is_connected()
+        session = await again.new_session()
+        assert not session.closed
+        await again.close()
+    with pytest.raises(RuntimeError, match="closed"):
+        await Harness(browsers=pool).start()
+
+
+def held_by(pool: BrowserPool) -> list[object]:
+    """The browsers the pool still holds (none once closed)."""
+    return list(pool._browsers.values())

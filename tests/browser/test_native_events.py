@@ -16,7 +16,7 @@ from typing import Any
 import pytest
 from playwright.async_api import Frame
 
-from harness import Harness
+from harness import BrowserPool, Harness
 from harness.browser.backends.native import NativeBackend
 from harness.browser.injection import PageChannel
 from tests.conftest import PageServer
@@ -27,8 +27,8 @@ TOOLS = [f"t{i:02d}" for i in range(60)]
 
 
 @pytest.fixture(scope="module")
-async def harness() -> AsyncIterator[Harness]:
-    async with Harness(backend="native", call_timeout=10) as h:
+async def harness(browser_pool: BrowserPool) -> AsyncIterator[Harness]:
+    async with Harness(browsers=browser_pool, backend="native", call_timeout=10) as h:
         yield h
 
 

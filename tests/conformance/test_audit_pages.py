@@ -14,6 +14,7 @@ from pathlib import Path
 import pytest
 from aiohttp import web
 
+from harness import BrowserPool
 from harness.catalog import Settle
 from harness.conformance.audit import (
     AuditOptions,
@@ -82,10 +83,10 @@ async def test_tools_that_register_after_hydration_are_waited_for_or_fail_the_au
 @pytest.mark.slow
 @pytest.mark.parametrize("backend", BACKENDS)
 async def test_a_page_that_never_yields_times_the_reads_out(
-    page_server: PageServer, backend: BackendName
+    browser_pool: BrowserPool, page_server: PageServer, backend: BackendName
 ) -> None:
     url = page_server.url("audit_busy.html")
-    async with Harness(backend=backend, policy=None) as harness:
+    async with Harness(browsers=browser_pool, backend=backend, policy=None) as harness:
         session = await harness.open(url)
         async with IsolatedWorlds(session.page, timeout=1.0) as isolated:
             [world, *_] = await isolated.worlds()

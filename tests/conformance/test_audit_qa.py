@@ -15,6 +15,7 @@ from typing import Any, cast, get_args
 
 import pytest
 
+from harness import BrowserPool
 from harness.catalog import Settle
 from harness.conformance import audit as audit_module
 from harness.conformance.audit import (
@@ -103,9 +104,9 @@ async def server() -> AsyncIterator[QAServer]:
 
 
 @pytest.fixture(scope="module")
-async def baseline(server: QAServer) -> CatalogSnapshot:
+async def baseline(browser_pool: BrowserPool, server: QAServer) -> CatalogSnapshot:
     """The catalog of /fixed, as `webmcp-harness snapshot` writes it (read back)."""
-    async with Harness(backend="polyfill", settle=SETTLE) as harness:
+    async with Harness(browsers=browser_pool, backend="polyfill", settle=SETTLE) as harness:
         session = await harness.open(server.url("/fixed"))
         taken = snapshot_of(await session.tools(), session.url)
         await session.close()

@@ -10,7 +10,7 @@ from typing import Any
 import pytest
 from jsonschema import Draft202012Validator
 
-from harness import Harness, Session
+from harness import BrowserPool, Harness, Session
 from harness.declarative.invocation import seed_tools_of
 from harness.declarative.synthesis import SEED_SURFACE, elicit_fields, file_schema
 from harness.models import Tool
@@ -296,8 +296,8 @@ GOLDEN: dict[str, tuple[str, dict[str, Any]]] = {
 
 
 @pytest.fixture(scope="module")
-async def golden(page_server: PageServer) -> AsyncIterator[Session]:
-    async with Harness(backend="polyfill", call_timeout=10) as harness:
+async def golden(browser_pool: BrowserPool, page_server: PageServer) -> AsyncIterator[Session]:
+    async with Harness(browsers=browser_pool, backend="polyfill", call_timeout=10) as harness:
         session = await harness.open(page_server.url(PAGE))
         yield session
         await session.close()
@@ -415,10 +415,10 @@ async def test_a_clash_between_field_and_object_is_a_warning(golden: Session) ->
 
 @pytest.mark.native
 async def test_the_native_backend_reads_the_same_tools(
-    golden: Session, page_server: PageServer
+    browser_pool: BrowserPool, golden: Session, page_server: PageServer
 ) -> None:
     """Chromium has no seed dialect: the injected extractor serves the native backend too."""
-    async with Harness(backend="native", call_timeout=10) as harness:
+    async with Harness(browsers=browser_pool, backend="native", call_timeout=10) as harness:
         session = await harness.open(page_server.url(PAGE))
         native = {
             t.name: (t.input_schema, t.annotations, t.description) for t in await session.tools()

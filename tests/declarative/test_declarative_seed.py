@@ -21,7 +21,7 @@ import pytest
 from aiohttp import BodyPartReader, web
 from harness.sites.server import RunningSites, serve_sites
 
-from harness import Harness, Session
+from harness import BrowserPool, Harness, Session
 from harness.declarative.invocation import seed_tools_of
 from harness.elicitation.answers import ScriptedAnswer, ScriptedHandler
 from harness.elicitation.base import AutoHandler
@@ -184,9 +184,11 @@ async def server() -> AsyncIterator[SeedServer]:
 
 
 @pytest.fixture(scope="module", params=BACKENDS)
-async def shared(request: pytest.FixtureRequest, server: SeedServer) -> AsyncIterator[Session]:
+async def shared(
+    browser_pool: BrowserPool, request: pytest.FixtureRequest, server: SeedServer
+) -> AsyncIterator[Session]:
     """One session per backend, re-opened by every test (a new context each time is slow)."""
-    async with Harness(backend=request.param, call_timeout=10) as harness:
+    async with Harness(browsers=browser_pool, backend=request.param, call_timeout=10) as harness:
         session = await harness.open(server.url("ds_dynamic.html"))
         yield session
         await session.close()

@@ -22,7 +22,7 @@ import pytest
 from aiohttp import web
 from playwright.async_api import Browser, BrowserContext, CDPSession, Frame, Page, async_playwright
 
-from harness import Harness
+from harness import BrowserPool, Harness
 from harness.browser.backends.snapshots import read_listing
 from harness.browser.chromium import NATIVE_WEBMCP_FLAGS, QUIET_FLAGS
 from harness.browser.injection import ChannelKeys, Mode, PageChannel
@@ -854,11 +854,13 @@ async def test_schema_updates_follow_the_dom(mc: Driven) -> None:
 
 
 @pytest.fixture(scope="module")
-async def harnesses() -> AsyncIterator[dict[Mode, Harness]]:
+async def harnesses(browser_pool: BrowserPool) -> AsyncIterator[dict[Mode, Harness]]:
     started: dict[Mode, Harness] = {}
     try:
         for mode in MODES:
-            started[mode] = await Harness(backend=mode, call_timeout=10).start()
+            started[mode] = await Harness(
+                browsers=browser_pool, backend=mode, call_timeout=10
+            ).start()
         yield started
     finally:
         for harness in started.values():

@@ -12,7 +12,7 @@ from typing import Any
 import pytest
 from mcp.types import CallToolResult, TextContent
 
-from harness import ConfigError, Harness
+from harness import BrowserPool, ConfigError, Harness
 from harness.cli import main as cli_main
 from harness.elicitation.answers import ScriptedHandler, load_answers
 from harness.elicitation.base import (
@@ -321,8 +321,8 @@ async def test_the_record_keeps_timeouts_as_cancel() -> None:
 
 
 @pytest.fixture(scope="module")
-async def harness() -> AsyncIterator[Harness]:
-    async with Harness(call_timeout=10) as h:
+async def harness(browser_pool: BrowserPool) -> AsyncIterator[Harness]:
+    async with Harness(browsers=browser_pool, call_timeout=10) as h:
         yield h
 
 

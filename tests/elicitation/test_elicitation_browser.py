@@ -11,7 +11,7 @@ import aiohttp
 import pytest
 from playwright.async_api import Page, expect
 
-from harness import Harness
+from harness import BrowserPool, Harness
 from harness.elicitation.base import ElicitationRequest, ElicitationResult, ask
 from harness.elicitation.browser import BrowserHandler, html_pattern
 from tests.conftest import PageServer
@@ -26,8 +26,8 @@ def todo_request(**changes: Any) -> ElicitationRequest:
 
 
 @pytest.fixture(scope="module")
-async def harness() -> AsyncIterator[Harness]:
-    async with Harness(call_timeout=10) as h:
+async def harness(browser_pool: BrowserPool) -> AsyncIterator[Harness]:
+    async with Harness(browsers=browser_pool, call_timeout=10) as h:
         yield h
 
 

@@ -14,7 +14,7 @@ from typing import Any
 
 import pytest
 
-from harness import Harness, Session
+from harness import BrowserPool, Harness, Session
 from harness.elicitation.answers import ScriptedAnswer, ScriptedHandler
 from harness.elicitation.base import AutoHandler, ElicitationRequest, ElicitationResult
 from harness.elicitation.wording import TOOL_QUESTION
@@ -33,8 +33,10 @@ class Silent:
 
 
 @pytest.fixture(scope="session", params=BACKENDS)
-async def harness(request: pytest.FixtureRequest) -> AsyncIterator[Harness]:
-    async with Harness(backend=request.param, call_timeout=10) as h:
+async def harness(
+    browser_pool: BrowserPool, request: pytest.FixtureRequest
+) -> AsyncIterator[Harness]:
+    async with Harness(browsers=browser_pool, backend=request.param, call_timeout=10) as h:
         yield h
 
 

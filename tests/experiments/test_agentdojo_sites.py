@@ -19,7 +19,7 @@ from harness.sites.agentdojo_app import (
 )
 from harness.sites.server import RunningSites, default_sites, serve_sites
 
-from harness import Harness
+from harness import BrowserPool, Harness
 
 pytest.importorskip("agentdojo", reason="the AgentDojo suites need the `agentdojo` extra")
 
@@ -65,8 +65,12 @@ async def sites() -> AsyncIterator[RunningSites]:
 
 
 @pytest.fixture(scope="module", params=["polyfill", "native"])
-async def harness(request: pytest.FixtureRequest) -> AsyncIterator[Harness]:
-    async with Harness(backend=request.param, call_timeout=10, policy=None) as h:
+async def harness(
+    browser_pool: BrowserPool, request: pytest.FixtureRequest
+) -> AsyncIterator[Harness]:
+    async with Harness(
+        browsers=browser_pool, backend=request.param, call_timeout=10, policy=None
+    ) as h:
         yield h
 
 

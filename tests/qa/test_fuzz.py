@@ -9,7 +9,7 @@ from pathlib import Path
 
 import pytest
 
-from harness import Harness, Session
+from harness import BrowserPool, Harness, Session
 from harness.catalog import Settle
 from harness.errors import ConfigError
 from harness.qa import PROPERTY_NAMES
@@ -30,9 +30,13 @@ async def server() -> AsyncIterator[QAServer]:
 
 
 @pytest.fixture(scope="module", params=["polyfill", "native"])
-async def harness(request: pytest.FixtureRequest) -> AsyncIterator[Harness]:
+async def harness(
+    browser_pool: BrowserPool, request: pytest.FixtureRequest
+) -> AsyncIterator[Harness]:
     # A short quiet window: the pages register their tools at once.
-    async with Harness(backend=request.param, call_timeout=10, settle=Settle.quiet_ms(100)) as h:
+    async with Harness(
+        browsers=browser_pool, backend=request.param, call_timeout=10, settle=Settle.quiet_ms(100)
+    ) as h:
         yield h
 
 

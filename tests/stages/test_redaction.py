@@ -17,7 +17,7 @@ from hypothesis import strategies as st
 from jsonschema import Draft202012Validator
 from mcp.types import CallToolResult, TextContent
 
-from harness import Harness
+from harness import BrowserPool, Harness
 from harness.models import CallRequest, Tool, dump_result
 from harness.stages.normalization import normalize_value
 from harness.stages.redaction import (
@@ -844,8 +844,10 @@ def test_no_sensitive_value_survives_and_every_other_value_does(
 
 
 @pytest.fixture(scope="module", params=["polyfill", "native"])
-async def harness(request: pytest.FixtureRequest) -> AsyncIterator[Harness]:
-    async with Harness(backend=request.param, call_timeout=10) as h:
+async def harness(
+    browser_pool: BrowserPool, request: pytest.FixtureRequest
+) -> AsyncIterator[Harness]:
+    async with Harness(browsers=browser_pool, backend=request.param, call_timeout=10) as h:
         yield h
 
 

@@ -11,7 +11,7 @@ from collections.abc import AsyncIterator
 
 import pytest
 
-from harness import Harness
+from harness import BrowserPool, Harness
 from harness.models import dump_result
 from tests.conftest import PageServer
 
@@ -19,8 +19,10 @@ KEY = "sk_live_HXCANARY_4fa9c2"
 
 
 @pytest.fixture(scope="module", params=["polyfill", "native"])
-async def harness(request: pytest.FixtureRequest) -> AsyncIterator[Harness]:
-    async with Harness(backend=request.param, call_timeout=10) as h:
+async def harness(
+    browser_pool: BrowserPool, request: pytest.FixtureRequest
+) -> AsyncIterator[Harness]:
+    async with Harness(browsers=browser_pool, backend=request.param, call_timeout=10) as h:
         yield h
 
 

@@ -19,7 +19,7 @@ from harness.sites import keys_app
 from harness.sites.server import RunningSites, serve_sites
 from playwright.async_api import APIRequestContext, async_playwright
 
-from harness import Harness, Session, SessionClosed
+from harness import BrowserPool, Harness, Session, SessionClosed
 from harness.errors import (
     RedemptionFailed,
     RedemptionRateLimited,
@@ -40,8 +40,10 @@ CANARY = keys_app.CANARY
 
 
 @pytest.fixture(scope="module", params=["polyfill", "native"])
-async def harness(request: pytest.FixtureRequest) -> AsyncIterator[Harness]:
-    async with Harness(backend=request.param, call_timeout=10) as h:
+async def harness(
+    browser_pool: BrowserPool, request: pytest.FixtureRequest
+) -> AsyncIterator[Harness]:
+    async with Harness(browsers=browser_pool, backend=request.param, call_timeout=10) as h:
         yield h
 
 

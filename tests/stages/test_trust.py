@@ -14,7 +14,7 @@ from typing import Any
 import pytest
 from mcp.types import CallToolResult, TextContent
 
-from harness import Harness, Session
+from harness import BrowserPool, Harness, Session
 from harness.browser.backends.base import Backend, RawResult
 from harness.browser.injection import ChannelKeys
 from harness.catalog import Catalog, FrameInfo
@@ -595,8 +595,10 @@ async def test_resolve_failures_are_noted_and_the_static_declaration_is_used() -
 
 
 @pytest.fixture(scope="module", params=["polyfill", "native"])
-async def harness(request: pytest.FixtureRequest) -> AsyncIterator[Harness]:
-    async with Harness(backend=request.param, call_timeout=10) as h:
+async def harness(
+    browser_pool: BrowserPool, request: pytest.FixtureRequest
+) -> AsyncIterator[Harness]:
+    async with Harness(browsers=browser_pool, backend=request.param, call_timeout=10) as h:
         yield h
 
 

@@ -6,7 +6,7 @@ from __future__ import annotations
 
 import pytest
 
-from harness import Harness
+from harness import BrowserPool, Harness
 from harness.catalog import Settle
 from harness.testing.plugin import describe_session
 from tests.qa.pages import PROPERTY_TOOLS, page, serve
@@ -104,8 +104,13 @@ WIPE = """document.modelContext.registerTool({name: "wipe", description: "Delete
   annotations: {destructiveHint: true}, execute: async () => ({wiped: true})});"""
 
 
-async def test_a_failing_test_s_report_names_the_fix_for_a_policy_refusal() -> None:
-    async with serve({"/": page(WIPE)}) as server, Harness(settle=Settle.quiet_ms(100)) as harness:
+async def test_a_failing_test_s_report_names_the_fix_for_a_policy_refusal(
+    browser_pool: BrowserPool,
+) -> None:
+    async with (
+        serve({"/": page(WIPE)}) as server,
+        Harness(browsers=browser_pool, settle=Settle.quiet_ms(100)) as harness,
+    ):
         session = await harness.open(server.url("/"))
         outcome = await session.call("wipe")
         assert outcome.error_kind == "refused"

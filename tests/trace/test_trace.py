@@ -13,7 +13,7 @@ from harness.sites.server import RunningSites, serve_sites
 from mcp.types import CallToolResult, TextContent
 from rich.console import Console
 
-from harness import ConfigError, Harness
+from harness import BrowserPool, ConfigError, Harness
 from harness.agents.loop import RunResult, run_agent
 from harness.agents.scripted import ScriptedAgent, parse_plan
 from harness.models import CallAction, CallOutcome, FinishAction, NavigateAction
@@ -147,8 +147,8 @@ def test_call_events_read_only_the_agent_view() -> None:
 
 
 @pytest.fixture(scope="module")
-async def harness() -> AsyncIterator[Harness]:
-    async with Harness(backend="polyfill", call_timeout=10) as h:
+async def harness(browser_pool: BrowserPool) -> AsyncIterator[Harness]:
+    async with Harness(browsers=browser_pool, backend="polyfill", call_timeout=10) as h:
         yield h
 
 
