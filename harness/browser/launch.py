@@ -19,7 +19,7 @@ from playwright.async_api import Error as PlaywrightError
 
 from harness.browser.chromium import NATIVE_WEBMCP_FLAGS, QUIET_FLAGS, find_chromium
 from harness.browser.marks import mark
-from harness.errors import DOCTOR_HINT, BrowserNotFound
+from harness.errors import DOCTOR_HINT, BrowserNotFound, ConfigError
 
 
 def launch_flags(backend: str) -> list[str]:
@@ -100,7 +100,10 @@ class BrowserPool:
         key = (str(path), headless, tuple(args))
         async with self._lock:
             if self._closed:
-                raise RuntimeError("This BrowserPool is closed; make a new one.")
+                raise ConfigError(
+                    "This BrowserPool is closed: its browsers are gone. Make a new pool, or "
+                    "give the harness none (browsers=None) to launch its own."
+                )
             launched = self._browsers.pop(key, None)
             if launched is not None and launched.browser.is_connected():
                 self._browsers[key] = launched

@@ -8,7 +8,7 @@ import asyncio
 
 import pytest
 
-from harness import BrowserPool, Harness
+from harness import BrowserPool, ConfigError, Harness
 from harness.browser.launch import Launched, launch, launch_flags
 from tests.conftest import PageServer
 
@@ -84,7 +84,7 @@ async def test_a_pooled_browser_that_went_away_is_launched_anew_for_the_next_har
         session = await again.new_session()
         assert not session.closed
         await again.close()
-    with pytest.raises(RuntimeError, match="closed"):
+    with pytest.raises(ConfigError, match="BrowserPool is closed"):
         await Harness(browsers=pool).start()
 
 
