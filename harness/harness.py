@@ -14,7 +14,7 @@ from playwright.async_api import Error as PlaywrightError
 from harness.browser.backends.base import Backend
 from harness.browser.backends.native import NativeBackend
 from harness.browser.backends.polyfill import PolyfillBackend
-from harness.browser.chromium import QUIET_FLAGS
+from harness.browser.chromium import QUIET_FLAGS, chromium_args
 from harness.browser.injection import ChannelKeys, SchemaSubset
 from harness.browser.launch import BrowserPool, Launched, discard, launch
 from harness.catalog import Settle
@@ -220,8 +220,9 @@ class Harness:
         return session
 
     def launch_args(self) -> list[str]:
-        """The Chromium flags this harness launches with: quiet, and the backend's."""
-        return [*QUIET_FLAGS, *BACKENDS[self.backend].launch_args(), *self.extra_args]
+        """The Chromium flags this harness launches with: quiet, the backend's and the
+        extra ones, their features merged with Playwright's (:func:`chromium_args`)."""
+        return chromium_args(QUIET_FLAGS, BACKENDS[self.backend].launch_args(), self.extra_args)
 
     def _session(self, context: BrowserContext, page: Page, *, owns_context: bool) -> Session:
         return Session(

@@ -14,7 +14,8 @@ from collections.abc import Awaitable, Callable
 
 from harness.bench.report import Item, Target
 from harness.bench.timing import Measured, interleaved
-from harness.browser.chromium import NATIVE_WEBMCP_FLAGS, QUIET_FLAGS, find_chromium
+from harness.browser.chromium import find_chromium
+from harness.browser.launch import launch_flags
 
 # The anchor: what a person would write with Playwright alone (native WebMCP's getTools()).
 BARE_SCRIPT = """
@@ -40,9 +41,9 @@ HELP_LIMIT_MS = 300.0
 
 
 def bare_command(url: str) -> list[str]:
-    """The command that runs :data:`BARE_SCRIPT` on ``url`` (the same Chromium, the WebMCP
-    flags)."""
-    flags = json.dumps([*QUIET_FLAGS, *NATIVE_WEBMCP_FLAGS])
+    """The command that runs :data:`BARE_SCRIPT` on ``url`` (the same Chromium, with the
+    flags the harness's native backend launches it with)."""
+    flags = json.dumps(launch_flags("native"))
     return [sys.executable, "-c", BARE_SCRIPT, str(find_chromium()), url, flags]
 
 

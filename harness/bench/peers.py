@@ -36,7 +36,8 @@ from harness.bench.cli_start import bare_command
 from harness.bench.cpu import TreeCpu, descendants, process_cpu_ms, started_since
 from harness.bench.report import Item, Target
 from harness.bench.timing import Measured, Sample, interleaved
-from harness.browser.chromium import NATIVE_WEBMCP_FLAGS, QUIET_FLAGS, find_chromium
+from harness.browser.chromium import find_chromium
+from harness.browser.launch import launch_flags
 from harness.browser.marks import ENV_VAR, read_marks
 
 PLAYWRIGHT_MCP = (
@@ -112,7 +113,7 @@ def playwright_server(cli: Path, url: str, config: Path, *, http: bool, settle: 
 def playwright_config(directory: Path) -> Path:
     """Playwright MCP's config: the launch flags the harness's native backend uses."""
     path = directory / "playwright-mcp.json"
-    config = {"browser": {"launchOptions": {"args": [*QUIET_FLAGS, *NATIVE_WEBMCP_FLAGS]}}}
+    config = {"browser": {"launchOptions": {"args": launch_flags("native")}}}
     path.write_text(json.dumps(config), encoding="utf-8")
     return path
 

@@ -18,6 +18,7 @@ import os
 import shutil
 import subprocess
 import sys
+from collections.abc import Iterable
 from pathlib import Path
 
 from harness.errors import DOCTOR_HINT, BrowserNotFound
@@ -42,6 +43,71 @@ NATIVE_WEBMCP_FLAGS: tuple[str, ...] = (
     "--enable-experimental-web-platform-features",
     "--enable-features=WebMCP,WebMCPTesting",
 )
+
+# Chromium features Playwright's driver switches (its chromiumSwitches.ts, in the
+# installed driver's lib/coreBundle.js). Chromium keeps only the last `--disable-features`
+# and the last `--enable-features` of its command line, and Playwright puts a launch's own
+# args after its own switches: a flag of ours alone would drop Playwright's list, so
+# :func:`chromium_args` passes one of each with both. tests/browser/test_chromium.py reads
+# the installed driver and fails when these fall out of step with it.
+PLAYWRIGHT_DISABLED_FEATURES: tuple[str, ...] = (
+    "AvoidUnnecessaryBeforeUnloadCheckSync",
+    "DestroyProfileOnBrowserClose",
+    "HttpsUpgrades",
+    "HttpsFirstBalancedModeAutoEnable",
+    "LensOverlay",
+    "MediaRouter",
+    "PaintHolding",
+    "ThirdPartyStoragePartitioning",
+    "AvoidCorsURLLoaderRestartOnRedirect",
+    "TcpPortRandomizationWin",
+    "OptimizationHints",
+    "NetworkTimeServiceQuerying",
+    "AimEnabled",
+    "PreconnectToSearch",
+    "msForceBrowserSignIn",
+    "msEdgeUpdateLaunchServicesPreferredVersion",
+)
+PLAYWRIGHT_ENABLED_FEATURES: tuple[str, ...] = (
+    "CDPScreenshotNewSurface",
+    "SkipListAccountsWithoutGaiaCookies",
+)
+
+# Features the harness turns off: the omnibox's WebUI popups, which headless Chromium
+# opens as two hidden pages (chrome://omnibox-popup.top-chrome, a renderer of their own)
+# with every browser context; nothing the harness drives uses an address bar. Off, a
+# context and its first page cost about a third less of the machine (README, Performance).
+HARNESS_DISABLED_FEATURES: tuple[str, ...] = ("WebUIOmniboxPopup", "WebUIOmniboxAimPopup")
+
+_DISABLE = "--disable-features="
+_ENABLE = "--enable-features="
+
+
+def chromium_args(*groups: Iterable[str]) -> list[str]:
+    """The command line for Chromium from flag ``groups`` (the quiet flags, a backend's,
+    a user's), with every feature switch merged into one `--disable-features` and one
+    `--enable-features` at the end: Playwright's and the harness's features, then those
+    the groups name. A feature a group enables is taken off the default disabled list,
+    and one a group disables off the default enabled list: a caller's choice wins.
+    """
+    args: list[str] = []
+    disabled: list[str] = []
+    enabled: list[str] = []
+    for arg in (arg for group in groups for arg in group):
+        if arg.startswith(_DISABLE):
+            disabled += [f for f in arg[len(_DISABLE) :].split(",") if f]
+        elif arg.startswith(_ENABLE):
+            enabled += [f for f in arg[len(_ENABLE) :].split(",") if f]
+        else:
+            args.append(arg)
+    default_off = [*PLAYWRIGHT_DISABLED_FEATURES, *HARNESS_DISABLED_FEATURES]
+    off = [f for f in default_off if f not in enabled] + disabled
+    on = [f for f in PLAYWRIGHT_ENABLED_FEATURES if f not in disabled] + enabled
+    args.append(_DISABLE + ",".join(dict.fromkeys(off)))
+    if on:
+        args.append(_ENABLE + ",".join(dict.fromkeys(on)))
+    return args
+
 
 HOW_TO_GET_ONE = (
     "No Chromium found. Install Debian's package (`apt-get install -y chromium`), "

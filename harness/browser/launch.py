@@ -17,7 +17,12 @@ from pathlib import Path
 from playwright.async_api import Browser, Playwright, async_playwright
 from playwright.async_api import Error as PlaywrightError
 
-from harness.browser.chromium import NATIVE_WEBMCP_FLAGS, QUIET_FLAGS, find_chromium
+from harness.browser.chromium import (
+    NATIVE_WEBMCP_FLAGS,
+    QUIET_FLAGS,
+    chromium_args,
+    find_chromium,
+)
 from harness.browser.marks import mark
 from harness.errors import DOCTOR_HINT, BrowserNotFound, ConfigError
 
@@ -25,7 +30,7 @@ from harness.errors import DOCTOR_HINT, BrowserNotFound, ConfigError
 def launch_flags(backend: str) -> list[str]:
     """The flags a harness of ``backend`` launches Chromium with (``Harness.launch_args``
     without extra arguments): quiet, and Chromium's own WebMCP for ``native``."""
-    return [*QUIET_FLAGS, *(NATIVE_WEBMCP_FLAGS if backend == "native" else ())]
+    return chromium_args(QUIET_FLAGS, NATIVE_WEBMCP_FLAGS if backend == "native" else ())
 
 
 @dataclass

@@ -18,7 +18,7 @@ from importlib import metadata
 from pathlib import Path
 from typing import Any
 
-from harness.browser.chromium import QUIET_FLAGS, find_chromium
+from harness.browser.chromium import QUIET_FLAGS, chromium_args, find_chromium
 from harness.errors import HarnessError
 from harness.experiments.grid import Grid
 from harness.harness import BACKENDS
@@ -81,7 +81,8 @@ def chromium_info(versions: dict[str, str]) -> dict[str, Any]:
         "executable": executable,
         "versions": dict(sorted(versions.items())),
         "flags": {
-            name: [*QUIET_FLAGS, *backend.launch_args()] for name, backend in BACKENDS.items()
+            name: chromium_args(QUIET_FLAGS, backend.launch_args())
+            for name, backend in BACKENDS.items()
         },
     }
 

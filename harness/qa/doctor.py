@@ -27,7 +27,13 @@ from playwright.async_api import Error as PlaywrightError
 from playwright.async_api import Playwright, async_playwright
 from pydantic import BaseModel, Field
 
-from harness.browser.chromium import ENV_VAR, NATIVE_WEBMCP_FLAGS, QUIET_FLAGS, find_chromium
+from harness.browser.chromium import (
+    ENV_VAR,
+    NATIVE_WEBMCP_FLAGS,
+    QUIET_FLAGS,
+    chromium_args,
+    find_chromium,
+)
 from harness.browser.isolated import IsolatedWorlds, PageReadTimeout
 from harness.catalog import Settle
 from harness.errors import BrowserNotFound, HarnessError
@@ -145,7 +151,7 @@ async def probe(
         browser = await playwright.chromium.launch(
             executable_path=str(executable),
             headless=headless,
-            args=[*QUIET_FLAGS, *flags],
+            args=chromium_args(QUIET_FLAGS, flags),
             timeout=DOCTOR_TIMEOUT_MS,
         )
     except PlaywrightError as exc:
@@ -224,7 +230,7 @@ async def diagnose(
             "a page that works here may get no WebMCP in a user's Chrome; check with Debian's "
             f"Chromium too (${ENV_VAR}=/usr/bin/chromium)",
         )
-    report.add("flags", "info", "always: " + " ".join(QUIET_FLAGS))
+    report.add("flags", "info", "always: " + " ".join(chromium_args(QUIET_FLAGS)))
     report.add("flags", "info", "--backend native adds: " + " ".join(NATIVE_WEBMCP_FLAGS))
     async with probe_server() as probe_url, async_playwright() as driver:
         native = [*NATIVE_WEBMCP_FLAGS, *extra_args]

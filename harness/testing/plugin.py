@@ -61,7 +61,7 @@ from playwright.sync_api import Page as SyncPage
 
 from harness import session as _session
 from harness.agent_view import agent_tool
-from harness.browser.chromium import ENV_VAR, QUIET_FLAGS, find_chromium
+from harness.browser.chromium import ENV_VAR, QUIET_FLAGS, chromium_args, find_chromium
 from harness.catalog import Settle
 from harness.elicitation.answers import load_answers
 from harness.elicitation.base import ElicitationHandler, close_handler
@@ -486,7 +486,9 @@ def chromium_launch_options(base: dict[str, Any], backend: BackendName) -> dict[
         except BrowserNotFound:
             if os.environ.get(ENV_VAR):  # an explicit choice that does not work
                 raise
-    options["args"] = [*QUIET_FLAGS, *BACKENDS[backend].launch_args(), *options.get("args", ())]
+    options["args"] = chromium_args(
+        QUIET_FLAGS, BACKENDS[backend].launch_args(), options.get("args", ())
+    )
     return options
 
 

@@ -22,7 +22,7 @@ import pytest
 from aiohttp import ClientSession, web
 from playwright.async_api import async_playwright
 
-from harness.browser.chromium import NATIVE_WEBMCP_FLAGS, QUIET_FLAGS
+from harness.browser.chromium import NATIVE_WEBMCP_FLAGS, QUIET_FLAGS, chromium_args
 from harness.conformance.results import Report
 from harness.conformance.wpt import CONFIGURATIONS, discover, run_wpt
 from harness.conformance.wpt.manifest import LONG_TIMEOUT_S, WptTest
@@ -279,7 +279,7 @@ async def _plain_run(tests: list[WptTest], chromium: str) -> tuple[Results, list
     try:
         async with async_playwright() as playwright:
             browser = await playwright.chromium.launch(
-                executable_path=chromium, args=[*QUIET_FLAGS, *NATIVE_WEBMCP_FLAGS]
+                executable_path=chromium, args=chromium_args(QUIET_FLAGS, NATIVE_WEBMCP_FLAGS)
             )
             for test in tests:
                 context = await browser.new_context()
