@@ -3,6 +3,11 @@
 from __future__ import annotations
 
 import json
+from typing import Any
+
+import pytest
+from hypothesis import given, settings
+from hypothesis import strategies as st
 
 from harness.stages.scrubbing import HANDLE, MIN_SCRUB_LENGTH, Scrubber, needles_of
 from harness.stages.vault import Vault, new_handle
@@ -76,3 +81,50 @@ def test_agent_sessions_share_their_session_s_scrubber_and_it_outlives_one_of_th
     alone.scrubber.withhold("only mine", HANDLE_1)
     alone.clear()
     assert not alone.scrubber
+
+
+# Texts with every character JSON writes otherwise (quote, backslash, controls), non-ASCII
+# ones, what URLs encode, and the letters handles are made of.
+TEXTS = st.text(alphabet='ab"\\\n\t\x01é€ %+/wmh-0f', max_size=12)
+VALUES = st.recursive(
+    TEXTS | st.integers() | st.booleans() | st.none(),
+    lambda inner: st.lists(inner, max_size=4) | st.dictionaries(TEXTS, inner, max_size=4),
+    max_leaves=20,
+)
+
+
+@settings(max_examples=300, deadline=None)
+@given(withheld=st.lists(TEXTS, min_size=1, max_size=4), value=VALUES, data=st.data())
+def test_the_search_of_a_values_json_finds_whatever_the_walk_would_replace(
+    withheld: list[str], value: Any, data: st.DataObject
+) -> None:
+    scrubber = Scrubber()
+    for text in withheld:
+        scrubber.withhold(text, HANDLE_1)
+    # the value holds one of the withheld texts' forms, in a string or a key, or none
+    if data.draw(st.booleans()) and scrubber:
+        form = data.draw(st.sampled_from(sorted(scrubber._needles)))
+        value = {"k": [value, f"x{form}y"]} if data.draw(st.booleans()) else {form: value}
+    walked = scrubber._walk(value)
+    assert scrubber.scrub(value) == walked
+    if isinstance(value, dict | list) and walked is value:  # nothing to replace:
+        assert scrubber.scrub(value) is value  # nothing copied
+
+
+def test_a_value_with_no_withheld_text_is_searched_once_and_not_walked(
+    monkeypatch: pytest.MonkeyPatch,
+) -> None:
+    scrubber = Scrubber()
+    for text in ('he said "hi"\n', "sk live/ünï 42", "plain-secret"):
+        scrubber.withhold(text, HANDLE_1)
+    clean = {"rows": [{"name": f"row {i}", "note": 'a "quoted" \\ é'} for i in range(1000)]}
+    dirty = {"rows": [*clean["rows"], {"note": 'json: {"said": "he said \\"hi\\"\\n"}'}]}
+
+    def walked(value: Any) -> Any:
+        raise AssertionError("walked a value that holds no withheld text")
+
+    with monkeypatch.context() as patched:
+        patched.setattr(scrubber, "_walk", walked)
+        assert scrubber.scrub(clean) is clean
+    # the escaped form, written literally in a JSON text, is still found and replaced
+    assert scrubber.scrub(dirty)["rows"][-1] == {"note": f'json: {{"said": "{HANDLE_1}"}}'}
