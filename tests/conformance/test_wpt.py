@@ -330,7 +330,8 @@ async def test_native_is_chromium_with_nothing_injected(chromium_path: str) -> N
     assert native == plain, f"native: {failures}; plain: {plain_failures}"
     assert (report.run_info.backend, report.run_info.configuration) == ("native", "native")
     assert report.run_info.injected == []
-    assert set(NATIVE_WEBMCP_FLAGS) <= set(report.run_info.flags)
+    # the native backend's flags, their features merged with Playwright's (chromium_args)
+    assert report.run_info.flags == chromium_args(QUIET_FLAGS, NATIVE_WEBMCP_FLAGS)
     # Chromium passes every subtest there: each states what Chromium does.
     assert _not_passing(native) == {}
     # The column is not the harness's: its layer changes what Chromium alone gives.
