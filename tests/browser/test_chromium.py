@@ -7,6 +7,9 @@ from __future__ import annotations
 
 import os
 import re
+import signal
+import subprocess
+import sys
 import uuid
 from pathlib import Path
 
@@ -92,8 +95,10 @@ def test_feature_switches_merge_into_one_of_each_and_a_callers_choice_wins() -> 
     ]
 
 
-def browser_command_lines() -> list[list[str]]:
-    """The command lines of the Chromium browser processes below this one."""
+def browser_command_lines(marker: str) -> list[list[str]]:
+    """The command lines of the Chromium browser processes below this one that hold
+    ``marker``: the topmost only (a process Chromium has just forked, before it execs a
+    helper, still shows its parent's command line)."""
     children: dict[int, list[int]] = {}
     for entry in Path("/proc").iterdir():
         if entry.name.isdigit():
@@ -102,17 +107,47 @@ def browser_command_lines() -> list[list[str]]:
             except (OSError, IndexError, ValueError):
                 continue
             children.setdefault(parent, []).append(int(entry.name))
-    found, below = [], list(children.get(os.getpid(), []))
+    found, below = [], [(pid, False) for pid in children.get(os.getpid(), [])]
     while below:
-        pid = below.pop()
-        below += children.get(pid, [])
+        pid, under_a_match = below.pop()
         try:
-            args = Path(f"/proc/{pid}/cmdline").read_bytes().decode().split("\0")
+            args = Path(f"/proc/{pid}/cmdline").read_bytes().decode().rstrip("\0").split("\0")
         except OSError:
-            continue
-        if "--remote-debugging-pipe" in args:
+            args = []
+        match = "--remote-debugging-pipe" in args and marker in args
+        if match and not under_a_match:
             found.append(args)
+        below += [(child, under_a_match or match) for child in children.get(pid, [])]
     return found
+
+
+FORKS = """
+import os, sys, time
+if os.fork() == 0:  # a child not yet exec'd: its command line is its parent's
+    time.sleep(30)
+    os._exit(0)
+print("forked", flush=True)
+time.sleep(30)
+"""
+
+
+@pytest.mark.skipif(not Path("/proc/self/stat").exists(), reason="reads /proc (Linux only)")
+def test_a_process_forked_from_the_browser_is_not_taken_for_a_second_browser() -> None:
+    # Run 4 of stop 38's series found two command lines for one launch: the browser's and,
+    # read at the wrong moment, one Chromium had forked and not yet exec'd.
+    marker = f"--webmcp-harness-test={uuid.uuid4()}"
+    command = [sys.executable, "-c", FORKS, "--remote-debugging-pipe", marker]
+    with subprocess.Popen(command, stdout=subprocess.PIPE, text=True) as process:
+        try:
+            assert process.stdout is not None and process.stdout.readline() == "forked\n"
+            assert [args[-2:] for args in browser_command_lines(marker)] == [
+                ["--remote-debugging-pipe", marker]
+            ]
+        finally:
+            children = Path(f"/proc/{process.pid}/task/{process.pid}/children")
+            for child in children.read_text().split():
+                os.kill(int(child), signal.SIGKILL)
+            process.kill()
 
 
 @pytest.mark.skipif(not Path("/proc/self/stat").exists(), reason="reads /proc (Linux only)")
@@ -122,7 +157,7 @@ async def test_chromium_runs_with_every_feature_playwright_and_the_harness_switc
     marker = f"--webmcp-harness-test={uuid.uuid4()}"  # a switch Chromium ignores
     launched = await launch(None, headless=True, args=[*launch_flags("native"), marker])
     try:
-        found = [args for args in browser_command_lines() if marker in args]
+        found = browser_command_lines(marker)
         assert len(found) == 1, "the launched Chromium's process was not found below this one"
         command_line = found[0]
         # Chromium keeps the last of each switch: it must hold every feature of the others.
