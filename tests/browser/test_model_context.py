@@ -19,8 +19,8 @@ import pytest
 from playwright.async_api import Browser, BrowserContext, Frame, Page, async_playwright
 
 from harness.browser.backends.snapshots import read_listing
-from harness.browser.chromium import NATIVE_WEBMCP_FLAGS, QUIET_FLAGS, chromium_args
 from harness.browser.injection import ChannelKeys, Mode, PageChannel
+from harness.browser.launch import launch_flags
 from tests.conftest import CHROMIUM_FAULT, PageServer, replace_crashed, webmcp_answers
 
 MODES: tuple[Mode, ...] = ("polyfill", "native")
@@ -94,10 +94,10 @@ async def browsers(chromium_path: str) -> AsyncIterator[dict[Mode, Browser]]:
     launched: dict[Mode, Browser] = {}
     try:
         launched["polyfill"] = await playwright.chromium.launch(
-            executable_path=chromium_path, args=chromium_args(QUIET_FLAGS)
+            executable_path=chromium_path, args=launch_flags("polyfill")
         )
         launched["native"] = await playwright.chromium.launch(
-            executable_path=chromium_path, args=chromium_args(QUIET_FLAGS, NATIVE_WEBMCP_FLAGS)
+            executable_path=chromium_path, args=launch_flags("native")
         )
         yield launched
     finally:

@@ -15,7 +15,7 @@ from pathlib import Path
 import pytest
 from playwright.async_api import async_playwright
 
-from harness.browser.chromium import QUIET_FLAGS, chromium_args
+from harness.browser.launch import launch_flags
 from harness.conformance.baseline import Baseline, diff
 from harness.conformance.reports import MASK, build_view, markdown, scrub, write_reports
 from harness.conformance.results import Report, RunInfo, Subtest, TestResult
@@ -177,7 +177,7 @@ async def test_the_html_report_is_a_results_view_its_filters_and_links_work(
 ) -> None:
     async with async_playwright() as playwright:
         browser = await playwright.chromium.launch(
-            executable_path=chromium_path, args=chromium_args(QUIET_FLAGS)
+            executable_path=chromium_path, args=launch_flags("polyfill")
         )
         try:
             page = await browser.new_page(viewport={"width": 1280, "height": 1000})

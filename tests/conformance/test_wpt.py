@@ -22,7 +22,7 @@ import pytest
 from aiohttp import ClientSession, web
 from playwright.async_api import async_playwright
 
-from harness.browser.chromium import NATIVE_WEBMCP_FLAGS, QUIET_FLAGS, chromium_args
+from harness.browser.launch import launch_flags
 from harness.conformance.results import Report
 from harness.conformance.wpt import CONFIGURATIONS, discover, run_wpt
 from harness.conformance.wpt.manifest import LONG_TIMEOUT_S, WptTest
@@ -279,7 +279,7 @@ async def _plain_run(tests: list[WptTest], chromium: str) -> tuple[Results, list
     try:
         async with async_playwright() as playwright:
             browser = await playwright.chromium.launch(
-                executable_path=chromium, args=chromium_args(QUIET_FLAGS, NATIVE_WEBMCP_FLAGS)
+                executable_path=chromium, args=launch_flags("native")
             )
             for test in tests:
                 context = await browser.new_context()
@@ -331,7 +331,7 @@ async def test_native_is_chromium_with_nothing_injected(chromium_path: str) -> N
     assert (report.run_info.backend, report.run_info.configuration) == ("native", "native")
     assert report.run_info.injected == []
     # the native backend's flags, their features merged with Playwright's (chromium_args)
-    assert report.run_info.flags == chromium_args(QUIET_FLAGS, NATIVE_WEBMCP_FLAGS)
+    assert report.run_info.flags == launch_flags("native")
     # Chromium passes every subtest there: each states what Chromium does.
     assert _not_passing(native) == {}
     # The column is not the harness's: its layer changes what Chromium alone gives.

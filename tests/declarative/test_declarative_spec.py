@@ -24,8 +24,8 @@ from playwright.async_api import Browser, BrowserContext, CDPSession, Frame, Pag
 
 from harness import BrowserPool, Harness
 from harness.browser.backends.snapshots import read_listing
-from harness.browser.chromium import NATIVE_WEBMCP_FLAGS, QUIET_FLAGS, chromium_args
 from harness.browser.injection import ChannelKeys, Mode, PageChannel
+from harness.browser.launch import launch_flags
 from harness.stages.framing import frame_untrusted
 from tests.conftest import CHROMIUM_FAULT, listen, replace_crashed, webmcp_answers
 
@@ -145,7 +145,7 @@ async def browsers(chromium_path: str) -> AsyncIterator[dict[Mode, Browser]]:
     launched: dict[Mode, Browser] = {}
     try:
         for mode in MODES:
-            flags = chromium_args(QUIET_FLAGS, NATIVE_WEBMCP_FLAGS if mode == "native" else ())
+            flags = launch_flags(mode)
             launched[mode] = await playwright.chromium.launch(
                 executable_path=chromium_path, args=flags
             )

@@ -17,7 +17,8 @@ from pathlib import Path
 import pytest
 from playwright.async_api import async_playwright
 
-from harness.browser.chromium import QUIET_FLAGS, chromium_args, find_chromium
+from harness.browser.chromium import find_chromium
+from harness.browser.launch import launch_flags
 from harness.experiments import RunOptions, Study, load_grid, run_experiment
 from tests.console_script import SCRIPT, run_script
 from tests.experiments.studies import table
@@ -178,7 +179,7 @@ async def test_the_study_report_opens_in_chromium_with_its_tables_plot_and_timel
     report = uninterrupted.output / "report.html"
     async with async_playwright() as playwright:
         browser = await playwright.chromium.launch(
-            executable_path=str(find_chromium()), args=chromium_args(QUIET_FLAGS)
+            executable_path=str(find_chromium()), args=launch_flags("polyfill")
         )
         try:
             page = await browser.new_page(viewport={"width": 1400, "height": 1000})
