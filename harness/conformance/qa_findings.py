@@ -39,7 +39,9 @@ EVIDENCE_LINES = 6
 
 def fuzz_findings(report: FuzzReport) -> tuple[list[Finding], list[Check]]:
     """The findings and checks of a fuzz run: a check per property that held or broke on a
-    tool (not for one that did not apply or a tool it could not call)."""
+    tool (not for one that did not apply or a tool it could not call), and a ``probe-failed``
+    warning for each tool whose properties could not be checked (no inputs could be made
+    from its schema, it went away during the run), naming them and why."""
     checks = [
         (tool.tool, FUZZ_CODES[result.property])
         for tool in report.tools
@@ -50,6 +52,22 @@ def fuzz_findings(report: FuzzReport) -> tuple[list[Finding], list[Check]]:
         finding(FUZZ_CODES[prop], failure.message, tool=tool, evidence=failure.cli)
         for tool, prop, failure in report.failures()
     ]
+    for tool in report.tools:
+        unchecked: dict[str, list[str]] = {}  # why → the properties it kept unchecked
+        for result in tool.results:
+            if result.status == "skipped":
+                unchecked.setdefault(result.reason, []).append(result.property)
+        for reason, properties in unchecked.items():
+            findings.append(
+                finding(
+                    "probe-failed",
+                    f"Fuzzing could not check {', '.join(properties)} on {tool.tool}.",
+                    tool=tool.tool,
+                    evidence=reason,
+                    severity="warning",
+                )
+            )
+            checks.append((tool.tool, "probe-failed"))
     return findings, checks
 
 

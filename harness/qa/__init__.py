@@ -35,3 +35,9 @@ PROPERTY_NAMES = (
     "invalid-refused",
 )
 """The fuzzer's named properties (:data:`harness.qa.properties.PROPERTIES`), in order."""
+
+
+class FuzzUnchecked(UserWarning):
+    """The pytest plugin's ``webmcp.fuzz()`` found no failure, but some properties of the
+    tools it called could not be checked (no inputs could be made from a schema, a tool
+    went away during the run): the warning's text is the report, each with why."""

@@ -36,7 +36,7 @@ from typing import Any, Literal, TypeVar
 from pydantic import BaseModel, Field
 
 from harness.elicitation.base import AutoHandler
-from harness.errors import ConfigError
+from harness.errors import ConfigError, UnknownTool
 from harness.models import BackendName, Tool
 from harness.qa import DEFAULT_DATABASE, DEFAULT_EXAMPLES
 from harness.qa.observe import PageState, PageWatch, Window, page_state
@@ -49,7 +49,13 @@ from harness.qa.properties import (
     violations,
 )
 from harness.qa.snapshot import fingerprint
-from harness.qa.strategies import NearMiss, near_misses, require_hypothesis, valid_arguments
+from harness.qa.strategies import (
+    NearMiss,
+    near_misses,
+    require_hypothesis,
+    unusable_schema,
+    valid_arguments,
+)
 from harness.session import Session
 from harness.stages.normalization import normalize
 from harness.stages.validation import validate_arguments
@@ -190,15 +196,23 @@ class FuzzReport(BaseModel):
                     lines += [f"        {line}" for line in failure.pytest.splitlines()]
         failed = sum(len(t.failed) for t in self.tools)
         where = f"; found failures are kept in {self.database}" if self.database else ""
-        lines.append(
-            (
-                "all properties held"
-                if failed == 0
-                else f"{failed} propert{'ies' if failed > 1 else 'y'} failed"
-            )
-            + (f" (seed {self.seed})" if self.seed is not None else where)
-        )
+        unchecked = self.unchecked()
+        checked = sum(r.status in ("passed", "failed") for t in self.tools for r in t.results)
+        if failed:
+            verdict = f"{failed} propert{'ies' if failed > 1 else 'y'} failed"
+        elif unchecked and not checked:
+            verdict = f"no property could be checked ({unchecked} skipped, above)"
+        else:
+            verdict = "all properties checked held" if unchecked else "all properties held"
+        if unchecked and (checked or failed):
+            verdict += f"; {unchecked} could not be checked (skipped, above)"
+        lines.append(verdict + (f" (seed {self.seed})" if self.seed is not None else where))
         return "\n".join(lines)
+
+    def unchecked(self) -> int:
+        """How many properties of the tools called could not be checked (no inputs could
+        be made, the tool went away, …): a run that checked nothing on a tool says so."""
+        return sum(r.status == "skipped" for t in self.tools for r in t.results)
 
 
 class Fuzzer:
@@ -283,14 +297,28 @@ class Fuzzer:
                     PropertyResult(property=name, status="not-applicable", reason=reason)
                 )
         example = self.options.example
-        if example is not None:
+        unusable = unusable_schema(tool)
+        if unusable is not None:
+            # The harness refuses every call of the tool: nothing about the tool to check.
+            report.results += [
+                PropertyResult(
+                    property=name,
+                    status="skipped",
+                    reason=f"its inputSchema cannot be used: {unusable}; the harness refuses "
+                    "every call of it until the site fixes the schema",
+                )
+                for name in [*concerned["valid"], *concerned["near-miss"]]
+            ]
+        elif example is not None:
             fits = not validate_arguments(tool, example)
             kind = "valid" if fits else "near-miss"
             report.results += self._example(tool, concerned[kind], example, kind)
             other = "near-miss" if fits else "valid"
             report.results += [
                 PropertyResult(
-                    property=name, status="skipped", reason=f"the example is not a {other} input"
+                    property=name,
+                    status="not-applicable",
+                    reason=f"the example is not a {other} input",
                 )
                 for name in concerned[other]
             ]
@@ -335,6 +363,7 @@ class Fuzzer:
         while remaining:
             probe = _Probe(self, tool, kind, remaining)
             key = "\0".join(["webmcp-fuzz/1", tool.name, fingerprint(tool), kind, *remaining])
+            stopped: str | None = None  # why the search could not go on for this tool
             try:
                 find(
                     strategy,
@@ -349,16 +378,34 @@ class Fuzzer:
                     database_key=hashlib.sha256(key.encode("utf-8")).digest(),
                 )
             except NoSuchExample:
-                results += [
-                    PropertyResult(property=n, status="passed", examples=probe.calls)
-                    for n in remaining
-                ]
-                break
+                if probe.gone is None:
+                    results += [
+                        PropertyResult(property=n, status="passed", examples=probe.calls)
+                        for n in remaining
+                    ]
+                    break
+            except Exception as exc:
+                if probe.error is not None:
+                    raise probe.error from None  # the page went away, or the harness failed
+                stopped = _undrawable(tool, exc, probe.calls)
             for name, message in probe.found.items():
                 results.append(
                     self._failed(tool, name, message, probe.value, probe.found_at, probe.calls)
                 )
             remaining = [n for n in remaining if n not in probe.found]
+            if probe.gone is not None:
+                stopped = (
+                    "the tool left the page during the run (it was gone when called with "
+                    f"{_shown(probe.gone)}): nothing more could be checked"
+                )
+            if stopped is not None:
+                results += [
+                    PropertyResult(
+                        property=n, status="skipped", examples=probe.calls, reason=stopped
+                    )
+                    for n in remaining
+                ]
+                break
         return results
 
     def _example(
@@ -517,6 +564,10 @@ class _Probe:
         self.value: Any = None
         self.found: dict[str, str] = {}
         self._answers: dict[str, dict[str, str]] = {}
+        self.gone: Any = None
+        """The input whose call found the tool gone from the page (None: still there)."""
+        self.error: Exception | None = None
+        """What a call raised (the search ends with it; Hypothesis's own errors are not it)."""
 
     def __call__(self, value: Any) -> bool:
         key = json.dumps(
@@ -525,17 +576,50 @@ class _Probe:
         )
         found = self._answers.get(key)
         if found is None:
+            if self.gone is not None:
+                return False  # nothing to call any more: the search runs out
             if self.found_at and self.calls >= self.found_at + SHRINK_CALLS:
                 return False  # shrinking has had its calls: keep what it has
             self.calls += 1
             fuzzer = self.fuzzer
-            found = fuzzer.run(fuzzer._check(self.tool, self.kind, value, self.names))
+            try:
+                found = fuzzer.run(fuzzer._check(self.tool, self.kind, value, self.names))
+            except UnknownTool:
+                self.gone = value.arguments if isinstance(value, NearMiss) else value
+                return False
+            except Exception as exc:
+                self.error = exc
+                raise
             self._answers[key] = found
         if not found:
             return False
         self.found_at = self.found_at or self.calls
         self.value, self.found = value, found
         return True
+
+
+def _undrawable(tool: Tool, exc: Exception, calls: int) -> str:
+    """Why the search for ``tool``'s inputs stopped (``exc``: what Hypothesis or
+    hypothesis-jsonschema raised while drawing them) after ``calls`` calls."""
+    from hypothesis.errors import Unsatisfiable
+
+    done = "nothing was checked" if calls == 0 else f"it stopped after {calls} input(s)"
+    if isinstance(exc, Unsatisfiable):
+        return (
+            f"no input drawn from {tool.name}'s inputSchema fits it as the harness validates "
+            "it: the schema may allow no value at all (a minimum above its maximum, a required "
+            "parameter it does not allow), or use what the generator cannot draw (a pattern "
+            f"with \\p{{…}}); {done}"
+        )
+    said = str(exc).splitlines()[0][:160] if str(exc) else ""
+    return (
+        f"the search for inputs from {tool.name}'s inputSchema failed "
+        f"({type(exc).__name__}{': ' + said if said else ''}); {done}"
+    )
+
+
+def _shown(arguments: Any) -> str:
+    return json.dumps(arguments, ensure_ascii=False, sort_keys=True)
 
 
 def _changes(window: Window, before: PageState, after: PageState) -> list[str]:

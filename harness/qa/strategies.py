@@ -13,6 +13,7 @@ how to install it.
 
 from __future__ import annotations
 
+import contextlib
 import copy
 import json
 from collections.abc import Callable
@@ -22,7 +23,11 @@ from typing import TYPE_CHECKING, Any
 from harness.errors import ConfigError
 from harness.models import Tool
 from harness.schemas import local_target
-from harness.stages.validation import validate_arguments
+from harness.stages.validation import (
+    outside_references_problem,
+    schema_problem,
+    validate_arguments,
+)
 
 if TYPE_CHECKING:
     from hypothesis.strategies import SearchStrategy
@@ -70,17 +75,36 @@ def _fits(tool: Tool, arguments: Any) -> bool:
         return False
 
 
+def unusable_schema(tool: Tool) -> str | None:
+    """Why the harness refuses every call of ``tool`` for its ``inputSchema`` (not a valid
+    schema, or one that refers outside itself: :mod:`harness.stages.validation`); None when
+    its calls can be checked."""
+    schema = tool.input_schema
+    invalid = schema_problem(schema)
+    if invalid is not None:
+        return f"it is not a valid JSON Schema ({invalid})"
+    return outside_references_problem("inputSchema", schema)
+
+
 def valid_arguments(tool: Tool) -> SearchStrategy[dict[str, Any]]:
     """Argument objects that fit ``tool.input_schema`` (as the harness validates it).
 
-    Raises :class:`ConfigError` when no inputs can be made from the schema.
+    Raises :class:`ConfigError` when no inputs can be made from the schema, or when the
+    harness refuses every call of the tool for it (an invalid schema, one that refers
+    outside itself).
     """
     require_hypothesis()
     from hypothesis.errors import InvalidArgument
 
+    problem = unusable_schema(tool)
+    if problem is not None:
+        raise ConfigError(
+            f"{tool.name}'s inputSchema cannot be used: {problem}. The harness refuses every "
+            "call of the tool, so there is nothing to fuzz until the site fixes its schema"
+        )
     schema = tool.input_schema
     try:
-        strategy = _strategy(schema, schema, 0)
+        strategy = _strategy(schema, schema, ())
         strategy.validate()
     except (InvalidArgument, ValueError, TypeError, KeyError, RecursionError) as exc:
         raise ConfigError(f"No inputs can be made from {tool.name}'s inputSchema: {exc}") from None
@@ -89,49 +113,97 @@ def valid_arguments(tool: Tool) -> SearchStrategy[dict[str, Any]]:
 
 _COMBINED = ("allOf", "not", "if", "then", "else", "dependentSchemas", "patternProperties")
 
+MAX_DEPTH = 32
+"""How deep a schema is followed to draw a value."""
+MAX_REF_EXPANSIONS = 3
+"""How often one ``$ref`` is followed within one value: a recursive schema's optional
+members are left out below that, so its values stay shallow but are still drawn."""
 
-def _strategy(schema: Any, root: dict[str, Any], depth: int) -> SearchStrategy[Any]:
+
+class _TooDeep(ValueError):
+    """The schema goes on deeper than values are drawn (a required member, past the limits)."""
+
+    def __init__(self) -> None:
+        super().__init__("the schema nests too deeply to draw from")
+
+
+def _strategy(schema: Any, root: dict[str, Any], refs: tuple[str, ...]) -> SearchStrategy[Any]:
     """Values of ``schema``: objects, arrays of objects and alternatives built here (the
     current hypothesis-jsonschema cannot draw objects on the current Hypothesis), the
-    rest by hypothesis-jsonschema."""
+    rest by hypothesis-jsonschema. ``refs``: the ``$ref``s followed on the way here, one
+    entry per level (``""`` for a level that followed none).
+
+    An object's combinators (``allOf``, ``if``/``then``, ``patternProperties``, …) are left
+    to the filter of :func:`valid_arguments`: its members are drawn from ``properties``.
+    """
     from hypothesis import strategies as st
     from hypothesis_jsonschema import from_schema
 
-    if depth > 8:
-        raise ValueError("the schema nests too deeply to draw from")
+    if len(refs) > MAX_DEPTH:
+        raise _TooDeep
     if not isinstance(schema, dict):
         return from_schema(schema)
     ref = schema.get("$ref")
     if isinstance(ref, str):
+        if refs.count(ref) >= MAX_REF_EXPANSIONS:
+            raise _TooDeep
         target = local_target(root, ref)
         if target is None:
             raise ValueError(f"$ref {ref!r} leads outside the schema")
-        return _strategy(target, root, depth + 1)
-    if any(key in schema for key in _COMBINED):
+        return _strategy(target, root, (*refs, ref))
+    deeper = (*refs, "")
+    kind = schema.get("type")
+    if isinstance(kind, list) and len(kind) > 1 and all(isinstance(k, str) for k in kind):
+        # One type at a time (hypothesis-jsonschema fails on a list that names "object").
+        return _one_of([{**schema, "type": k} for k in kind], root, refs)
+    is_object = kind == "object" or (kind is None and "properties" in schema)
+    if any(key in schema for key in _COMBINED) and not is_object:
         return from_schema({**schema, **_definitions(root)})
     for key in ("anyOf", "oneOf"):
         if isinstance(schema.get(key), list) and "type" not in schema:
-            return st.one_of([_strategy(s, root, depth + 1) for s in schema[key]])
-    kind = schema.get("type")
-    if kind == "object" or (kind is None and "properties" in schema):
+            return _one_of(schema[key], root, deeper)
+    if is_object:
         properties = schema.get("properties")
         properties = properties if isinstance(properties, dict) else {}
         required = [n for n in schema.get("required") or [] if isinstance(n, str)]
-        drawn = {n: _strategy(properties.get(n, {}), root, depth + 1) for n in required}
-        optional = {
-            n: _strategy(s, root, depth + 1) for n, s in properties.items() if n not in drawn
-        }
+        drawn = {n: _strategy(properties.get(n, {}), root, deeper) for n in required}
+        optional = {}
+        for name, sub in properties.items():
+            if name not in drawn:
+                with contextlib.suppress(_TooDeep):  # past the limits: left out
+                    optional[name] = _strategy(sub, root, deeper)
         return st.fixed_dictionaries(drawn, optional=optional)
     items = schema.get("items")
     if kind == "array" and isinstance(items, dict) and "prefixItems" not in schema:
         low = schema.get("minItems", 0)
+        low = low if isinstance(low, int) else 0
         high = schema.get("maxItems")
+        try:
+            each = _strategy(items, root, deeper)
+        except _TooDeep:
+            if low > 0:
+                raise
+            return st.just([])
         return st.lists(
-            _strategy(items, root, depth + 1),
-            min_size=low if isinstance(low, int) else 0,
-            max_size=high if isinstance(high, int) else max(5, low if isinstance(low, int) else 0),
+            each,
+            min_size=low,
+            max_size=high if isinstance(high, int) else max(5, low),
         )
     return from_schema({**schema, **_definitions(root)})
+
+
+def _one_of(schemas: list[Any], root: dict[str, Any], refs: tuple[str, ...]) -> SearchStrategy[Any]:
+    """Values of any of ``schemas``; those past the limits are left out (all of them: too
+    deep)."""
+    from hypothesis import strategies as st
+
+    branches = []
+    for schema in schemas:
+        with contextlib.suppress(_TooDeep):
+            branches.append(_strategy(schema, root, refs))
+    if not branches:
+        raise _TooDeep
+    return st.one_of(branches)
 
 
 def _definitions(root: dict[str, Any]) -> dict[str, Any]:

@@ -29,6 +29,7 @@ Playwright version no longer has them.
 
 from __future__ import annotations
 
+import warnings
 import weakref
 from collections.abc import Coroutine, Sequence
 from pathlib import Path
@@ -45,7 +46,7 @@ from harness.elicitation.base import ElicitationHandler, ElicitationRecord, clos
 from harness.elicitation.wording import plain
 from harness.errors import ConfigError
 from harness.harness import Harness
-from harness.qa import DEFAULT_DATABASE, DEFAULT_EXAMPLES
+from harness.qa import DEFAULT_DATABASE, DEFAULT_EXAMPLES, FuzzUnchecked
 from harness.trace.recorder import TraceRecorder
 
 if TYPE_CHECKING:
@@ -175,7 +176,9 @@ class PageSession(sync_api.Session):
 
         With ``check`` (the default), a failed property fails the test: an
         ``AssertionError`` whose message is the report, with each failure's minimal input
-        and its reproduction. Returns the report.
+        and its reproduction. When nothing failed but some properties could not be checked
+        (no inputs could be made from a tool's schema, a tool went away during the run), a
+        :class:`~harness.qa.FuzzUnchecked` warning says which and why. Returns the report.
         """
         from harness.qa.fuzz import Fuzzer, FuzzOptions
 
@@ -192,6 +195,9 @@ class PageSession(sync_api.Session):
         report = Fuzzer(self.inner, self.run, options).fuzz()
         if check and not report.ok:
             raise AssertionError(plain(report.describe()))
+        if check and report.unchecked():
+            # Nothing failed, but not everything was checked: the test says so.
+            warnings.warn(FuzzUnchecked(plain(report.describe())), stacklevel=2)
         return report
 
     def catalog_snapshot(self) -> dict[str, Any]:

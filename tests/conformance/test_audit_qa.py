@@ -25,13 +25,18 @@ from harness.conformance.audit import (
     audit_report,
     audit_sites,
 )
-from harness.conformance.qa_findings import CATALOG_CODES, FUZZ_CODES, catalog_findings
+from harness.conformance.qa_findings import (
+    CATALOG_CODES,
+    FUZZ_CODES,
+    catalog_findings,
+    fuzz_findings,
+)
 from harness.conformance.results import RunInfo
 from harness.conformance.rules import RULES, WITHOUT_LIGHTHOUSE, Finding
 from harness.harness import Harness
 from harness.models import BackendName, Tool
 from harness.qa.drift import ChangeKind
-from harness.qa.fuzz import FuzzOptions
+from harness.qa.fuzz import FuzzOptions, FuzzReport, PropertyResult, ToolReport
 from harness.qa.properties import PROPERTIES
 from harness.qa.snapshot import CatalogSnapshot, snapshot_of
 from harness.session import Session
@@ -313,3 +318,31 @@ async def test_a_fuzz_that_cannot_go_on_fails_the_page_rather_than_passing_it(
     [stopped] = audit.findings
     assert (stopped.code, stopped.severity) == ("probe-failed", "error")
     assert "Fuzzing stopped: RuntimeError" in stopped.message and "closed" in stopped.evidence
+
+
+def test_properties_the_fuzz_could_not_check_are_a_warning_that_says_why() -> None:
+    # A run that asked for the properties' gate shows what it could not check: no inputs
+    # could be made from a schema, the tool went away.
+    why = "no input drawn from t's inputSchema fits it as the harness validates it"
+    report = FuzzReport(
+        url="http://a.test/",
+        backend="polyfill",
+        tools=[
+            ToolReport(
+                tool="t",
+                results=[
+                    PropertyResult(property="no-throw", status="skipped", reason=why),
+                    PropertyResult(property="read-only", status="skipped", reason=why),
+                    PropertyResult(property="no-navigation", status="passed", examples=3),
+                    PropertyResult(property="idempotent", status="not-applicable", reason="x"),
+                ],
+            ),
+            ToolReport(tool="u", skipped="not declared readOnlyHint"),
+        ],
+    )
+    found, checks = fuzz_findings(report)
+    [unchecked] = found
+    assert (unchecked.code, unchecked.severity, unchecked.tool) == ("probe-failed", "warning", "t")
+    assert unchecked.message == "Fuzzing could not check no-throw, read-only on t."
+    assert unchecked.evidence == why
+    assert sorted(checks) == [("t", "fuzz-no-navigation"), ("t", "probe-failed")]

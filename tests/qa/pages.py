@@ -132,6 +132,37 @@ mc.registerTool({
 """.replace("CANARY", CANARY).replace("ELSEWHERE", "http://127.0.0.1:1")
 
 
+# Tools the fuzzer cannot search as it searches others: it says why for each, and goes on.
+ODD_TOOLS = """
+const mc = document.modelContext;
+const ro = {readOnlyHint: true};
+mc.registerTool({
+  name: "impossible", description: "Takes a number no schema value allows.", annotations: ro,
+  inputSchema: {type: "object", properties: {n: {type: "integer", minimum: 10, maximum: 5}},
+                required: ["n"]},
+  execute: async () => ({ok: true}),
+});
+mc.registerTool({
+  name: "sum_list", description: "Sums a linked list of numbers (always fails).", annotations: ro,
+  inputSchema: {type: "object", properties: {head: {$ref: "#/$defs/node"}}, required: ["head"],
+                $defs: {node: {type: "object", required: ["v"],
+                               properties: {v: {type: "integer"}, next: {$ref: "#/$defs/node"}}}}},
+  execute: async () => { throw new Error("always broken"); },
+});
+const gone = new AbortController();
+mc.registerTool({
+  name: "vanishes", description: "Unregisters itself once called.", annotations: ro,
+  inputSchema: {type: "object", properties: {q: {type: "string"}}},
+  execute: async () => { setTimeout(() => gone.abort(), 0); return {ok: true}; },
+}, {signal: gone.signal});
+mc.registerTool({
+  name: "old_draft", description: "A draft-04 schema.", annotations: ro,
+  inputSchema: {type: "object", properties: {n: {type: "number", minimum: 0, exclusiveMinimum: true}}},
+  execute: async () => ({ok: true}),
+});
+"""
+
+
 def page(script: str, title: str = "QA test page") -> str:
     """An HTML page that runs ``script`` (the tools) and has a form and some text."""
     return (

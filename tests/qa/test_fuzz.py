@@ -15,7 +15,7 @@ from harness.errors import ConfigError
 from harness.qa import PROPERTY_NAMES
 from harness.qa.fuzz import FuzzOptions, FuzzReport, fuzz
 from harness.qa.properties import PROPERTIES
-from tests.qa.pages import CANARY, PROPERTY_TOOLS, QAServer, page, serve
+from tests.qa.pages import CANARY, ODD_TOOLS, PROPERTY_TOOLS, QAServer, page, serve
 
 
 def test_the_parsers_property_names_are_the_fuzzers() -> None:
@@ -25,7 +25,8 @@ def test_the_parsers_property_names_are_the_fuzzers() -> None:
 
 @pytest.fixture(scope="module")
 async def server() -> AsyncIterator[QAServer]:
-    async with serve({"/": page(PROPERTY_TOOLS), "/details": page("", "Details")}) as qa:
+    pages = {"/": page(PROPERTY_TOOLS), "/details": page("", "Details"), "/odd": page(ODD_TOOLS)}
+    async with serve(pages) as qa:
         yield qa
 
 
@@ -181,3 +182,46 @@ async def test_a_request_path_that_carries_a_secret_is_masked_in_the_report(
     report = await run(session, "read-only", "peek_posts_key", examples=2)
     assert "sent POST «a secret-looking path» (blocked)" in message(report, "peek_posts_key")
     assert CANARY not in report.describe() and CANARY not in report.model_dump_json()
+
+
+async def test_tools_it_cannot_search_are_skipped_with_why_and_the_others_still_tested(
+    harness: Harness, server: QAServer
+) -> None:
+    # Each used to end the whole run: hypothesis's Unsatisfiable (no value fits), a recursive
+    # $ref ("nests too deeply": not tested at all, and reported as holding), a usage error
+    # (the tool gone), a no-throw failure blamed on number rules (the schema is invalid).
+    session = await harness.open(server.url("/odd"))
+    try:
+        odd = ("impossible", "sum_list", "vanishes", "old_draft")
+        report = await run(session, "no-throw", *odd, examples=6)
+    finally:
+        await session.close()
+    results = {t.tool: t.results[0] for t in report.tools}
+    assert {name: r.status for name, r in results.items()} == {
+        "impossible": "skipped",
+        "sum_list": "failed",
+        "vanishes": "skipped",
+        "old_draft": "skipped",
+    }
+    assert "may allow no value at all" in results["impossible"].reason
+    assert "always broken" in message(report, "sum_list")
+    assert "the tool left the page during the run" in results["vanishes"].reason
+    assert "not a valid JSON Schema" in results["old_draft"].reason
+    assert "exclusiveMinimum" in results["old_draft"].reason
+    assert not report.ok and report.unchecked() == 3
+    assert report.describe().endswith(
+        "1 property failed; 3 could not be checked (skipped, above) (seed 7)"
+    )
+
+
+async def test_an_example_for_a_tool_whose_schema_is_refused_is_not_blamed_on_number_rules(
+    harness: Harness, server: QAServer
+) -> None:
+    session = await harness.open(server.url("/odd"))
+    try:
+        report = await run(session, "no-throw", "old_draft", example={"n": 2})
+    finally:
+        await session.close()
+    [result] = report.tools[0].results
+    assert result.status == "skipped" and "not a valid JSON Schema" in result.reason
+    assert report.describe().endswith("no property could be checked (1 skipped, above) (seed 7)")

@@ -9,7 +9,7 @@ import pytest
 from harness import BrowserPool, Harness
 from harness.catalog import Settle
 from harness.testing.plugin import describe_session
-from tests.qa.pages import PROPERTY_TOOLS, page, serve
+from tests.qa.pages import ODD_TOOLS, PROPERTY_TOOLS, page, serve
 
 pytest_plugins = ["pytester"]
 
@@ -56,6 +56,15 @@ def test_fuzz_finds_the_planted_bug_and_passes_the_correct_tool(webmcp, site_url
     assert "webmcp-harness fuzz " in str(failed.value)
     report = webmcp.fuzz(tools=["search_ok"], properties=["no-throw"], seed=3, examples=5)
     assert report.ok and report.tools[0].results[0].status == "passed"
+
+
+def test_fuzz_warns_when_a_property_could_not_be_checked(webmcp, site_url):
+    from harness.qa import FuzzUnchecked
+
+    webmcp.open(site_url + "odd.html")
+    with pytest.warns(FuzzUnchecked, match="may allow no value at all"):
+        report = webmcp.fuzz(tools=["impossible"], properties=["no-throw"], seed=3, examples=5)
+    assert report.ok and report.unchecked() == 1
 """
 
 
@@ -71,10 +80,11 @@ def test_fuzz_and_the_catalog_snapshot_flow(pytester: pytest.Pytester) -> None:
     site.mkdir()
     html = page(PROPERTY_TOOLS)
     (site / "index.html").write_text(html, encoding="utf-8")
+    (site / "odd.html").write_text(page(ODD_TOOLS), encoding="utf-8")
 
     # No snapshot yet: the catalog test fails until one is written.
     created = run(pytester, "--snapshot-update")
-    created.assert_outcomes(passed=2)
+    created.assert_outcomes(passed=3)
     stored = list((pytester.path / "__snapshots__").glob("*.ambr"))
     assert len(stored) == 1 and "search_throws" in stored[0].read_text(encoding="utf-8")
 
