@@ -100,6 +100,9 @@ def parse_input(text: str, kind: InputKind, what: str) -> Any:
     except tomllib.TOMLDecodeError as exc:
         found = _TOML_AT.search(str(exc))
         at = (int(found.group(1)), int(found.group(2))) if found and found.group(1) else None
+        if found and at is None:  # "at end of document": the file's last line
+            lines = text.split("\n")
+            at = (len(lines), len(lines[-1]) + 1)
         raise _syntax(what, kind, exc, _TOML_AT.sub("", str(exc)), at) from None
     except json.JSONDecodeError as exc:
         raise _syntax(what, kind, exc, exc.msg, (exc.lineno, exc.colno)) from None

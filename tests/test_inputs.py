@@ -138,6 +138,9 @@ def test_nesting_beyond_the_limit_is_refused(kind: str, text: str) -> None:
         (".yaml", "a: [1, 2\n", "line 2, column 1"),
         (".json", '{"a": 1,,}', "line 1, column 9"),
         (".toml", "a = [1,\nb", "line 2, column 1"),
+        # tomllib says "at end of document": the file's end is where.
+        (".toml", "rules = [\n", "line 2, column 1"),
+        (".toml", "a = [1,\n  2", "line 2, column 4"),
     ],
 )
 def test_syntax_errors_name_the_file_and_where(
@@ -154,4 +157,11 @@ def test_the_policy_reader_keeps_its_own_wording_for_limits(tmp_path: Path) -> N
     file = tmp_path / "policy.yaml"
     file.write_text(laughs("rules"), encoding="utf-8")
     with pytest.raises(PolicyError, match=rf"^{file}: its YAML aliases expand"):
+        Policy.load(file)
+
+
+def test_a_policy_file_cut_short_is_a_toml_syntax_error_that_says_where(tmp_path: Path) -> None:
+    file = tmp_path / "policy.toml"
+    file.write_text("rules = [\n", encoding="utf-8")
+    with pytest.raises(PolicyError, match=rf"^{file}: TOML syntax error at line 2, column 1: "):
         Policy.load(file)

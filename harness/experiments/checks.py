@@ -99,9 +99,10 @@ def _call(check: CallCheck, evidence: Evidence) -> CheckOutcome:
         and (check.contains is None or check.contains in json.dumps(c.arguments))
     ]
     if not matching:
-        return CheckOutcome(
-            check=describe, passed=False, why="no call had the arguments the check names"
-        )
+        wanted = [] if check.arguments is None else ["the arguments the check names"]
+        if check.contains is not None:
+            wanted.append(f"arguments containing {json.dumps(check.contains, ensure_ascii=False)}")
+        return CheckOutcome(check=describe, passed=False, why="no call had " + " and ".join(wanted))
     if all(c.is_error for c in matching):
         return CheckOutcome(check=describe, passed=False, why="every such call returned isError")
     return CheckOutcome(check=describe, passed=True)

@@ -196,18 +196,26 @@ class FuzzReport(BaseModel):
                     lines += [f"        {line}" for line in failure.pytest.splitlines()]
         failed = sum(len(t.failed) for t in self.tools)
         where = f"; found failures are kept in {self.database}" if self.database else ""
-        unchecked = self.unchecked()
-        checked = sum(r.status in ("passed", "failed") for t in self.tools for r in t.results)
+        unchecked, checked = self.unchecked(), self.checked()
         if failed:
             verdict = f"{failed} propert{'ies' if failed > 1 else 'y'} failed"
         elif unchecked and not checked:
             verdict = f"no property could be checked ({unchecked} skipped, above)"
+        elif not checked:
+            # Not "all held": a gate that checked nothing says so.
+            verdict = "no property was checked: " + (
+                "no tool to fuzz" if not self.tools else "none applied to the tools (above)"
+            )
         else:
             verdict = "all properties checked held" if unchecked else "all properties held"
-        if unchecked and (checked or failed):
+        if unchecked and checked:
             verdict += f"; {unchecked} could not be checked (skipped, above)"
         lines.append(verdict + (f" (seed {self.seed})" if self.seed is not None else where))
         return "\n".join(lines)
+
+    def checked(self) -> int:
+        """How many properties were checked on a tool (they held or failed)."""
+        return sum(r.status in ("passed", "failed") for t in self.tools for r in t.results)
 
     def unchecked(self) -> int:
         """How many properties of the tools called could not be checked (no inputs could

@@ -134,6 +134,13 @@ def read_snapshot(path: str | Path) -> CatalogSnapshot:
             f'{path} is not a catalog file (no "format": "{CATALOG_FORMAT}"); give a file '
             "`webmcp-harness snapshot URL --output FILE` wrote."
         )
+    if not isinstance(data.get("tools"), list):
+        # Every file snapshot writes lists its tools (an empty list for none): one without
+        # them was cut short or edited, and would read as a catalog that lost every tool.
+        raise ConfigError(
+            f'{path} has no "tools" list; was it cut short or edited by hand? Take it again '
+            "with `webmcp-harness snapshot URL --output FILE`."
+        )
     try:
         return CatalogSnapshot.model_validate(data)
     except ValidationError as exc:

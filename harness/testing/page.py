@@ -177,7 +177,8 @@ class PageSession(sync_api.Session):
         With ``check`` (the default), a failed property fails the test: an
         ``AssertionError`` whose message is the report, with each failure's minimal input
         and its reproduction. When nothing failed but some properties could not be checked
-        (no inputs could be made from a tool's schema, a tool went away during the run), a
+        (no inputs could be made from a tool's schema, a tool went away during the run) or
+        none was (no tool, none read-only without ``allow_writes``), a
         :class:`~harness.qa.FuzzUnchecked` warning says which and why. Returns the report.
         """
         from harness.qa.fuzz import Fuzzer, FuzzOptions
@@ -195,7 +196,7 @@ class PageSession(sync_api.Session):
         report = Fuzzer(self.inner, self.run, options).fuzz()
         if check and not report.ok:
             raise AssertionError(plain(report.describe()))
-        if check and report.unchecked():
+        if check and (report.unchecked() or not report.checked()):
             # Nothing failed, but not everything was checked: the test says so.
             warnings.warn(FuzzUnchecked(plain(report.describe())), stacklevel=2)
         return report

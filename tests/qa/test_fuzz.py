@@ -225,3 +225,24 @@ async def test_an_example_for_a_tool_whose_schema_is_refused_is_not_blamed_on_nu
     [result] = report.tools[0].results
     assert result.status == "skipped" and "not a valid JSON Schema" in result.reason
     assert report.describe().endswith("no property could be checked (1 skipped, above) (seed 7)")
+
+
+async def test_a_run_that_checked_nothing_does_not_say_everything_held(
+    harness: Harness, server: QAServer
+) -> None:
+    # `bump` is not read-only: without allow_writes it is not called, so nothing is checked.
+    session = await harness.open(server.url("/"))
+    try:
+        report = await run(session, "no-throw", "bump")
+    finally:
+        await session.close()
+    assert report.ok and report.checked() == 0 and report.tools[0].skipped
+    assert report.describe().endswith(
+        "no property was checked: none applied to the tools (above) (seed 7)"
+    )
+    empty = await harness.open(server.url("/details"))  # a page without tools
+    try:
+        nothing = await fuzz(empty, FuzzOptions(seed=7, database=None))
+    finally:
+        await empty.close()
+    assert nothing.describe().endswith("no property was checked: no tool to fuzz (seed 7)")
