@@ -12,8 +12,10 @@ from __future__ import annotations
 import argparse
 import asyncio
 import contextlib
+import fcntl
+import os
 import time
-from collections.abc import AsyncIterator, Callable, Sequence
+from collections.abc import AsyncIterator, Callable, Iterator, Sequence
 from dataclasses import replace
 from datetime import UTC, datetime
 from pathlib import Path
@@ -285,30 +287,71 @@ async def _run(args: argparse.Namespace, out: Console, err: Console) -> int:
     output = Path(args.output) if args.output else _default_output(args.suite)
     fail_on = getattr(args, "fail_on", None)
     extra: dict[str, Any] = {}
-    with _progress(err, args.no_progress) as advance:
-        if args.suite == "ua":
-            reports = await _run_ua(args, advance, output)
-            title = "webmcp-harness conformance: the user agent"
-        elif args.suite == "site":
-            reports, extra = await _run_site(args, advance)
-            title = "webmcp-harness conformance: site audit"
-        else:
-            reports = await _run_wpt(args, advance)
-            title = "webmcp-harness conformance: web-platform-tests webmcp/"
-    if args.rerun_failures:
-        await rerun_failures(reports, baseline, args.rerun_failures, _run_again(args))
-    if args.update_baseline and baseline_path is not None:
-        updated = baseline.updated(reports)
-        changes = baseline.compare(reports)
-        updated.save(baseline_path)
-        _print_update(out, baseline_path, changes)
-        baseline = updated
-    comparison = baseline.compare(reports)
-    changed = diff(previous, reports) if previous is not None else None
-    view = build_view(title, reports, comparison, baseline, changed, fail_on)
-    written = write_reports(output, view, extra)
+    with _claimed(output):
+        with _progress(err, args.no_progress) as advance:
+            if args.suite == "ua":
+                reports = await _run_ua(args, advance, output)
+                title = "webmcp-harness conformance: the user agent"
+            elif args.suite == "site":
+                reports, extra = await _run_site(args, advance)
+                title = "webmcp-harness conformance: site audit"
+            else:
+                reports = await _run_wpt(args, advance)
+                title = "webmcp-harness conformance: web-platform-tests webmcp/"
+        if args.rerun_failures:
+            await rerun_failures(reports, baseline, args.rerun_failures, _run_again(args))
+        if args.update_baseline and baseline_path is not None:
+            updated = baseline.updated(reports)
+            changes = baseline.compare(reports)
+            updated.save(baseline_path)
+            _print_update(out, baseline_path, changes)
+            baseline = updated
+        comparison = baseline.compare(reports)
+        changed = diff(previous, reports) if previous is not None else None
+        view = build_view(title, reports, comparison, baseline, changed, fail_on)
+        written = write_reports(output, view, extra)
     _print_summary(out, view, comparison, changed, written.directory)
     return EXIT_OK if not comparison.unexpected else EXIT_UNEXPECTED
+
+
+REPORT_FILES = ("wptreport-*.json", "junit.xml", "report.html", "summary.md", "findings.json")
+"""The report files a run writes: an earlier run's are removed when a run claims the
+directory, so that none is left beside this run's reports (a site audit's findings.json
+beside a ua run's)."""
+
+
+@contextlib.contextmanager
+def _claimed(output: Path) -> Iterator[None]:
+    """The report directory, made and held for this run before anything runs: one that
+    cannot be made is a usage error now (not after the run), and one another run holds is
+    refused; an earlier run's report files are removed (other files are left alone)."""
+    try:
+        output.mkdir(parents=True, exist_ok=True)
+        if not os.access(output, os.W_OK):
+            raise PermissionError(13, "Permission denied")
+        # The directory itself is locked (Linux locks a directory's descriptor): no lock
+        # file is left among the reports.
+        held = os.open(output, os.O_RDONLY | os.O_DIRECTORY)
+    except OSError as exc:
+        raise ConfigError(
+            f"--output {output}: cannot use it as the report directory "
+            f"({exc.strerror or exc}); give a directory that can be created and written."
+        ) from None
+    try:
+        try:
+            fcntl.flock(held, fcntl.LOCK_EX | fcntl.LOCK_NB)
+        except OSError:
+            raise ConfigError(
+                f"--output {output}: another conformance run is writing its reports there; "
+                "give each run its own --output."
+            ) from None
+        for pattern in REPORT_FILES:
+            for old in output.glob(pattern):
+                with contextlib.suppress(FileNotFoundError, IsADirectoryError):
+                    old.unlink()
+        yield
+    finally:
+        os.close(held)  # the lock goes with it
 
 
 def _default_output(suite: str) -> Path:
