@@ -10,8 +10,9 @@ const ownOrigin = globalThis.origin;
 const ownLocation = globalThis.location;
 const isSecureContextAtStart = globalThis.isSecureContext === true;
 // "document.domain is enabled": the document is not origin-keyed (an `Origin-Agent-Cluster:
-// ?0` response), so setting document.domain works. Chromium refuses WebMCP there.
-const documentDomainEnabled = globalThis.originAgentCluster === false;
+// ?0` response), so setting document.domain works. Chromium refuses WebMCP there. An opaque
+// origin (a file: document's) has no domain to set: not origin-keyed, yet Chromium allows it.
+const documentDomainEnabled = globalThis.originAgentCluster === false && ownOrigin !== "null";
 
 // Once the window has another document, this one's state is retired: its listeners on the
 // (shared) window are removed, and it stops talking to the harness.
