@@ -12,7 +12,6 @@ from __future__ import annotations
 import argparse
 import asyncio
 import contextlib
-import fcntl
 import os
 import time
 from collections.abc import AsyncIterator, Callable, Iterator, Sequence
@@ -31,6 +30,7 @@ from harness.errors import (
     NativeWebMCPUnavailable,
     PageUnreachable,
 )
+from harness.outputs import hold_directory
 
 if TYPE_CHECKING:  # imported when the command runs: its parser (and --help) loads none of it
     from rich.console import Console
@@ -329,22 +329,18 @@ def _claimed(output: Path) -> Iterator[None]:
         output.mkdir(parents=True, exist_ok=True)
         if not os.access(output, os.W_OK):
             raise PermissionError(13, "Permission denied")
-        # The directory itself is locked (Linux locks a directory's descriptor): no lock
-        # file is left among the reports.
-        held = os.open(output, os.O_RDONLY | os.O_DIRECTORY)
+        held = hold_directory(output)
     except OSError as exc:
         raise ConfigError(
             f"--output {output}: cannot use it as the report directory "
             f"({exc.strerror or exc}); give a directory that can be created and written."
         ) from None
+    if held is None:
+        raise ConfigError(
+            f"--output {output}: another conformance run is writing its reports there; "
+            "give each run its own --output."
+        )
     try:
-        try:
-            fcntl.flock(held, fcntl.LOCK_EX | fcntl.LOCK_NB)
-        except OSError:
-            raise ConfigError(
-                f"--output {output}: another conformance run is writing its reports there; "
-                "give each run its own --output."
-            ) from None
         for pattern in REPORT_FILES:
             for old in output.glob(pattern):
                 with contextlib.suppress(FileNotFoundError, IsADirectoryError):

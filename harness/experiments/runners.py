@@ -19,6 +19,7 @@ from __future__ import annotations
 
 import asyncio
 import json
+import os
 import secrets
 import shutil
 import time
@@ -53,6 +54,7 @@ from harness.experiments.run_info import (
     served_info,
 )
 from harness.inputs import load_input
+from harness.outputs import hold_directory
 
 EPISODES_DIR = "episodes"
 GRID_COPY = "grid.toml"
@@ -107,7 +109,26 @@ class Study(BaseModel):
 # -- the output directory --------------------------------------------------------------------
 
 
-def _prepare(grid: Grid, options: RunOptions) -> ResultStore:
+def _hold(output: Path) -> int:
+    """The run's hold on its output directory (see :mod:`harness.outputs`): a second run
+    into it, fresh or resumed, is refused while this one runs."""
+    try:
+        held = hold_directory(output)
+    except OSError as exc:
+        raise ExperimentError(
+            f"--output {output}: cannot use it ({exc.strerror or exc}); give a directory "
+            "that can be created and written."
+        ) from None
+    if held is None:
+        raise ExperimentError(
+            f"Another run is writing into {output}; wait for it to end (then --resume "
+            "completes what it left), or choose a new --output."
+        )
+    return held
+
+
+def _prepare(grid: Grid, options: RunOptions) -> tuple[ResultStore, int]:
+    """The run's result store, and its hold on the output directory (close it at the end)."""
     output = options.output
     database = output / DATABASE
     if options.resume:
@@ -115,26 +136,48 @@ def _prepare(grid: Grid, options: RunOptions) -> ResultStore:
             raise ExperimentError(
                 f"Nothing to resume in {output}: it has no {DATABASE}. Run without --resume."
             )
-        store = ResultStore(database)
-        started_with = store.get_meta("grid_sha256")
-        if started_with != grid.sha256:
-            store.close()
-            raise ExperimentError(
-                f"The grid changed since the run in {output} started (its files hash "
-                "differently now); resume with the same grid, or run into a new --output."
-            )
-        return store
+        held = _hold(output)
+        try:
+            return _resumed(grid, output, database), held
+        except BaseException:
+            os.close(held)
+            raise
     if output.exists() and (not output.is_dir() or any(output.iterdir())):
         raise ExperimentError(
             f"{output} exists and is not empty; pass --resume to complete that run, "
             "or choose a new --output."
         )
-    output.mkdir(parents=True, exist_ok=True)
+    try:
+        output.mkdir(parents=True, exist_ok=True)
+    except OSError as exc:
+        raise ExperimentError(
+            f"--output {output}: cannot create it ({exc.strerror or exc}); give a directory "
+            "that can be created and written."
+        ) from None
+    held = _hold(output)
+    if any(output.iterdir()):  # another run began between the look and the hold
+        os.close(held)
+        raise ExperimentError(
+            f"{output} exists and is not empty; pass --resume to complete that run, "
+            "or choose a new --output."
+        )
     store = ResultStore(database)
     store.set_meta("grid_sha256", grid.sha256)
     store.set_meta("grid_name", grid.experiment.name)
     if grid.path and Path(grid.path).is_file():
         shutil.copyfile(grid.path, output / GRID_COPY)
+    return store, held
+
+
+def _resumed(grid: Grid, output: Path, database: Path) -> ResultStore:
+    """The store of the run in ``output``, when it ran this very grid."""
+    store = ResultStore(database)
+    if store.get_meta("grid_sha256") != grid.sha256:
+        store.close()
+        raise ExperimentError(
+            f"The grid changed since the run in {output} started (its files hash "
+            "differently now); resume with the same grid, or run into a new --output."
+        )
     return store
 
 
@@ -155,9 +198,25 @@ def _episodes(grid: Grid, options: RunOptions) -> list[EpisodeSpec]:
             update["cassette"] = str(options.cassettes / f"{spec.id}.json")
             update["cassette_mode"] = options.cassette_mode
         changed.append(spec.model_copy(update=update) if update else spec)
-    if options.cassettes is not None and options.cassette_mode == "record":
-        options.cassettes.mkdir(parents=True, exist_ok=True)
+    cassettes = options.cassettes if options.cassette_mode == "record" else None
+    if cassettes is not None and cassettes.exists() and not cassettes.is_dir():
+        raise ExperimentError(
+            f"--record-cassettes {cassettes} is a file; give a directory for the cassettes "
+            "(it is created if needed)."
+        )
     return changed
+
+
+def _make_cassettes_directory(options: RunOptions) -> None:
+    if options.cassettes is None or options.cassette_mode != "record":
+        return
+    try:
+        options.cassettes.mkdir(parents=True, exist_ok=True)
+    except OSError as exc:
+        raise ExperimentError(
+            f"--record-cassettes {options.cassettes}: cannot create it "
+            f"({exc.strerror or exc}); give a directory that can be created."
+        ) from None
 
 
 def new_run_id() -> str:
@@ -238,19 +297,25 @@ async def run_experiment(
     grid: Grid, options: RunOptions, *, console: Console | None = None
 ) -> Study:
     """Run (or resume) ``grid`` into ``options.output``; every file is written at the end."""
-    store = _prepare(grid, options)
+    episodes = _episodes(grid, options)  # its options checked before anything is written
+    store, held = _prepare(grid, options)
     try:
-        return await _run(grid, options, store, console)
+        _make_cassettes_directory(options)
+        return await _run(grid, options, store, episodes, console)
     finally:
         store.close()
+        os.close(held)
 
 
 async def _run(
-    grid: Grid, options: RunOptions, store: ResultStore, console: Console | None
+    grid: Grid,
+    options: RunOptions,
+    store: ResultStore,
+    episodes: list[EpisodeSpec],
+    console: Console | None,
 ) -> Study:
     output = options.output
     directory = output / EPISODES_DIR
-    episodes = _episodes(grid, options)
     done = store.done()
     todo = [spec for spec in episodes if spec.id not in done]
     for spec in todo:  # a half-written episode (killed mid-way) starts again from nothing
