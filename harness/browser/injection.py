@@ -21,6 +21,7 @@ from playwright.async_api import BrowserContext, CDPSession, Frame, Page
 from playwright.async_api import Error as PlaywrightError
 
 from harness.browser import cdp
+from harness.wellformed import loads, well_formed
 
 Mode = Literal["polyfill", "native"]
 
@@ -249,7 +250,7 @@ class PageChannel:
             self.rejected += 1
             return None
         try:
-            message = json.loads(payload)
+            message = loads(payload)
         except ValueError:
             self.rejected += 1
             return None
@@ -303,8 +304,9 @@ class PageChannel:
         details = reply.get("exceptionDetails")
         if details is not None:
             text = (details.get("exception") or {}).get("description") or details.get("text")
-            raise FrameGone(f"the frame's entry point failed: {text}")
-        return (reply.get("result") or {}).get("value")
+            raise FrameGone(f"the frame's entry point failed: {well_formed(text)}")
+        # Page text (an error's message, a result) arrives well-formed (harness.wellformed).
+        return well_formed((reply.get("result") or {}).get("value"))
 
     async def terminate(self) -> None:
         """Stop whatever script runs now in the page's frames (``Runtime.terminateExecution``):

@@ -10,7 +10,6 @@ that no later stage, MCP client or trace reader could walk safely) is refused he
 
 from __future__ import annotations
 
-import json
 from typing import Any
 
 from mcp_types import CallToolResult, TextContent
@@ -19,6 +18,7 @@ from pydantic import ValidationError
 from harness.browser.backends.base import RawResult
 from harness.models import error_result
 from harness.stages.framing import without_harness_marks
+from harness.wellformed import loads, well_formed_text
 
 # The default cap on one result's size, in bytes of UTF-8 (the page refuses bigger ones
 # before they cross the channel; this is the backstop for every backend).
@@ -99,11 +99,11 @@ def normalize_value(json_text: str | None) -> CallToolResult:
     if json_text is None:
         return CallToolResult(content=[])
     try:
-        value: Any = json.loads(json_text)
+        value: Any = loads(json_text)
     except RecursionError:
         raise ResultRefused(too_deep_message()) from None
     except ValueError:
-        return CallToolResult(content=[TextContent(type="text", text=json_text)])
+        return CallToolResult(content=[TextContent(type="text", text=well_formed_text(json_text))])
     # Each level of nesting takes an opening and a closing bracket: a text shorter than
     # twice the limit cannot nest deeper than it (no walk needed).
     if len(json_text) > 2 * MAX_RESULT_DEPTH and json_depth(value) > MAX_RESULT_DEPTH:

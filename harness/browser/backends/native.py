@@ -55,6 +55,7 @@ from harness.browser.injection import ChannelKeys, FrameGone, Message, Mode, Sch
 from harness.catalog import Catalog, FrameInfo
 from harness.errors import DOCTOR_HINT, NativeWebMCPUnavailable
 from harness.models import CatalogWarning, Tool
+from harness.wellformed import well_formed
 
 log = logging.getLogger("harness.browser.native")
 
@@ -348,6 +349,7 @@ class NativeBackend(ChannelBackend):
     # -- the registry ------------------------------------------------------
     def _on_tools_added(self, params: dict[str, Any]) -> None:
         self.catalog.readiness.touch()
+        params = well_formed(params)  # page text: names, descriptions, schemas
         touched = set()
         for tool in params.get("tools", []):
             if self._remember(tool["frameId"], tool):
@@ -828,7 +830,7 @@ class NativeBackend(ChannelBackend):
         if invocation in self._submitting:
             return  # a form submission that went ahead: _on_submitted answers
         if not future.done():
-            raw = _raw_from_response(params)
+            raw = _raw_from_response(well_formed(params))
             reason = self._cancel_reasons.get(invocation)
             if raw.status == "cancelled" and reason is not None:
                 raw = RawResult(status="cancelled", error_message=reason)

@@ -20,7 +20,6 @@ the same page loaded again builds nothing again either.
 
 from __future__ import annotations
 
-import json
 import re
 from collections.abc import Callable, Hashable, Iterable
 from typing import Any
@@ -30,6 +29,7 @@ from pydantic import ValidationError
 from harness.browser.frames import exposed_to
 from harness.catalog import FrameInfo
 from harness.models import BOOLEAN_HINTS, CatalogWarning, Tool
+from harness.wellformed import loads
 
 
 def tools_from_snapshots(
@@ -85,7 +85,7 @@ def parse_answer(answer: Any) -> Any:
     if not isinstance(answer, str):
         return answer
     try:
-        return json.loads(answer)
+        return loads(answer)
     except ValueError:
         return None
 
