@@ -314,6 +314,11 @@ class Catalog:
                 entry.seen[(part, tool.name)] = self._counter
         return self._recompute()
 
+    def has_part(self, key: str, part: str) -> bool:
+        """Whether the frame ``key`` holds tools or warnings under ``part``."""
+        entry = self._frames.get(key)
+        return entry is not None and bool(entry.tools.get(part) or entry.warnings.get(part))
+
     def drop_frame(self, key: str) -> ToolChange:
         """Forget a frame (detached, or navigated to a new document)."""
         if self._frames.pop(key, None) is None:

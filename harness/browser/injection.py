@@ -263,15 +263,19 @@ class PageChannel:
         """Whether a document of the frame said hello: its JS runs and answers commands."""
         return frame in self._token_of_frame
 
-    async def command(self, frame: Frame, command: Message) -> Any:
+    async def command(self, frame: Frame, command: Message, *, timeout: float | None = None) -> Any:
         """Run one command on the frame's private entry point and return its answer.
 
-        Raises :class:`FrameGone` when the frame has no live document with the JS.
+        Raises :class:`FrameGone` when the frame has no live document with the JS, and
+        ``TimeoutError`` when ``timeout`` (seconds) passes first: a page whose script never
+        yields (a busy loop) never answers, and a read must not wait for it for ever.
         """
         target = await self._context_for(frame)
         if target is None:
             raise FrameGone(f"frame {frame.url or '(detached)'} has no harness channel")
-        return await self._call(target, command)
+        if timeout is None:
+            return await self._call(target, command)
+        return await asyncio.wait_for(self._call(target, command), timeout)
 
     async def _call(self, target: tuple[CDPSession, int], command: Message) -> Any:
         session, context_id = target

@@ -34,6 +34,7 @@ from playwright.async_api import Error as PlaywrightError
 
 from harness.browser.backends.base import RawResult
 from harness.browser.backends.polyfill import (
+    READ_WAIT_S,
     SUBMISSION_REPORT_WAIT_S,
     ChannelBackend,
     StateVersions,
@@ -559,7 +560,12 @@ class NativeBackend(ChannelBackend):
                 # and its last report explains what changed: no need to ask it again.
                 listing = self._reports.get(cdp_id)
             if listing is None:
-                listing, overtaken = await self._read(frame, cdp_id, direct=direct)
+                try:
+                    listing, overtaken = await self._read(frame, cdp_id, direct=direct)
+                except TimeoutError:  # its script is busy: the catalog stays as last read
+                    await self.note_unanswered(frame)
+                    return
+                await self.note_answered(frame)
                 if isinstance(listing, dict) and listing.get("unchanged") is True:
                     return
                 if isinstance(listing, dict):
@@ -630,7 +636,7 @@ class NativeBackend(ChannelBackend):
         if isinstance(held.get("version"), str) and isinstance(held.get("tools"), list):
             command["knownTools"] = held["version"]
         since = self._heard
-        listing = parse_answer(await self.channel.command(frame, command))
+        listing = parse_answer(await self.channel.command(frame, command, timeout=READ_WAIT_S))
         if isinstance(listing, dict) and listing.get("tools") is None and "knownTools" in command:
             listing["tools"] = held["tools"]
         news = self._news.get(cdp_id, {})

@@ -35,10 +35,10 @@ from harness.browser.injection import (
     PageChannel,
     SchemaSubset,
 )
-from harness.catalog import Catalog
+from harness.catalog import Catalog, FrameInfo
 from harness.elicitation.base import AutoHandler
 from harness.elicitation.questions import answer_tool_question
-from harness.models import Tool
+from harness.models import CatalogWarning, Tool
 
 log = logging.getLogger("harness.browser.backends")
 
@@ -55,6 +55,15 @@ SUBMISSION_REPORT_WAIT_S = 5.0
 # takes it): beyond this many, the oldest are forgotten (their frames are simply re-read).
 MAX_CALL_STATES = 1024
 
+# How long a read of a frame's registry (a listing, its state) waits for the frame's answer:
+# a page whose script never yields (a busy loop) never answers, and the catalog then keeps
+# what it last read, with a warning that says so.
+READ_WAIT_S = 10.0
+
+# How long the settle loop waits for a frame's answer to "are you quiet?": a frame that
+# cannot answer that soon is busy, so not quiet (the loop asks again until its cap).
+QUIET_ANSWER_S = 2.0
+
 # Playwright's words for "the document (or the page) went away under us".
 _GONE = (
     "Execution context was destroyed",
@@ -63,6 +72,22 @@ _GONE = (
     "Frame was detached",
     "navigat",
 )
+
+
+BUSY_PART = "unanswered"
+"""The catalog part of a frame that holds only the warning that it did not answer a read."""
+
+
+def _busy_warning(info: FrameInfo) -> CatalogWarning:
+    return CatalogWarning(
+        code="frame-busy",
+        message=(
+            f"The frame {info.key!r} ({info.url}) did not answer the harness within "
+            f"{READ_WAIT_S:g} s: its script is busy (a loop that never yields). Its tools are "
+            "listed as last read; a call of one ends at its timeout. Reload the page once "
+            "its script is fixed."
+        ),
+    )
 
 
 def is_gone(error: BaseException) -> bool:
@@ -114,6 +139,25 @@ class ChannelBackend(Backend):
         self._versions: dict[Frame, StateVersions] = {}
         self._reads: dict[Frame, asyncio.Lock] = {}  # one read of a frame's registry at a time
         self._call_states: dict[str, tuple[Frame, Message | None]] = {}
+
+    async def note_unanswered(self, frame: Frame) -> None:
+        """The frame did not answer a read in time: its tools stay as last read, and the
+        catalog says so (a warning naming the frame) until it answers again."""
+        if frame.is_detached():
+            return
+        log.warning(
+            "the frame at %.200r did not answer the harness within %s s (its script is busy)",
+            frame.url,
+            READ_WAIT_S,
+        )
+        info = await self.frames.info(frame)
+        self.catalog.replace_frame(info, [], [_busy_warning(info)], part=BUSY_PART)
+
+    async def note_answered(self, frame: Frame) -> None:
+        """The frame answered a read: a warning that it did not is taken back."""
+        key = self.frames.key(frame)
+        if self.catalog.has_part(key, BUSY_PART):
+            self.catalog.replace_frame(await self.frames.info(frame), [], [], part=BUSY_PART)
 
     def _spawn(self, work: Coroutine[Any, Any, None]) -> None:
         """Run event-driven work in the background, keeping a reference and logging failures."""
@@ -233,7 +277,10 @@ class ChannelBackend(Backend):
                 if frame.url in ("", "about:blank"):
                     continue
                 return False
-            answer = await self.channel.command(frame, command)
+            try:
+                answer = await self.channel.command(frame, command, timeout=QUIET_ANSWER_S)
+            except TimeoutError:
+                return False  # its script is busy: not quiet (the settle cap still ends it)
             if not isinstance(answer, dict) or answer.get("timers") != 0:
                 return False
             if answer.get("reads") != 0:
@@ -272,8 +319,8 @@ class ChannelBackend(Backend):
             return False
         if state is None:
             try:
-                state = await self.channel.command(frame, {"op": "state"})
-            except (PlaywrightError, FrameGone):
+                state = await self.channel.command(frame, {"op": "state"}, timeout=READ_WAIT_S)
+            except (PlaywrightError, FrameGone, TimeoutError):
                 return False
         return isinstance(state, dict) and versions.holds(state)
 
@@ -402,10 +449,15 @@ class ChannelBackend(Backend):
             await self._relist_now(frame)
 
     async def _relist_now(self, frame: Frame) -> None:
+        command = self._list_command(frame)
         try:
-            listing = parse_answer(await self.channel.command(frame, self._list_command(frame)))
+            listing = parse_answer(await self.channel.command(frame, command, timeout=READ_WAIT_S))
         except (PlaywrightError, FrameGone):
             return  # the frame is going away (or has no WebMCP); its removal event follows
+        except TimeoutError:
+            await self.note_unanswered(frame)
+            return
+        await self.note_answered(frame)
         if isinstance(listing, dict) and listing.get("unchanged") is True:
             return  # the catalog holds the document as it is
         if isinstance(listing, dict):
