@@ -443,9 +443,16 @@ def _patterns(schema: Any) -> list[str]:
 # -- arguments a probe can send ---------------------------------------------------------------
 
 
-def example_value(schema: Any) -> Any:
-    """A plausible value for ``schema`` (defaults, examples and enums first)."""
-    if not isinstance(schema, dict):
+MAX_EXAMPLE_DEPTH = 32
+"""How deep an example value follows a page's (untrusted) schema."""
+MAX_EXAMPLE_LENGTH = 10_000
+"""The longest example string made for a ``minLength`` (a page can ask for gigabytes)."""
+
+
+def example_value(schema: Any, depth: int = 0) -> Any:
+    """A plausible value for ``schema`` (defaults, examples and enums first). The schema is
+    the page's: any keyword may hold any JSON value, and none may make this fail or hang."""
+    if not isinstance(schema, dict) or depth > MAX_EXAMPLE_DEPTH:
         return "audit"
     for key in ("default", "const"):
         if key in schema:
@@ -458,7 +465,7 @@ def example_value(schema: Any) -> Any:
     if isinstance(kind, list):
         kind = next((k for k in kind if k != "null"), "string")
     if kind == "object" or "properties" in schema:
-        return example_arguments(schema)
+        return example_arguments(schema, depth + 1)
     if kind == "array":
         return []
     if kind == "boolean":
@@ -477,16 +484,18 @@ def example_value(schema: Any) -> Any:
     }
     text = formats.get(str(schema.get("format")), "audit")
     length = schema.get("minLength", 0)
-    minimum = length if isinstance(length, int) else 0
+    minimum = min(length, MAX_EXAMPLE_LENGTH) if isinstance(length, int) else 0
     return (text * (minimum // len(text) + 1))[: max(minimum, len(text))]
 
 
-def example_arguments(schema: dict[str, Any]) -> dict[str, Any]:
-    """Arguments for a tool's required parameters."""
+def example_arguments(schema: dict[str, Any], depth: int = 0) -> dict[str, Any]:
+    """Arguments for a tool's required parameters (``required`` of any other shape than a
+    list of names asks for none: the schema lints flag it)."""
     found = schema.get("properties")
     properties: dict[str, Any] = found if isinstance(found, dict) else {}
-    required = [name for name in schema.get("required", []) if isinstance(name, str)]
-    return {name: example_value(properties.get(name, {})) for name in required}
+    listed = schema.get("required")
+    required = [n for n in listed if isinstance(n, str)] if isinstance(listed, list) else []
+    return {name: example_value(properties.get(name, {}), depth) for name in required}
 
 
 def _valid(schema: dict[str, Any], arguments: dict[str, Any]) -> bool:

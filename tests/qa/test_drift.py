@@ -8,11 +8,14 @@ from pathlib import Path
 from typing import Any
 
 import pytest
+from hypothesis import given, settings
+from hypothesis import strategies as st
+from jsonschema import Draft202012Validator
 
 from harness.cli import main
 from harness.errors import ConfigError
 from harness.models import Tool
-from harness.qa.drift import compare_schemas, diff_catalogs
+from harness.qa.drift import compare_schemas, diff_catalogs, render_drift
 from harness.qa.snapshot import CatalogSnapshot, read_snapshot, snapshot_of
 
 PAGE = "http://127.0.0.1:8101/"
@@ -217,3 +220,301 @@ def test_page_text_in_a_diff_cannot_drive_the_terminal(
     assert main(["diff", old, new]) == 0
     out = capsys.readouterr().out
     assert "\x1b" not in out and "\x07" not in out
+
+
+# -- schemas a page may serve: any JSON value, anywhere -----------------------------------
+
+
+def accepts(schema: Any, instance: Any) -> bool:
+    return Draft202012Validator(schema).is_valid(instance)
+
+
+def kind_of(old: dict[str, Any], new: dict[str, Any]) -> list[tuple[str, str, str]]:
+    return changes([tool(inputSchema=old)], [tool(inputSchema=new)])
+
+
+def check_witnesses(old: Any, new: Any, old_only: Any, new_only: Any) -> None:
+    """``old_only``: an instance old accepts and new refuses; ``new_only`` the other way."""
+    if old_only is not None:
+        assert accepts(old, old_only) and not accepts(new, old_only)
+    if new_only is not None:
+        assert accepts(new, new_only) and not accepts(old, new_only)
+
+
+STRING = {"type": "string"}
+SHORT = {"type": "string", "maxLength": 3}
+INTEGER = {"type": "integer"}
+
+
+def obj(**keywords: Any) -> dict[str, Any]:
+    return {"type": "object", **keywords}
+
+
+WITH_EXTRAS = obj(properties={"a": STRING}, additionalProperties=STRING)
+WITH_N = obj(properties={"a": STRING, "n": INTEGER}, additionalProperties=STRING)
+
+
+@pytest.mark.parametrize(
+    ("old", "new", "kind", "old_only", "new_only"),
+    [
+        # The reproduction: extras had to be strings, n is an integer now; and back.
+        (WITH_EXTRAS, WITH_N, "input-changed", {"n": "x"}, {"n": 5}),
+        (WITH_N, WITH_EXTRAS, "input-changed", {"n": 5}, {"n": "x"}),
+        # Closed: the name was refused. Open: it took any value.
+        (
+            obj(additionalProperties=False),
+            obj(properties={"n": INTEGER}, additionalProperties=False),
+            "input-widened",
+            None,
+            {"n": 5},
+        ),
+        (obj(), obj(properties={"n": INTEGER}), "input-narrowed", {"n": "x"}, None),
+        (obj(properties={"n": INTEGER}), obj(), "input-widened", None, {"n": "x"}),
+        (
+            obj(properties={"n": INTEGER}, additionalProperties=False),
+            obj(additionalProperties=False),
+            "input-narrowed",
+            {"n": 5},
+            None,
+        ),
+        # A schema for extras: compared with the parameter's.
+        (
+            obj(additionalProperties=STRING),
+            obj(properties={"n": SHORT}, additionalProperties=STRING),
+            "input-narrowed",
+            {"n": "long"},
+            None,
+        ),
+        (
+            obj(additionalProperties=SHORT),
+            obj(properties={"n": STRING}, additionalProperties=SHORT),
+            "input-widened",
+            None,
+            {"n": "long"},
+        ),
+        (
+            obj(additionalProperties=False),
+            obj(properties={"n": True}, additionalProperties=False),
+            "input-widened",
+            None,
+            {"n": 5},
+        ),
+        # A plain-text pattern took the name before; a regex may have: not ordered.
+        (
+            obj(patternProperties={"^n$": STRING}),
+            obj(properties={"n": INTEGER}),
+            "input-changed",
+            {"n": "x"},
+            {"n": 5},
+        ),
+        (
+            obj(patternProperties={"^[a-z]+$": STRING}),
+            obj(properties={"n": SHORT}, patternProperties={"^[a-z]+$": STRING}),
+            "input-changed",
+            {"n": "long"},
+            None,
+        ),
+        # A pattern added takes its names from closed extras (a widening: changed is as far
+        # as it orders); open extras, it narrows.
+        (
+            obj(additionalProperties=False),
+            obj(patternProperties={"^n": {}}, additionalProperties=False),
+            "input-changed",
+            None,
+            {"n": 1},
+        ),
+        (obj(), obj(patternProperties={"^n": STRING}), "input-narrowed", {"n": 1}, None),
+        (
+            obj(additionalProperties=True),
+            obj(additionalProperties=STRING),
+            "input-narrowed",
+            {"z": 1},
+            None,
+        ),
+        # unevaluatedProperties: false refused b until b was declared.
+        (
+            obj(properties={"a": {}}, unevaluatedProperties=False),
+            obj(properties={"a": {}, "b": INTEGER}, unevaluatedProperties=False),
+            "input-changed",
+            None,
+            {"b": 1},
+        ),
+        # Items after a prefix answer to items no more: both ways.
+        (
+            obj(properties={"l": {"items": STRING}}),
+            obj(properties={"l": {"prefixItems": [INTEGER], "items": STRING}}),
+            "input-changed",
+            {"l": ["a"]},
+            {"l": [1]},
+        ),
+        (
+            obj(properties={"l": {"items": False}}),
+            obj(properties={"l": {"items": {}}}),
+            "input-widened",
+            None,
+            {"l": [1]},
+        ),
+        # Without minContains, contains asks for one match.
+        (
+            obj(properties={"l": {"contains": INTEGER}}),
+            obj(properties={"l": {"contains": INTEGER, "minContains": 0}}),
+            "input-widened",
+            None,
+            {"l": []},
+        ),
+        (
+            obj(properties={"v": {"enum": [1]}}),
+            obj(properties={"v": {"enum": [True]}}),
+            "input-changed",
+            {"v": 1},
+            {"v": True},
+        ),
+    ],
+)
+def test_each_classification_holds_for_a_validator(
+    old: dict[str, Any], new: dict[str, Any], kind: str, old_only: Any, new_only: Any
+) -> None:
+    check_witnesses(old, new, old_only, new_only)
+    # What a validator shows is never hidden: a widening is never narrowed, nor the reverse.
+    assert not (new_only is not None and kind == "input-narrowed")
+    assert not (old_only is not None and kind == "input-widened")
+    severity = "warn" if kind == "input-narrowed" else "fail"
+    assert kind_of(old, new) == [(kind, severity, "set_qty")]
+
+
+@pytest.mark.parametrize(
+    ("old", "new", "directions", "old_only", "new_only"),
+    [
+        (True, {}, set(), None, None),  # both accept anything
+        (True, {"type": "string"}, {"narrowed"}, 1, None),
+        ({"type": "string"}, True, {"widened"}, None, 1),
+        (False, {"type": "string"}, {"widened"}, None, "x"),
+        ({"type": "string"}, False, {"narrowed"}, "x", None),
+        (True, False, {"narrowed"}, 1, None),
+        (False, {}, {"widened"}, None, 1),
+        ({"type": "string"}, {"type": ["string"]}, set(), None, None),
+        ({"minimum": 1}, {"minimum": 1.0}, set(), None, None),  # one number to JSON
+        ({"enum": [[1], {"a": {}}]}, {"enum": [[1]]}, {"narrowed"}, {"a": {}}, None),
+        ({"enum": [[1]]}, {"enum": [[1], {"a": {}}]}, {"widened"}, None, {"a": {}}),
+    ],
+)
+def test_boolean_schemas_and_json_equality_are_ordered(
+    old: Any, new: Any, directions: set[str], old_only: Any, new_only: Any
+) -> None:
+    check_witnesses(old, new, old_only, new_only)
+    assert {c.direction for c in compare_schemas(old, new)} == directions
+
+
+def test_the_three_malformed_schemas_a_page_served_gate_instead_of_crashing(
+    tmp_path: Path, capsys: pytest.CaptureFixture[str]
+) -> None:
+    served = {"properties": {"a": {"type": "string"}}, "type": "object"}
+    tools = {
+        "req_bool": ({**served, "required": ["a"]}, {**served, "required": True}),
+        "req_nested_list": ({**served, "required": ["a"]}, {**served, "required": [["a"]]}),
+        "type_obj": (served, {**served, "properties": {"a": {"type": [{}]}}}),
+    }
+    old = write(tmp_path / "old.json", *(tool(n, inputSchema=s[0]) for n, s in tools.items()))
+    new = write(tmp_path / "new.json", *(tool(n, inputSchema=s[1]) for n, s in tools.items()))
+    for first, second in ((old, new), (new, old)):
+        assert main(["diff", first, second]) == 1
+        out = capsys.readouterr().out
+        assert out.count("inputSchema changed (gates)") == 3 and "3 fail" in out
+    assert '/properties/a/type: [{}] → "string" (changed)' in out
+    assert '/required: [["a"]] → ["a"] (changed)' in out
+
+
+@pytest.mark.parametrize(
+    "schema",
+    [
+        {**QTY, "required": True},
+        {**QTY, "required": [["qty"]]},
+        {**QTY, "required": "qty"},
+        with_qty(type=[{}]),
+        {**QTY, "type": {"object": 1}},
+        {**QTY, "enum": {"a": 1}},
+        {**QTY, "properties": [1]},
+        {**QTY, "patternProperties": 5},
+        {**QTY, "additionalProperties": []},
+        {**QTY, "additionalProperties": None},
+        with_qty(minimum=None, maximum=10),
+        with_qty(minimum="1", maximum=10),
+        with_qty(minimum=True, maximum=10),
+        with_qty(minimum=1, maximum=[10]),
+        {**QTY, "items": 5},
+        {**QTY, "minContains": True},
+    ],
+)
+def test_a_keyword_not_of_its_shape_is_a_change_either_way(schema: dict[str, Any]) -> None:
+    assert kind_of(QTY, schema) == [("input-changed", "fail", "set_qty")]
+    assert kind_of(schema, QTY) == [("input-changed", "fail", "set_qty")]
+    assert list(compare_schemas(schema, json.loads(json.dumps(schema)))) == []
+
+
+def test_a_schema_nested_too_deeply_to_follow_is_a_change() -> None:
+    # Deep enough for the comparison's recursion, not for the fingerprint's json.dumps.
+    def nested(leaf: dict[str, Any]) -> dict[str, Any]:
+        for _ in range(400):
+            leaf = {"type": "object", "properties": {"k": leaf}}
+        return leaf
+
+    assert kind_of(obj(), nested(INTEGER)) == [("input-changed", "fail", "set_qty")]
+    assert kind_of(nested(INTEGER), nested(STRING)) == [("input-changed", "fail", "set_qty")]
+
+
+JSON = st.recursive(
+    st.none() | st.booleans() | st.integers() | st.floats() | st.text(max_size=4),
+    lambda inner: (
+        st.lists(inner, max_size=4) | st.dictionaries(st.text(max_size=4), inner, max_size=4)
+    ),
+    max_leaves=20,
+)
+KEYWORDS = st.sampled_from(
+    [
+        *("type", "required", "properties", "patternProperties", "additionalProperties"),
+        *("items", "prefixItems", "enum", "const", "minimum", "maximum", "minContains"),
+        *("contains", "anyOf", "not", "unevaluatedProperties", "description", "x-sensitive"),
+    ]
+)
+NAMES = st.sampled_from(["a", "n", "^n", "^[a-z]+$", ""])
+# Values a keyword may hold, well formed or not.
+VALUES = (
+    JSON
+    | st.sampled_from(["string", "integer", "number", "object", "array", "null"])
+    | st.lists(NAMES | st.sampled_from(["string", "number"]), max_size=3)
+)
+SCHEMAS = st.recursive(
+    st.booleans() | st.dictionaries(KEYWORDS, VALUES, max_size=4),
+    lambda inner: st.dictionaries(
+        KEYWORDS,
+        inner | VALUES | st.lists(inner, max_size=3) | st.dictionaries(NAMES, inner, max_size=3),
+        max_size=5,
+    ),
+    max_leaves=25,
+)
+OBJECT_SCHEMAS = SCHEMAS.filter(lambda s: isinstance(s, dict))
+
+
+def copied(value: Any) -> Any:
+    return json.loads(json.dumps(value))
+
+
+@settings(max_examples=300, deadline=None)
+@given(old=JSON | SCHEMAS, new=JSON | SCHEMAS)
+def test_comparing_any_two_json_values_never_raises(old: Any, new: Any) -> None:
+    for change in compare_schemas(old, new):
+        assert change.direction in ("widened", "narrowed", "changed", "described")
+        assert change.describe()
+    assert list(compare_schemas(old, copied(old))) == []
+
+
+@settings(max_examples=200, deadline=None)
+@given(old=OBJECT_SCHEMAS, new=OBJECT_SCHEMAS, output=OBJECT_SCHEMAS | st.none())
+def test_diffing_catalogs_of_any_schemas_never_raises(
+    old: dict[str, Any], new: dict[str, Any], output: dict[str, Any] | None
+) -> None:
+    before = catalog(tool(inputSchema=old, outputSchema=output))
+    drift = diff_catalogs(before, catalog(tool(inputSchema=new)))
+    assert render_drift(drift)
+    same = catalog(tool(inputSchema=copied(old), outputSchema=copied(output)))
+    assert diff_catalogs(before, same).changes == []
