@@ -10,12 +10,17 @@ anything walks it), and nesting deeper than :data:`MAX_INPUT_DEPTH`. Parse error
 :class:`InputSyntaxError` (a :class:`~harness.errors.ConfigError`) with the line and
 column, so a loader with its own wording (the policy reader names the rule) can use them.
 
+And the output directories a run writes into: :func:`hold_directory` holds one for the
+run's length, so that a second run into it is refused rather than written beside it.
+
 May import: ``harness.errors`` only (every layer loads input files).
 """
 
 from __future__ import annotations
 
+import fcntl
 import json
+import os
 import re
 import tomllib
 from pathlib import Path
@@ -207,3 +212,24 @@ def _syntax(
         line=at[0] if at else None,
         column=at[1] if at else None,
     )
+
+
+# -- output directories ----------------------------------------------------------------------
+# A run that writes many files into one directory (a conformance run's reports, an
+# experiment's episodes and results.db) holds an exclusive lock on the directory itself while
+# it runs: Linux locks a directory's descriptor, so no lock file joins the output, and the
+# lock goes with the process (killed or not). A second run into it is refused, not run
+# beside the first.
+
+
+def hold_directory(path: Path) -> int | None:
+    """A descriptor of the directory ``path`` that holds its exclusive lock until it is
+    closed (``os.close``), or None when another process holds it. Raises ``OSError`` when
+    the directory cannot be opened."""
+    held = os.open(path, os.O_RDONLY | os.O_DIRECTORY)
+    try:
+        fcntl.flock(held, fcntl.LOCK_EX | fcntl.LOCK_NB)
+    except BlockingIOError:
+        os.close(held)
+        return None
+    return held

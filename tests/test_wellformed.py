@@ -1,11 +1,11 @@
-"""harness.wellformed: lone surrogates become U+FFFD, pairs the character they encode, and
+"""harness.browser.wellformed: lone surrogates become U+FFFD, pairs the character they encode, and
 a value with nothing to mend comes back as the very same object (no copy per call)."""
 
 from __future__ import annotations
 
 import json
 
-from harness.wellformed import is_well_formed, loads, well_formed, well_formed_text
+from harness.browser.wellformed import is_well_formed, loads, well_formed, well_formed_text
 
 
 def test_lone_surrogates_become_the_replacement_character() -> None:

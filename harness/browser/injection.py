@@ -21,7 +21,7 @@ from playwright.async_api import BrowserContext, CDPSession, Frame, Page
 from playwright.async_api import Error as PlaywrightError
 
 from harness.browser import cdp
-from harness.wellformed import loads, well_formed
+from harness.browser.wellformed import loads, well_formed
 
 Mode = Literal["polyfill", "native"]
 
@@ -309,7 +309,7 @@ class PageChannel:
         if details is not None:
             text = (details.get("exception") or {}).get("description") or details.get("text")
             raise FrameGone(f"the frame's entry point failed: {well_formed(text)}")
-        # Page text (an error's message, a result) arrives well-formed (harness.wellformed).
+        # Page text (an error's message, a result) arrives well-formed (harness.browser.wellformed).
         return well_formed((reply.get("result") or {}).get("value"))
 
     async def terminate(self) -> None:

@@ -30,7 +30,6 @@ from harness.errors import (
     NativeWebMCPUnavailable,
     PageUnreachable,
 )
-from harness.outputs import hold_directory
 
 if TYPE_CHECKING:  # imported when the command runs: its parser (and --help) loads none of it
     from rich.console import Console
@@ -325,6 +324,8 @@ def _claimed(output: Path) -> Iterator[None]:
     """The report directory, made and held for this run before anything runs: one that
     cannot be made is a usage error now (not after the run), and one another run holds is
     refused; an earlier run's report files are removed (other files are left alone)."""
+    from harness.inputs import hold_directory
+
     try:
         output.mkdir(parents=True, exist_ok=True)
         if not os.access(output, os.W_OK):

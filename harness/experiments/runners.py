@@ -53,8 +53,7 @@ from harness.experiments.run_info import (
     grid_info,
     served_info,
 )
-from harness.inputs import load_input
-from harness.outputs import hold_directory
+from harness.inputs import hold_directory, load_input
 
 EPISODES_DIR = "episodes"
 GRID_COPY = "grid.toml"

@@ -16,9 +16,9 @@ from mcp_types import CallToolResult, TextContent
 from pydantic import ValidationError
 
 from harness.browser.backends.base import RawResult
+from harness.browser.wellformed import loads, well_formed_text
 from harness.models import error_result
 from harness.stages.framing import without_harness_marks
-from harness.wellformed import loads, well_formed_text
 
 # The default cap on one result's size, in bytes of UTF-8 (the page refuses bigger ones
 # before they cross the channel; this is the backstop for every backend).

@@ -11,7 +11,7 @@ import pytest
 
 from harness.errors import ExperimentError
 from harness.experiments import RunOptions, load_grid, run_experiment
-from harness.outputs import hold_directory
+from harness.inputs import hold_directory
 from tests.conftest import PageServer
 from tests.experiments.test_episodes import grid_file
 

@@ -53,10 +53,10 @@ from harness.browser.cdp import send as cdp_send
 from harness.browser.chromium import NATIVE_WEBMCP_FLAGS
 from harness.browser.frames import origin_of
 from harness.browser.injection import ChannelKeys, FrameGone, Message, Mode, SchemaSubset
+from harness.browser.wellformed import well_formed
 from harness.catalog import Catalog, FrameInfo
 from harness.errors import DOCTOR_HINT, NativeWebMCPUnavailable
 from harness.models import CatalogWarning, Tool
-from harness.wellformed import well_formed
 
 log = logging.getLogger("harness.browser.native")
 

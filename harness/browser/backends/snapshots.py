@@ -27,9 +27,9 @@ from typing import Any
 from pydantic import ValidationError
 
 from harness.browser.frames import exposed_to
+from harness.browser.wellformed import loads
 from harness.catalog import FrameInfo
 from harness.models import BOOLEAN_HINTS, CatalogWarning, Tool
-from harness.wellformed import loads
 
 
 def tools_from_snapshots(
