@@ -36,6 +36,8 @@ what the command runs).
   a client sends with ``tools/call`` (seed 001's request annotations, which servers MUST
   respect) join its trust state before the policy decides.
 - **HTTP** listens on loopback only, with the SDK's DNS-rebinding protection.
+- **stdio** (:mod:`harness.mcp.stdio`): the SDK's transport, with a stdin reader that
+  Ctrl-C stops at once (the SDK's own waits for the client's next line).
 """
 
 from __future__ import annotations
@@ -59,7 +61,6 @@ from mcp.server.connection import Connection
 from mcp.server.context import CallNext, HandlerResult, ServerRequestContext
 from mcp.server.lowlevel.server import NotificationOptions, Server
 from mcp.server.models import InitializationOptions
-from mcp.server.stdio import stdio_server
 from mcp.server.subscriptions import InMemorySubscriptionBus, ListenHandler
 from mcp.shared.exceptions import MCPDeprecationWarning, MCPError
 from mcp.types.version import MODERN_PROTOCOL_VERSIONS
@@ -71,6 +72,7 @@ from harness.mcp.clients import ClientPage, once_open
 from harness.mcp.console import ConsoleForwarder
 from harness.mcp.elicitation import ParkedCall, RequestChannel, client_channel
 from harness.mcp.names import NAVIGATE, RELOAD, NameMap
+from harness.mcp.stdio import stdio_streams
 from harness.mcp.tools import (
     HARNESS_TOOLS,
     NAVIGATE_SCHEMA,
@@ -669,8 +671,9 @@ async def _serve_stdio(
     session: Session | None = None,
     opened: Awaitable[object] | None = None,
 ) -> None:
-    # Claim stdin and stdout before the page opens, so stray output goes to stderr.
-    async with stdio_server() as (read_stream, write_stream), harness:
+    # Claim stdin and stdout before the page opens, so stray output goes to stderr. Ctrl-C
+    # (asyncio.run cancels this task) stops it at once: harness.mcp.stdio reads stdin.
+    async with stdio_streams() as (read_stream, write_stream), harness:
         if session is None:
             session = await harness.new_session()
         # The client's handshake is answered while the page opens and its catalog settles;
