@@ -156,6 +156,7 @@ SUITES = (
             "tests/cli/test_cli_hints.py",
             "tests/cli/test_cli_terminal.py",
             "tests/cli/test_qa_cli.py",
+            "tests/cli/test_cli_interrupt.py",
             "tests/test_shop_site.py",
             "tests/agents/test_llm_agents.py",
             "tests/agents/test_agents_replay.py",

@@ -3,7 +3,7 @@
 
 Exit status: 0 when the command did its job (a tool result with ``isError``
 included), 1 when the harness could not (unknown tool, unreachable page, no
-browser, bad ``--args``), 2 for command-line usage errors.
+browser, bad ``--args``), 2 for command-line usage errors, 130 when Ctrl-C stopped it.
 
 Every command starts fast: this module, the parsers and :mod:`harness.cli.options` import
 the standard library (and :mod:`harness.errors`) only, so that ``--help`` and a usage
@@ -31,9 +31,11 @@ from harness.browser.marks import mark
 from harness.cli.options import (
     DEFAULT_CALL_TIMEOUT_S,
     EXIT_FAILED,
+    EXIT_INTERRUPTED,
     EXIT_OK,
     EXIT_USAGE,
     LATE_TOOL_HINT,
+    Interrupted,
     Parser,
     UsageError,
     add_elicit_options,
@@ -62,7 +64,15 @@ if TYPE_CHECKING:  # imported by the functions that run the commands
     from harness.stages.policy import PolicyOption
     from harness.stages.redemption import RevealAttempt
 
-__all__ = ["EXIT_FAILED", "EXIT_OK", "EXIT_USAGE", "UsageError", "add_elicit_options", "main"]
+__all__ = [
+    "EXIT_FAILED",
+    "EXIT_INTERRUPTED",
+    "EXIT_OK",
+    "EXIT_USAGE",
+    "UsageError",
+    "add_elicit_options",
+    "main",
+]
 
 # Where `agent` writes a run's trace when no --trace-dir is given.
 DEFAULT_RUNS_DIR = "webmcp-runs"
@@ -225,7 +235,7 @@ COMMANDS: dict[str, Callable[[Any], None]] = {
 
 
 def run_mcp_command(args: argparse.Namespace) -> int:
-    """Serve until the client closes stdio, or Ctrl-C stops the HTTP server."""
+    """Serve until the client closes stdio, or Ctrl-C stops the server (either transport)."""
     check_elicit(args.elicit, args.elicit_timeout)
     policy = policy_option(args.policy)
     check_settle(args)
@@ -405,15 +415,25 @@ PRINTING = ("rich.console", "harness.cli.render", "harness.stages.trust")
 
 
 def default_trace_dir(spec: str) -> Path:
-    """``webmcp-runs/<UTC time>-<agent kind>``, made unique with a counter."""
+    """A new directory ``webmcp-runs/<UTC time>-<agent kind>`` for this run, made here.
+
+    Made at once, with ``mkdir`` that fails when the name is taken: runs started in the
+    same second (the stamp's resolution) each get their own, ``-2``, ``-3``, … added in
+    the order they came, rather than all choosing the one name that was free.
+    """
     stamp = datetime.now(UTC).strftime("%Y%m%d-%H%M%S")
     kind = "".join(c if c.isalnum() else "-" for c in spec.partition(":")[0]) or "agent"
     base = Path(DEFAULT_RUNS_DIR) / f"{stamp}-{kind}"
-    candidate, n = base, 1
-    while candidate.exists():
-        n += 1
-        candidate = base.with_name(f"{base.name}-{n}")
-    return candidate
+    base.parent.mkdir(parents=True, exist_ok=True)
+    n = 1
+    while True:
+        candidate = base if n == 1 else base.with_name(f"{base.name}-{n}")
+        try:
+            candidate.mkdir()
+        except FileExistsError:
+            n += 1
+        else:
+            return candidate
 
 
 async def run_agent_command(args: argparse.Namespace, out: Console | None) -> RunResult:
@@ -434,11 +454,11 @@ async def run_agent_command(args: argparse.Namespace, out: Console | None) -> Ru
         raise UsageError(str(exc)) from exc
     if not args.task and not getattr(agent, "default_task", ""):
         raise UsageError(f"--task is required for the {args.agent.partition(':')[0]} agent.")
-    trace_dir = Path(args.trace_dir) if args.trace_dir else default_trace_dir(args.agent)
-    try:
-        check_run_dir(trace_dir)
-    except ConfigError as exc:
-        raise UsageError(str(exc)) from exc
+    if args.trace_dir:
+        try:
+            check_run_dir(Path(args.trace_dir))
+        except ConfigError as exc:
+            raise UsageError(str(exc)) from exc
     check_elicit(args.elicit, args.elicit_timeout)
     policy = policy_option(args.policy)
     settle = settle_option(args)
@@ -461,23 +481,31 @@ async def run_agent_command(args: argparse.Namespace, out: Console | None) -> Ru
     harness.elicitation = handler_from_option(
         args.elicit, browser=lambda: harness.browser, timeout=args.elicit_timeout
     )
-    async with harness:
-        session = await harness.new_session()
-        try:
-            return await run_agent(
-                session,
-                agent,
-                args.url,
-                task=args.task,
-                max_steps=args.max_steps,
-                trace_dir=trace_dir,
-                trace_options=options,
-                on_event=show,
-                settle_timeout=settle.timeout,
-                wait_for_tools=args.wait_for_tool,
-            )
-        finally:
-            await session.close()  # writes the HAR, when one is recorded
+    # The default directory is taken (made) only now that the command line proved usable.
+    made = None if args.trace_dir else default_trace_dir(args.agent)
+    try:
+        async with harness:
+            session = await harness.new_session()
+            try:
+                return await run_agent(
+                    session,
+                    agent,
+                    args.url,
+                    task=args.task,
+                    max_steps=args.max_steps,
+                    trace_dir=made or Path(args.trace_dir),
+                    trace_options=options,
+                    on_event=show,
+                    settle_timeout=settle.timeout,
+                    wait_for_tools=args.wait_for_tool,
+                )
+            finally:
+                await session.close()  # writes the HAR, when one is recorded
+    except BaseException:
+        if made is not None:  # a run that never began (no browser) leaves no empty directory
+            with contextlib.suppress(OSError):  # rmdir: only while it is empty
+                made.rmdir()
+        raise
 
 
 def main(argv: Sequence[str] | None = None) -> int:
@@ -503,8 +531,16 @@ def main(argv: Sequence[str] | None = None) -> int:
             as_json=as_json,
         )
         return EXIT_FAILED
-    except KeyboardInterrupt:
-        return EXIT_FAILED
+    except KeyboardInterrupt as exc:
+        # Ctrl-C, in any command: asyncio.run cancelled the command's task, so its
+        # `async with` blocks closed their browsers on the way here. A command may say
+        # how to go on (Interrupted); a command that serves until Ctrl-C (`mcp`,
+        # `sites`) handles it itself and never gets here.
+        interrupted = exc if isinstance(exc, Interrupted) else Interrupted()
+        if sys.stderr.isatty():
+            sys.stderr.write("\n")  # past the terminal's echoed ^C
+        report_error(interrupted, as_json=as_json)
+        return EXIT_INTERRUPTED
 
 
 def _hint(text: str | None) -> None:
@@ -616,7 +652,10 @@ def _run_agent(args: argparse.Namespace) -> int:
 def _run_trace(args: argparse.Namespace) -> int:
     from harness.trace.view import show_trace
 
-    show_trace(args.dir, _console(), full=args.full, timing=args.timing)
+    try:
+        show_trace(args.dir, _console(), full=args.full, timing=args.timing)
+    except ConfigError as exc:  # the trace the command line names cannot be used (status 2)
+        raise UsageError(str(exc)) from None
     return EXIT_OK
 
 

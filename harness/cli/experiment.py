@@ -2,18 +2,20 @@
 
 Exit status: 0 when every episode has a result (whatever the agents achieved), 1 when
 some episode hung, crashed or failed (``--resume`` runs those again) or the run could
-not start, 2 for usage errors.
+not start, 2 for usage errors, 130 when Ctrl-C stopped the run (the message says how
+``--resume`` continues it).
 """
 
 from __future__ import annotations
 
 import argparse
 import asyncio
+import shlex
 from datetime import UTC, datetime
 from pathlib import Path
 from typing import TYPE_CHECKING, Any
 
-from harness.cli.options import UsageError
+from harness.cli.options import Interrupted, UsageError
 from harness.errors import ConfigError
 
 if TYPE_CHECKING:  # imported when the command runs: the CLI starts without them
@@ -156,6 +158,19 @@ def default_output(name: str) -> Path:
     return candidate
 
 
+def interrupted(grid: str, output: Path) -> Interrupted:
+    """Ctrl-C stopped the run: the episodes that finished are kept in ``output``'s
+    database, and ``--resume`` with the same ``--output`` runs the others."""
+    from harness.experiments.results import DATABASE
+
+    if not (output / DATABASE).is_file():  # stopped before the run began: nothing to resume
+        return Interrupted()
+    again = shlex.join(["webmcp-harness", "experiment", grid, "--output", str(output), "--resume"])
+    return Interrupted(
+        f"interrupted; the finished episodes are kept in {output}, and `{again}` runs the rest."
+    )
+
+
 TERMINAL_HEADERS = {
     "benign": "utility",
     "under_attack": "utility (attacked)",
@@ -221,6 +236,9 @@ def run(args: argparse.Namespace, out: Console) -> int:
     except ConfigError as exc:  # the file the command line names: a usage error (status 2)
         raise UsageError(str(exc)) from None
     options = options_from(args, grid.experiment.name)
-    study = asyncio.run(run_experiment(grid, options, console=Console(stderr=True)))
+    try:
+        study = asyncio.run(run_experiment(grid, options, console=Console(stderr=True)))
+    except KeyboardInterrupt:
+        raise interrupted(args.grid, options.output) from None
     print_study(out, study)
     return 1 if study.failed else 0

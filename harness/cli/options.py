@@ -6,7 +6,7 @@
 - the parser itself: no prefix abbreviations, and a mistyped flag shows the usage of
   the sub-command it was given to;
 - errors: one line on stderr, and with ``--json`` a ``{"error": {"code", "message"}}``
-  object on stdout; usage errors exit 2.
+  object on stdout; usage errors exit 2, an interrupt (Ctrl-C) 130.
 
 Loaded for every command, ``--help`` included: at module level it imports the standard
 library and :mod:`harness.errors` only; the checks that need the core (a policy file, an
@@ -31,6 +31,7 @@ if TYPE_CHECKING:
     from harness.stages.policy import PolicyOption
 
 EXIT_OK, EXIT_FAILED, EXIT_USAGE = 0, 1, 2
+EXIT_INTERRUPTED = 130  # 128 + SIGINT: what a shell reports for a command Ctrl-C stopped
 
 # The core's names and defaults as the parsers show them, written out here so that parsing
 # a command line (and --help) loads none of the core; tests/cli/test_cli_imports.py checks
@@ -48,6 +49,15 @@ class UsageError(HarnessError):
     def __init__(self, message: str, usage: str | None = None) -> None:
         super().__init__(message)
         self.usage = usage
+
+
+class Interrupted(KeyboardInterrupt):
+    """Ctrl-C (SIGINT) stopped a command, with what the user can do about it: exit status
+    130, error code ``interrupted``. Still a :class:`KeyboardInterrupt`, so everything
+    between the command and the CLI's entry unwinds as for one (browsers are closed)."""
+
+    def __init__(self, message: str = "interrupted") -> None:
+        super().__init__(message)
 
 
 class Parser(argparse.ArgumentParser):

@@ -310,16 +310,34 @@ def call_events(step: int, action: CallAction, outcome: CallOutcome) -> list[Tra
 
 
 def read_trace(run_dir: str | Path) -> list[TraceEvent]:
-    """The events of a run directory's ``trace.jsonl``, in order."""
+    """The events of a run directory's ``trace.jsonl`` (or of that file), in order.
+
+    A trace that cannot be used — missing, a directory, unreadable, not UTF-8, a line that
+    is not a trace event — is a :class:`ConfigError` in one line naming the file and the
+    problem, the wording of :func:`harness.errors.read_input_file` (whose size cap does not
+    apply: the harness wrote the trace, and a long run's may be large).
+    """
     path = Path(run_dir)
     if path.is_dir():
         path = path / TRACE_FILE
+    head = f"Cannot read the trace {path}"
     try:
-        lines = path.read_text(encoding="utf-8").splitlines()
+        if path.is_dir():
+            raise ConfigError(f"{head}: it is a directory; give a run directory or its file.")
+        data = path.read_bytes()
     except OSError as exc:
-        raise ConfigError(f"Cannot read the trace {path}: {exc.strerror or exc}.") from exc
+        raise ConfigError(f"{head}: {exc.strerror or exc}.") from None
+    try:
+        text = data.decode("utf-8")
+    except UnicodeDecodeError as exc:
+        raise ConfigError(
+            f"{head}: it is not UTF-8 text (byte {exc.start:,} is {data[exc.start]:#04x}); "
+            f"is it a run's {TRACE_FILE}?"
+        ) from None
     events: list[TraceEvent] = []
-    for number, line in enumerate(lines, 1):
+    # Lines end at "\n" only: page text in an event may hold U+2028 or U+0085 as they are,
+    # which str.splitlines() would take for line ends.
+    for number, line in enumerate(text.split("\n"), 1):
         if not line.strip():
             continue
         try:
@@ -328,7 +346,8 @@ def read_trace(run_dir: str | Path) -> list[TraceEvent]:
             first = exc.errors()[0]
             where = ".".join(str(p) for p in first["loc"])
             raise ConfigError(
-                f"{path}:{number} is not a trace event ({where}: {first['msg']})."
+                f"{path}:{number} is not a trace event ({where + ': ' if where else ''}"
+                f"{first['msg']}); is it a run's {TRACE_FILE}?"
             ) from None
     return events
 

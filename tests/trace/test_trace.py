@@ -117,6 +117,42 @@ def test_bad_traces_and_directories_are_clear_errors(tmp_path: Path) -> None:
         TraceRecorder(None, TraceOptions(screenshots=True))
 
 
+@pytest.mark.parametrize(
+    ("content", "says"),
+    [
+        (b"\xff\xfe\x00garbage", r"it is not UTF-8 text \(byte 0 is 0xff\)"),
+        (b'{"type": "run-started"', r"trace.jsonl:1 is not a trace event \(Invalid JSON"),
+        (b"\n[]\n", r"trace.jsonl:2 is not a trace event \(Input should be an object\)"),
+        (b'{"type": "run-finished"}', r"\(run-finished.stop_reason: Field required\)"),
+    ],
+    ids=["not-utf8", "not-json", "not-an-object", "not-an-event"],
+)
+def test_a_trace_that_is_not_one_is_a_one_line_config_error(
+    tmp_path: Path, content: bytes, says: str
+) -> None:
+    (tmp_path / "trace.jsonl").write_bytes(content)
+    for given in (tmp_path, tmp_path / "trace.jsonl"):
+        with pytest.raises(ConfigError, match=says) as raised:
+            read_trace(given)
+        assert "\n" not in str(raised.value)
+
+
+def test_a_trace_file_that_is_a_directory_is_a_config_error(tmp_path: Path) -> None:
+    (tmp_path / "trace.jsonl").mkdir()
+    with pytest.raises(ConfigError, match=r"trace\.jsonl: it is a directory"):
+        read_trace(tmp_path)
+
+
+def test_page_text_with_unicode_line_separators_reads_back(tmp_path: Path) -> None:
+    # The writer leaves U+2028, U+0085 and the like as they are; only "\n" ends an event.
+    text = "one\u2028two\x85three\x1cfour\rfive"
+    recorder = TraceRecorder(tmp_path / "run")
+    recorder.record(RunFinished(stop_reason="finished", answer=text, steps=1, duration_ms=1.0))
+    recorder.close()
+    (event,) = read_trace(tmp_path / "run")
+    assert isinstance(event, RunFinished) and event.answer == text
+
+
 def test_call_events_read_only_the_agent_view() -> None:
     """Arguments a user completed and the outcome's notes stay out; the agent's own stay in."""
     agent_view = CallToolResult(
@@ -284,7 +320,7 @@ async def test_cli_trace_show(tmp_path: Path) -> None:
     assert "ESCALATE y (before-call, default pack) by r; the user answered decline → not run" in out
     assert "y: removed /structuredContent/password" in out
     code, out, err = await run_script("trace", "show", str(tmp_path / "nothing"))
-    assert code == 1 and "Cannot read the trace" in err and out == ""
+    assert code == 2 and "Cannot read the trace" in err and out == ""
 
 
 def test_trace_show_gives_a_person_page_text_without_the_agent_s_frames() -> None:
