@@ -460,13 +460,29 @@ function splitOnWhitespace(text) {
   return tokens;
 }
 
+// The iframe's declared origin (Permissions Policy): what `'src'` in its `allow` names — its
+// `src` URL's origin, or this document's for a srcdoc or a missing src. A frame that later
+// navigates itself to another origin does not take the delegation along (Chromium neither).
+function declaredOrigin(container) {
+  if (ElementPrototypeGetAttribute(container, "srcdoc") !== null) return ownOrigin;
+  const src = ElementPrototypeGetAttribute(container, "src");
+  if (src === null || src === "") return ownOrigin;
+  try {
+    return URLPrototypeGetOrigin(new URLCtor(src, NodePrototypeGetBaseURI(container)));
+  } catch {
+    return "null";
+  }
+}
+
 function containerAllowsTools(container, childOrigin) {
   const allowlist = toolsAllowlist(ElementPrototypeGetAttribute(container, "allow"));
   if (allowlist === null) return childOrigin === ownOrigin;
-  if (allowlist.length === 0) return childOrigin !== "null"; // 'src'
+  const fromSrc = childOrigin !== "null" && childOrigin === declaredOrigin(container);
+  if (allowlist.length === 0) return fromSrc; // 'src'
   for (let i = 0; i < allowlist.length; i++) {
     const token = StringPrototypeToLowerCase(allowlist[i]);
-    if (token === "*" || token === "'src'") return childOrigin !== "null";
+    if (token === "*") return childOrigin !== "null";
+    if (token === "'src'" && fromSrc) return true;
     if (token === "'self'" && childOrigin === ownOrigin) return true;
     if (parseOrigin(allowlist[i]) === childOrigin) return true;
   }
