@@ -317,9 +317,9 @@ async def test_a_call_that_changes_nothing_re_reads_no_frame(
         ops: list[str] = []
         command = s.backend.channel.command  # type: ignore[attr-defined]
 
-        async def counted(frame: Any, sent: dict[str, Any]) -> Any:
+        async def counted(frame: Any, sent: dict[str, Any], **options: Any) -> Any:
             ops.append(sent["op"])
-            return await command(frame, sent)
+            return await command(frame, sent, **options)
 
         s.backend.channel.command = counted  # type: ignore[attr-defined]
         for tool in ["noop", "touches_text", "noop"]:

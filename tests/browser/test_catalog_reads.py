@@ -101,9 +101,9 @@ async def test_a_listing_is_one_command_per_frame(session: Session) -> None:
     sent: list[dict[str, Any]] = []
     command = backend.channel.command
 
-    async def counting(frame: Frame, message: dict[str, Any]) -> Any:
+    async def counting(frame: Frame, message: dict[str, Any], **options: Any) -> Any:
         sent.append(message)
-        return await command(frame, message)
+        return await command(frame, message, **options)
 
     backend.channel.command = counting  # type: ignore[method-assign]
     try:
@@ -125,8 +125,8 @@ async def test_a_listing_of_an_unchanged_document_is_answered_unchanged(session:
     answers: list[Any] = []
     command = backend.channel.command
 
-    async def recording(frame: Frame, message: dict[str, Any]) -> Any:
-        answer = await command(frame, message)
+    async def recording(frame: Frame, message: dict[str, Any], **options: Any) -> Any:
+        answer = await command(frame, message, **options)
         if message["op"] == "list":
             answers.append((message.get("known"), answer))
         return answer
@@ -186,10 +186,10 @@ async def test_the_reads_asked_for_while_one_is_under_way_share_the_next(
     sent: list[dict[str, Any]] = []
     command = backend.channel.command
 
-    async def counting(frame: Frame, message: dict[str, Any]) -> Any:
+    async def counting(frame: Frame, message: dict[str, Any], **options: Any) -> Any:
         if frame is session.page.main_frame and message.get("op") == "list":
             sent.append(message)
-        return await command(frame, message)
+        return await command(frame, message, **options)
 
     backend.channel.command = counting  # type: ignore[method-assign]
     try:
@@ -233,8 +233,8 @@ async def test_a_listing_does_not_carry_again_the_tools_the_harness_holds(
     sent: list[Any] = []
     command = backend.channel.command
 
-    async def recording(frame: Frame, message: dict[str, Any]) -> Any:
-        answer = await command(frame, message)
+    async def recording(frame: Frame, message: dict[str, Any], **options: Any) -> Any:
+        answer = await command(frame, message, **options)
         sent.append((message, answer))
         return answer
 

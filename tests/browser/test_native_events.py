@@ -188,8 +188,8 @@ async def test_a_read_of_the_registry_older_than_cdps_news_does_not_undo_it(
         if any(tool["name"] == "late" for tool in params.get("tools", [])):
             news.set()
 
-    async def late(self: PageChannel, frame: Frame, message: dict[str, Any]) -> Any:
-        answer = await command(self, frame, message)
+    async def late(self: PageChannel, frame: Frame, message: dict[str, Any], **options: Any) -> Any:
+        answer = await command(self, frame, message, **options)
         if "registry" in message and reading.is_set() is False and not news.is_set():
             held.add(asyncio.current_task())
             reading.set()
