@@ -56,3 +56,19 @@ async def test_opening_a_page_that_goes_busy_while_it_settles_ends(
         assert [t.name for t in session.catalog.tools()] == ["a"]
     finally:
         await asyncio.wait_for(session.close(), 30)
+
+
+async def test_a_page_that_navigates_within_itself_without_pause_is_read_in_bounded_time(
+    backend_harness: Harness, page_server: PageServer
+) -> None:
+    # history.pushState every 5 ms: each same-document navigation asked for a read of the
+    # frame, and on the polyfill they queued up without end (open() took over 120 s). Reads
+    # asked for while one is under way now share the next; the settle wait ends at its cap.
+    settle = Settle(quiet=0.2, timeout=2.0)
+    session = await asyncio.wait_for(
+        backend_harness.open(page_server.url("u_pushstate_storm.html"), settle=settle), 60
+    )
+    try:
+        assert [t.name for t in await asyncio.wait_for(session.tools(), 60)] == ["a"]
+    finally:
+        await asyncio.wait_for(session.close(), 30)

@@ -138,6 +138,9 @@ class ChannelBackend(Backend):
         # what each ended call's answer said of its document.
         self._versions: dict[Frame, StateVersions] = {}
         self._reads: dict[Frame, asyncio.Lock] = {}  # one read of a frame's registry at a time
+        # frame → how many reads of it started, and the last one that is in the catalog
+        self._relists_started: dict[Frame, int] = {}
+        self._relists_done: dict[Frame, int] = {}
         self._call_states: dict[str, tuple[Frame, Message | None]] = {}
 
     async def note_unanswered(self, frame: Frame) -> None:
@@ -217,6 +220,8 @@ class ChannelBackend(Backend):
     def _on_detached(self, frame: Frame) -> None:
         self._versions.pop(frame, None)
         self._reads.pop(frame, None)
+        self._relists_started.pop(frame, None)
+        self._relists_done.pop(frame, None)
         key = self.frames.forget(frame)
         if key is not None:
             self.seed.forget(key)
@@ -445,8 +450,16 @@ class ChannelBackend(Backend):
         # A frame's reads go one at a time: the next is sent once the last is in the catalog,
         # with the versions it holds, and is most often answered `unchanged` (a navigation's
         # own read and the listing right after it would each bring every tool otherwise).
+        # Those asked for while one is under way share the next one to start: a page that
+        # navigates within its document 200 times a second (history.pushState) asks for a
+        # read each time, and they must not queue up without end.
+        wanted = self._relists_started.get(frame, 0) + 1
         async with self._reads.setdefault(frame, asyncio.Lock()):
+            if self._relists_done.get(frame, 0) >= wanted:
+                return
+            started = self._relists_started[frame] = self._relists_started.get(frame, 0) + 1
             await self._relist_now(frame)
+            self._relists_done[frame] = started
 
     async def _relist_now(self, frame: Frame) -> None:
         command = self._list_command(frame)
