@@ -148,6 +148,25 @@ def run(args: argparse.Namespace, out: Console) -> int:
 # -- fuzz ------------------------------------------------------------------------------------
 
 
+def usable_path(path: Path, option: str, *, directory: bool) -> Path:
+    """``path``, when a file (or, ``directory``, a directory) can be made there: no part of
+    it on the way is a file, and it is not of the other kind already; else a
+    :class:`UsageError` that names what is in the way."""
+    for parent in path.parents:
+        if parent.exists():
+            if not parent.is_dir():
+                raise UsageError(
+                    f"{option} {path}: {parent} is a file, not a directory; give a path in "
+                    "a directory."
+                )
+            break
+    if directory and path.exists() and not path.is_dir():
+        raise UsageError(f"{option} {path} is a file; give a directory.")
+    if not directory and path.is_dir():
+        raise UsageError(f"{option} {path} is a directory; give a file name.")
+    return path
+
+
 def fuzz_options(args: argparse.Namespace) -> FuzzOptions:
     """The command line's fuzz options, checked (a :class:`UsageError` otherwise)."""
     from harness.qa.fuzz import FuzzOptions
@@ -160,7 +179,9 @@ def fuzz_options(args: argparse.Namespace) -> FuzzOptions:
             raise UsageError(f"--example is not valid JSON ({exc}); pass an object.") from None
         if not isinstance(example, dict):
             raise UsageError("--example must be a JSON object (the tool's arguments).")
-    database = None if args.database.lower() == "none" else Path(args.database)
+    database = None
+    if args.database.lower() != "none":
+        database = usable_path(Path(args.database), "--database", directory=True)
     options = FuzzOptions(
         tools=args.tool,
         properties=args.property,
@@ -242,6 +263,8 @@ async def take_snapshot(
 
 def _snapshot(args: argparse.Namespace, out: Console) -> int:
     settle = settle_option(args)
+    if args.output is not None:  # checked before the page is opened, not after
+        usable_path(Path(args.output), "--output", directory=False)
     snapshot = asyncio.run(take_snapshot(args.url, args.backend, settle, args.wait_for_tool))
     text = snapshot.to_json()
     if args.output is None:
