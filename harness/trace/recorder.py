@@ -32,8 +32,21 @@ from harness.trace.events import (
 
 
 def check_run_dir(run_dir: Path) -> None:
-    """A :class:`ConfigError` unless ``run_dir`` is new or empty (a run never overwrites one)."""
-    if run_dir.exists() and (not run_dir.is_dir() or any(run_dir.iterdir())):
+    """A :class:`ConfigError` unless ``run_dir`` is new or empty (a run never overwrites one)
+    and can be made (no file where one of its directories should be)."""
+    for parent in run_dir.parents:
+        if parent.exists():
+            if not parent.is_dir():
+                raise ConfigError(
+                    f"The trace directory {run_dir} cannot be made: {parent} is a file, not a "
+                    "directory; give a path in a directory."
+                )
+            break
+    if run_dir.exists() and not run_dir.is_dir():
+        raise ConfigError(
+            f"The trace directory {run_dir} is a file; give a new or empty directory."
+        )
+    if run_dir.exists() and any(run_dir.iterdir()):
         raise ConfigError(
             f"The trace directory {run_dir} exists and is not empty; give each run a new directory."
         )
