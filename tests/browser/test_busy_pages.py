@@ -72,3 +72,23 @@ async def test_a_page_that_navigates_within_itself_without_pause_is_read_in_boun
         assert [t.name for t in await asyncio.wait_for(session.tools(), 60)] == ["a"]
     finally:
         await asyncio.wait_for(session.close(), 30)
+
+
+@pytest.mark.usefixtures("short_reads")
+async def test_a_busy_page_with_a_frame_is_read_as_last_seen_too(
+    backend_harness: Harness, page_server: PageServer
+) -> None:
+    # A same-origin frame shares the busy document's thread: its read ends too, and its
+    # tools stay as last read.
+    session = await backend_harness.open(
+        page_server.url("u_busy_framed.html"), settle=Settle.quiet_ms(100)
+    )
+    try:
+        assert [t.name for t in await session.tools()] == ["a"]
+        await session.page.evaluate("goBusy()")
+        await asyncio.sleep(0.2)
+        tools = await asyncio.wait_for(session.tools(settle=False), 60)
+        assert [t.name for t in tools] == ["a"]
+        assert any(w.code == "frame-busy" for w in session.catalog.warnings)
+    finally:
+        await asyncio.wait_for(session.close(), 30)
