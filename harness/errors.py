@@ -158,6 +158,15 @@ class ExperimentError(HarnessError):
     """An experiment cannot run: its output directory, a resume of a changed grid, or its runner."""
 
 
+def file_in_the_way(path: Path) -> Path | None:
+    """The nearest existing ancestor of ``path`` when it is a file (so nothing can be made
+    at ``path``), else None."""
+    for parent in path.parents:
+        if parent.exists():
+            return None if parent.is_dir() else parent
+    return None
+
+
 def read_input_file(path: str | Path, what: str, error: type[ConfigError] = ConfigError) -> str:
     """The text of a file the user named (``what``: "plan", "the grid", …), or ``error``
     in one line naming the file and the problem: missing, a directory, unreadable, over

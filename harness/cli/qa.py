@@ -23,6 +23,7 @@ from harness.errors import (
     NativeWebMCPUnavailable,
     PageUnreachable,
     UnknownTool,
+    file_in_the_way,
 )
 
 if TYPE_CHECKING:
@@ -152,14 +153,11 @@ def usable_path(path: Path, option: str, *, directory: bool) -> Path:
     """``path``, when a file (or, ``directory``, a directory) can be made there: no part of
     it on the way is a file, and it is not of the other kind already; else a
     :class:`UsageError` that names what is in the way."""
-    for parent in path.parents:
-        if parent.exists():
-            if not parent.is_dir():
-                raise UsageError(
-                    f"{option} {path}: {parent} is a file, not a directory; give a path in "
-                    "a directory."
-                )
-            break
+    blocked = file_in_the_way(path)
+    if blocked is not None:
+        raise UsageError(
+            f"{option} {path}: {blocked} is a file, not a directory; give a path in a directory."
+        )
     if directory and path.exists() and not path.is_dir():
         raise UsageError(f"{option} {path} is a file; give a directory.")
     if not directory and path.is_dir():

@@ -17,7 +17,7 @@ from playwright.async_api import BrowserContext, Page
 from playwright.async_api import Error as PlaywrightError
 from pydantic import BaseModel, ConfigDict
 
-from harness.errors import ConfigError
+from harness.errors import ConfigError, file_in_the_way
 from harness.stages.scrubbing import Scrubber
 from harness.trace.events import (
     HAR_FILE,
@@ -34,14 +34,12 @@ from harness.trace.events import (
 def check_run_dir(run_dir: Path) -> None:
     """A :class:`ConfigError` unless ``run_dir`` is new or empty (a run never overwrites one)
     and can be made (no file where one of its directories should be)."""
-    for parent in run_dir.parents:
-        if parent.exists():
-            if not parent.is_dir():
-                raise ConfigError(
-                    f"The trace directory {run_dir} cannot be made: {parent} is a file, not a "
-                    "directory; give a path in a directory."
-                )
-            break
+    blocked = file_in_the_way(run_dir)
+    if blocked is not None:
+        raise ConfigError(
+            f"The trace directory {run_dir} cannot be made: {blocked} is a file, not a "
+            "directory; give a path in a directory."
+        )
     if run_dir.exists() and not run_dir.is_dir():
         raise ConfigError(
             f"The trace directory {run_dir} is a file; give a new or empty directory."
