@@ -35,6 +35,7 @@ from harness.cli.options import (
     EXIT_OK,
     EXIT_USAGE,
     LATE_TOOL_HINT,
+    URL_HELP,
     Interrupted,
     Parser,
     UsageError,
@@ -43,6 +44,7 @@ from harness.cli.options import (
     add_user_agent_options,
     check_elicit,
     check_settle,
+    page_url,
     parse,
     policy_option,
     refusal_hint,
@@ -96,13 +98,13 @@ def build_parser(command: str | None = None) -> Parser:
 
 def _add_tools_command(sub: Any) -> None:
     tools = sub.add_parser("tools", help="list the WebMCP tools a page offers")
-    tools.add_argument("url")
+    tools.add_argument("url", type=page_url, help=URL_HELP)
     add_page_options(tools)
 
 
 def _add_call_command(sub: Any) -> None:
     call = sub.add_parser("call", help="call one tool through the user agent's pipeline")
-    call.add_argument("url")
+    call.add_argument("url", type=page_url, help=URL_HELP)
     call.add_argument("tool")
     call.add_argument("--args", default="{}", metavar="JSON", help="arguments, a JSON object")
     call.add_argument(
@@ -139,7 +141,9 @@ def _add_demo_command(sub: Any) -> None:
 def _add_agent_command(sub: Any) -> None:
     """``agent``: run an agent on a page."""
     agent = sub.add_parser("agent", help="let an agent use a page's tools; records a trace")
-    agent.add_argument("url", help="the start page; the agent's relative navigations resolve here")
+    agent.add_argument(
+        "url", type=page_url, help="the start page; the agent's relative navigations resolve here"
+    )
     agent.add_argument(
         "--agent",
         required=True,
@@ -194,7 +198,9 @@ def _add_trace_command(sub: Any) -> None:
 def _add_mcp_command(sub: Any) -> None:
     """``mcp``: serve a page's tools to MCP clients (see ``harness.mcp.server``)."""
     mcp = sub.add_parser("mcp", help="serve a page's tools to MCP clients (stdio or HTTP)")
-    mcp.add_argument("url", help="the page to serve; harness.navigate resolves paths here")
+    mcp.add_argument(
+        "url", type=page_url, help="the page to serve; harness.navigate resolves paths here"
+    )
     mcp.add_argument(
         "--transport", choices=["stdio", "http"], default="stdio", help="default: stdio"
     )

@@ -95,6 +95,49 @@ def parse(parser: Parser, argv: list[str]) -> argparse.Namespace:
     return args
 
 
+# What a page's address on the command line may be (anything else is a usage error):
+# Chromium opens these, and the harness's guarantees are written for them.
+PAGE_SCHEMES = ("http", "https", "file", "data", "about")
+URL_HELP = "the page: a URL (http://…, https://…, file://…) or the path of an HTML file"
+
+
+def page_url(text: str) -> str:
+    """A page's address from the command line (argparse's ``type=``): a URL of one of
+    :data:`PAGE_SCHEMES`, or the path of an HTML file, given back as its ``file:`` URL.
+
+    Anything else is refused before a browser starts, saying what would work:
+    ``localhost:8000`` or ``example.com`` are not URLs to Chromium (no scheme), and
+    ``javascript:`` or ``ftp:`` are not pages.
+    """
+    scheme, has_scheme, rest = text.partition(":")
+    scheme = scheme.lower()
+    if has_scheme and scheme in PAGE_SCHEMES:
+        web = scheme in ("http", "https")
+        if (web and not rest.startswith("//")) or rest.strip("/") == "":
+            like = "http://127.0.0.1:8000/page" if web else f"{scheme}:///path/to/page.html"
+            raise argparse.ArgumentTypeError(f"{text!r} is not a whole URL; like {like}")
+        return text
+    path = Path(text).expanduser()
+    if path.is_file():
+        return path.resolve().as_uri()
+    what = "neither a URL (with its scheme, like http://127.0.0.1:8000/page) nor a file"
+    if path.is_dir():
+        raise argparse.ArgumentTypeError(f"{text!r} is a directory; give an HTML file or a URL")
+    if text.startswith(("/", ".", "~")) or path.suffix.lower() in (".html", ".htm", ".xhtml"):
+        raise argparse.ArgumentTypeError(f"{text!r} is {what}: there is no such file")
+    host, _, _ = text.partition("/")
+    if re.fullmatch(r"[\w.-]+(:\d+)?", host, re.ASCII) and (
+        "." in host or ":" in host or host == "localhost"
+    ):
+        raise argparse.ArgumentTypeError(f"{text!r} is {what}; did you mean http://{text} ?")
+    if has_scheme and re.fullmatch(r"[a-z][a-z0-9+.-]*", scheme):
+        raise argparse.ArgumentTypeError(
+            f"{text!r}: {scheme}: pages cannot be opened; give an "
+            f"{', '.join(PAGE_SCHEMES)} URL or the path of an HTML file"
+        )
+    raise argparse.ArgumentTypeError(f"{text!r} is {what}")
+
+
 def add_page_options(parser: argparse.ArgumentParser, *, json_output: bool = True) -> None:
     """``--backend``, ``--json`` (with ``json_output``), ``--settle`` and ``--wait-for-tool``."""
     parser.add_argument(

@@ -16,7 +16,14 @@ import sys
 from pathlib import Path
 from typing import TYPE_CHECKING, Any
 
-from harness.cli.options import UsageError, add_page_options, report_error, settle_option
+from harness.cli.options import (
+    URL_HELP,
+    UsageError,
+    add_page_options,
+    page_url,
+    report_error,
+    settle_option,
+)
 from harness.errors import (
     BrowserNotFound,
     ConfigError,
@@ -47,7 +54,7 @@ def add_fuzz_parser(sub: Any) -> None:
         help="test a page's tools with inputs generated from their schemas (exit 1 when a "
         "property fails)",
     )
-    fuzz.add_argument("url")
+    fuzz.add_argument("url", type=page_url, help=URL_HELP)
     fuzz.add_argument(
         "--tool", action="append", default=[], metavar="NAME", help="only this tool (repeatable)"
     )
@@ -98,7 +105,7 @@ def add_snapshot_parser(sub: Any) -> None:
     snapshot = sub.add_parser(
         "snapshot", help="write a page's catalog as a stable file to review and diff"
     )
-    snapshot.add_argument("url")
+    snapshot.add_argument("url", type=page_url, help=URL_HELP)
     snapshot.add_argument(
         "--output", metavar="FILE", help="where to write it (default: standard output)"
     )
@@ -127,7 +134,9 @@ def add_doctor_parser(sub: Any) -> None:
     doctor = sub.add_parser(
         "doctor", help="which Chromium, which flags, and whether WebMCP is in a page (and why not)"
     )
-    doctor.add_argument("url", nargs="?", help="also check this page (a secure context?)")
+    doctor.add_argument(
+        "url", nargs="?", type=page_url, help="also check this page (a secure context?)"
+    )
     doctor.add_argument("--json", action="store_true", help="print JSON for machines")
 
 
