@@ -102,7 +102,9 @@ class StdinLines:
     def _read(self) -> None:
         # Raw os.read, no buffered file object: a daemon thread left blocked in a buffered
         # read holds that object's lock, which interpreter shutdown may then wait for.
-        pending = b""
+        # A line's chunks are kept apart and joined once it ends: each byte is looked at
+        # once however long the line (a client may send megabytes of arguments).
+        pending: list[bytes] = []
         while True:
             try:
                 chunk = os.read(self._fd, _CHUNK)
@@ -110,15 +112,18 @@ class StdinLines:
                 chunk = b""
             if not chunk:
                 break
-            pending += chunk
-            *complete, pending = pending.split(b"\n")
-            for line in complete:
+            *complete, rest = chunk.split(b"\n")
+            for part in complete:
+                pending.append(part)
                 self._room.acquire()
-                if not self._hand(line + b"\n"):
+                if not self._hand(b"".join(pending) + b"\n"):
                     return
+                pending.clear()
+            if rest:
+                pending.append(rest)
         if pending:
             self._room.acquire()
-            self._hand(pending)
+            self._hand(b"".join(pending))
         self._hand(None)
 
     def _hand(self, line: bytes | None) -> bool:

@@ -28,7 +28,9 @@ def test_urls_of_pages_pass_unchanged(url: str) -> None:
     assert page_url(url) == url
 
 
-def test_the_path_of_a_file_is_its_file_url(tmp_path: Path, monkeypatch: pytest.MonkeyPatch) -> None:
+def test_the_path_of_a_file_is_its_file_url(
+    tmp_path: Path, monkeypatch: pytest.MonkeyPatch
+) -> None:
     page = tmp_path / "a page.html"
     page.write_text("<p>hi</p>", encoding="utf-8")
     monkeypatch.chdir(tmp_path)

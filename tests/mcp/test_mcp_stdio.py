@@ -13,6 +13,7 @@ import contextlib
 import json
 import os
 import signal
+import threading
 from collections.abc import AsyncIterator
 from typing import Any
 
@@ -176,3 +177,26 @@ async def test_stdin_lines_are_read_whole_and_a_cancel_stops_the_wait() -> None:
         for fd in (reading, writing):
             if fd >= 0:
                 os.close(fd)
+
+
+async def test_a_line_longer_than_many_reads_comes_whole_with_the_lines_around_it() -> None:
+    big = b'{"x": "' + b"y" * 1_000_000 + b'"}'
+    data = b"\n" + big + b"\n\nshort\n" + big
+    reading, writing = os.pipe()
+    lines = StdinLines(reading)
+    writer = threading.Thread(target=_write_all, args=(writing, data))
+    writer.start()
+    try:
+        got = [line async for line in lines]
+    finally:
+        writer.join()
+        os.close(reading)
+    assert [len(line) for line in got] == [1, len(big) + 1, 1, 6, len(big)]
+    assert got[1] == big.decode() + "\n" and got[3] == "short\n"
+
+
+def _write_all(fd: int, data: bytes) -> None:
+    view = memoryview(data)
+    while view:
+        view = view[os.write(fd, view[:7777]) :]
+    os.close(fd)
