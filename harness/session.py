@@ -505,6 +505,13 @@ class Session:
         except Exception as exc:  # the result is delivered; nothing may fail the caller now
             log.warning("uiRedirect of %s to %s failed: %s", tool.name, target, exc)
 
+    @property
+    def following_a_call(self) -> bool:
+        """Whether a call's result was delivered and what follows it (seed 002 §6.1: the
+        catalog recomputed and its change announced, then the navigation it asked for) is
+        under way: a change the catalog publishes now is that call's, to be told at once."""
+        return self._after_delivery is not None and not self._after_delivery.done()
+
     async def settled(self) -> None:
         """Wait for what followed the last call's result (seed 002 §6.1: the catalog
         recomputed, then the navigation its answer asked for). Calls, :meth:`tools` and

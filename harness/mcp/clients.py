@@ -30,6 +30,12 @@ log = logging.getLogger("harness.mcp.clients")
 
 LIST_CHANGED = "notifications/tools/list_changed"
 
+# A burst of changes (a page registering its tools one by one, a reload) is told as the
+# first change at once, then one message once the page was quiet this long — or once
+# LIST_CHANGED_MAX_DELAY_S passed, for a page that never stops.
+LIST_CHANGED_QUIET_S = 0.1
+LIST_CHANGED_MAX_DELAY_S = 1.0
+
 
 class ClientPage:
     """The page one client drives (or, for the bridge's own page, the clients it serves).
@@ -37,7 +43,9 @@ class ClientPage:
     ``opening`` gives the session once its page is open and its catalog settled; requests
     wait for it (:meth:`ready`). Tool-list changes go to :attr:`connections` (handshake-era
     clients: ``notifications/tools/list_changed``) and to ``bus`` (the
-    ``subscriptions/listen`` streams of 2026-07-28 clients), bursts as one message.
+    ``subscriptions/listen`` streams of 2026-07-28 clients): the first change at once,
+    the rest of a burst as one message once it is over (:meth:`_burst_over`); a change a
+    call made is told at once, before the navigation its result asked for (seed 002 §6.1).
     ``owned``: :meth:`close` closes the session (a client's own page); otherwise it only
     lets go of it (the bridge's page, which its caller opened).
     """
@@ -60,6 +68,8 @@ class ClientPage:
         self._opening = asyncio.ensure_future(opening)
         self._opening.add_done_callback(lambda done: done.cancelled() or done.exception())
         self._changed = asyncio.Event()
+        self._changes = 0  # how many the catalog published (a burst is over when it stays)
+        self._urgent = asyncio.Event()  # a call's change: no waiting for the burst's end
         self._undo: list[Callable[[], None]] = []
         # Done once the session's handlers are in place (or its page failed to open).
         self._wired: asyncio.Future[None] = asyncio.get_running_loop().create_future()
@@ -85,12 +95,38 @@ class ClientPage:
         self._changed.clear()  # the catalog as it settled is the first one clients list
         while True:
             await self._changed.wait()
-            self._changed.clear()
-            if self.bus is not None:
-                await self.bus.publish(ToolsListChanged())
-            for connection in list(self.connections):
-                # Best effort: a connection whose stream broke drops the notification.
-                await connection.notify(LIST_CHANGED, None)
+            while self._changed.is_set():
+                self._changed.clear()
+                self._urgent.clear()
+                await self._announce()
+                await self._burst_over()
+
+    async def _announce(self) -> None:
+        if self.bus is not None:
+            await self.bus.publish(ToolsListChanged())
+        for connection in list(self.connections):
+            # Best effort: a connection whose stream broke drops the notification.
+            await connection.notify(LIST_CHANGED, None)
+
+    async def _burst_over(self) -> None:
+        """Wait until no change came for :data:`LIST_CHANGED_QUIET_S`, at most
+        :data:`LIST_CHANGED_MAX_DELAY_S`, or a call's change came (told at once)."""
+        loop = asyncio.get_running_loop()
+        deadline = loop.time() + LIST_CHANGED_MAX_DELAY_S
+        seen = self._changes
+        while (left := deadline - loop.time()) > 0:
+            with contextlib.suppress(TimeoutError):
+                await asyncio.wait_for(self._urgent.wait(), min(LIST_CHANGED_QUIET_S, left))
+                return
+            if self._changes == seen:
+                return
+            seen = self._changes
+
+    def _note_change(self, session: Session) -> None:
+        self._changes += 1
+        self._changed.set()
+        if session.following_a_call:
+            self._urgent.set()
 
     def _wire(self, session: Session) -> None:
         """Questions go to the calling client (the configured handler answers the others),
@@ -107,7 +143,7 @@ class ClientPage:
             session.elicitation = local
 
         self._undo.append(restore)
-        self._undo.append(session.on_tools_changed(lambda _change: self._changed.set()))
+        self._undo.append(session.on_tools_changed(lambda _change: self._note_change(session)))
         if self.console is not None:
             on_console = self.console.listener(session.page, session.scrubber)
             session.page.on("console", on_console)
