@@ -14,7 +14,7 @@ import json
 import logging
 from collections.abc import Coroutine
 from dataclasses import dataclass
-from typing import Any
+from typing import Any, TypeVar
 
 from playwright.async_api import BrowserContext, Frame, Page
 from playwright.async_api import Error as PlaywrightError
@@ -41,6 +41,7 @@ from harness.elicitation.questions import answer_tool_question
 from harness.models import CatalogWarning, Tool
 
 log = logging.getLogger("harness.browser.backends")
+T = TypeVar("T")
 
 # How long a call whose form submission replaces its page waits for the new page, to say
 # where it went (and so that the request was sent before the caller moves on).
@@ -340,11 +341,10 @@ class ChannelBackend(Backend):
         request = FormReviewRequest(
             tool=tool, values=values if isinstance(values, dict) else {}, page_url=frame.url
         )
-        decision = (
-            await self.form_reviewer.review(request)
-            if self.form_reviewer is not None
-            else FormReviewDecision(submit=False, reason="the form was not submitted")
-        )
+        if self.form_reviewer is None:
+            decision = FormReviewDecision(submit=False, reason="the form was not submitted")
+        else:  # asked as the call's own question: the MCP client that called answers it
+            decision = await self._as_the_call(call_id, self.form_reviewer.review(request))
         if decision.submit:
             command = {
                 "op": "review",
@@ -368,34 +368,36 @@ class ChannelBackend(Backend):
         tool the message names (a message from any other frame settles nothing)."""
         return None
 
+    async def _as_the_call(self, call_id: str, asking: Coroutine[Any, Any, T]) -> T:
+        """Run ``asking`` (a question to the user) in the context the call ``call_id`` runs
+        in — so the MCP client whose call it is gets the question — and drop it with the
+        call (:meth:`_end_questions`). Without a running call, in this task's context."""
+        context = self._call_contexts.get(call_id)
+        if context is None:
+            return await asking
+        task = asyncio.get_running_loop().create_task(asking, context=context)
+        self._questions.setdefault(call_id, set()).add(task)
+        try:
+            return await task
+        finally:
+            self._questions.get(call_id, set()).discard(task)
+
     # -- a tool asks the user from inside execute (harness/elicitation/questions.py) ----
     async def _question(self, frame: Frame, message: Message) -> None:
         """Ask the session's handler, and answer the page with ``elicit-answer``."""
         call = await self._questioning_call(frame, message)
-        task = asyncio.current_task()
-        if call is not None and task is not None:
-            # Dropped with its call (_end_questions): the page's signal rejects the question.
-            self._questions.setdefault(call[0], set()).add(task)
-        try:
-            asked = self.question_handler
-            handler = asked() if asked is not None else AutoHandler("cancel")
-            answering = answer_tool_question(
-                message,
-                handler=handler,
-                origin=await document_origin(frame),
-                tool=call[1] if call is not None else None,
-            )
-            context = self._call_contexts.get(call[0]) if call is not None else None
-            reply = (
-                await asyncio.ensure_future(answering)
-                if context is None
-                else (await asyncio.get_running_loop().create_task(answering, context=context))
-            )
-            with contextlib.suppress(PlaywrightError, FrameGone):  # the document went away
-                await self.channel.command(frame, reply)
-        finally:
-            if call is not None and task is not None:
-                self._questions.get(call[0], set()).discard(task)
+        asked = self.question_handler
+        handler = asked() if asked is not None else AutoHandler("cancel")
+        answering = answer_tool_question(
+            message,
+            handler=handler,
+            origin=await document_origin(frame),
+            tool=call[1] if call is not None else None,
+        )
+        # Dropped with its call: the page's signal rejects the question.
+        reply = await (answering if call is None else self._as_the_call(call[0], answering))
+        with contextlib.suppress(PlaywrightError, FrameGone):  # the document went away
+            await self.channel.command(frame, reply)
 
     async def _questioning_call(self, frame: Frame, message: Message) -> tuple[str, str] | None:
         """The harness's running call (call id, tool name) that asks; None: not one of ours."""
