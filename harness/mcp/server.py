@@ -318,6 +318,14 @@ class McpBridge:
     async def _on_list_tools(
         self, ctx: ServerRequestContext[Any, Any], params: types.PaginatedRequestParams | None
     ) -> types.ListToolsResult:
+        if params is not None and params.cursor is not None:
+            # The whole list is one page (no nextCursor is ever given): any cursor is one
+            # the bridge did not issue, which MCP's pagination says to refuse.
+            raise MCPError(
+                types.INVALID_PARAMS,
+                "Invalid cursor: tools/list answers in one page and gives no cursors; "
+                "list again without one.",
+            )
         session = await self._session_of(ctx)
         tools = await session.tools()
         names = NameMap(t.name for t in tools)

@@ -286,6 +286,14 @@ def text_of(result: types.CallToolResult) -> str:
 # -- the tour: list, call, navigate, list_changed -----------------------------------
 
 
+async def test_a_cursor_the_bridge_never_gave_is_refused(connection: Connection) -> None:
+    # MCP's pagination: an invalid cursor is error -32602, not the first page again.
+    with pytest.raises(MCPError) as refused:
+        await connection.client.list_tools(cursor="made-up", cache_mode="refresh")
+    assert refused.value.error.code == types.INVALID_PARAMS
+    assert "cursor" in refused.value.error.message
+
+
 async def test_list_call_and_list_changed_after_a_navigation(
     connection: Connection, sites: RunningSites
 ) -> None:
