@@ -385,7 +385,9 @@ function installNativeLayer() {
   const REGISTRY_WAIT_MS = 3000;
 
   // Chromium's registry for this document, read now (getTools), as the JSON text of
-  // [{name, title, description, inputSchema, annotations}] ("null" when getTools() failed,
+  // [{name, title, description, inputSchema, annotations}], each inputSchema as its own JSON
+  // text (a schema nested too deeply for the harness to read spoils only its own tool,
+  // not the whole listing) ("null" when getTools() failed,
   // '"timeout"' when it did not settle in time),
   // for `list` with `registry: true`: the harness reconciles the
   // batched CDP events with it whenever a listing is asked for.
@@ -421,7 +423,7 @@ function installNativeLayer() {
                 name: ownData(tool, "name"),
                 title: ownData(tool, "title"),
                 description: ownData(tool, "description"),
-                inputSchema: ownData(tool, "inputSchema"),
+                inputSchema: schemaText(ownData(tool, "inputSchema")),
                 annotations: ownData(tool, "annotations"),
               }),
             );
@@ -431,6 +433,15 @@ function installNativeLayer() {
         () => settle("null"),
       );
     });
+  }
+
+  function schemaText(schema) {
+    if (schema === undefined || schema === null) return null;
+    try {
+      return chromiumJSONText(schema);
+    } catch {
+      return null; // (Chromium's own object: it does not throw)
+    }
   }
 
   function cancel(callId, reason) {

@@ -50,11 +50,24 @@ def well_formed(value: Any) -> Any:
     return value
 
 
+class TooDeep(ValueError):
+    """Page JSON nested deeper than Python's JSON reader follows (its recursion limit:
+    some hundreds of levels, a few kilobytes of brackets)."""
+
+
 def loads(text: str) -> Any:
     """``json.loads`` of page-provided JSON text, every string of it well-formed. A text
     without a ``\\u`` escape of a surrogate and with only well-formed characters yields
-    only well-formed strings: it is not walked."""
-    value = json.loads(text)
-    if is_well_formed(text) and "\\ud" not in text and "\\uD" not in text:
-        return value
-    return well_formed(value)
+    only well-formed strings: it is not walked.
+
+    Raises :class:`ValueError` for text that is not JSON, and its subclass
+    :class:`TooDeep` for JSON nested too deeply to read — never a ``RecursionError``,
+    which a page could otherwise raise in whatever reads its words.
+    """
+    try:
+        value = json.loads(text)
+        if is_well_formed(text) and "\\ud" not in text and "\\uD" not in text:
+            return value
+        return well_formed(value)
+    except RecursionError:
+        raise TooDeep("the JSON is nested too deeply to be read") from None

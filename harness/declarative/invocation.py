@@ -213,6 +213,9 @@ class SeedTools:
             except NotATool as exc:
                 warnings.append(_malformed(d, info, str(exc)))
                 continue
+            except RecursionError:  # page-made structure too deep to build (a safety net)
+                warnings.append(_malformed(d, info, "it nests too deeply to be read"))
+                continue
             first = accepted.get(seed.name)
             if first is not None:
                 warnings.append(_duplicate(first.declaration, d, info))

@@ -840,6 +840,11 @@ def node_schema(group: Group, *, in_row: bool = False) -> dict[str, Any]:
     return schema
 
 
+# The deepest a control's parameter may sit (named fieldsets and dotted names together): far
+# beyond any real form, and far inside what the schema's readers (and Python's stack) follow.
+MAX_PARAMETER_DEPTH = 32
+
+
 def parameters(form: SeedForm) -> tuple[Group, list[str]]:
     """The parameter tree of a form's controls, and warnings about controls left out."""
     warnings: list[str] = []
@@ -847,7 +852,14 @@ def parameters(form: SeedForm) -> tuple[Group, list[str]]:
     for control in form.controls:
         if not _is_parameter(control):
             continue
-        problem = _insert(trie, _path(control, form), control)
+        path = _path(control, form)
+        if len(path) > MAX_PARAMETER_DEPTH:
+            warnings.append(
+                f"control {control.name!r} left out: it nests {len(path)} levels deep "
+                f"(fieldsets and dotted names); at most {MAX_PARAMETER_DEPTH}"
+            )
+            continue
+        problem = _insert(trie, path, control)
         if problem is not None:
             warnings.append(f"control {control.name!r} left out: {problem}")
     _attach_fieldsets(trie, form)

@@ -16,7 +16,7 @@ from mcp_types import CallToolResult, TextContent
 from pydantic import ValidationError
 
 from harness.browser.backends.base import RawResult
-from harness.browser.wellformed import loads, well_formed_text
+from harness.browser.wellformed import TooDeep, loads, well_formed_text
 from harness.models import error_result
 from harness.stages.framing import without_harness_marks
 
@@ -100,7 +100,7 @@ def normalize_value(json_text: str | None) -> CallToolResult:
         return CallToolResult(content=[])
     try:
         value: Any = loads(json_text)
-    except RecursionError:
+    except TooDeep:
         raise ResultRefused(too_deep_message()) from None
     except ValueError:
         return CallToolResult(content=[TextContent(type="text", text=well_formed_text(json_text))])

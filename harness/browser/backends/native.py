@@ -44,7 +44,9 @@ from harness.browser.backends.polyfill import (
 )
 from harness.browser.backends.snapshots import (
     Entry,
+    Unreadable,
     parse_answer,
+    read_snapshot,
     refused_warnings,
     split_registration,
 )
@@ -53,7 +55,7 @@ from harness.browser.cdp import send as cdp_send
 from harness.browser.chromium import NATIVE_WEBMCP_FLAGS
 from harness.browser.frames import origin_of
 from harness.browser.injection import ChannelKeys, FrameGone, Message, Mode, SchemaSubset
-from harness.browser.wellformed import well_formed
+from harness.browser.wellformed import loads, well_formed
 from harness.catalog import Catalog, FrameInfo
 from harness.errors import DOCTOR_HINT, NativeWebMCPUnavailable
 from harness.models import CatalogWarning, Tool
@@ -79,9 +81,9 @@ _REVISION_KEY = "webmcp-harness/revision"
 # …and what it says of the tool (_meaning), to compare the next record of it with.
 _MEANING_KEY = "webmcp-harness/meaning"
 
-LayerRecord = tuple[str, dict[str, Any], int | None]
+LayerRecord = tuple[str, dict[str, Any] | Unreadable, int | None]
 """The layer's snapshot of a tool: its text less its registration number, the snapshot
-parsed, and that number."""
+parsed (or :class:`Unreadable`, nested too deeply), and that number."""
 
 # What the native layer throws instead of running a tool registered again since the
 # harness checked the call (injected_js/native_layer.js); a page that throws it itself
@@ -655,8 +657,10 @@ class NativeBackend(ChannelBackend):
             if not isinstance(text, str):
                 continue
             key, registration = split_registration(text)
-            snap = known.get(key) or retired.get(key) or parse_answer(text)
-            if isinstance(snap, dict) and isinstance(snap.get("name"), str):
+            snap = known.get(key) or retired.get(key) or read_snapshot(text)
+            if isinstance(snap, Unreadable) and snap.name is not None:
+                extras[snap.name] = (key, snap, registration)
+            elif isinstance(snap, dict) and isinstance(snap.get("name"), str):
                 current[key] = snap
                 extras[snap["name"]] = (key, snap, registration)
         self._layer[cdp_id] = current
@@ -704,7 +708,8 @@ class NativeBackend(ChannelBackend):
             listed.add(name)
             if name in known or name in overtaken:
                 continue
-            extra = extras.get(name, ("", {}, None))[1]
+            said_by_layer = extras.get(name, ("", {}, None))[1]
+            extra = said_by_layer if isinstance(said_by_layer, dict) else {}
             source = extra.get("source") or ("script" if "annotations" in entry else "declarative")
             annotations = entry.get("annotations")
             if not isinstance(annotations, dict):
@@ -718,9 +723,7 @@ class NativeBackend(ChannelBackend):
             record = {
                 "name": name,
                 "description": entry.get("description") or "",
-                "inputSchema": entry.get("inputSchema")
-                if isinstance(entry.get("inputSchema"), dict)
-                else None,
+                "inputSchema": _schema_of(entry),
                 "annotations": annotations,
                 "frameId": cdp_id,
                 # getTools() does not say which tools are forms; the layer's record does.
@@ -968,8 +971,27 @@ def _annotations(record: dict[str, Any]) -> dict[str, Any]:
     }
 
 
-def _merge(native: dict[str, Any], extra: dict[str, Any] | None) -> dict[str, Any]:
-    """Chromium's view of a tool, completed by the layer's record of what the page gave."""
+def _schema_of(entry: dict[str, Any]) -> dict[str, Any] | None:
+    """A ``getTools()`` entry's inputSchema (sent as its own JSON text; None: none given,
+    or one the harness cannot read — the layer's record of the tool says which); an entry
+    that is the layer's own snapshot holds it parsed."""
+    text = entry.get("inputSchema")
+    if isinstance(text, dict):
+        return text
+    if not isinstance(text, str):
+        return None
+    try:
+        schema = loads(text)
+    except ValueError:  # TooDeep included
+        return None
+    return schema if isinstance(schema, dict) else None
+
+
+def _merge(native: dict[str, Any], extra: dict[str, Any] | Unreadable | None) -> Any:
+    """Chromium's view of a tool, completed by the layer's record of what the page gave
+    (one the harness cannot read leaves the tool out, with a warning, as the polyfill does)."""
+    if isinstance(extra, Unreadable):
+        return extra
     annotations = _annotations(native)
     snap: dict[str, Any] = {
         "name": native["name"],

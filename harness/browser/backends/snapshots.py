@@ -20,6 +20,8 @@ the same page loaded again builds nothing again either.
 
 from __future__ import annotations
 
+import contextlib
+import json
 import re
 from collections.abc import Callable, Hashable, Iterable
 from typing import Any
@@ -27,7 +29,7 @@ from typing import Any
 from pydantic import ValidationError
 
 from harness.browser.frames import exposed_to
-from harness.browser.wellformed import loads
+from harness.browser.wellformed import TooDeep, loads, well_formed_text
 from harness.catalog import FrameInfo
 from harness.models import BOOLEAN_HINTS, CatalogWarning, Tool
 
@@ -52,9 +54,18 @@ def _from_snapshot(
     snap: Any, info: FrameInfo, top_origin: str
 ) -> tuple[Tool | None, list[CatalogWarning]]:
     """One snapshot's tool (None: not offered, or malformed) and what to warn about it."""
+    cross_origin = not info.is_main and info.origin != top_origin
+    if isinstance(snap, Unreadable) and not cross_origin:  # (another origin's: as unexposed)
+        warning = CatalogWarning(
+            code="malformed-tool",
+            tool=snap.name,
+            message=f"Ignored tool {snap.name!r} from frame {info.key}: {snap.reason}"
+            if snap.name is not None
+            else f"Ignored a tool from frame {info.key}: {snap.reason}",
+        )
+        return None, [warning]
     if not isinstance(snap, dict):
         return None, []
-    cross_origin = not info.is_main and info.origin != top_origin
     if cross_origin and not exposed_to(snap, top_origin):
         return None, []
     try:
@@ -139,8 +150,35 @@ def snapshot_texts(tools: Any) -> list[Entry]:
     return entries
 
 
+class Unreadable:
+    """A snapshot the harness cannot read: nested deeper than its JSON reader follows (a
+    schema of some hundreds of levels). Its tool is left out with a warning naming it."""
+
+    def __init__(self, text: str) -> None:
+        self.reason = "its snapshot (the schema, most likely) is nested too deeply to be read"
+        self.name: str | None = None
+        with contextlib.suppress(ValueError):  # the name is the text's first member
+            name, _ = _STRING.raw_decode(text, len(_NAME_MEMBER))
+            if text.startswith(_NAME_MEMBER) and isinstance(name, str):
+                self.name = well_formed_text(name)
+
+
+_NAME_MEMBER = '{"name":'
+_STRING = json.JSONDecoder()
+
+
+def read_snapshot(text: str) -> Any:
+    """One tool's snapshot text, parsed (None: not JSON; :class:`Unreadable`: too deep)."""
+    try:
+        return loads(text)
+    except TooDeep:
+        return Unreadable(text)
+    except ValueError:
+        return None
+
+
 def _parser(text: str) -> Callable[[], Any]:
-    return lambda: parse_answer(text)
+    return lambda: read_snapshot(text)
 
 
 Built = tuple[Tool | None, list[CatalogWarning]]
