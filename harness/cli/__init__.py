@@ -52,7 +52,6 @@ def console() -> NoReturn:
     (logging's flush among them). A thread that is still working is waited for as usual.
     """
     import atexit
-    import contextlib
     import os
     import sys
     import threading
@@ -61,8 +60,13 @@ def console() -> NoReturn:
     if any(t is not threading.main_thread() and not t.daemon for t in threading.enumerate()):
         sys.exit(code)  # the interpreter joins it, as for any program
     for stream in (sys.stdout, sys.stderr):
-        # A reader that went away (`| head`): nothing more to tell it.
-        with contextlib.suppress(OSError, ValueError):
+        # A reader that went away (`| head`): nothing more to tell it, and a command that
+        # did its job says so as a pipeline's writer does (141: 128 + SIGPIPE).
+        try:
             stream.flush()
+        except BrokenPipeError:
+            code = 141 if code == 0 and stream is sys.stdout else code
+        except (OSError, ValueError):
+            pass
     atexit._run_exitfuncs()
     os._exit(code)

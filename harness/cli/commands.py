@@ -19,8 +19,10 @@ from __future__ import annotations
 import argparse
 import asyncio
 import contextlib
+import errno
 import importlib
 import json
+import os
 import sys
 from collections.abc import Callable, Sequence
 from datetime import UTC, datetime
@@ -30,6 +32,7 @@ from typing import TYPE_CHECKING, Any
 from harness.browser.marks import mark
 from harness.cli.options import (
     DEFAULT_CALL_TIMEOUT_S,
+    EXIT_BROKEN_PIPE,
     EXIT_FAILED,
     EXIT_INTERRUPTED,
     EXIT_OK,
@@ -530,6 +533,13 @@ def main(argv: Sequence[str] | None = None) -> int:
     except HarnessError as exc:
         report_error(exc, as_json=as_json)
         return EXIT_FAILED
+    except BrokenPipeError:
+        # The reader of the output went away (`| head`): nothing more to tell it, and no
+        # error to report — a shell's pipeline ends the same way for any command. What is
+        # still buffered goes nowhere, rather than failing again at exit.
+        with contextlib.suppress(OSError, ValueError):
+            os.dup2(os.open(os.devnull, os.O_WRONLY), sys.stdout.fileno())
+        return EXIT_BROKEN_PIPE
     except OSError as exc:  # an output directory that cannot be made, a file not there
         where = f" ({exc.filename})" if exc.filename else ""
         report_error(
@@ -562,7 +572,14 @@ def _dispatch(args: argparse.Namespace) -> int:
 def _console() -> Console:
     from rich.console import Console
 
-    return Console(soft_wrap=True)
+    class Output(Console):
+        def on_broken_pipe(self) -> None:
+            # rich's own answer is a silent exit 1 (a failure, to the caller's script):
+            # the reader left, which main() ends the way a pipeline does.
+            self.quiet = True
+            raise BrokenPipeError(errno.EPIPE, "the reader of the output went away")
+
+    return Output(soft_wrap=True)
 
 
 def _run_tools(args: argparse.Namespace) -> int:

@@ -32,6 +32,7 @@ if TYPE_CHECKING:
 
 EXIT_OK, EXIT_FAILED, EXIT_USAGE = 0, 1, 2
 EXIT_INTERRUPTED = 130  # 128 + SIGINT: what a shell reports for a command Ctrl-C stopped
+EXIT_BROKEN_PIPE = 141  # 128 + SIGPIPE: what a shell reports for a writer whose reader left
 
 # The core's names and defaults as the parsers show them, written out here so that parsing
 # a command line (and --help) loads none of the core; tests/cli/test_cli_imports.py checks
