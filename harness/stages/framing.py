@@ -18,8 +18,11 @@ gets page text through :func:`harness.elicitation.wording.plain`.)
 from __future__ import annotations
 
 import copy
+import functools
+import itertools
 import json
 import re
+import unicodedata
 from typing import Any
 
 from mcp_types import CallToolResult, ContentBlock, TextContent
@@ -27,19 +30,78 @@ from mcp_types import CallToolResult, ContentBlock, TextContent
 from harness.models import META_PREFIX, ErrorKind
 from harness.schemas import subschemas
 
-# Any spelling of a frame marker a reader (a model) could take for the real one:
-# any case, spaces or a slash inside, ``-``, ``_`` or a space between the words.
-_MARKER = re.compile(r"<(\s*/?\s*)(untrusted[\s_-]*data)", re.IGNORECASE)
+# Any spelling of a frame marker a reader (a model) could take for the real one: any case,
+# spaces or a slash inside, ``-``, ``_`` or a space between the words — read in text folded
+# as a reader sees it (:func:`_folding`: NUL stands for a character that shows nothing).
+_MARKER = re.compile(
+    r"<[\s\x00]*(?:/[\s\x00]*)?"
+    + r"\x00*".join("untrusted")
+    + r"[\s_\-\x00]*"
+    + r"\x00*".join("data"),
+    re.IGNORECASE,
+)
 
 
 def frame_untrusted(text: str, origin: str) -> str:
     """Mark page-provided text as data from ``origin``, not instructions.
 
     The markers cannot be forged from inside: every occurrence of an opening or closing
-    marker in the text, in any case or spacing, is defused first.
+    marker in the text is defused first — in any case or spacing, and as a reader sees it:
+    characters that show nothing (zero-width spaces, soft hyphens, joiners, bidi controls,
+    combining marks) ignored, and compatibility forms (fullwidth ``＜／ｕｎｔｒｕｓｔｅｄ``,
+    mathematical letters) and every dash and space read as what they look like.
     """
-    defused = _MARKER.sub(lambda m: "<\\" + m.group(1) + m.group(2), text)
-    return f'<untrusted-data origin="{origin}">\n{defused}\n</untrusted-data>'
+    return f'<untrusted-data origin="{origin}">\n{_defused(text)}\n</untrusted-data>'
+
+
+def _defused(text: str) -> str:
+    """``text`` with a backslash after the ``<`` of each marker in it."""
+    folded = text
+    if not text.isascii():
+        table, specials = _folding()
+        if specials.search(text):
+            folded = text.translate(table)  # one character for one: positions hold
+    parts: list[str] = []
+    done = 0
+    for marker in _MARKER.finditer(folded):
+        after = marker.start() + 1
+        parts += [text[done:after], "\\"]
+        done = after
+    return "".join([*parts, text[done:]]) if parts else text
+
+
+@functools.cache
+def _folding() -> tuple[dict[int, str], re.Pattern[str]]:
+    """How a reader sees characters, one for one (made once, when first needed: ~50 ms):
+    what shows nothing (format characters, combining marks, Hangul fillers) becomes NUL,
+    every dash ``-`` and every space `` ``, and a character whose compatibility form (NFKC)
+    is one ASCII character becomes it; with a pattern that finds any of them."""
+    table: dict[int, str] = {}
+    planes = itertools.chain(
+        range(0x80, 0x10000), range(0x1D400, 0x1D800), range(0x1F100, 0x1F200),
+        range(0xE0000, 0xE1000),
+    )  # fmt: skip
+    for code in planes:
+        char = chr(code)
+        kind = unicodedata.category(char)
+        if kind in ("Cf", "Mn", "Me") or char in "\u115f\u1160\u3164\uffa0":
+            table[code] = "\x00"
+        elif kind == "Pd":
+            table[code] = "-"
+        elif kind.startswith("Z"):
+            table[code] = " "
+        else:
+            plain = unicodedata.normalize("NFKC", char)
+            if len(plain) == 1 and plain.isascii():
+                table[code] = plain
+    ranges: list[list[int]] = []
+    for code in table:  # (in order) as ranges: a class of single characters is slow to search
+        if ranges and ranges[-1][1] == code - 1:
+            ranges[-1][1] = code
+        else:
+            ranges.append([code, code])
+    specials = re.compile("[" + "".join(f"{chr(a)}-{chr(b)}" for a, b in ranges) + "]")
+    return table, specials
 
 
 _FRAME = re.compile(r'<untrusted-data origin="[^"\n]*">\n(.*?)\n</untrusted-data>', re.DOTALL)
