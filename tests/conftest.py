@@ -288,7 +288,14 @@ class PageServer:
             await asyncio.sleep(min(int(request.match_info["ms"]), 20_000) / 1000)
             return web.Response(status=204)
 
+        async def download(request: web.Request) -> web.StreamResponse:
+            # A file to save, not a page: a navigation here loads no document.
+            name = request.match_info["name"]
+            disposition = {"Content-Disposition": f'attachment; filename="{name}"'}
+            return web.Response(text="a,b\n1,2\n", content_type="text/csv", headers=disposition)
+
         app = web.Application(middlewares=[log])
+        app.router.add_get("/__download/{name:[A-Za-z0-9_.-]+}", download)
         app.router.add_get("/__delay/{ms:[0-9]+}", delay)
         app.router.add_get("/__nocontent/{ms:[0-9]+}", no_content)
         app.router.add_get("/{name:.*}", page)

@@ -37,6 +37,7 @@ from harness.browser.backends.polyfill import (
     READ_WAIT_S,
     SUBMISSION_REPORT_WAIT_S,
     ChannelBackend,
+    FrameMark,
     StateVersions,
     executed_text,
     is_gone,
@@ -121,7 +122,7 @@ class NativeBackend(ChannelBackend):
         # <form toolname> calls: which tool each call runs (the page names forms by tool),
         # when it started, and why the harness cancelled an invocation.
         self._call_tools: dict[str, tuple[Tool, float]] = {}  # call id → (tool, start)
-        self._call_frames: dict[str, tuple[Frame, int]] = {}  # call id → (frame, navigations)
+        self._call_frames: dict[str, tuple[Frame, FrameMark]] = {}  # call id → (frame, mark)
         self._submitting: set[str] = set()  # invocations whose form submission went ahead
         self._cancel_reasons: dict[str, str] = {}  # invocation id → the harness's reason
         self._declarative: set[str] = set()  # invocations of <form toolname> tools
@@ -503,8 +504,8 @@ class NativeBackend(ChannelBackend):
             return
         # Its frame's navigation is the outcome, not an interruption (see _fail_frame).
         self._submitting.add(invocation)
-        running_in, navigations = self._call_frames.get(call_id, (None, 0))
-        raw = await self._submission_result(running_in, details, navigations)
+        running_in, before = self._call_frames.get(call_id, (None, FrameMark(0, 0)))
+        raw = await self._submission_result(running_in, details, before)
         if not future.done():
             future.set_result(raw)
 
@@ -755,7 +756,7 @@ class NativeBackend(ChannelBackend):
         if frame is None or cdp_id is None or self._cdp is None:
             return RawResult(status="navigation")
         started = asyncio.get_running_loop().time()
-        self._call_frames[call_id] = (frame, self._navigations.get(frame, 0))
+        self._call_frames[call_id] = (frame, self.mark(frame))
         # A script tool runs through Chromium's own executeTool() in the page (the layer's
         # `invoke`): one round trip, the registration check and the call's options included.
         # CDP's invokeTool (which needs the layer's `prepare` first) runs the forms, whose

@@ -12,11 +12,12 @@ import contextlib
 import contextvars
 import json
 import logging
+import weakref
 from collections.abc import Coroutine
 from dataclasses import dataclass
-from typing import Any, TypeVar
+from typing import Any, NamedTuple, TypeVar
 
-from playwright.async_api import BrowserContext, Frame, Page
+from playwright.async_api import BrowserContext, Download, Frame, Page, Request, Response
 from playwright.async_api import Error as PlaywrightError
 
 from harness.browser.backends.base import Backend, FormReviewDecision, FormReviewRequest, RawResult
@@ -46,6 +47,8 @@ T = TypeVar("T")
 # How long a call whose form submission replaces its page waits for the new page, to say
 # where it went (and so that the request was sent before the caller moves on).
 SUBMISSION_NAVIGATION_WAIT_S = 10.0
+# How long a submission whose navigation loaded no document waits to hear it was a download.
+DOWNLOAD_NAME_WAIT_S = 0.5
 
 # How long a <form toolname> call whose document went away waits for the page's report that
 # its submission went ahead (sent before the document could go, but on another channel
@@ -135,6 +138,13 @@ class ChannelBackend(Backend):
         # the caller's ways of answering (an MCP client's channel) reach them.
         self._call_contexts: dict[str, contextvars.Context] = {}
         self._navigations: dict[Frame, int] = {}  # documents each frame had (framenavigated)
+        # Navigations of each frame that ended without a document (a 204, a download, a
+        # mailto:): how many, and how the last one ended (see _submission_result).
+        self._no_document: dict[Frame, tuple[int, NoDocument]] = {}
+        self._navigation_status: weakref.WeakKeyDictionary[Request, int] = (
+            weakref.WeakKeyDictionary()
+        )
+        self._downloads: dict[str, str] = {}  # URL → the file name a download suggested
         # State versions (CHANNEL.md): what the catalog holds of each frame's document, and
         # what each ended call's answer said of its document.
         self._versions: dict[Frame, StateVersions] = {}
@@ -190,6 +200,36 @@ class ChannelBackend(Backend):
         page.on("framenavigated", self._on_navigated)
         page.on("framedetached", self._on_detached)
         page.on("close", self._on_close)
+        page.on("response", self._on_response)
+        page.on("requestfailed", self._on_request_failed)
+        page.on("download", self._on_download)
+
+    def mark(self, frame: Frame) -> FrameMark:
+        """Where ``frame`` stands before a call: what :meth:`_submission_result` compares."""
+        return FrameMark(self._navigations.get(frame, 0), self._no_document.get(frame, (0,))[0])
+
+    def _on_response(self, response: Response) -> None:
+        request = response.request
+        if request.is_navigation_request():
+            self._navigation_status[request] = response.status
+
+    def _on_request_failed(self, request: Request) -> None:
+        # A navigation that loads no document (a 204, a download, an external protocol)
+        # ends as a failed request (net::ERR_ABORTED), with no framenavigated.
+        if not request.is_navigation_request():
+            return
+        frame = request.frame
+        ended = NoDocument(
+            url=request.url,
+            status=self._navigation_status.pop(request, None),
+            failure=request.failure or "",
+        )
+        self._no_document[frame] = (self._no_document.get(frame, (0,))[0] + 1, ended)
+
+    def _on_download(self, download: Download) -> None:
+        if len(self._downloads) >= 64:
+            self._downloads.pop(next(iter(self._downloads)))
+        self._downloads[download.url] = download.suggested_filename
 
     async def _on_navigated(self, frame: Frame) -> None:
         self._navigations[frame] = self._navigations.get(frame, 0) + 1
@@ -199,27 +239,41 @@ class ChannelBackend(Backend):
         await self._relist(frame)
 
     async def _submission_result(
-        self, frame: Frame | None, details: dict[str, Any], navigations: int
+        self, frame: Frame | None, details: dict[str, Any], before: FrameMark
     ) -> RawResult:
         """Where a ``<form toolname>`` submission went: for one that replaces the form's own
-        page, once that page navigated (``navigations``: the frame's count before the call).
+        page, once that page navigated — or once its navigation ended without a document (a
+        204, a download, a ``mailto:``), which Chromium answers at once too (``before``:
+        where the frame stood before the call). A ``javascript:`` action loads nothing.
         """
-        url = None
         same_frame = details.get("target") in ("", "_self", None)
-        if frame is not None and same_frame and details.get("method") != "dialog":
-            loop = asyncio.get_running_loop()
-            deadline = loop.time() + SUBMISSION_NAVIGATION_WAIT_S
-            while self._navigations.get(frame, 0) <= navigations and loop.time() < deadline:
-                await asyncio.sleep(0.05)
-            if self._navigations.get(frame, 0) > navigations and not frame.is_detached():
-                url = frame.url
-        return submitted_result(details, url)
+        action = str(details.get("action") or "")
+        if frame is None or not same_frame or details.get("method") == "dialog":
+            return submitted_result(details)
+        if action.lower().startswith("javascript:"):
+            return submitted_result(details, stayed=NoDocument(url=action))
+        loop = asyncio.get_running_loop()
+        deadline = loop.time() + SUBMISSION_NAVIGATION_WAIT_S
+        while loop.time() < deadline:
+            if self._navigations.get(frame, 0) > before.navigations:
+                return submitted_result(details, None if frame.is_detached() else frame.url)
+            count, ended = self._no_document.get(frame, (0, None))
+            if count > before.no_document and ended is not None:
+                # A download says so just after its request ends: a moment to hear it.
+                waited = loop.time() + DOWNLOAD_NAME_WAIT_S
+                while ended.url not in self._downloads and loop.time() < waited:
+                    await asyncio.sleep(0.02)
+                ended = ended._replace(download=self._downloads.get(ended.url))
+                return submitted_result(details, stayed=ended)
+            await asyncio.sleep(0.05)
+        return submitted_result(details)
 
     def _on_close(self, _page: Page) -> None:
         self.catalog.clear()
 
     def _on_detached(self, frame: Frame) -> None:
         self._versions.pop(frame, None)
+        self._no_document.pop(frame, None)
         self._reads.pop(frame, None)
         self._relists_started.pop(frame, None)
         self._relists_done.pop(frame, None)
@@ -527,14 +581,14 @@ class PolyfillBackend(ChannelBackend):
         self._running_tools[call_id] = tool.name
         self._submissions[call_id] = asyncio.get_running_loop().create_future()
         self._begin_call(call_id)
-        navigations = self._navigations.get(frame, 0)
+        before = self.mark(frame)
         try:
             answer = await self.channel.command(frame, command)
         except FrameGone:
-            return await self._gone(tool, call_id, frame, navigations)
+            return await self._gone(tool, call_id, frame, before)
         except PlaywrightError as exc:
             if is_gone(exc):
-                return await self._gone(tool, call_id, frame, navigations)
+                return await self._gone(tool, call_id, frame, before)
             raise
         finally:
             self._running.pop(call_id, None)
@@ -542,7 +596,7 @@ class PolyfillBackend(ChannelBackend):
             self._end_questions(call_id)
             self._submissions.pop(call_id, None)
         if isinstance(answer, dict) and isinstance(answer.get("submitted"), dict):
-            return await self._submission_result(frame, answer["submitted"], navigations)
+            return await self._submission_result(frame, answer["submitted"], before)
         self._call_ended(frame, call_id, answer)
         return raw_from_answer(answer)
 
@@ -552,7 +606,7 @@ class PolyfillBackend(ChannelBackend):
         if reported is not None and not reported.done() and isinstance(details, dict):
             reported.set_result(details)
 
-    async def _gone(self, tool: Tool, call_id: str, frame: Frame, navigations: int) -> RawResult:
+    async def _gone(self, tool: Tool, call_id: str, frame: Frame, before: FrameMark) -> RawResult:
         """The call's document went away before its answer came: a ``<form toolname>`` whose
         submission went ahead took it (its report says so), anything else was interrupted."""
         reported = self._submissions.get(call_id)
@@ -562,7 +616,7 @@ class PolyfillBackend(ChannelBackend):
             details = await asyncio.wait_for(asyncio.shield(reported), SUBMISSION_REPORT_WAIT_S)
         except TimeoutError:
             return RawResult(status="navigation")
-        return await self._submission_result(frame, details, navigations)
+        return await self._submission_result(frame, details, before)
 
     async def _questioning_call(self, frame: Frame, message: Message) -> tuple[str, str] | None:
         # The polyfill names the harness's call; it must run in the frame that asks.
@@ -624,17 +678,50 @@ def executed_text(value: Any) -> str | None:
     return value
 
 
-def submitted_result(details: dict[str, Any], url: str | None = None) -> RawResult:
+class FrameMark(NamedTuple):
+    """Where a frame stood before a call: its documents, and its navigations that loaded
+    none (what a form's submission changes)."""
+
+    navigations: int
+    no_document: int
+
+
+class NoDocument(NamedTuple):
+    """A navigation that ended without a document: its URL, the status its response had
+    (a 204), why it ended (``net::ERR_ABORTED``), the file it was (a download)."""
+
+    url: str
+    status: int | None = None
+    failure: str = ""
+    download: str | None = None
+
+    def said(self) -> str:
+        """How it ended, for the agent (the page stays as it was)."""
+        if self.download is not None:
+            return f"the response was a download ({self.download!r})"
+        if self.status is not None:
+            return f"the server answered {self.status} with no page"
+        scheme = self.url.partition(":")[0].lower()
+        if scheme not in ("http", "https"):
+            return f"its action is a {scheme}: URL, which loads no page"
+        return f"no page came ({self.failure or 'the navigation ended'})"
+
+
+def submitted_result(
+    details: dict[str, Any], url: str | None = None, *, stayed: NoDocument | None = None
+) -> RawResult:
     """A ``<form toolname>`` submission that went ahead (the page's executeTool() gets null).
 
     The agent is told where the form went (``url``: where its page navigated): the page is
     replaced by the response (or a dialog closed, or another frame loads it), so its tools
-    are those of what comes next.
+    are those of what comes next; or (``stayed``) that the page stays as it was.
     """
     method = str(details.get("method") or "get").upper()
     action = str(details.get("action") or "")
     target = details.get("target")
-    if method == "DIALOG":
+    if stayed is not None:
+        text = f"The form was submitted ({method} {action}); {stayed.said()}, so the page stays as it was."
+    elif method == "DIALOG":
         text = "The form was submitted (method dialog): its dialog closed."
     elif isinstance(target, str) and target not in ("", "_self"):
         text = f"The form was submitted ({method} {action}); the response loads in {target!r}."
