@@ -40,6 +40,7 @@ from harness.browser.backends.polyfill import (
     FrameMark,
     StateVersions,
     executed_text,
+    form_input,
     is_gone,
     raw_from_answer,
 )
@@ -755,6 +756,8 @@ class NativeBackend(ChannelBackend):
         cdp_id = self._cdp_id(frame) if frame is not None else None
         if frame is None or cdp_id is None or self._cdp is None:
             return RawResult(status="navigation")
+        if tool.source == "declarative":
+            arguments = form_input(arguments)
         started = asyncio.get_running_loop().time()
         self._call_frames[call_id] = (frame, self.mark(frame))
         # A script tool runs through Chromium's own executeTool() in the page (the layer's

@@ -10,8 +10,10 @@ from __future__ import annotations
 import asyncio
 import contextlib
 import contextvars
+import decimal
 import json
 import logging
+import math
 import weakref
 from collections.abc import Coroutine
 from dataclasses import dataclass
@@ -570,7 +572,7 @@ class PolyfillBackend(ChannelBackend):
             "op": "invoke",
             "callId": call_id,
             "name": tool.name,
-            "input": arguments,
+            "input": form_input(arguments) if tool.source == "declarative" else arguments,
             "meta": meta,
             # The registration the call was checked against: the page runs no other.
             "registration": tool.registration,
@@ -642,6 +644,47 @@ class PolyfillBackend(ChannelBackend):
             return
         with contextlib.suppress(PlaywrightError, FrameGone):  # the frame is gone, and the call too
             await self.channel.command(frame, {"op": "cancel", "callId": call_id, "reason": reason})
+
+
+def form_input(arguments: dict[str, Any]) -> dict[str, Any]:
+    """A ``<form toolname>``'s arguments as the harness hands them to the form, so that each
+    is filled exactly: Chromium's fill (and the polyfill's, which follows it for a page's own
+    ``executeTool()``) writes a number that is not an int32 as a double with 6 significant
+    digits (12345.67 → "12345.7", 3000000001 → "3e+09"), changing the agent's value unsaid;
+    as the text JavaScript writes for it, it is filled as it is."""
+    return {name: _exact_number(value) for name, value in arguments.items()}
+
+
+def _exact_number(value: Any) -> Any:
+    if isinstance(value, bool) or not isinstance(value, int | float):
+        return value
+    if float(value).is_integer() and -(2**31) <= value < 2**31:
+        return value  # an int32, which Chromium writes whole
+    return js_number_text(float(value))
+
+
+def js_number_text(number: float) -> str:
+    """JavaScript's ``String(number)`` (ECMA-262 Number::toString): the shortest digits
+    that read back as the number (Python's ``repr`` finds the same), laid out as JavaScript
+    lays them out (plain from 1e-6 up to 1e21, exponent form beyond)."""
+    if not math.isfinite(number):
+        return "NaN" if math.isnan(number) else "Infinity" if number > 0 else "-Infinity"
+    if number == 0:
+        return "0"
+    _, digit_tuple, exponent = decimal.Decimal(repr(abs(number))).normalize().as_tuple()
+    assert isinstance(exponent, int)
+    digits = "".join(map(str, digit_tuple))
+    k, n = len(digits), exponent + len(digits)  # n: where the decimal point goes
+    if k <= n <= 21:
+        text = digits + "0" * (n - k)
+    elif 0 < n <= 21:
+        text = f"{digits[:n]}.{digits[n:]}"
+    elif -6 < n <= 0:
+        text = "0." + "0" * -n + digits
+    else:
+        mantissa = digits[0] + ("." + digits[1:] if k > 1 else "")
+        text = f"{mantissa}e{'+' if n - 1 >= 0 else '-'}{abs(n - 1)}"
+    return ("-" if number < 0 else "") + text
 
 
 def raw_from_answer(answer: Any) -> RawResult:
