@@ -227,13 +227,42 @@ class _Plan(BaseModel):
 
 
 def _plan_of(tool: Tool) -> _Plan:
+    schema = checked_schema(tool)
     try:
-        checked = _checked(_canonical(tool.input_schema))
+        checked = _checked(_canonical(schema))
     except RecursionError:
         return _Plan()
     usable = checked.invalid is None and checked.outside is None
-    fast = compiled_validator_for(tool.input_schema) if usable else None
+    fast = compiled_validator_for(schema) if usable else None
     return _Plan(checked=checked, fast=fast)
+
+
+def checked_schema(tool: Tool) -> Any:
+    """The schema a tool's arguments are checked against: its ``inputSchema``, with a
+    form's ``pattern`` read as HTML reads it — matching the whole value (``^(?:…)$``), where
+    JSON Schema's matches anywhere in it. (The schema Chromium makes for a ``<form
+    toolname>`` copies the attribute as written; the agent sees it so.)"""
+    if tool.source != "declarative":
+        return tool.input_schema
+    try:
+        return _anchored(tool.input_schema)
+    except RecursionError:
+        return tool.input_schema  # too deep to check: the plan says so
+
+
+def _anchored(schema: Any) -> Any:
+    if isinstance(schema, list):
+        return [_anchored(item) for item in schema]
+    if not isinstance(schema, dict):
+        return schema
+    return {
+        key: f"^(?:{value})$"
+        if key == "pattern" and isinstance(value, str)
+        else value
+        if key in ("enum", "const", "default", "examples")
+        else _anchored(value)
+        for key, value in schema.items()
+    }
 
 
 _plan = PerTool(_plan_of)
@@ -277,7 +306,7 @@ def validate_arguments(tool: Tool, arguments: Any) -> list[ArgumentProblem]:
     validator = (
         checked.validator
         if checked is not None and checked.validator is not None
-        else _validator(_canonical(tool.input_schema))
+        else _validator(_canonical(checked_schema(tool)))
     )
     errors = sorted(validator.iter_errors(arguments), key=lambda e: (list(e.path), e.message))
     return [

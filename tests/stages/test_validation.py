@@ -124,3 +124,17 @@ def test_the_checks_follow_the_schema_not_the_tool_name() -> None:
     loose = strict.model_copy(update={"input_schema": {"type": "object"}})
     assert check_arguments(loose, {"n": "text"}) is None
     assert check_arguments(strict, {"n": "text"}) is not None  # the strict verdict still holds
+
+
+def test_a_forms_pattern_is_checked_as_html_reads_it_the_whole_value() -> None:
+    # Chromium's schema for a <form toolname> copies `pattern` as written; HTML anchors it
+    # (^(?:…)$), JSON Schema does not: the check follows HTML, for forms only.
+    schema = {"type": "object", "properties": {"phone": {"type": "string", "pattern": "[0-9]{3}"}}}
+    form = Tool(
+        name="f", description="", inputSchema=schema, origin="o", frame="main", source="declarative"
+    )
+    script = form.model_copy(update={"source": "script"})
+    assert validate_arguments(form, {"phone": "123"}) == []
+    [problem] = validate_arguments(form, {"phone": "x123x"})
+    assert problem.path == "/phone" and "^(?:[0-9]{3})$" in problem.message
+    assert validate_arguments(script, {"phone": "x123x"}) == []  # JSON Schema's own reading
