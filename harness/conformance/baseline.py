@@ -27,17 +27,29 @@ from __future__ import annotations
 
 from dataclasses import dataclass, field
 from pathlib import Path
-from typing import Any, Literal
+from typing import Any, Literal, cast, get_args
 
 import yaml
 from pydantic import BaseModel, ConfigDict, Field, ValidationError
 
-from harness.conformance.results import PASSING, Report, Subtest, TestResult
+from harness.conformance.results import (
+    PASSING,
+    Report,
+    Subtest,
+    SubtestStatus,
+    TestResult,
+    TestStatus,
+    keyed,
+)
 from harness.errors import ConfigError, read_input_file
 from harness.inputs import InputSyntaxError, parse_input
 
-DEFAULT_SUBTEST = "PASS"
-DEFAULT_TEST = "OK"
+DEFAULT_SUBTEST: SubtestStatus = "PASS"
+DEFAULT_TEST: TestStatus = "OK"
+SUBTEST: tuple[str, ...] = get_args(SubtestStatus)
+"""The statuses a subtest's entry may expect (and list as ``intermittent``)."""
+TEST: tuple[str, ...] = get_args(TestStatus)
+"""The statuses a test's entry may expect."""
 NEW_REASON = "not explained yet: "  # what --update-baseline writes for a new entry
 _REASON_LENGTH = 200
 
@@ -54,9 +66,9 @@ class Expected(BaseModel):
 
     model_config = ConfigDict(extra="forbid")
 
-    status: str
+    status: SubtestStatus
     reason: str = ""
-    intermittent: list[str] = Field(default_factory=list)
+    intermittent: list[SubtestStatus] = Field(default_factory=list)
 
     def allows(self, status: str) -> bool:
         """Whether ``status`` is what this entry expects."""
@@ -72,7 +84,7 @@ class TestExpectation(BaseModel):
 
     model_config = ConfigDict(extra="forbid")
 
-    status: str = DEFAULT_TEST
+    status: TestStatus = DEFAULT_TEST
     reason: str = ""
     subtests: dict[str, Expected] = Field(default_factory=dict)
 
@@ -148,16 +160,13 @@ class Baseline:
         for backend, tests in data.items():
             if not isinstance(tests, dict):
                 raise ConfigError(f"{path}: {backend!r} must map test paths to expectations.")
-            try:
-                entries[str(backend)] = {
-                    str(test): TestExpectation.model_validate({} if value is None else value)
-                    for test, value in tests.items()
-                }
-            except ValidationError as exc:
-                raise ConfigError(
-                    f"{path}: {backend}: {exc.errors()[0]['loc']}: {exc.errors()[0]['msg']}; "
-                    "each test takes status, reason and subtests: {name: {status, reason}}."
-                ) from exc
+            entries[str(backend)] = {}
+            for test, value in tests.items():
+                try:
+                    expectation = TestExpectation.model_validate({} if value is None else value)
+                except ValidationError as exc:
+                    raise ConfigError(f"{path}: {_invalid(str(backend), str(test), exc)}") from exc
+                entries[str(backend)][str(test)] = expectation
         return cls(entries)
 
     def save(self, path: str | Path) -> None:
@@ -221,32 +230,42 @@ class Baseline:
                 if result.status != DEFAULT_TEST:
                     expectation.status = result.status
                     expectation.reason = _reason(before.reason, result.message)
-                for subtest in result.subtests:
-                    previous = before.subtests.get(subtest.name)
-                    if (
-                        previous is not None
-                        and previous.intermittent
-                        and previous.allows_all(subtest.seen)
-                    ):
-                        expectation.subtests[subtest.name] = previous  # a known race: keep it
+                named: dict[str, list[Subtest]] = {}
+                for subtest in result.subtests:  # one entry serves every subtest of a name
+                    named.setdefault(subtest.name, []).append(subtest)
+                for name, group in named.items():
+                    seen = [status for subtest in group for status in subtest.seen]
+                    previous = before.subtests.get(name)
+                    if previous is not None and previous.intermittent and previous.allows_all(seen):
+                        expectation.subtests[name] = previous  # a known race: keep it
                         continue
-                    if subtest.seen == [DEFAULT_SUBTEST]:
+                    if all(status == DEFAULT_SUBTEST for status in seen):
                         continue
-                    expectation.subtests[subtest.name] = _expected(subtest, previous)
+                    expectation.subtests[name] = _expected(group, previous)
                 if expectation.status != DEFAULT_TEST or expectation.subtests:
                     tests[result.test] = expectation
             entries[backend] = tests
         return Baseline(entries)
 
 
-def _expected(subtest: Subtest, previous: Expected | None) -> Expected:
-    """The entry that expects what ``subtest`` gave: a flaky one expects its pass, with its
-    other statuses as known intermittent ones."""
-    reason = _reason(previous.reason if previous else "", subtest.message)
-    if not subtest.flaky:
-        return Expected(status=subtest.status, reason=reason)
-    others = [status for status in dict.fromkeys(subtest.seen) if status != DEFAULT_SUBTEST]
-    return Expected(status=DEFAULT_SUBTEST, reason=reason, intermittent=others)
+def _expected(group: list[Subtest], previous: Expected | None) -> Expected:
+    """The entry that expects what the subtests of one name gave (one subtest, or several
+    that share the name): one status, or — a flaky result, or subtests of one name that
+    differ — ``PASS`` (else the first status) with the others as known intermittent ones."""
+    first = next((s for s in group if s.status != DEFAULT_SUBTEST), group[0])
+    message = first.message
+    statuses = [
+        cast(SubtestStatus, status)  # reruns of a subtest are subtest statuses
+        for status in dict.fromkeys(status for subtest in group for status in subtest.seen)
+    ]
+    if len(group) > 1:
+        message = f"{len(group)} subtests share this name ({', '.join(s.status for s in group)})"
+    reason = _reason(previous.reason if previous else "", message)
+    if len(statuses) == 1:
+        return Expected(status=statuses[0], reason=reason)
+    status = DEFAULT_SUBTEST if DEFAULT_SUBTEST in statuses else statuses[0]
+    others = [s for s in statuses if s != status]
+    return Expected(status=status, reason=reason, intermittent=others)
 
 
 def _entry(expected: Expected) -> dict[str, Any]:
@@ -254,6 +273,25 @@ def _entry(expected: Expected) -> dict[str, Any]:
     if expected.intermittent:
         entry["intermittent"] = list(expected.intermittent)
     return entry
+
+
+def _invalid(backend: str, test: str, exc: ValidationError) -> str:
+    """What is wrong with one test's entry: where, and what it may say instead."""
+    error = exc.errors()[0]
+    loc = [str(part) for part in error["loc"]]
+    if loc[:1] == ["subtests"] and len(loc) > 1:
+        where, rest, kind, allowed = _where(backend, test, loc[1]), loc[2:], "subtest", SUBTEST
+    else:
+        where, rest, kind, allowed = _where(backend, test, None), loc, "test", TEST
+    if error["type"] == "literal_error" and rest[:1] in (["status"], ["intermittent"]):
+        return (
+            f"{where}: {rest[0]} {error['input']!r} is no {kind} status; "
+            f"use one of {', '.join(allowed)} (wptreport's statuses)."
+        )
+    return (
+        f"{where}: {'.'.join(rest) or 'the entry'}: {error['msg']}; each test takes status, "
+        "reason and subtests: {name: {status, reason, intermittent}}."
+    )
 
 
 def _reason(kept: str, message: str | None) -> str:
@@ -364,8 +402,8 @@ class Diff:
 def _statuses(report: Report) -> dict[tuple[str, str | None], str]:
     found: dict[tuple[str, str | None], str] = {}
     for result in report.results:
-        if result.subtests:
-            found.update({(result.test, s.name): s.outcome for s in result.subtests})
+        # Each result of a repeated name is compared on its own (``name [2]``).
+        found.update({(result.test, key): s.outcome for key, s in keyed(result.subtests)})
         if not result.subtests or result.status != DEFAULT_TEST:
             found[(result.test, None)] = result.outcome
     return found

@@ -9,6 +9,8 @@ format has characters that break it or change its meaning:
 - A Markdown line (a GitHub step summary) ends at ``\\r`` too, so a ``\\r`` in a form name
   starts a new line — a heading, a link — in the harness's summary. :func:`md_text` keeps page
   text on one line, shows control characters, and escapes what Markdown would read as syntax.
+- HTML shows C0 controls as nothing at all (and a parser may refuse them): the HTML report
+  prints every text through :func:`xml_text`, so it shows the escapes JUnit shows.
 - Long page-provided names (a 300-character tool name) make tables unreadable:
   :func:`clip` shortens them for tables, keeping the start and the end.
 
@@ -27,6 +29,7 @@ TABLE_WIDTH = 80
 
 _XML_FORBIDDEN = re.compile("[^\t\n\r\x20-\ud7ff\ue000-\ufffd\U00010000-\U0010ffff]")
 _MD_SYNTAX = re.compile(r"([\\`*_\[\]|~<>&])")
+_SURROGATE = re.compile("[\ud800-\udfff]")
 
 
 def _escape(match: re.Match[str]) -> str:
@@ -41,8 +44,10 @@ def xml_text(text: str) -> str:
 
 
 def one_line(text: str) -> str:
-    """``text`` on one line: line breaks become spaces, other controls visible escapes."""
-    return plain(" ".join(text.splitlines())).replace("\n", " ").replace("\t", " ")
+    """``text`` on one line: line breaks become spaces, other controls and lone surrogates
+    (which no UTF-8 terminal can print) visible escapes."""
+    line = plain(" ".join(text.splitlines())).replace("\n", " ").replace("\t", " ")
+    return _SURROGATE.sub(_escape, line)
 
 
 def md_text(text: str, limit: int | None = None) -> str:

@@ -19,7 +19,7 @@ from __future__ import annotations
 from collections.abc import Awaitable, Callable, Sequence
 
 from harness.conformance.baseline import Baseline
-from harness.conformance.results import PASSING, Report, Subtest, TestResult
+from harness.conformance.results import PASSING, Report, Subtest, TestResult, keyed
 
 RunAgain = Callable[[str, list[str]], Awaitable[Report]]
 """How a suite reruns tests: ``(backend, test ids) → a report of those tests``."""
@@ -48,10 +48,11 @@ def merge(result: TestResult, again: TestResult) -> None:
     """Record ``again``'s statuses as reruns of ``result``'s failures that have not passed."""
     if _still_failing(result):
         result.reruns.append(again.status)
-    rerun = {subtest.name: subtest for subtest in again.subtests}
-    for subtest in result.subtests:
+    # Matched by key, so a rerun of the first of two subtests of one name is its own.
+    rerun = dict(keyed(again.subtests))
+    for key, subtest in keyed(result.subtests):
         if _still_failing(subtest):
-            subtest.reruns.append(rerun[subtest.name].status if subtest.name in rerun else "NOTRUN")
+            subtest.reruns.append(rerun[key].status if key in rerun else "NOTRUN")
 
 
 async def rerun_failures(

@@ -14,8 +14,11 @@ Jenkins/Ant schema ``junit-10.xsd`` and GitLab's rules):
   else its test's time shared evenly (testharness.js times files, not subtests). The
   ``classname`` is ``<suite>.<backend>.<path segments>`` with dots in a segment made ``_``:
   Jenkins reads the last dot as the class and the rest as packages, so a file's ``.html`` or
-  an IP address must not add packages. ``(classname, name)`` is unique (GitLab keeps only
-  the first of two cases with one key).
+  an IP address must not add packages. Two test ids that would share a classname that way
+  (``/a/x.html?v=1.2`` and ``/a/x.html?v=1_2``) each get ``~`` and a digest of the id at its
+  end; every other classname stays as it was (CI histories key on them). ``(classname,
+  name)`` is unique (GitLab keeps only the first of two cases with one key): the second of
+  two subtests of one name is ``name [2]``, as in every report.
 - An unexpected result is a ``failure`` (an ``error`` for a timeout or crash; type
   ``UNEXPECTED_PASS`` for a pass the baseline did not expect, ``FLAKY`` for a result that
   passed only on a rerun); an expected one is ``skipped`` with the baseline's reason, so a
@@ -30,19 +33,22 @@ ElementTree escapes text and attributes correctly.
 
 from __future__ import annotations
 
+import hashlib
 import xml.etree.ElementTree as ET
-from collections import Counter
+from collections import Counter, defaultdict
 from collections.abc import Iterator
 from dataclasses import dataclass
 
 from harness.conformance.baseline import Baseline, TestExpectation
 from harness.conformance.escaping import clip, xml_text
-from harness.conformance.results import FLAKY, PASSING, Report, Subtest, TestResult
+from harness.conformance.results import FLAKY, PASSING, Report, Subtest, TestResult, keyed
 
 MAX_MESSAGE = 1000
 """Characters of a failure's ``message`` attribute."""
 MAX_DETAIL = 8000
 """Characters of a failure's text (the message, citations, evidence, fix)."""
+MAX_NAME = 500
+"""Characters of a case's ``name`` (a ``[2]`` added to make it unique comes after)."""
 ERROR_STATUSES = frozenset({"TIMEOUT", "ERROR", "CRASH"})
 HARNESS_STATUS_CASE = "(harness status)"
 
@@ -53,6 +59,35 @@ def classname(suite: str, backend: str, test: str) -> str:
     segment does not)."""
     parts = [part.replace(".", "_") for part in test.split("/") if part]
     return ".".join([suite or "run", backend or "run", *(parts or ["_"])])
+
+
+def classnames(suite: str, backend: str, tests: list[str]) -> dict[str, str]:
+    """The classname of each of one run's ``tests``: :func:`classname`, unless two distinct
+    ids would share it — then each of those ends in ``~`` and the start of a SHA-1 of its
+    id, the same in every run, so that each keeps its own history."""
+    plain: dict[str, set[str]] = defaultdict(set)
+    for test in tests:
+        plain[classname(suite, backend, test)].add(test)
+    names = {test: name for name, ids in plain.items() for test in ids}
+    for name, ids in plain.items():
+        if len(ids) > 1:
+            for test in ids:
+                digest = hashlib.sha1(test.encode("utf-8", "surrogatepass")).hexdigest()
+                size = 8
+                while f"{name}~{digest[:size]}" in plain:  # never another test's plain name
+                    size += 4
+                names[test] = f"{name}~{digest[:size]}"
+    return names
+
+
+def _unique(name: str, taken: set[str]) -> str:
+    """``name``, or ``name [2]``, ``name [3]``… when a case of the class already has it."""
+    found, n = name, 1
+    while found in taken:
+        n += 1
+        found = f"{name} [{n}]"
+    taken.add(found)
+    return found
 
 
 @dataclass
@@ -74,6 +109,8 @@ def junit_xml(title: str, reports: list[Report], baseline: Baseline) -> str:
     for report in reports:
         info = report.run_info
         backend = info.backend
+        owners = classnames(info.suite, backend, [result.test for result in report.results])
+        taken: dict[str, set[str]] = defaultdict(set)
         for index, result in enumerate(report.results):
             suite = ET.SubElement(root, "testsuite", name=xml_text(f"[{backend}] {result.test}"))
             if index == 0:
@@ -87,11 +124,10 @@ def junit_xml(title: str, reports: list[Report], baseline: Baseline) -> str:
                         value=xml_text(str(value)),
                     )
             counts: Counter[str] = Counter()
-            owner = classname(info.suite, backend, result.test)
-            names: Counter[str] = Counter()
+            owner = owners[result.test]
             for case in _cases(result, baseline.expectation(backend, result.test)):
-                names[case.name] += 1
-                name = case.name if names[case.name] == 1 else f"{case.name} [{names[case.name]}]"
+                # Unique as written: clipped and escaped names can meet.
+                name = _unique(xml_text(clip(case.name, MAX_NAME)), taken[owner])
                 _write_case(suite, owner, name, case, counts)
             seconds = result.duration / 1000
             suite.set("tests", str(counts["tests"]))
@@ -113,10 +149,10 @@ def _cases(result: TestResult, expectation: TestExpectation) -> Iterator[_Case]:
     measured = sum(s.duration for s in subtests if s.duration is not None)
     unmeasured = [s for s in subtests if s.duration is None]
     share = max(result.duration - measured, 0) / 1000 / max(len(unmeasured), 1)
-    for subtest in subtests:
+    for key, subtest in keyed(subtests):
         entry = expectation.subtests.get(subtest.name)
         yield _Case(
-            name=subtest.name,
+            name=key,
             status=subtest.outcome,
             seen=subtest.seen,
             expected=subtest.expected,
@@ -165,7 +201,7 @@ def _write_case(
         suite,
         "testcase",
         classname=xml_text(owner),
-        name=xml_text(clip(name, 500)),
+        name=name,
         time=f"{case.seconds:.3f}",
     )
     counts["tests"] += 1

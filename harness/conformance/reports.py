@@ -29,12 +29,13 @@ from pathlib import Path
 from typing import Any
 
 import jinja2
+from markupsafe import Markup
 
 from harness.conformance.baseline import Baseline, Comparison, Diff
-from harness.conformance.escaping import TABLE_WIDTH, clip, md_text, one_line
+from harness.conformance.escaping import TABLE_WIDTH, clip, md_text, one_line, xml_text
 from harness.conformance.findings import KEY_SHAPES
 from harness.conformance.junit import junit_xml
-from harness.conformance.results import FLAKY, PASSING, Report, Subtest, TestResult
+from harness.conformance.results import FLAKY, PASSING, Report, Subtest, TestResult, keyed
 
 # Page secrets: the project's canary, whole private-key blocks, and the audit's key shapes.
 SECRET_PATTERNS: tuple[re.Pattern[str], ...] = (
@@ -45,9 +46,20 @@ SECRET_PATTERNS: tuple[re.Pattern[str], ...] = (
 MASK = "«secret withheld»"
 MAX_MESSAGE = 2000
 
+
+def _shown(value: Any) -> Any:
+    """What the HTML template prints of a value: text with the characters a reader would
+    not see (controls, format characters) as the escapes JUnit shows (``\\x01``), before
+    autoescaping; markup the template made itself (a macro's cells) as it is."""
+    if isinstance(value, str) and not isinstance(value, Markup):
+        return xml_text(value)
+    return value
+
+
 TEMPLATES = jinja2.Environment(
     loader=jinja2.PackageLoader("harness.conformance", "templates"),
     autoescape=jinja2.select_autoescape(["html", "j2"]),
+    finalize=_shown,
     undefined=jinja2.StrictUndefined,
     trim_blocks=True,
     lstrip_blocks=True,
@@ -273,11 +285,13 @@ class _Builder:
         result: TestResult,
         item: Subtest | TestResult,
         notable: bool,
+        key: str | None = None,
         **details: Any,
     ) -> GridCell:
-        """The grid cell of ``item`` (a subtest of ``result``, or ``result`` itself for its
-        harness status) and, when it is not a plain pass, its row of details."""
-        subtest = item.name if isinstance(item, Subtest) else None
+        """The grid cell of ``item`` (a subtest of ``result`` known by ``key``, see
+        :func:`~harness.conformance.results.keyed`, or ``result`` itself for its harness
+        status) and, when it is not a plain pass, its row of details."""
+        subtest = key if isinstance(item, Subtest) else None
         found = self.diff.of(backend, result.test, subtest) if self.diff else None
         unexpected = item.expected is not None
         cell = GridCell(
@@ -316,7 +330,9 @@ class _Builder:
             reason=expectation.reason,
         )
 
-    def subtest_cell(self, backend: str, result: TestResult, subtest: Subtest) -> GridCell:
+    def subtest_cell(
+        self, backend: str, result: TestResult, key: str, subtest: Subtest
+    ) -> GridCell:
         """The cell of one subtest (an audit finding always has a row of details)."""
         entry = self.baseline.expectation(backend, result.test).subtests.get(subtest.name)
         return self.cell(
@@ -324,6 +340,7 @@ class _Builder:
             result,
             subtest,
             subtest.severity is not None,
+            key,
             expected=subtest.expected or (entry.status if entry else "PASS"),
             cites=subtest.cites,
             reason=entry.reason if entry else "",
@@ -377,21 +394,23 @@ def build_view(
 
 
 def _grid_test(builder: _Builder, test: str, results: dict[str, TestResult]) -> GridTest:
-    names: dict[str, None] = {}
-    for result in results.values():
-        names.update((s.name, None) for s in result.subtests)
+    # A row per subtest key: two subtests of one name are two rows (``name [2]``).
+    by_key = {backend: dict(keyed(r.subtests)) for backend, r in results.items()}
+    keys: dict[str, None] = {}
+    for subtests in by_key.values():
+        keys.update(dict.fromkeys(subtests))
     status = GridRow(
         "(harness status)",
         {backend: builder.status_cell(backend, r) for backend, r in results.items()},
     )
     rows = []
-    for name in names:
+    for key in keys:
         cells = {}
         for backend, result in results.items():
-            subtest = next((s for s in result.subtests if s.name == name), None)
+            subtest = by_key[backend].get(key)
             if subtest is not None:
-                cells[backend] = builder.subtest_cell(backend, result, subtest)
-        rows.append(GridRow(name, cells))
+                cells[backend] = builder.subtest_cell(backend, result, key, subtest)
+        rows.append(GridRow(key, cells))
     title = next((r.title for r in results.values() if r.title), "") or ""
     return GridTest(
         test=test,

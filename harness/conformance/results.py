@@ -34,6 +34,7 @@ from typing import TYPE_CHECKING, Any, Literal
 from pydantic import BaseModel, ConfigDict, Field, ValidationError
 
 from harness.browser.chromium import find_chromium
+from harness.browser.wellformed import well_formed
 from harness.errors import BrowserNotFound, ConfigError, read_input_file
 from harness.harness import Harness
 from harness.inputs import InputSyntaxError, parse_input
@@ -102,6 +103,26 @@ class Subtest(Rerun, BaseModel):
     """Milliseconds, where the runner times subtests (the user-agent suite does)."""
     reruns: list[str] = Field(default_factory=list)
     """The statuses of reruns of this subtest (``--rerun-failures``), in order."""
+
+
+def keyed(subtests: list[Subtest]) -> list[tuple[str, Subtest]]:
+    """Each of ``subtests`` with a name no other subtest of the test has: its own, or for
+    a name the test gives more than one subtest (testharness.js allows it; wptrunner reports
+    every result, wpt.fyi keeps the first) ``name [2]``, ``name [3]``… in the order they
+    finished — so no view keyed by name can let a later result hide an earlier one."""
+    taken = {subtest.name for subtest in subtests}
+    keys: list[tuple[str, Subtest]] = []
+    used: set[str] = set()
+    for subtest in subtests:
+        key, n = subtest.name, 1
+        while key in used:
+            n += 1
+            key = f"{subtest.name} [{n}]"
+            if key in taken:  # a subtest of its own has that name: never take it
+                key = subtest.name
+        used.add(key)
+        keys.append((key, subtest))
+    return keys
 
 
 class TestResult(Rerun, BaseModel):
@@ -282,7 +303,8 @@ def load_reports(path: str | Path) -> list[Report]:
     for file in files:
         text = read_input_file(file, "the previous report")
         try:
-            data: Any = parse_input(text, "json", f"the previous report {file}")
+            # A report written elsewhere may hold a lone surrogate (JSON can escape one).
+            data: Any = well_formed(parse_input(text, "json", f"the previous report {file}"))
             # Strict: a JSON `true` is no timestamp, nor a number a status.
             reports.append(Report.model_validate(data, strict=True))
         except InputSyntaxError as exc:

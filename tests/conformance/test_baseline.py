@@ -10,6 +10,7 @@ import pytest
 from harness.conformance.baseline import NEW_REASON, Baseline, diff
 from harness.conformance.results import Report, RunInfo, Subtest, TestResult, load_reports
 from harness.errors import ConfigError
+from tests.console_script import run_script
 
 
 def report(backend: str = "polyfill", **subtests: str) -> Report:
@@ -174,3 +175,52 @@ def test_load_reports_reads_a_file_or_a_directory_and_refuses_other_files(tmp_pa
         load_reports(tmp_path / "junk.json")
     with pytest.raises(ConfigError, match="no wptreport here"):
         load_reports(tmp_path / "missing.json")
+
+
+@pytest.mark.parametrize(
+    ("text", "why"),
+    [
+        (
+            'polyfill:\n  /x/page.html:\n    subtests:\n      "a · b": {status: MAYBE}\n',
+            r"\[polyfill\] /x/page.html › a · b: status 'MAYBE' is no subtest status; "
+            "use one of PASS, FAIL, TIMEOUT, NOTRUN, PRECONDITION_FAILED",
+        ),
+        (
+            "polyfill:\n  /a.html:\n    subtests:\n      x: {status: PASS, intermittent: [fail]}\n",
+            r"\[polyfill\] /a.html › x: intermittent 'fail' is no subtest status",
+        ),
+        (
+            "native:\n  /a.html: {status: FLAKY}\n",
+            r"\[native\] /a.html: status 'FLAKY' is no test status; use one of OK, ERROR",
+        ),
+        (
+            "native:\n  /a.html:\n    subtests:\n      x: {status: OK}\n",
+            r"\[native\] /a.html › x: status 'OK' is no subtest status",
+        ),
+    ],
+)
+def test_a_status_no_wptreport_has_is_refused(tmp_path: Path, text: str, why: str) -> None:
+    path = tmp_path / "bad.yml"
+    path.write_text(text, encoding="utf-8")
+    with pytest.raises(ConfigError, match=why):
+        Baseline.load(path)
+
+
+async def test_the_command_refuses_such_a_baseline_as_a_usage_error(tmp_path: Path) -> None:
+    path = tmp_path / "base.yml"
+    path.write_text("polyfill:\n  /x/page.html:\n    status: MAYBE\n", encoding="utf-8")
+    code, _, err = await run_script(
+        "conformance", "site", "http://127.0.0.1:9/page.html", "--name", "x",
+        "--baseline", str(path), "--output", str(tmp_path / "out"), "--no-progress",
+    )  # fmt: skip
+    assert code == 2, err
+    assert "[polyfill] /x/page.html: status 'MAYBE' is no test status" in err
+    assert "Traceback" not in err and not (tmp_path / "out").exists()
+
+
+def test_a_previous_report_with_a_lone_surrogate_is_read_well_formed(tmp_path: Path) -> None:
+    # JSON can escape a lone surrogate; a wptreport written elsewhere may hold one.
+    text = report(x="FAIL").to_json().replace('"name": "x"', '"name": "x \\ud800"')
+    (tmp_path / "wptreport-polyfill.json").write_text(text, encoding="utf-8")
+    [previous] = load_reports(tmp_path)
+    assert previous.results[0].subtests[0].name == "x \ufffd"

@@ -23,8 +23,8 @@ from __future__ import annotations
 
 import asyncio
 import contextlib
-import json
 import time
+from collections import Counter
 from collections.abc import Awaitable, Callable
 from dataclasses import dataclass, field
 from pathlib import Path
@@ -33,7 +33,8 @@ from typing import Any, Literal
 from playwright.async_api import Error as PlaywrightError
 from playwright.async_api import Page
 
-from harness.conformance.results import Report, Subtest, TestResult, run_info
+from harness.browser.wellformed import loads
+from harness.conformance.results import Report, Subtest, TestResult, keyed, run_info
 from harness.conformance.wpt.manifest import WptTest, discover
 from harness.conformance.wpt.server import REPORT_PREFIX, WptServer
 from harness.errors import ConfigError
@@ -102,7 +103,10 @@ CONFIGURATIONS: dict[str, Configuration] = {
 
 @dataclass
 class _Collected:
-    results: dict[str, Subtest] = field(default_factory=dict)
+    """What a test's page reported: every subtest result in the order they finished (two
+    subtests may share a name — each is kept, as wptrunner keeps them), and its verdict."""
+
+    results: list[Subtest] = field(default_factory=list)
     complete: asyncio.Event = field(default_factory=asyncio.Event)
     status: str | None = None
     message: str | None = None
@@ -114,8 +118,10 @@ class _Collected:
             self.take(text[len(REPORT_PREFIX) :])
 
     def take(self, raw: str) -> None:
+        """One message of the report script; its strings made well-formed as they arrive (a
+        JavaScript string may hold a lone surrogate, which no UTF-8 report can hold)."""
         try:
-            message = json.loads(raw)
+            message = loads(raw)
         except ValueError:
             return
         if not isinstance(message, dict):
@@ -123,12 +129,21 @@ class _Collected:
         if message.get("kind") == "result":
             self._subtest(message)
         elif message.get("kind") == "complete":
+            # The verdict lists every subtest: add those no result message brought (the
+            # n-th of a name matches the n-th heard, so a repeated name is no "seen").
+            heard = Counter(subtest.name for subtest in self.results)
+            listed: Counter[str] = Counter()
             for test in message.get("tests") or []:
-                if str(test.get("name")) not in self.results:
+                if not isinstance(test, dict):
+                    continue
+                name = str(test.get("name"))
+                listed[name] += 1
+                if listed[name] > heard[name]:
                     self._subtest(test)
             code = message.get("status")
             self.status = HARNESS_STATUS.get(code if isinstance(code, int) else -1, "ERROR")
-            self.message = message.get("message")
+            text = message.get("message")
+            self.message = None if text is None else str(text)
             self.complete.set()
 
     def _subtest(self, data: dict[str, Any]) -> None:
@@ -136,9 +151,33 @@ class _Collected:
         code = data.get("status")
         status = SUBTEST_STATUS.get(code if isinstance(code, int) else -1, "FAIL")
         message = data.get("message")
-        self.results[name] = Subtest.model_validate(
-            {"name": name, "status": status, "message": None if message is None else str(message)}
+        self.results.append(
+            Subtest.model_validate(
+                {
+                    "name": name,
+                    "status": status,
+                    "message": None if message is None else str(message),
+                }
+            )
         )
+
+    def subtests(self) -> list[Subtest]:
+        """The subtests as the reports name them: a name the page gave more than one result
+        numbered from its second on (``name [2]``), so that no reader that keys results by
+        name — wpt.fyi keeps only the first of a name — can let one hide another."""
+        return [
+            subtest if key == subtest.name else subtest.model_copy(update={"name": key})
+            for key, subtest in keyed(self.results)
+        ]
+
+    def repeated(self) -> str | None:
+        """What the test's message says of subtest names the page gave more than one
+        result (a mistake of the test, which the run should not hide)."""
+        counts = Counter(subtest.name for subtest in self.results)
+        names = [f"{name!r} ({count} results)" for name, count in counts.items() if count > 1]
+        if not names:
+            return None
+        return f"subtest names used more than once, numbered from the second: {', '.join(names)}"
 
 
 ProgressCallback = Callable[[str, str], None]
@@ -232,11 +271,13 @@ async def _run_one(
     finally:
         with contextlib.suppress(Exception):
             await asyncio.wait_for(close(), 10)
+    notes = [collected.repeated()]
     if server.unserved:
         # Why a test failed may be what it asked for and did not get.
-        unserved = "; ".join(dict.fromkeys(server.unserved))
-        result.message = f"{result.message + ' — ' if result.message else ''}not served: {unserved}"
-    result.subtests = list(collected.results.values())
+        notes.append(f"not served: {'; '.join(dict.fromkeys(server.unserved))}")
+    for note in filter(None, notes):
+        result.message = f"{result.message + ' — ' if result.message else ''}{note}"
+    result.subtests = collected.subtests()
     result.duration = int((time.monotonic() - started) * 1000)
     return result
 
