@@ -31,7 +31,7 @@ import contextlib
 import json
 import re
 import time
-from collections.abc import Callable, Sequence
+from collections.abc import Awaitable, Callable, Sequence
 from dataclasses import dataclass, field, replace
 from typing import Any
 from urllib.parse import urljoin, urlsplit
@@ -39,6 +39,7 @@ from urllib.parse import urljoin, urlsplit
 import aiohttp
 from jsonschema import Draft202012Validator
 from jsonschema.exceptions import SchemaError
+from mcp_types import TextContent
 from playwright.async_api import Error as PlaywrightError
 from playwright.async_api import Frame
 
@@ -69,17 +70,20 @@ from harness.conformance.results import (
     Report,
     RunInfo,
     Subtest,
+    SubtestStatus,
     TestResult,
+    TestStatus,
     run_info,
 )
 from harness.conformance.rules import at_least
 from harness.elicitation.base import AutoHandler
-from harness.errors import ConfigError, UnknownTool
+from harness.errors import ConfigError, HarnessError, PageCrashed, UnknownTool
 from harness.harness import Harness
-from harness.models import BackendName, Tool
+from harness.models import BackendName, CallOutcome, Tool
 from harness.qa.fuzz import FuzzOptions, fuzz
 from harness.qa.snapshot import CatalogSnapshot
 from harness.session import Session
+from harness.stages.framing import PAGE_RESULT_KINDS
 from harness.stages.redaction import marks_sensitive
 
 PROBE_TIMEOUT_S = 10.0
@@ -87,6 +91,9 @@ HTTP_TIMEOUT_S = 10.0
 TTL_CAP_S = 3600
 DEFAULT_SITE = "site"
 SITE_NAME = re.compile(r"^[A-Za-z0-9][A-Za-z0-9_.-]{0,63}$")
+OUTSIDE_START = "@root"
+"""The segment under which a URL outside the start URL's directory keeps its whole path,
+so that it never takes the id of a page inside it (``/a/x.html`` and ``/x.html``)."""
 
 # Run in an isolated world of each frame (page_reads): the page's patches never reach them.
 # Even in an isolated world the DOM's named properties apply (``<input name="action">``
@@ -145,6 +152,9 @@ class AuditOptions:
     """Tools the page must offer once its catalog settled; a missing one is a finding."""
     read_timeout: float = READ_TIMEOUT_S
     """The time limit of each read of the page."""
+    probe_timeout: float = PROBE_TIMEOUT_S
+    """The time limit of each call a probe makes: a tool that has not answered by then
+    fails its probe (its checks are ``TIMEOUT``, never a pass)."""
     fuzz: FuzzOptions | None = None
     """Fuzz each page's tools after the probes (:mod:`harness.qa.fuzz`); a broken property is
     a ``fuzz-<property>`` finding. Whether it may call tools that are not read-only, and
@@ -165,8 +175,9 @@ class SiteTarget:
 def site_targets(urls: Sequence[tuple[str, str]]) -> list[SiteTarget]:
     """The test id of each ``(url, site name)``: ``/<site>/<path>``, the path relative to the
     directory of the site's first URL (its start URL) when the URL is on the start URL's
-    origin and under it, else the URL's own path; the query is kept, the host and port never
-    are. Raises :class:`ConfigError` for a bad site name or two URLs with one id."""
+    origin and under it, else ``/<site>/@root/<the URL's own path>``; the query is kept, the
+    host and port never are. Raises :class:`ConfigError` for a bad site name or two URLs
+    with one id (two origins' pages at one path)."""
     starts: dict[str, tuple[str, str]] = {}
     targets: list[SiteTarget] = []
     for url, name in urls:
@@ -179,8 +190,9 @@ def site_targets(urls: Sequence[tuple[str, str]]) -> list[SiteTarget]:
         origin = f"{parts.scheme}://{parts.netloc}"
         base = starts.setdefault(name, (origin, parts.path[: parts.path.rfind("/") + 1] or "/"))
         path = parts.path or "/"
-        relative = path[len(base[1]) :] if origin == base[0] and path.startswith(base[1]) else path
-        test = f"/{name}/{relative.lstrip('/')}" + (f"?{parts.query}" if parts.query else "")
+        inside = origin == base[0] and path.startswith(base[1])
+        relative = path[len(base[1]) :] if inside else f"{OUTSIDE_START}{path}"
+        test = f"/{name}/{relative}" + (f"?{parts.query}" if parts.query else "")
         if any(t.test == test for t in targets):
             raise ConfigError(
                 f"{url} and an earlier URL both become the test {test!r}; audit them in "
@@ -201,6 +213,13 @@ class SiteAudit:
     """(tool or "page", rule code) of every check that ran."""
     tools: list[str] = field(default_factory=list)
     duration_ms: int = 0
+    status: TestStatus = "OK"
+    """``CRASH`` when the page crashed during the audit (the rest ran on a fresh page)."""
+    message: str | None = None
+    """Why the status is not ``OK``."""
+    not_run: dict[tuple[str, str], tuple[SubtestStatus, str]] = field(default_factory=dict)
+    """(tool, rule code) → status and why, for checks that got no answer to judge
+    (``TIMEOUT``, ``NOTRUN``): never a pass."""
 
 
 ProgressCallback = Callable[[str, str], None]
@@ -224,7 +243,7 @@ async def audit_sites(
         policy=None,
         form_review="cancel",
         elicitation=AutoHandler("cancel"),
-        call_timeout=PROBE_TIMEOUT_S,
+        call_timeout=options.probe_timeout,
         settle=settle,
     )
     async with harness:
@@ -240,12 +259,16 @@ async def audit_sites(
 
 
 async def audit_page(harness: Harness, target: SiteTarget, options: AuditOptions) -> SiteAudit:
-    """Scan, lint and probe one page."""
+    """Scan, lint and probe one page. A page that crashes is a ``CRASH``: what was read
+    stays, and each probe after the crash runs on a fresh page."""
     started = time.monotonic()
     session = await harness.open(target.url)
+    prober: Prober | None = None
     try:
         scan = await scan_page(session, target.url, options)
         audit = SiteAudit(url=target.url, test=target.test, tools=[t.name for t in scan.tools])
+        if session.broken is not None:
+            audit.status, audit.message = "CRASH", "The page crashed while the audit read it."
         audit.findings = lint(scan)
         for tool in scan.tools:
             form = scan.form(tool.name) if tool.source == "declarative" else None
@@ -256,14 +279,30 @@ async def audit_page(harness: Harness, target: SiteTarget, options: AuditOptions
             drifted, checked = catalog_findings(target.catalog_baseline, scan.tools, session.url)
             audit.findings += drifted
             audit.checks += checked
-        prober = Prober(session, scan, options.allow_writes)
+        prober = Prober(
+            session,
+            scan,
+            options.allow_writes,
+            reopen=lambda: harness.open(target.url),
+            timeout=options.probe_timeout,
+        )
         await prober.run()
         audit.findings = deduplicated([*audit.findings, *prober.findings])
         audit.checks += prober.checks
+        audit.not_run.update(prober.not_run)
+        if prober.crashed:
+            audit.status = "CRASH"
+            audit.message = (
+                f"The page crashed (its renderer died) while the audit called "
+                f"{', '.join(prober.crashed)}; the tools after it were probed on a fresh page."
+            )
         if options.fuzz is not None:
-            await _fuzz(session, audit, replace(options.fuzz, allow_writes=options.allow_writes))
+            fuzzed = replace(options.fuzz, allow_writes=options.allow_writes)
+            await _fuzz(prober.session, audit, fuzzed)
     finally:
         await session.close()
+        if prober is not None and prober.session is not session:
+            await prober.session.close()
     for item in audit.findings:
         item.url = target.url
     audit.duration_ms = int((time.monotonic() - started) * 1000)
@@ -289,7 +328,7 @@ async def _fuzz(session: Session, audit: SiteAudit, options: FuzzOptions) -> Non
     except ConfigError:
         raise  # options that cannot be used (a tool no page has, no Hypothesis): say so
     except Exception as exc:  # the page went away, a tool vanished mid-search
-        detail = str(exc).splitlines()[0][:200] if str(exc) else ""
+        detail = _first_line(exc)
         stopped = f"Fuzzing stopped: {type(exc).__name__}."
         audit.findings.append(finding("probe-failed", stopped, evidence=detail, severity="error"))
         audit.checks.append(("page", "probe-failed"))
@@ -359,6 +398,10 @@ async def _read(scan: PageScan, where: str, reading: Any, default: Any) -> Any:
     except PlaywrightError:
         pass  # the frame went away meanwhile
     return default
+
+
+def _first_line(exc: BaseException) -> str:
+    return str(exc).splitlines()[0][:200] if str(exc) else ""
 
 
 def _frame_origin(frame: Frame) -> str:
@@ -508,15 +551,46 @@ def _valid(schema: dict[str, Any], arguments: dict[str, Any]) -> bool:
 # -- the probes ---------------------------------------------------------------------------------
 
 
-class Prober:
-    """Calls what may be called, and checks what came back and where references lead."""
+REDEEM_CODES = (
+    "redeem-cross-origin",
+    "redeem-ttl-too-long",
+    "redeem-no-auth",
+    "redeem-cacheable",
+    "redeem-reusable",
+    "redeem-accepts-post",
+)
+"""The checks of one ``secret_reference``'s redemption endpoint."""
 
-    def __init__(self, session: Session, scan: PageScan, allow_writes: bool) -> None:
+
+class Prober:
+    """Calls what may be called, and checks what came back and where references lead.
+
+    Each tool is probed on the audited page as it loads: a tool that navigated the page
+    away leaves it for the next one to find at its start URL again, and one that crashed
+    it (:attr:`crashed`) for a fresh page (``reopen``). A probe that got no answer is a
+    ``probe-failed`` error and leaves its checks in :attr:`not_run`, never passed."""
+
+    def __init__(
+        self,
+        session: Session,
+        scan: PageScan,
+        allow_writes: bool,
+        *,
+        reopen: Callable[[], Awaitable[Session]] | None = None,
+        timeout: float = PROBE_TIMEOUT_S,
+    ) -> None:
         self.session = session
         self.scan = scan
         self.allow_writes = allow_writes
+        self.reopen = reopen
+        self.timeout = timeout
+        self.start = session.url
         self.findings: list[Finding] = []
         self.checks: list[tuple[str, str]] = []
+        self.not_run: dict[tuple[str, str], tuple[SubtestStatus, str]] = {}
+        self.crashed: list[str] = []
+        """The tools during whose probe the page crashed."""
+        self._stale = False  # a tool timed out: it may still be running on the page
 
     def _may_call(self, tool: Tool) -> bool:
         form = self.scan.form(tool.name)
@@ -528,8 +602,29 @@ class Prober:
     def _add(self, code: str, tool: str, message: str, evidence: str = "") -> None:
         self.findings.append(finding(code, message, tool=tool, evidence=evidence))
 
-    def _failed(self, tool: Tool, message: str, exc: BaseException) -> None:
-        self._add("probe-failed", tool.name, message, str(exc).splitlines()[0][:200])
+    def _unanswered(
+        self,
+        tool: str,
+        codes: Sequence[str],
+        message: str,
+        evidence: str = "",
+        status: SubtestStatus = "NOTRUN",
+    ) -> None:
+        """A probe that got no answer to judge: a ``probe-failed`` error (the run asked for
+        the checks, and must not pass without them), and ``codes`` not run."""
+        self.findings.append(
+            finding("probe-failed", message, tool=tool, evidence=evidence, severity="error")
+        )
+        self.checks += [(tool, "probe-failed"), *((tool, code) for code in codes)]
+        for code in codes:
+            self.not_run.setdefault((tool, code), (status, message))
+
+    def _probe_codes(self, tool: Tool) -> tuple[str, ...]:
+        """The checks a call of ``tool`` is for (its references' come with what it returns)."""
+        form = self.scan.form(tool.name)
+        if form is not None:
+            return ("declarative-non-json",) if form.dialect == "seed" else ()
+        return () if tool.annotations.get("sensitiveHint") is True else ("secret-in-output",)
 
     async def run(self) -> None:
         """Every probe on every tool it may touch."""
@@ -546,6 +641,45 @@ class Prober:
                 elif form is None:
                     await self._probe_call(tool, anonymous)
 
+    async def _at_start(self) -> str | None:
+        """Put the page back as the audit opened it: a fresh page after a crash or a tool
+        that never ended (it may still run, and crash the page later), the start URL again
+        after a tool navigated away. Why it could not, or None."""
+        with contextlib.suppress(HarnessError, PlaywrightError):
+            await self.session.settled()  # what followed the last call (its navigation)
+        try:
+            if self.session.broken is not None or self._stale:
+                if self.reopen is None:
+                    return "the page crashed" if self.session.broken else "a tool never ended"
+                used, self.session = self.session, await self.reopen()
+                self._stale = False
+                await used.close()
+            elif self.session.url != self.start:
+                await self.session.open(self.start)
+        except (HarnessError, PlaywrightError) as exc:
+            return f"the page could not be opened again ({type(exc).__name__})"
+        return None
+
+    async def _call(self, tool: Tool, arguments: dict[str, Any]) -> CallOutcome | str:
+        """The outcome of calling ``tool`` on the page as the audit opened it (a read-only
+        tool once more when a navigation cut the call short: an earlier tool's may land
+        during it; any other may have acted already), or why there is none."""
+        outcome: CallOutcome | str = "it was not called"
+        for _ in range(2 if tool.annotations.get("readOnlyHint") is True else 1):
+            unusable = await self._at_start()
+            if unusable is not None:
+                return f"{tool.name} was not probed: {unusable}."
+            try:
+                outcome = await self.session.call(tool.name, arguments, timeout=self.timeout)
+            except PageCrashed:
+                self.crashed.append(tool.name)
+                return f"The page crashed while the audit called {tool.name}."
+            except Exception as exc:  # the page went away, the tool vanished
+                return f"Calling {tool.name} failed: {type(exc).__name__}."
+            if outcome.error_kind != "navigation":
+                break
+        return outcome
+
     async def _probe_call(self, tool: Tool, anonymous: aiohttp.ClientSession) -> None:
         arguments = example_arguments(tool.input_schema)
         if not _valid(tool.input_schema, arguments):
@@ -556,19 +690,16 @@ class Prober:
             )
             self.checks.append((tool.name, "probe-failed"))
             return
-        try:
-            outcome = await self.session.call(tool.name, arguments, timeout=PROBE_TIMEOUT_S)
-        except Exception as exc:  # the page went away, the tool vanished
-            self._add(
-                "probe-failed", tool.name, f"Calling {tool.name} failed: {type(exc).__name__}."
-            )
-            self.checks.append((tool.name, "probe-failed"))
+        outcome = await self._call(tool, arguments)
+        codes = self._probe_codes(tool)
+        if isinstance(outcome, str):
+            self._unanswered(tool.name, codes, outcome)
             return
         user_view = self.session.user_view(outcome)
-        if user_view is None:
+        if outcome.error_kind not in PAGE_RESULT_KINDS or user_view is None:
+            self._no_answer(tool.name, codes, outcome)
             return
-        declared = tool.annotations.get("sensitiveHint") is True
-        if not declared:
+        if codes:
             self.checks.append((tool.name, "secret-in-output"))
             leaks = self._leaks(tool, user_view.model_dump(by_alias=True, mode="json"))
             if leaks:
@@ -580,6 +711,31 @@ class Prober:
                 )
         for block in _references(user_view.model_dump(by_alias=True, mode="json")):
             await self._probe_reference(tool, block, anonymous)
+
+    def _no_answer(self, tool: str, codes: Sequence[str], outcome: CallOutcome) -> None:
+        """A call that ended without the tool's answer: timed out, crashed the page, cut
+        short by a navigation (twice), refused by the harness. Only a refusal for the schema
+        (which the lints flag) is not an error; none of them passes a check."""
+        said = next((b.text for b in outcome.result.content if isinstance(b, TextContent)), "")
+        evidence = said.splitlines()[0][:200] if said else ""
+        if outcome.error_kind == "validation":  # the harness refused the call: a schema lint's
+            message = f"The harness would not call {tool}: its arguments cannot be checked."
+            self._add("probe-failed", tool, message, evidence)
+            self.checks.append((tool, "probe-failed"))
+            return
+        if outcome.error_kind == "timeout":
+            self._stale = True
+            message = f"{tool} did not answer within {self.timeout:g} s."
+            self._unanswered(tool, codes, message, evidence, status="TIMEOUT")
+            return
+        if outcome.error_kind == "crashed":
+            self.crashed.append(tool)
+            message = f"The page crashed while the audit called {tool}."
+        elif outcome.error_kind == "navigation":
+            message = f"The page navigated away while {tool} ran, so it never answered."
+        else:
+            message = f"The audit got no answer from {tool} ({outcome.error_kind})."
+        self._unanswered(tool, codes, message, evidence)
 
     def _leaks(self, tool: Tool, result: dict[str, Any]) -> list[tuple[str, str]]:
         sensitive = tool.output_schema is not None and marks_sensitive(tool.output_schema)
@@ -605,17 +761,7 @@ class Prober:
         url = urljoin(self.session.url, str(block.get("redeemUrl", "")))
         parts = urlsplit(url)
         origin = f"{parts.scheme}://{parts.netloc}"
-        self.checks += [
-            (tool.name, code)
-            for code in (
-                "redeem-cross-origin",
-                "redeem-ttl-too-long",
-                "redeem-no-auth",
-                "redeem-cacheable",
-                "redeem-reusable",
-                "redeem-accepts-post",
-            )
-        ]
+        self.checks += [(tool.name, code) for code in REDEEM_CODES]
         ttl = block.get("ttl")
         if isinstance(ttl, (int, float)) and ttl > TTL_CAP_S:
             self._add(
@@ -634,7 +780,7 @@ class Prober:
             )
             return
         http = self.session.context.request
-        with contextlib.suppress(aiohttp.ClientError, TimeoutError):
+        try:
             # Never follow a redirect: what answers on another origin is not this site's.
             async with anonymous.get(
                 url, headers={"Accept": "application/json"}, allow_redirects=False
@@ -646,6 +792,15 @@ class Prober:
                         f"{tool.name}'s redemption endpoint answered 200 without cookies.",
                         "GET without cookies → 200",
                     )
+        except (aiohttp.ClientError, TimeoutError) as exc:
+            self._unanswered(
+                tool.name,
+                ("redeem-no-auth",),
+                f"Redeeming {tool.name}'s reference without cookies got no answer.",
+                _first_line(exc) or type(exc).__name__,
+                status="TIMEOUT" if isinstance(exc, TimeoutError) else "NOTRUN",
+            )
+        pending = ["redeem-cross-origin", "redeem-cacheable", "redeem-reusable"]
         try:
             first = await http.get(url, timeout=HTTP_TIMEOUT_S * 1000, max_redirects=0)
             target = urljoin(url, first.headers.get("location", ""))
@@ -657,6 +812,7 @@ class Prober:
                     f"{tool.name}'s redemption endpoint redirects to {elsewhere}.",
                     f"GET → {first.status}, Location on {elsewhere} (not followed)",
                 )
+            pending.remove("redeem-cross-origin")
             if first.status == 200:
                 cache = first.headers.get("cache-control", "")
                 if "no-store" not in cache.lower():
@@ -666,6 +822,7 @@ class Prober:
                         f"{tool.name}'s redemption answer may be cached.",
                         f"Cache-Control: {cache or '(none)'}",
                     )
+                pending.remove("redeem-cacheable")
                 await first.dispose()
                 again = await http.get(url, timeout=HTTP_TIMEOUT_S * 1000, max_redirects=0)
                 if again.status == 200:
@@ -678,6 +835,7 @@ class Prober:
                 await again.dispose()
             else:
                 await first.dispose()
+            pending = ["redeem-accepts-post"]
             posted = await http.post(url, timeout=HTTP_TIMEOUT_S * 1000, max_redirects=0)
             if 200 <= posted.status < 300:
                 self._add(
@@ -688,7 +846,8 @@ class Prober:
                 )
             await posted.dispose()
         except PlaywrightError as exc:
-            self._failed(tool, f"Redeeming {tool.name}'s reference failed.", exc)
+            message = f"Redeeming {tool.name}'s reference failed."
+            self._unanswered(tool.name, pending, message, _first_line(exc))
 
     async def _probe_json(self, tool: Tool, form: DeclaredForm) -> None:
         parts = urlsplit(form.action)
@@ -713,7 +872,8 @@ class Prober:
                 max_redirects=0,
             )
         except PlaywrightError as exc:
-            self._failed(tool, f"Submitting {tool.name} failed.", exc)
+            message = f"Submitting {tool.name} failed."
+            self._unanswered(tool.name, ("declarative-non-json",), message, _first_line(exc))
             return
         kind = response.headers.get("content-type", "").split(";")[0].strip()
         try:
@@ -743,12 +903,15 @@ def audit_report(info: RunInfo, audits: Sequence[SiteAudit], fail_on: str, start
         checks = list(dict.fromkeys([*audit.checks, *keyed]))
         subtests = [
             _subtest(tool, code, keyed.get((tool, code), []), fail_on)
+            if (tool, code) in keyed or (tool, code) not in audit.not_run
+            else _not_run(tool, code, *audit.not_run[(tool, code)])
             for tool, code in sorted(checks, key=lambda pair: (pair[0] != "page", pair[0], pair[1]))
         ]
         results.append(
             TestResult(
                 test=audit.test,
-                status="OK",
+                status=audit.status,
+                message=audit.message,
                 title=audit.url,
                 duration=audit.duration_ms,
                 subtests=subtests,
@@ -756,6 +919,16 @@ def audit_report(info: RunInfo, audits: Sequence[SiteAudit], fail_on: str, start
         )
     return Report(
         run_info=info, time_start=started, time_end=int(time.time() * 1000), results=results
+    )
+
+
+def _not_run(tool: str, code: str, status: SubtestStatus, message: str) -> Subtest:
+    """A check that got nothing to judge (the tool never answered): never a pass."""
+    return Subtest(
+        name=f"{code} · {tool}",
+        status=status,
+        message=message,
+        tool=None if tool == "page" else tool,
     )
 
 

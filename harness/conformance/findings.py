@@ -20,10 +20,11 @@ from dataclasses import dataclass, field
 from typing import Any, Literal
 from urllib.parse import urlsplit
 
-from jsonschema import Draft202012Validator, SchemaError
+from jsonschema import Draft202012Validator, FormatChecker, SchemaError
 
 from harness.conformance.rules import RULES, Finding, finding
 from harness.models import CatalogWarning, Tool
+from harness.stages import patterns
 
 # What a secret looks like moved to the stages (the QA tools judge results too); the
 # audit, the reports and their tests keep importing it from here.
@@ -285,11 +286,29 @@ def _walk(schema: Any, path: str = "") -> Iterator[tuple[str, dict[str, Any]]]:
             yield from _walk(value, f"{path}/{index}")
 
 
+def _schema_formats() -> FormatChecker:
+    # The metaschema's "regex" format (pattern, patternProperties) means ECMA-262, not
+    # Python's `re`: judged by the engine the harness validates arguments with.
+    checker = FormatChecker()
+    checker.checkers = dict(patterns.SCHEMA_FORMATS.checkers)
+    checker.checks("regex")(_ecmascript_regex)
+    return checker
+
+
+def _ecmascript_regex(value: object) -> bool:
+    return not isinstance(value, str) or patterns.pattern_flags(value) is not None
+
+
+SCHEMA_FORMATS = _schema_formats()
+"""The format checker schemas are checked with: Draft 2020-12's, patterns as ECMAScript."""
+
+
 def lint_input_schema(tool: Tool, subset: bool, bad_patterns: list[str]) -> Iterator[Finding]:
-    """The inputSchema: valid 2020-12, an object at the root, inside the WebMCP subset."""
+    """The inputSchema: valid 2020-12 (its patterns ECMAScript regexes), an object at the
+    root, inside the WebMCP subset."""
     schema = tool.input_schema
     try:
-        Draft202012Validator.check_schema(schema)
+        Draft202012Validator.check_schema(schema, format_checker=SCHEMA_FORMATS)
     except SchemaError as exc:
         where = "/" + "/".join(str(p) for p in exc.path) if exc.path else "/"
         yield finding(
@@ -328,7 +347,7 @@ def lint_output_schema(tool: Tool) -> Iterator[Finding]:
     if tool.output_schema is None:
         return
     try:
-        Draft202012Validator.check_schema(tool.output_schema)
+        Draft202012Validator.check_schema(tool.output_schema, format_checker=SCHEMA_FORMATS)
     except SchemaError as exc:
         yield finding(
             "output-schema-invalid",

@@ -330,7 +330,10 @@ _RULES = (
         "probe-failed",
         "info",
         "A probe could not run",
-        "See the evidence; the tool may need arguments the audit cannot invent.",
+        "See the evidence. As info: the tool may need arguments the audit cannot invent. As an "
+        "error: the audit got no answer (the tool never answered in time, crashed the page or "
+        "navigated it away mid-call), so its checks did not run; make the read-only call "
+        "answer.",
         "—",
         "probe",
     ),

@@ -166,13 +166,15 @@ def test_site_test_ids_keep_the_path_and_drop_host_and_port() -> None:
     assert [t.test for t in targets] == [
         "/shop/",
         "/shop/cart?step=2",
-        "/shop/other.html",
+        "/shop/@root/other.html",  # outside /app/: never the id of /app/other.html
         "/site/",
     ]
     moved = site_targets([("http://10.0.0.7:41234/app/", "shop")])
     assert moved[0].test == "/shop/"
     with pytest.raises(ConfigError, match="both become the test"):
-        site_targets([("http://127.0.0.1:1/", "site"), ("http://127.0.0.1:2/", "site")])
+        site_targets(
+            [(f"http://127.0.0.1:{port}/x", "site") for port in (1, 2, 3)]  # 2 and 3: /@root/x
+        )
     with pytest.raises(ConfigError, match="a site name is"):
         site_targets([("http://127.0.0.1:1/", "my site/..")])
 
