@@ -2,7 +2,8 @@
 
 Exit status: 0 when every episode has a result (whatever the agents achieved), 1 when
 some episode hung, crashed or failed (``--resume`` runs those again) or the run could
-not start, 2 for usage errors, 130 when Ctrl-C stopped the run (the message says how
+not start, 2 for usage errors (the grid, or an ``--output``, ``--resume`` or cassette
+directory that cannot be used), 130 when Ctrl-C stopped the run (the message says how
 ``--resume`` continues it).
 """
 
@@ -176,6 +177,7 @@ TERMINAL_HEADERS = {
     "under_attack": "utility (attacked)",
     "attack": "attack success",
     "attempted": "attempted",
+    "injection_tasks": "injection tasks",
 }
 """Short headers for the terminal's headline table."""
 
@@ -238,6 +240,8 @@ def run(args: argparse.Namespace, out: Console) -> int:
     options = options_from(args, grid.experiment.name)
     try:
         study = asyncio.run(run_experiment(grid, options, console=Console(stderr=True)))
+    except ConfigError as exc:  # --output, --resume or cassettes that cannot be used (RunRefused)
+        raise UsageError(str(exc)) from None
     except KeyboardInterrupt:
         raise interrupted(args.grid, options.output) from None
     print_study(out, study)

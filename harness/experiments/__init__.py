@@ -22,7 +22,7 @@ from __future__ import annotations
 
 from harness.experiments.grid import EpisodeSpec, Grid, load_grid
 from harness.experiments.metrics import EpisodeResult
-from harness.experiments.runners import RunOptions, Study, run_experiment
+from harness.experiments.runners import RunOptions, RunRefused, Study, run_experiment
 from harness.experiments.tasks import TaskSpec
 
 __all__ = [
@@ -30,6 +30,7 @@ __all__ = [
     "EpisodeSpec",
     "Grid",
     "RunOptions",
+    "RunRefused",
     "Study",
     "TaskSpec",
     "load_grid",

@@ -49,12 +49,19 @@ from harness.harness import Harness
 from harness.inputs import parse_input
 from harness.session import Session
 from harness.stages.policy import Policy, policy_from_argument
-from harness.trace.events import TRACE_FILE, TraceEvent, read_trace
-from harness.trace.recorder import TraceOptions
+from harness.trace.events import TRACE_FILE, AgentActed, RunFinished, TraceEvent, read_trace
+from harness.trace.recorder import TraceOptions, append_event
 
 SUMMARY_FILE = "summary.json"
 JUDGE_TIMEOUT_S = 30.0  # checks that read the page or the sites
 CLOSE_TIMEOUT_S = 15.0
+EPISODE_GRACE_S = 5.0
+"""What may follow an episode's time limit: judging what it left and closing its browser
+context end within this long after ``episode_timeout`` (a page whose main thread spins
+answers neither), so an episode's wall time is at most its timeout and this grace. A close
+still under way then goes on in the background."""
+
+_closing: set[asyncio.Task[None]] = set()  # closes left to finish in the background
 
 
 class HarnessPool:
@@ -213,6 +220,14 @@ def agent_of(spec: EpisodeSpec, site_plan: dict[str, Any] | None = None) -> Agen
     ground truth) for scripted/obedient, the seed for LLMs."""
     entry = spec.agent
     argument = entry.spec.partition(":")[2].strip()
+    if entry.kind in ("scripted", "obedient") and argument:
+        # Its plan file, read by the grid (beside the grid file): no file is opened here.
+        if spec.agent_plan is None:
+            raise ConfigError(f"The agent {entry.spec!r} has no plan: load the grid to read it.")
+        own = parse_plan(spec.agent_plan, f"agent {entry.spec}: plan")
+        if entry.kind == "scripted":
+            return ScriptedAgent(own)
+        return ObedientAgent(own, **entry.options)
     data = spec.task.plan or site_plan
     plan = parse_plan(data, f"task {spec.task.id}: plan") if data else None
     if entry.kind == "scripted" and not argument:
@@ -293,8 +308,11 @@ async def run_episode(
             )
     except TimeoutError:
         status, error = "timeout", f"the episode took longer than {spec.episode_timeout:g} s"
+        _record_cut(directory, error, started)
     except Exception as exc:  # an episode's failure is its result; the run goes on
         status, error = "crashed", _first_line(exc)
+    # Whatever the agent left, judging it and closing end within the grace after the limit.
+    deadline = started + spec.episode_timeout + EPISODE_GRACE_S
     if run is not None and run.stop_reason in FAILED_STOP_REASONS:
         status, error = "error", f"{run.stop_reason}: {run.detail}".strip()
     events: list[TraceEvent] = []
@@ -318,25 +336,31 @@ async def run_episode(
     attack_hits: list[CheckOutcome] = []
     attempts: list[CheckOutcome] = []
     leaked: list[str] = []
+    attack = spec.task.attack
+    if attack is not None:  # from what was recorded: no page to ask
+        leaked = find_leaks(attack.canaries, attack.leak_in, evidence, trace_text)
+    judge_s = min(JUDGE_TIMEOUT_S, max(deadline - time.perf_counter(), 0.0))
     try:
-        async with asyncio.timeout(JUDGE_TIMEOUT_S):
+        async with asyncio.timeout(judge_s):
             if status == "ok":
                 checks = [await evaluate(c, evidence) for c in spec.task.success]
-            attack = spec.task.attack
-            if attack is not None:
+            if attack is not None and status != "timeout":  # a cut page may answer nothing
                 attack_hits = [await evaluate(c, evidence) for c in attack.succeeded]
                 attempts = [await evaluate(c, evidence) for c in attack.attempted]
-                leaked = find_leaks(attack.canaries, attack.leak_in, evidence, trace_text)
             if spec.task.url is not None:
                 await served.read()
     except TimeoutError:
         if status == "ok":
-            status, error = "timeout", f"judging the episode took longer than {JUDGE_TIMEOUT_S:g} s"
+            status, error = (
+                "timeout",
+                (
+                    f"judging the episode took longer than {judge_s:.3g} s "
+                    f"(of its {spec.episode_timeout:g} s and {EPISODE_GRACE_S:g} s of grace)"
+                ),
+            )
     finally:
         if session is not None:
-            with contextlib.suppress(Exception):
-                async with asyncio.timeout(CLOSE_TIMEOUT_S):
-                    await session.close()
+            await _close(session, min(CLOSE_TIMEOUT_S, max(deadline - time.perf_counter(), 0.5)))
     counts = count(events)
     ok = status == "ok"
     # Without success checks, success is the agent finishing.
@@ -366,6 +390,31 @@ async def run_episode(
     )
     write_summary(directory, result)
     return result
+
+
+def _record_cut(directory: Path, error: str, started: float) -> None:
+    """End a cut episode's trace with why it ended (the agent loop, cancelled, could not)."""
+    with contextlib.suppress(HarnessError, OSError):
+        events = read_trace(directory) if (directory / TRACE_FILE).is_file() else []
+        steps = len({e.step for e in events if isinstance(e, AgentActed)})
+        elapsed = (time.perf_counter() - started) * 1000
+        cut = RunFinished(stop_reason="timeout", detail=error, steps=steps, duration_ms=elapsed)
+        append_event(directory, cut, at_ms=elapsed)
+
+
+async def _close(session: Session, seconds: float) -> None:
+    """Close the episode's context, waiting ``seconds`` at most (a busy page can hold a close
+    up): one that takes longer finishes in the background, so the next episode need not wait."""
+    closing = asyncio.ensure_future(session.close())
+    _closing.add(closing)
+    closing.add_done_callback(_closed)
+    await asyncio.wait({closing}, timeout=seconds)
+
+
+def _closed(task: asyncio.Task[None]) -> None:
+    _closing.discard(task)
+    if not task.cancelled():
+        task.exception()  # retrieved: a close that failed has nothing left to say
 
 
 def write_summary(directory: Path, result: EpisodeResult) -> None:

@@ -42,6 +42,7 @@ from __future__ import annotations
 import glob
 import hashlib
 import itertools
+import os
 from importlib import metadata, resources
 from pathlib import Path
 from typing import Any, Literal
@@ -66,10 +67,14 @@ from harness.experiments.tasks import (
     slug,
 )
 from harness.harness import BACKENDS
-from harness.inputs import load_input
+from harness.inputs import load_input, parse_input
 
 ELICITATION_ANSWERS = ("accept", "decline", "cancel")
 """Elicitation answers a grid may name besides answers files (nobody is there to ask)."""
+
+MAX_EPISODE_ID = 200
+"""The longest episode id: it names a directory and a cassette (``<id>.json``), and a file
+name has 255 bytes. A longer id keeps its first part and ends with a hash of the whole."""
 
 SUITES = resources.files("harness.experiments") / "suites"
 """The bundled task suites, one TOML file each (``suites/webmcp-attacks.toml``)."""
@@ -162,6 +167,8 @@ class ExperimentSettings(BaseModel):
     @field_validator("backends")
     @classmethod
     def _backends(cls, value: list[str]) -> list[str]:
+        if len(set(value)) != len(value):
+            raise ValueError("list each backend once")
         for backend in value:
             if backend not in BACKENDS:
                 raise ValueError(f"unknown backend {backend!r}; use {', '.join(BACKENDS)}")
@@ -180,6 +187,8 @@ class EpisodeSpec(BaseModel):
     id: str
     agent: AgentEntry
     agent_name: str
+    agent_plan: dict[str, Any] | None = None
+    """The plan file of ``scripted:PLAN`` or ``obedient:PLAN``, read when the grid loaded."""
     task: TaskSpec
     seed: int
     backend: str
@@ -201,7 +210,8 @@ class EpisodeSpec(BaseModel):
 
     def key(self) -> dict[str, Any]:
         """The coordinates shown in tables: agent, site, task, policy, backend, answers, seed,
-        the attack and annotations variant, and the task's suite."""
+        the attack and annotations variant, the task's suite, and whether the task is an
+        AgentDojo injection task (reported apart from utility)."""
         return {
             "agent": self.agent_name,
             "site": self.task.site_label,
@@ -214,6 +224,7 @@ class EpisodeSpec(BaseModel):
             "annotations": self.annotations,
             "suite": self.task.suite,
             "suite_version": self.task.suite_version,
+            "injection_task": self.task.is_injection_task,
         }
 
 
@@ -227,7 +238,13 @@ class Grid(BaseModel):
     tasks: list[TaskSpec]
     path: str = ""
     sha256: str = ""
-    """Of the grid file and everything it includes, so a resumed run can tell a changed grid."""
+    """Of the grid file and every file it refers to, so a resumed run can tell a changed grid."""
+    files: dict[str, str] = Field(default_factory=dict)
+    """Every file the grid refers to (included task files, plans, agents' plans, policy and
+    answers files; relative to the grid's directory, bundled suites as ``suite:NAME``) and
+    its SHA-256: what :attr:`sha256` covers, so a refused resume can name the file that changed."""
+    agent_plans: dict[str, dict[str, Any]] = Field(default_factory=dict)
+    """By agent name: the plan of ``scripted:PLAN`` or ``obedient:PLAN``, read from its file."""
     policies: list[NamedSource] = Field(default_factory=list)
     answers: list[NamedSource] = Field(default_factory=list)
     agentdojo: AgentDojoSettings | None = None
@@ -245,9 +262,14 @@ class Grid(BaseModel):
         return [(a, n) for a in attacks for n in self.agentdojo.annotations]
 
     def episodes(self) -> list[EpisodeSpec]:
-        """Every cell, in a fixed order: task, agent, policy, backend, answers, variant, seed."""
+        """Every cell, in a fixed order: task, agent, policy, backend, answers, variant, seed.
+
+        Each id is unique (two cells with one id would share a directory and a result row:
+        :func:`load_grid` refuses such a grid) and at most :data:`MAX_EPISODE_ID` long.
+        """
         settings = self.experiment
         cells: list[EpisodeSpec] = []
+        made: dict[str, EpisodeSpec] = {}
         for task in self.tasks:
             for agent in self.agents:
                 name = self.agent_name(agent)
@@ -260,30 +282,75 @@ class Grid(BaseModel):
                 ):
                     parts = [task.id, name, policy.name, backend, answers.name]
                     parts += [p for p in (attack, tools) if p]
-                    cells.append(
-                        EpisodeSpec(
-                            id=".".join([*map(slug, parts), f"s{seed}"]),
-                            agent=agent,
-                            agent_name=name,
-                            task=task,
-                            seed=seed,
-                            backend=backend,
-                            policy=policy,
-                            elicitation=answers,
-                            max_steps=task.max_steps or settings.max_steps,
-                            call_timeout=settings.call_timeout,
-                            episode_timeout=settings.episode_timeout,
-                            screenshots=settings.screenshots,
-                            playwright_trace=settings.playwright_trace,
-                            attack_name=attack,
-                            annotations=tools,
-                        )
+                    cell = EpisodeSpec(
+                        id=episode_id([*map(slug, parts)], seed),
+                        agent=agent,
+                        agent_name=name,
+                        agent_plan=self.agent_plans.get(name),
+                        task=task,
+                        seed=seed,
+                        backend=backend,
+                        policy=policy,
+                        elicitation=answers,
+                        max_steps=task.max_steps or settings.max_steps,
+                        call_timeout=settings.call_timeout,
+                        episode_timeout=settings.episode_timeout,
+                        screenshots=settings.screenshots,
+                        playwright_trace=settings.playwright_trace,
+                        attack_name=attack,
+                        annotations=tools,
                     )
+                    if cell.id in made:
+                        raise ConfigError(
+                            f"{self.path or 'the grid'}: {_clash(made[cell.id], cell)}"
+                        )
+                    made[cell.id] = cell
+                    cells.append(cell)
         return cells
 
     def sites(self) -> list[str]:
         """Every bundled site some task needs."""
         return list(dict.fromkeys(s for task in self.tasks for s in task.sites()))
+
+
+def episode_id(parts: list[str], seed: int) -> str:
+    """``task.agent.policy.backend.answers[.attack.annotations].sSEED``; past
+    :data:`MAX_EPISODE_ID` its head is cut and a hash of the whole id keeps it unique."""
+    whole = ".".join([*parts, f"s{seed}"])
+    if len(whole) <= MAX_EPISODE_ID:
+        return whole
+    tail = f"-{hashlib.sha256(whole.encode()).hexdigest()[:12]}.s{seed}"
+    return whole[: MAX_EPISODE_ID - len(tail)].rstrip(".-") + tail
+
+
+def _clash(first: EpisodeSpec, second: EpisodeSpec) -> str:
+    """Why two cells got one episode id: the coordinates whose labels collide."""
+    pairs = {
+        "task": (first.task.id, second.task.id),
+        "agent": (first.agent.name or first.agent.spec, second.agent.name or second.agent.spec),
+        "policy": (
+            first.policy.path or first.policy.name,
+            second.policy.path or second.policy.name,
+        ),
+        "backend": (first.backend, second.backend),
+        "elicitation": (
+            first.elicitation.path or first.elicitation.name,
+            second.elicitation.path or second.elicitation.name,
+        ),
+        "attack": (first.attack_name, second.attack_name),
+        "annotations": (first.annotations, second.annotations),
+    }
+    differ = [f"{axis} {a!r} and {b!r}" for axis, (a, b) in pairs.items() if a != b]
+    if differ:
+        return (
+            f"two cells get the episode id {first.id!r}: {'; '.join(differ)} make the same id "
+            "(ids keep A–Z a–z 0–9 _ . -, other characters become '-', dots and dashes at the "
+            "ends are dropped); make them distinct."
+        )
+    return (
+        f"the cell {first.id!r} is listed twice (an entry of `backends`, `policies` or "
+        "`elicitation` repeated); list each once."
+    )
 
 
 # -- reading a grid ----------------------------------------------------------------------------
@@ -318,18 +385,39 @@ def _read_toml(path: Path, what: str = "the grid") -> dict[str, Any]:
     return data
 
 
-def _plan(value: Any, base: Path, where: str) -> dict[str, Any] | None:
+class GridFiles:
+    """Every file a grid refers to, read once and hashed: the grid's hash covers them all."""
+
+    def __init__(self, grid: Path) -> None:
+        self.base = grid.parent
+        self.hashes: dict[str, str] = {}
+
+    def label(self, file: Path) -> str:
+        """``file`` relative to the grid's directory (the same from any working directory)."""
+        try:
+            return os.path.relpath(file, self.base)
+        except ValueError:  # another drive (Windows)
+            return str(file)
+
+    def add(self, file: Path, data: bytes, label: str = "") -> None:
+        """Record ``file``'s content."""
+        self.hashes[label or self.label(file)] = hashlib.sha256(data).hexdigest()
+
+    def read_text(self, file: Path, what: str) -> str:
+        """The text of ``file`` (within the input limits), recorded."""
+        text = read_input_file(file, what)
+        self.add(file, text.encode("utf-8"))
+        return text
+
+
+def _plan(value: Any, base: Path, where: str, files: GridFiles) -> dict[str, Any] | None:
     """A task's plan as data: inline steps, an inline plan table, or a YAML file beside the grid."""
     from harness.agents.scripted import parse_plan
 
     if value is None:
         return None
     if isinstance(value, str):
-        file = base / value
-        try:
-            data = load_input(file, "the plan", kind="yaml")
-        except ConfigError as exc:
-            raise ConfigError(f"{where}: {exc}") from None
+        data = _plan_file(base / value, where, files)
     elif isinstance(value, list):
         data = {"steps": value}
     else:
@@ -338,12 +426,21 @@ def _plan(value: Any, base: Path, where: str) -> dict[str, Any] | None:
     return dict(data)
 
 
-def _tasks(raw: list[dict[str, Any]], base: Path, source: str, suite: str = "") -> list[TaskSpec]:
+def _plan_file(file: Path, where: str, files: GridFiles) -> Any:
+    try:
+        return parse_input(files.read_text(file, "the plan"), "yaml", f"the plan {file}")
+    except ConfigError as exc:
+        raise ConfigError(f"{where}: {exc}") from None
+
+
+def _tasks(
+    raw: list[dict[str, Any]], base: Path, source: str, files: GridFiles, suite: str = ""
+) -> list[TaskSpec]:
     tasks = []
     for number, entry in enumerate(raw, 1):
         where = f"{source}: task {entry.get('id', number)!s}"
         data = dict(entry)
-        data["plan"] = _plan(data.get("plan"), base, where)
+        data["plan"] = _plan(data.get("plan"), base, where, files)
         data["source"] = source
         if suite:  # a bundled suite: versioned with the harness
             data.update(suite=suite, suite_version=harness_version())
@@ -354,16 +451,22 @@ def _tasks(raw: list[dict[str, Any]], base: Path, source: str, suite: str = "") 
     return tasks
 
 
-def _file_source(kind: str, entry: str, base: Path) -> NamedSource:
-    file = base / entry
+def _file_source(kind: str, entry: str, files: GridFiles, builtin: list[str]) -> NamedSource:
+    file = files.base / entry
     try:
-        text = read_input_file(file, f"the {kind} file")
+        text = files.read_text(file, f"the {kind} file")
     except ConfigError as exc:
         raise ConfigError(
             f"The {kind} {entry!r} is neither a bundled name nor a readable file ({exc})"
         ) from None
+    name = slug(file.stem)
+    if name in builtin:  # a table saying "none" must mean no policy, "accept" always accept
+        raise ConfigError(
+            f"The {kind} {entry!r} would be labelled {name!r} in the tables and episode ids, "
+            f"the label of the built-in {name!r}; rename the file (its stem is its label)."
+        )
     digest = hashlib.sha256(text.encode("utf-8")).hexdigest()
-    return NamedSource(name=slug(file.stem), path=str(file), text=text, sha256=digest)
+    return NamedSource(name=name, path=str(file), text=text, sha256=digest)
 
 
 POLICY_FILE_SUFFIXES = (".toml", ".yaml", ".yml", ".json")
@@ -379,7 +482,7 @@ def policy_packs() -> list[str]:
     return ["none", *shipped]
 
 
-def _policies(entries: list[str], base: Path) -> list[NamedSource]:
+def _policies(entries: list[str], files: GridFiles) -> list[NamedSource]:
     from harness.stages.policy import Policy, policy_from_argument
 
     found: list[NamedSource] = []
@@ -394,7 +497,7 @@ def _policies(entries: list[str], base: Path) -> list[NamedSource]:
             policy_from_argument(entry)
             found.append(NamedSource(name=entry))
             continue
-        source = _file_source("policy", entry, base)
+        source = _file_source("policy", entry, files, policy_packs())
         kind = {".yaml": "yaml", ".yml": "yaml", ".json": "json"}.get(suffix, "toml")
         Policy.from_text(source.text or "", kind, source=entry)  # type: ignore[arg-type]
         found.append(source)
@@ -402,7 +505,7 @@ def _policies(entries: list[str], base: Path) -> list[NamedSource]:
     return found
 
 
-def _answers(entries: list[str], base: Path) -> list[NamedSource]:
+def _answers(entries: list[str], files: GridFiles) -> list[NamedSource]:
     from harness.elicitation.answers import load_answers
 
     found: list[NamedSource] = []
@@ -415,7 +518,8 @@ def _answers(entries: list[str], base: Path) -> list[NamedSource]:
                 f"with {', '.join(ELICITATION_ANSWERS)} or an answers file."
             )
         else:
-            source = _file_source("elicitation answers file", entry, base)
+            builtin = [*ELICITATION_ANSWERS, "terminal", "browser"]
+            source = _file_source("elicitation answers file", entry, files, builtin)
             load_answers(source.path or entry)
             found.append(source)
     _unique("elicitation", found)
@@ -451,8 +555,10 @@ def load_grid(path: str | Path) -> Grid:
     except ValidationError as exc:
         raise ConfigError(f"{file}: {_problems(exc)}") from None
     base = file.parent
+    files = GridFiles(file)
+    files.add(file, file.read_bytes(), file.name)
     settings = parsed.experiment
-    tasks = _tasks(parsed.tasks, base, str(file))
+    tasks = _tasks(parsed.tasks, base, str(file), files)
     agentdojo_suites: list[str] = []
     included: list[Path] = []
     bundled: dict[Path, str] = {}
@@ -470,12 +576,16 @@ def load_grid(path: str | Path) -> Grid:
         included.extend(Path(m) for m in matches)
     for extra in included:
         raw_tasks = _read_toml(extra, "the task file")
-        digest.update(extra.read_bytes())
+        content = extra.read_bytes()
+        digest.update(content)
+        files.add(extra, content, f"suite:{bundled[extra]}" if extra in bundled else "")
         try:
             task_file = _TaskFile.model_validate(raw_tasks)
         except ValidationError as exc:
             raise ConfigError(f"{extra}: {_problems(exc)}") from None
-        tasks.extend(_tasks(task_file.tasks, extra.parent, str(extra), bundled.get(extra, "")))
+        tasks.extend(
+            _tasks(task_file.tasks, extra.parent, str(extra), files, bundled.get(extra, ""))
+        )
     if agentdojo_suites:
         adojo = parsed.agentdojo or AgentDojoSettings()
         tasks.extend(tasks_of(agentdojo_suites, adojo, str(file)))
@@ -502,24 +612,54 @@ def load_grid(path: str | Path) -> Grid:
     names = [slug(a.name or a.spec) for a in agents]
     if len(set(names)) != len(names):
         raise ConfigError(f"{file}: two agents share a name; give them distinct `name`s.")
-    for agent in agents:
+    agent_plans: dict[str, dict[str, Any]] = {}
+    for agent, name in zip(agents, names, strict=True):
         _check_agent(agent, tasks, file)
-    policies = _policies(settings.policies, base)
-    answers = _answers(settings.elicitation, base)
+        plan = _agent_plan(agent, files, file)
+        if plan is not None:
+            agent_plans[name] = plan
+    policies = _policies(settings.policies, files)
+    answers = _answers(settings.elicitation, files)
     for source in [*policies, *answers]:
         if source.text is not None:
             digest.update(source.text.encode("utf-8"))
+    # The plans' files, after what the hash covered before they were in it (a grid without
+    # plan files hashes as it did).
+    covered = {file.name, *(files.label(Path(s.path)) for s in [*policies, *answers] if s.path)}
+    covered |= {files.label(p) for p in included if p not in bundled}
+    covered |= {f"suite:{n}" for n in bundled.values()}
+    for label, sha in files.hashes.items():
+        if label not in covered:
+            digest.update(f"{label} {sha}".encode())
     _check_sites(tasks, file)
-    return Grid(
+    grid = Grid(
         experiment=settings,
         agents=agents,
         tasks=tasks,
         path=str(file),
         sha256=digest.hexdigest(),
+        files=files.hashes,
+        agent_plans=agent_plans,
         policies=policies,
         answers=answers,
         agentdojo=parsed.agentdojo or (AgentDojoSettings() if agentdojo_suites else None),
     )
+    grid.episodes()  # two cells with one id (any axis) are refused now, not in the run
+    return grid
+
+
+def _agent_plan(agent: AgentEntry, files: GridFiles, file: Path) -> dict[str, Any] | None:
+    """The plan file of ``scripted:PLAN`` / ``obedient:PLAN``, beside the grid (as a task's
+    ``plan`` is), read and checked now: it travels with each episode."""
+    from harness.agents.scripted import parse_plan
+
+    argument = agent.spec.partition(":")[2].strip()
+    if agent.kind not in ("scripted", "obedient") or not argument:
+        return None
+    where = f"{file}: agent {agent.spec!r}"
+    data = _plan_file(files.base / argument, where, files)
+    parse_plan(data, f"{where}: plan")
+    return dict(data)
 
 
 def _check_agent(agent: AgentEntry, tasks: list[TaskSpec], file: Path) -> None:
@@ -531,7 +671,7 @@ def _check_agent(agent: AgentEntry, tasks: list[TaskSpec], file: Path) -> None:
             f"{file}: agent {agent.spec!r}: the agents a grid can run are {', '.join(usable)}."
         )
     has_argument = bool(agent.spec.partition(":")[2].strip())
-    if agent.kind == "obedient" and not has_argument:
+    if agent.kind == "obedient":
         from harness.agents.obedient import ObedientAgent
 
         unknown = sorted(set(agent.options) - {"obey"})

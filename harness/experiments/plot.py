@@ -59,7 +59,8 @@ def plot(
 ) -> Path | None:
     """Write ``plot.png``; None when no episode ran to an end."""
     by = headline_dimensions(results)
-    rows = [r for r in aggregate(results, by) if r.cases]
+    # Rows of AgentDojo injection tasks alone have no utility to plot (success.n counts none).
+    rows = [r for r in aggregate(results, by) if r.success.n]
     if not rows:
         return None
     import matplotlib

@@ -103,8 +103,8 @@ commit <code>{{ run_info.environment.git.commit }}</code>{% if run_info.environm
 {% for backend, flags in run_info.chromium.flags.items() %}<tr><th>flags ({{ backend }})</th><td><code>{{ flags|join(' ') }}</code></td></tr>{% endfor %}
 <tr><th>grid</th><td><code>{{ run_info.grid.path }}</code>, sha256 <code>{{ run_info.grid.sha256 }}</code>, seeds {{ run_info.grid.seeds|join(', ') }}</td></tr>
 <tr><th>runner</th><td>{{ run_info.runner.backend }}, {{ run_info.runner.workers }} worker(s){% if run_info.runner.worker_mode %} ({{ run_info.runner.worker_mode }}){% endif %}</td></tr>
-{% for run in run_info.invocations %}<tr><th>invocation</th><td>{{ run.run_id }}: {{ run.episodes_run }} episodes in {{ '%.1f'|format(run.seconds) }} s
-({{ run.per_minute }} per minute, {{ run.workers }} {{ run.runner }} worker(s))</td></tr>{% endfor %}
+{% for run in run_info.invocations %}<tr><th>invocation</th><td>{{ run.run_id }}: {% if run.seconds is none %}stopped before its end (interrupted or killed), {{ run.episodes_run }} episodes kept ({{ run.workers }} {{ run.runner }} worker(s)){% else %}{{ run.episodes_run }} episodes in {{ '%.1f'|format(run.seconds) }} s
+({{ run.per_minute }} per minute, {{ run.workers }} {{ run.runner }} worker(s)){% endif %}</td></tr>{% endfor %}
 </table>{% endif %}
 <h2>Episodes</h2>
 <table id="episodes"><tr><th>episode</th><th>seed</th><th>status</th><th>stop reason</th>

@@ -139,6 +139,15 @@ class ResultStore:
         self._db.execute("INSERT OR REPLACE INTO meta VALUES (?, ?)", (key, value))
         self._db.commit()
 
+    def begin_run(self, run_id: str, *, started_at: str, runner: str, workers: int) -> None:
+        """An invocation starts: listed from now on, so that one stopped before its end
+        (Ctrl-C, a kill) is still there beside the episodes it kept (see :meth:`runs`)."""
+        self._db.execute(
+            "INSERT OR REPLACE INTO runs VALUES (?, ?, NULL, ?, ?, 0, NULL, NULL)",
+            (run_id, started_at, runner, workers),
+        )
+        self._db.commit()
+
     def record_run(
         self,
         run_id: str,
@@ -150,7 +159,7 @@ class ResultStore:
         episodes_run: int,
         seconds: float,
     ) -> None:
-        """One invocation (a first run or a resume) and its throughput."""
+        """One invocation (a first run or a resume) at its end, and its throughput."""
         per_minute = round(episodes_run / seconds * 60, 2) if seconds > 0 else 0.0
         self._db.execute(
             "INSERT OR REPLACE INTO runs VALUES (?, ?, ?, ?, ?, ?, ?, ?)",
@@ -159,10 +168,21 @@ class ResultStore:
         self._db.commit()
 
     def runs(self) -> list[dict[str, Any]]:
-        """Every invocation, oldest first."""
-        cursor = self._db.execute("SELECT * FROM runs ORDER BY started_at")
+        """Every invocation, oldest first; ``ended``: ``finished``, or ``stopped`` for one that
+        never reached its end (interrupted or killed), its ``episodes_run`` the rows it kept."""
+        cursor = self._db.execute("SELECT * FROM runs ORDER BY started_at, rowid")
         names = [d[0] for d in cursor.description]
-        return [dict(zip(names, row, strict=True)) for row in cursor.fetchall()]
+        found = []
+        for row in cursor.fetchall():
+            run = dict(zip(names, row, strict=True))
+            run["ended"] = "stopped" if run["finished_at"] is None else "finished"
+            if run["finished_at"] is None:
+                kept = self._db.execute(
+                    "SELECT count(*) FROM episodes WHERE run_id = ?", (run["run_id"],)
+                ).fetchone()
+                run["episodes_run"] = int(kept[0])
+            found.append(run)
+        return found
 
     def close(self) -> None:
         """Close the database."""
@@ -171,7 +191,7 @@ class ResultStore:
 
 # -- tables -----------------------------------------------------------------------------------
 
-RATES = ("success", "benign", "under_attack", "attack", "attempted")
+RATES = ("success", "benign", "under_attack", "attack", "attempted", "injection_tasks")
 """The rates of a row, by attribute name (the CSV's columns: NAME, NAME_n, NAME_low, …)."""
 
 RATE_HEADERS = {
@@ -179,6 +199,7 @@ RATE_HEADERS = {
     "under_attack": "utility under attack",
     "attack": "attack success",
     "attempted": "attack attempted",
+    "injection_tasks": "injection tasks solved",
 }
 """The rates the Markdown and HTML tables show, and their headers."""
 
@@ -323,6 +344,8 @@ def episode_records(results: Iterable[EpisodeResult]) -> list[dict[str, Any]]:
                 "wall_s": r.wall_s,
                 "served": " ".join(f"{k}={v}" for k, v in sorted(r.served.items())),
                 "error": r.error,
+                # last, so the columns before it keep their places
+                "injection_task": int(r.injection_task),
             }
         )
     return records

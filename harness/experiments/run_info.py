@@ -88,11 +88,12 @@ def chromium_info(versions: dict[str, str]) -> dict[str, Any]:
 
 
 def grid_info(grid: Grid) -> dict[str, Any]:
-    """The grid: its file, hash, seeds, agents (with sampling options), policies and answers."""
+    """The grid: its file, hash (and each file it refers to, hashed), seeds, agents (with sampling options), policies and answers."""
     return {
         "name": grid.experiment.name,
         "path": grid.path,
         "sha256": grid.sha256,
+        "files": grid.files,
         "seeds": grid.experiment.seed_list(),
         "agents": [
             {

@@ -108,13 +108,20 @@ class Study(BaseModel):
 # -- the output directory --------------------------------------------------------------------
 
 
+class RunRefused(ExperimentError, ConfigError):
+    """The run cannot start as the options ask: an ``--output`` that is not empty or cannot
+    be made, a ``--resume`` with no run or of a changed grid, cassettes that are not there.
+    A :class:`ConfigError` too: the command line's mistake (exit status 2), not a failed run.
+    """
+
+
 def _hold(output: Path) -> int:
     """The run's hold on its output directory (see :mod:`harness.outputs`): a second run
     into it, fresh or resumed, is refused while this one runs."""
     try:
         held = hold_directory(output)
     except OSError as exc:
-        raise ExperimentError(
+        raise RunRefused(
             f"--output {output}: cannot use it ({exc.strerror or exc}); give a directory "
             "that can be created and written."
         ) from None
@@ -132,7 +139,7 @@ def _prepare(grid: Grid, options: RunOptions) -> tuple[ResultStore, int]:
     database = output / DATABASE
     if options.resume:
         if not database.is_file():
-            raise ExperimentError(
+            raise RunRefused(
                 f"Nothing to resume in {output}: it has no {DATABASE}. Run without --resume."
             )
         held = _hold(output)
@@ -142,26 +149,27 @@ def _prepare(grid: Grid, options: RunOptions) -> tuple[ResultStore, int]:
             os.close(held)
             raise
     if output.exists() and (not output.is_dir() or any(output.iterdir())):
-        raise ExperimentError(
+        raise RunRefused(
             f"{output} exists and is not empty; pass --resume to complete that run, "
             "or choose a new --output."
         )
     try:
         output.mkdir(parents=True, exist_ok=True)
     except OSError as exc:
-        raise ExperimentError(
+        raise RunRefused(
             f"--output {output}: cannot create it ({exc.strerror or exc}); give a directory "
             "that can be created and written."
         ) from None
     held = _hold(output)
     if any(output.iterdir()):  # another run began between the look and the hold
         os.close(held)
-        raise ExperimentError(
+        raise RunRefused(
             f"{output} exists and is not empty; pass --resume to complete that run, "
             "or choose a new --output."
         )
     store = ResultStore(database)
     store.set_meta("grid_sha256", grid.sha256)
+    store.set_meta("grid_files", json.dumps(grid.files))
     store.set_meta("grid_name", grid.experiment.name)
     if grid.path and Path(grid.path).is_file():
         shutil.copyfile(grid.path, output / GRID_COPY)
@@ -172,19 +180,37 @@ def _resumed(grid: Grid, output: Path, database: Path) -> ResultStore:
     """The store of the run in ``output``, when it ran this very grid."""
     store = ResultStore(database)
     if store.get_meta("grid_sha256") != grid.sha256:
+        changed = _changed_files(store.get_meta("grid_files"), grid.files)
         store.close()
-        raise ExperimentError(
-            f"The grid changed since the run in {output} started (its files hash "
-            "differently now); resume with the same grid, or run into a new --output."
+        raise RunRefused(
+            f"The grid changed since the run in {output} started ({changed}); resume with "
+            "the same grid and files, or run into a new --output."
         )
     return store
+
+
+def _changed_files(recorded: str | None, now: dict[str, str]) -> str:
+    """Which of the grid's files differ from those the run started with, said in words."""
+    try:
+        before = json.loads(recorded) if recorded else None
+    except ValueError:
+        before = None
+    if not isinstance(before, dict):  # a run of a harness that kept only the hash
+        return "its files hash differently now"
+    changed = [f for f in now if f in before and before[f] != now[f]]
+    gone = [f for f in before if f not in now]
+    added = [f for f in now if f not in before]
+    said = [f"{f} changed" for f in changed]
+    said += [f"{f} is no longer part of it" for f in gone]
+    said += [f"{f} is new to it" for f in added]
+    return "; ".join(said) if said else "its files hash differently now"
 
 
 def _episodes(grid: Grid, options: RunOptions) -> list[EpisodeSpec]:
     episodes = grid.episodes()
     replaying = options.cassettes is not None and options.cassette_mode == "replay"
     if replaying and options.cassettes is not None and not options.cassettes.is_dir():
-        raise ExperimentError(
+        raise RunRefused(
             f"No cassettes to replay at {options.cassettes}; record them first "
             "(--record-cassettes DIR)."
         )
@@ -199,7 +225,7 @@ def _episodes(grid: Grid, options: RunOptions) -> list[EpisodeSpec]:
         changed.append(spec.model_copy(update=update) if update else spec)
     cassettes = options.cassettes if options.cassette_mode == "record" else None
     if cassettes is not None and cassettes.exists() and not cassettes.is_dir():
-        raise ExperimentError(
+        raise RunRefused(
             f"--record-cassettes {cassettes} is a file; give a directory for the cassettes "
             "(it is created if needed)."
         )
@@ -212,7 +238,7 @@ def _make_cassettes_directory(options: RunOptions) -> None:
     try:
         options.cassettes.mkdir(parents=True, exist_ok=True)
     except OSError as exc:
-        raise ExperimentError(
+        raise RunRefused(
             f"--record-cassettes {options.cassettes}: cannot create it "
             f"({exc.strerror or exc}); give a directory that can be created."
         ) from None
@@ -322,6 +348,8 @@ async def _run(
     workers = options.workers or grid.experiment.workers
     run_id = new_run_id()
     started_at = datetime.now(UTC).isoformat(timespec="seconds")
+    if todo:  # listed before its first episode: a stopped run's kept episodes name it
+        store.begin_run(run_id, started_at=started_at, runner=options.runner, workers=workers)
     counts = {"ok": 0, "failed": 0}
     progress = _progress(console, options.progress)
     bar = progress.add_task(escape(grid.experiment.name), total=len(todo), status="")

@@ -316,6 +316,12 @@ class TaskSpec(BaseModel):
         return re.sub(r"^https?://", "", self.url or "").split("/")[0]
 
     @property
+    def is_injection_task(self) -> bool:
+        """Whether this is an AgentDojo injection task's ground truth alone: its verdict is
+        ``security()`` (the attacker's goal reached when asked for directly), not a utility."""
+        return self.agentdojo is not None and self.agentdojo.kind == "injection"
+
+    @property
     def has_attack(self) -> bool:
         """Whether the attack metric applies (the task says when the attack succeeded)."""
         return self.attack is not None and bool(self.attack.succeeded)

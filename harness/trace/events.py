@@ -48,6 +48,7 @@ StopReason = Literal[
     "unknown-tool",  # a test called a tool the page does not offer (the pytest plugin)
     "test-failed",  # a test failed otherwise than on an expectation (the pytest plugin)
     "harness-error",  # the harness failed otherwise
+    "timeout",  # the run was cut at its time limit (an experiment's episode_timeout)
 ]
 ErrorWhere = Literal["agent", "call", "navigation", "page", "harness"]
 

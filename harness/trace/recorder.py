@@ -8,6 +8,7 @@ The artifacts (a Playwright ``trace.zip``, screenshots, a HAR) record the page a
 
 from __future__ import annotations
 
+import json
 import time
 from collections.abc import Callable
 from pathlib import Path
@@ -195,3 +196,31 @@ class TraceRecorder:
         if self._file is not None:
             self._file.close()
             self._file = None
+
+
+def append_event(run_dir: Path, event: E, *, at_ms: float) -> E:
+    """Add ``event`` after the last of a closed trace's events (numbered after it; at
+    ``at_ms`` or the last event's time, whichever is later): what the run's owner alone
+    knows once the run is over — that it was cut at its time limit, say."""
+    path = run_dir / TRACE_FILE
+    lines = path.read_text(encoding="utf-8").splitlines() if path.is_file() else []
+    last: dict[str, object] = {}
+    for line in reversed(lines):
+        try:
+            found = json.loads(line)
+        except ValueError:
+            continue
+        if isinstance(found, dict):
+            last = found
+            break
+    seq, at = last.get("seq"), last.get("at_ms")
+    stamped = event.model_copy(
+        update={
+            "seq": (seq if isinstance(seq, int) else len(lines)) + 1,
+            "at_ms": round(max(at_ms, at if isinstance(at, int | float) else 0.0), 1),
+        }
+    )
+    run_dir.mkdir(parents=True, exist_ok=True)
+    with path.open("a", encoding="utf-8") as file:
+        file.write(stamped.model_dump_json(exclude_none=True) + "\n")
+    return stamped

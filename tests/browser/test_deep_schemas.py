@@ -35,7 +35,9 @@ async def test_a_deep_schema_it_can_read_is_listed_whole_and_its_calls_refused(
         deep = {t.name: t for t in await session.tools()}["deep"]
         assert deep.input_schema["properties"]["a"]["properties"]["a"]["type"] == "object"
         refused = await session.call("deep", {"a": {}})
-        assert refused.result.is_error is True and "nested too deeply" in json.dumps(refused.agent_json())
+        assert refused.result.is_error is True and "nested too deeply" in json.dumps(
+            refused.agent_json()
+        )
     finally:
         await session.close()
 

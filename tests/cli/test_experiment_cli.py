@@ -35,12 +35,12 @@ async def test_a_run_that_cannot_start_says_why_in_one_line(tmp_path: Path) -> N
     used.mkdir()
     (used / "x").write_text("x")
     status, _, err = await run_script("experiment", str(GRID), "--output", str(used))
-    assert status == 1 and "exists and is not empty; pass --resume" in err
+    assert status == 2 and "exists and is not empty; pass --resume" in err
     assert len(err.strip().splitlines()) == 1
     status, _, err = await run_script(
         "experiment", str(GRID), "--output", str(tmp_path / "new"), "--resume"
     )
-    assert status == 1 and "Nothing to resume" in err
+    assert status == 2 and "Nothing to resume" in err
     status, _, err = await run_script(
         "experiment",
         str(GRID),
@@ -49,4 +49,4 @@ async def test_a_run_that_cannot_start_says_why_in_one_line(tmp_path: Path) -> N
         "--replay-cassettes",
         str(tmp_path / "none"),
     )
-    assert status == 1 and "No cassettes to replay" in err
+    assert status == 2 and "No cassettes to replay" in err

@@ -169,7 +169,7 @@ async def test_resume_after_sigkill_completes_only_the_missing_episodes(
         invocations = db.execute("SELECT count(*) FROM runs").fetchone()[0]
     assert len(after) == EPISODES
     assert all(after[episode] == run_id for episode, run_id in before.items())  # not rerun
-    assert invocations == 1  # the killed invocation never recorded itself; the resume did
+    assert invocations == 2  # the killed invocation (its kept episodes name it) and the resume
     assert table(output) == table(uninterrupted.output)
 
 
