@@ -37,8 +37,6 @@ from typing import Any
 from urllib.parse import urljoin, urlsplit
 
 import aiohttp
-from jsonschema import Draft202012Validator
-from jsonschema.exceptions import SchemaError
 from mcp_types import TextContent
 from playwright.async_api import Error as PlaywrightError
 from playwright.async_api import Frame
@@ -85,6 +83,7 @@ from harness.qa.snapshot import CatalogSnapshot
 from harness.session import Session
 from harness.stages.framing import PAGE_RESULT_KINDS
 from harness.stages.redaction import marks_sensitive
+from harness.stages.validation import validate_arguments
 
 PROBE_TIMEOUT_S = 10.0
 HTTP_TIMEOUT_S = 10.0
@@ -541,10 +540,12 @@ def example_arguments(schema: dict[str, Any], depth: int = 0) -> dict[str, Any]:
     return {name: example_value(properties.get(name, {}), depth) for name in required}
 
 
-def _valid(schema: dict[str, Any], arguments: dict[str, Any]) -> bool:
+def _valid(tool: Tool, arguments: dict[str, Any]) -> bool:
+    """Whether the harness's own argument check (ECMAScript patterns, a form's read as HTML
+    reads them) lets ``arguments`` through: the probe's call would be refused otherwise."""
     try:
-        return Draft202012Validator(schema).is_valid(arguments)
-    except (SchemaError, Exception):  # a schema the lints already flagged
+        return not validate_arguments(tool, arguments)
+    except Exception:  # a schema the lints already flagged
         return False
 
 
@@ -682,7 +683,7 @@ class Prober:
 
     async def _probe_call(self, tool: Tool, anonymous: aiohttp.ClientSession) -> None:
         arguments = example_arguments(tool.input_schema)
-        if not _valid(tool.input_schema, arguments):
+        if not _valid(tool, arguments):
             self._add(
                 "probe-failed",
                 tool.name,

@@ -56,6 +56,12 @@ PAGES = {
         ("z_settings", f'return "{LEAK}";'),
     ),
     "gone.html": "<!doctype html><title>gone</title>gone",
+    "unicode.html": f"""<!doctype html><meta charset=utf-8><title>t</title><script>
+document.modelContext.registerTool({{name: "profile", description: "Returns a profile.",
+  inputSchema: {{type: "object", required: ["name"],
+    properties: {{name: {{type: "string", pattern: "^\\\\p{{Ll}}+$"}}}}}},
+  annotations: {{readOnlyHint: true}}, execute() {{ return "{LEAK}"; }} }});
+</script>""",
 }
 
 
@@ -188,3 +194,12 @@ def test_pages_inside_and_outside_the_start_directory_get_distinct_stable_ids() 
     ]
     moved = [url.replace("127.0.0.1:8772", "localhost:9") for url in urls]
     assert [t.test for t in site_targets([(url, "site") for url in moved])] == ids
+
+
+async def test_a_tool_whose_pattern_only_ecmascript_reads_is_probed(site: str) -> None:
+    # `\p{Ll}` is not Python's: the audit's own check of its example arguments called the
+    # schema unusable ("No arguments … fit") and never probed the tool, leak and all.
+    audit, report = await _audited(f"{site}/unicode.html")
+    statuses = _statuses(report.results[0])
+    assert statuses["secret-in-output · profile"] == "FAIL", statuses
+    assert not any(f.code == "probe-failed" for f in audit.findings)
