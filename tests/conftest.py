@@ -18,11 +18,12 @@ ends the xdist worker, and the run) and armed again for the teardown."""
 from __future__ import annotations
 
 import asyncio
+import contextlib
 import logging
 import socket
 import tempfile
 import time
-from collections.abc import AsyncIterator, Awaitable, Callable, Coroutine, Iterator
+from collections.abc import AsyncIterator, Awaitable, Callable, Coroutine, Iterator, Mapping
 from pathlib import Path
 from typing import TYPE_CHECKING, Any, Protocol, TypeVar
 
@@ -232,6 +233,29 @@ async def listen(runner: web.AppRunner) -> int:
     """
     await web.TCPSite(runner, "127.0.0.1", 0).start()
     return int(runner.addresses[-1][1])
+
+
+@contextlib.asynccontextmanager
+async def serve_pages(pages: Mapping[str, str]) -> AsyncIterator[str]:
+    """Serve ``pages`` (path without its leading ``/`` → HTML; ``""`` is ``/``) on a
+    loopback port of its own, for a test that writes its pages; yields the origin. The
+    mapping is read at each request: a test may change a page between loads."""
+
+    async def page(request: web.Request) -> web.Response:
+        html = pages.get(request.match_info["name"])
+        if html is None:
+            raise web.HTTPNotFound()
+        return web.Response(text=html, content_type="text/html")
+
+    app = web.Application()
+    app.router.add_get("/{name:.*}", page)
+    runner = web.AppRunner(app, shutdown_timeout=1.0)
+    await runner.setup()
+    try:
+        port = await listen(runner)
+        yield f"http://127.0.0.1:{port}"
+    finally:
+        await runner.cleanup()
 
 
 def free_port() -> int:

@@ -10,7 +10,6 @@ import asyncio
 from collections.abc import AsyncIterator
 
 import pytest
-from aiohttp import web
 
 from harness.conformance.audit import (
     AuditOptions,
@@ -24,7 +23,7 @@ from harness.conformance.baseline import Baseline
 from harness.conformance.findings import PageScan, lint
 from harness.conformance.results import Report, TestResult
 from harness.models import Tool
-from tests.conftest import listen
+from tests.conftest import serve_pages
 
 ORIGIN = "http://127.0.0.1:1"
 LEAK = "api_key=sk-live-4f9a8b7c6d5e4f3a2b1c0d9e8f7a6b5c4d3e2f1a AKIAIOSFODNN7EXAMPLE"
@@ -68,20 +67,8 @@ document.modelContext.registerTool({{name: "profile", description: "Returns a pr
 @pytest.fixture
 async def site() -> AsyncIterator[str]:
     """Serves :data:`PAGES`; yields the origin."""
-
-    async def page(request: web.Request) -> web.Response:
-        html = PAGES.get(request.match_info["name"])
-        if html is None:
-            raise web.HTTPNotFound()
-        return web.Response(text=html, content_type="text/html")
-
-    app = web.Application()
-    app.router.add_get("/{name}", page)
-    runner = web.AppRunner(app)
-    await runner.setup()
-    port = await listen(runner)
-    yield f"http://127.0.0.1:{port}"
-    await runner.cleanup()
+    async with serve_pages(PAGES) as origin:
+        yield origin
 
 
 async def _audited(url: str, options: AuditOptions | None = None) -> tuple[SiteAudit, Report]:

@@ -264,23 +264,13 @@ setTimeout(() => { for (;;) {} }, 50);
 async def test_a_spinning_page_is_cut_at_the_episode_timeout_and_the_trace_says_so(
     tmp_path: Path,
 ) -> None:
-    from aiohttp import web
-
     from harness.experiments import RunOptions, run_experiment
     from harness.experiments.episode import EPISODE_GRACE_S
     from harness.trace.events import RunFinished, read_trace
-    from tests.conftest import listen
+    from tests.conftest import serve_pages
 
-    async def page(_: web.Request) -> web.Response:
-        return web.Response(text=BUSY_PAGE, content_type="text/html")
-
-    app = web.Application()
-    app.router.add_get("/", page)
-    runner = web.AppRunner(app)
-    await runner.setup()
-    port = await listen(runner)
     timeout = 3.0
-    try:
+    async with serve_pages({"": BUSY_PAGE}) as origin:
         grid = load_grid(
             write(
                 tmp_path,
@@ -294,7 +284,7 @@ call_timeout = 2
 spec = "scripted"
 [[tasks]]
 id = "busy"
-url = "http://127.0.0.1:{port}/"
+url = "{origin}/"
 instruction = "busy page"
 plan = [{{call = "ok_tool"}}, {{finish = "x"}}]
 """,
@@ -303,12 +293,11 @@ plan = [{{call = "ok_tool"}}, {{finish = "x"}}]
         study = await run_experiment(
             grid, RunOptions(output=tmp_path / "out", progress=False, report=False)
         )
-    finally:
-        await runner.cleanup()
     (result,) = study.results
     assert result.status == "timeout"
-    # It was ~35 s: the judge (30 s) and the close (15 s) waited on the spinning page.
-    assert result.wall_s <= timeout + EPISODE_GRACE_S + 3.0, result.wall_s
+    # It was ~35 s: the judge (30 s) and the close (15 s) waited on the spinning page. The
+    # bound leaves a busy machine room for the episode's start (a context, the page).
+    assert result.wall_s < timeout + EPISODE_GRACE_S + 15.0, result.wall_s
     events = read_trace(tmp_path / "out" / "episodes" / result.episode)
     last = events[-1]
     assert isinstance(last, RunFinished) and last.stop_reason == "timeout"
