@@ -14,12 +14,11 @@ import decimal
 import json
 import logging
 import math
-import weakref
 from collections.abc import Coroutine
 from dataclasses import dataclass
 from typing import Any, NamedTuple, TypeVar
 
-from playwright.async_api import BrowserContext, Download, Frame, Page, Request, Response
+from playwright.async_api import BrowserContext, Download, Frame, Page, Request
 from playwright.async_api import Error as PlaywrightError
 
 from harness.browser.backends.base import Backend, FormReviewDecision, FormReviewRequest, RawResult
@@ -143,9 +142,6 @@ class ChannelBackend(Backend):
         # Navigations of each frame that ended without a document (a 204, a download, a
         # mailto:): how many, and how the last one ended (see _submission_result).
         self._no_document: dict[Frame, tuple[int, NoDocument]] = {}
-        self._navigation_status: weakref.WeakKeyDictionary[Request, int] = (
-            weakref.WeakKeyDictionary()
-        )
         self._downloads: dict[str, str] = {}  # URL → the file name a download suggested
         # State versions (CHANNEL.md): what the catalog holds of each frame's document, and
         # what each ended call's answer said of its document.
@@ -202,7 +198,7 @@ class ChannelBackend(Backend):
         page.on("framenavigated", self._on_navigated)
         page.on("framedetached", self._on_detached)
         page.on("close", self._on_close)
-        page.on("response", self._on_response)
+        # (Not "response": Playwright sends an event for every response to a listener.)
         page.on("requestfailed", self._on_request_failed)
         page.on("download", self._on_download)
 
@@ -210,22 +206,17 @@ class ChannelBackend(Backend):
         """Where ``frame`` stands before a call: what :meth:`_submission_result` compares."""
         return FrameMark(self._navigations.get(frame, 0), self._no_document.get(frame, (0,))[0])
 
-    def _on_response(self, response: Response) -> None:
-        request = response.request
-        if request.is_navigation_request():
-            self._navigation_status[request] = response.status
-
-    def _on_request_failed(self, request: Request) -> None:
+    async def _on_request_failed(self, request: Request) -> None:
         # A navigation that loads no document (a 204, a download, an external protocol)
         # ends as a failed request (net::ERR_ABORTED), with no framenavigated.
         if not request.is_navigation_request():
             return
         frame = request.frame
-        ended = NoDocument(
-            url=request.url,
-            status=self._navigation_status.pop(request, None),
-            failure=request.failure or "",
-        )
+        status = None
+        with contextlib.suppress(PlaywrightError):  # (a 204 has its response; mailto: none)
+            response = await request.response()
+            status = response.status if response is not None else None
+        ended = NoDocument(url=request.url, status=status, failure=request.failure or "")
         self._no_document[frame] = (self._no_document.get(frame, (0,))[0] + 1, ended)
 
     def _on_download(self, download: Download) -> None:
