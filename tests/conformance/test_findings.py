@@ -9,7 +9,7 @@ import pytest
 
 from harness.browser.backends.snapshots import tools_from_snapshots
 from harness.catalog import FrameInfo
-from harness.conformance.audit import example_arguments
+from harness.conformance.probes import example_arguments
 from harness.conformance.findings import (
     RULES,
     Control,

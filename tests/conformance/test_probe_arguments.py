@@ -9,7 +9,7 @@ from typing import Any
 from hypothesis import given, settings
 from hypothesis import strategies as st
 
-from harness.conformance.audit import MAX_EXAMPLE_LENGTH, example_arguments
+from harness.conformance.probes import MAX_EXAMPLE_LENGTH, example_arguments
 
 JSON = st.recursive(
     st.none() | st.booleans() | st.integers() | st.floats(allow_nan=False) | st.text(max_size=8),
