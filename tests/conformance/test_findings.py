@@ -9,7 +9,6 @@ import pytest
 
 from harness.browser.backends.snapshots import tools_from_snapshots
 from harness.catalog import FrameInfo
-from harness.conformance.probes import example_arguments
 from harness.conformance.findings import (
     RULES,
     Control,
@@ -22,6 +21,7 @@ from harness.conformance.findings import (
     secret_kind,
     secret_leaves,
 )
+from harness.conformance.probes import example_arguments
 from harness.models import Tool
 
 ORIGIN = "http://127.0.0.1:8000"
