@@ -35,6 +35,7 @@ from harness.errors import HarnessError, PageCrashed
 from harness.models import CallOutcome, Tool
 from harness.session import Session
 from harness.stages.framing import PAGE_RESULT_KINDS
+from harness.stages.patterns import PatternTimeout, search
 from harness.stages.redaction import marks_sensitive
 from harness.stages.validation import validate_arguments
 
@@ -106,10 +107,33 @@ def example_value(schema: Any, depth: int = 0) -> Any:
         "date-time": "2025-01-01T00:00:00Z",
         "time": "10:00:00Z",
     }
-    text = formats.get(str(schema.get("format")), "audit")
     length = schema.get("minLength", 0)
     minimum = min(length, MAX_EXAMPLE_LENGTH) if isinstance(length, int) else 0
-    return (text * (minimum // len(text) + 1))[: max(minimum, len(text))]
+    first = formats.get(str(schema.get("format")), "audit")
+    pattern = schema.get("pattern")
+    for text in (first, *PATTERN_CANDIDATES) if isinstance(pattern, str) else (first,):
+        padded = (text * (minimum // len(text) + 1))[: max(minimum, len(text))]
+        if not isinstance(pattern, str) or _matches_whole(pattern, padded):
+            return padded
+    return (first * (minimum // len(first) + 1))[: max(minimum, len(first))]
+
+
+# Strings a probe tries, in order, for a parameter with a ``pattern`` "audit" does not match:
+# the shapes patterns most often ask for (codes, numbers, identifiers, addresses, dates).
+PATTERN_CANDIDATES = (
+    "a", "A", "Audit", "AUDIT", "0", "1", "12345", "a1", "A1", "AB12", "audit-1", "audit_1",
+    "audit@example.com", "https://example.com/", "2025-01-01", "10:00", "+15550100",
+    "AB-1234", "abc", "ABC",
+)  # fmt: skip
+
+
+def _matches_whole(pattern: str, text: str) -> bool:
+    """Whether the ECMAScript ``pattern`` matches all of ``text`` (so it fits a form's
+    pattern, which HTML anchors, as well as a schema's)."""
+    try:
+        return search(f"^(?:{pattern})$", text) is True
+    except PatternTimeout:
+        return False
 
 
 def example_arguments(schema: dict[str, Any], depth: int = 0) -> dict[str, Any]:

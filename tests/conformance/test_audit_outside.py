@@ -55,6 +55,12 @@ PAGES = {
         ("z_settings", f'return "{LEAK}";'),
     ),
     "gone.html": "<!doctype html><title>gone</title>gone",
+    "zip.html": f"""<!doctype html><meta charset=utf-8><title>t</title><script>
+document.modelContext.registerTool({{name: "lookup_zip", description: "Looks a code up.",
+  inputSchema: {{type: "object", required: ["zip"],
+    properties: {{zip: {{type: "string", pattern: "^[0-9]{{5}}$"}}}}}},
+  annotations: {{readOnlyHint: true}}, execute() {{ return "{LEAK}"; }} }});
+</script>""",
     "unicode.html": f"""<!doctype html><meta charset=utf-8><title>t</title><script>
 document.modelContext.registerTool({{name: "profile", description: "Returns a profile.",
   inputSchema: {{type: "object", required: ["name"],
@@ -189,4 +195,13 @@ async def test_a_tool_whose_pattern_only_ecmascript_reads_is_probed(site: str) -
     audit, report = await _audited(f"{site}/unicode.html")
     statuses = _statuses(report.results[0])
     assert statuses["secret-in-output · profile"] == "FAIL", statuses
+    assert not any(f.code == "probe-failed" for f in audit.findings)
+
+
+async def test_a_tool_whose_pattern_the_default_string_misses_is_probed(site: str) -> None:
+    # "audit" is no five-digit code: the audit had no arguments for it ("No arguments …
+    # fit", info) and never looked at what it returns.
+    audit, report = await _audited(f"{site}/zip.html")
+    statuses = _statuses(report.results[0])
+    assert statuses["secret-in-output · lookup_zip"] == "FAIL", statuses
     assert not any(f.code == "probe-failed" for f in audit.findings)

@@ -6,6 +6,7 @@ from __future__ import annotations
 
 from typing import Any
 
+import pytest
 from hypothesis import given, settings
 from hypothesis import strategies as st
 
@@ -67,3 +68,13 @@ def test_a_huge_min_length_or_depth_costs_nothing() -> None:
     for _ in range(5000):
         deep = {"type": "object", "properties": {"k": deep}, "required": ["k"]}
     assert isinstance(example_arguments(deep), dict)
+
+
+@pytest.mark.parametrize(
+    ("pattern", "made"),
+    [("^[0-9]{5}$", "12345"), ("[A-Z]{2}-[0-9]{4}", "AB-1234"), (r"^\p{Lu}\p{Ll}+$", "Audit")],
+)
+def test_a_string_is_made_to_fit_its_pattern_whole(pattern: str, made: str) -> None:
+    schema = {"type": "object", "required": ["v"], "properties": {"v": {"pattern": pattern}}}
+    schema["properties"]["v"]["type"] = "string"
+    assert example_arguments(schema) == {"v": made}
