@@ -15,42 +15,37 @@ from tests.conftest import PageServer
 async def test_a_schema_too_deep_to_read_leaves_its_tool_out_and_the_rest_works(
     backend_harness: Harness, page_server: PageServer
 ) -> None:
-    session = await backend_harness.open(page_server.url("u_deep_schema.html?depth=1000"))
-    try:
+    async with await backend_harness.open(
+        page_server.url("u_deep_schema.html?depth=1000")
+    ) as session:
         assert [t.name for t in await session.tools()] == ["plain"]
         warned = [w for w in session.catalog.warnings if w.code == "malformed-tool"]
         assert [w.tool for w in warned] == ["deep"]
         assert "nested too deeply to be read" in warned[0].message
         called = await session.call("plain")
         assert called.result.is_error is False and "plain ran" in json.dumps(called.agent_json())
-    finally:
-        await session.close()
 
 
 async def test_a_deep_schema_it_can_read_is_listed_whole_and_its_calls_refused(
     backend_harness: Harness, page_server: PageServer
 ) -> None:
-    session = await backend_harness.open(page_server.url("u_deep_schema.html?depth=150"))
-    try:
+    async with await backend_harness.open(
+        page_server.url("u_deep_schema.html?depth=150")
+    ) as session:
         deep = {t.name: t for t in await session.tools()}["deep"]
         assert deep.input_schema["properties"]["a"]["properties"]["a"]["type"] == "object"
         refused = await session.call("deep", {"a": {}})
         assert refused.result.is_error is True and "nested too deeply" in json.dumps(
             refused.agent_json()
         )
-    finally:
-        await session.close()
 
 
 async def test_a_form_control_named_600_levels_deep_is_left_out_with_a_warning(
     backend_harness: Harness, page_server: PageServer
 ) -> None:
-    session = await backend_harness.open(page_server.url("u_deep_form_name.html"))
-    try:
+    async with await backend_harness.open(page_server.url("u_deep_form_name.html")) as session:
         tools = {t.name: t for t in await session.tools()}
         assert sorted(tools) == ["deep_form", "other"]
         assert list(tools["deep_form"].input_schema["properties"]) == ["q"]
         warned = [w for w in session.catalog.warnings if w.tool == "deep_form"]
         assert any("nests 600 levels deep" in w.message for w in warned), warned
-    finally:
-        await session.close()
