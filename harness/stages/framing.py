@@ -58,7 +58,9 @@ def _defused(text: str) -> str:
     """``text`` with a backslash after the ``<`` of each marker in it."""
     folded = text
     if not text.isascii():
-        table, specials = _folding()
+        table, specials, openers = _folding()
+        if "<" not in text and not any(opener in text for opener in openers):
+            return text  # no marker can start without something read as "<"
         if specials.search(text):
             folded = text.translate(table)  # one character for one: positions hold
     parts: list[str] = []
@@ -71,11 +73,12 @@ def _defused(text: str) -> str:
 
 
 @functools.cache
-def _folding() -> tuple[dict[int, str], re.Pattern[str]]:
+def _folding() -> tuple[dict[int, str], re.Pattern[str], tuple[str, ...]]:
     """How a reader sees characters, one for one (made once, when first needed: ~50 ms):
     what shows nothing (format characters, combining marks, Hangul fillers) becomes NUL,
     every dash ``-`` and every space `` ``, and a character whose compatibility form (NFKC)
-    is one ASCII character becomes it; with a pattern that finds any of them."""
+    is one ASCII character becomes it; with a pattern that finds any of them, and the
+    characters read as ``<`` (without one of them or ``<`` itself, no marker can begin)."""
     table: dict[int, str] = {}
     planes = itertools.chain(
         range(0x80, 0x10000), range(0x1D400, 0x1D800), range(0x1F100, 0x1F200),
@@ -101,7 +104,8 @@ def _folding() -> tuple[dict[int, str], re.Pattern[str]]:
         else:
             ranges.append([code, code])
     specials = re.compile("[" + "".join(f"{chr(a)}-{chr(b)}" for a, b in ranges) + "]")
-    return table, specials
+    openers = tuple(chr(code) for code, plain in table.items() if plain == "<")
+    return table, specials, openers
 
 
 _FRAME = re.compile(r'<untrusted-data origin="[^"\n]*">\n(.*?)\n</untrusted-data>', re.DOTALL)
