@@ -57,7 +57,7 @@ from harness.browser.cdp import send as cdp_send
 from harness.browser.chromium import NATIVE_WEBMCP_FLAGS
 from harness.browser.frames import origin_of
 from harness.browser.injection import ChannelKeys, FrameGone, Message, Mode, SchemaSubset
-from harness.browser.wellformed import loads, well_formed
+from harness.browser.wellformed import well_formed
 from harness.catalog import Catalog, FrameInfo
 from harness.errors import DOCTOR_HINT, NativeWebMCPUnavailable
 from harness.models import CatalogWarning, Tool
@@ -982,13 +982,8 @@ def _schema_of(entry: dict[str, Any]) -> dict[str, Any] | None:
     text = entry.get("inputSchema")
     if isinstance(text, dict):
         return text
-    if not isinstance(text, str):
-        return None
-    try:
-        schema = loads(text)
-    except ValueError:  # TooDeep included
-        return None
-    return schema if isinstance(schema, dict) else None
+    schema = read_snapshot(text) if isinstance(text, str) else None
+    return schema if isinstance(schema, dict) else None  # Unreadable (too deep) included
 
 
 def _merge(native: dict[str, Any], extra: dict[str, Any] | Unreadable | None) -> Any:

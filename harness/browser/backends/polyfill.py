@@ -143,6 +143,8 @@ class ChannelBackend(Backend):
         # mailto:): how many, and how the last one ended (see _submission_result).
         self._no_document: dict[Frame, tuple[int, NoDocument]] = {}
         self._downloads: dict[str, str] = {}  # URL → the file name a download suggested
+        # Who waits for one of the three to change (see _until_news): woken at each change.
+        self._news_waiters: list[asyncio.Future[None]] = []
         # State versions (CHANNEL.md): what the catalog holds of each frame's document, and
         # what each ended call's answer said of its document.
         self._versions: dict[Frame, StateVersions] = {}
@@ -218,14 +220,17 @@ class ChannelBackend(Backend):
             status = response.status if response is not None else None
         ended = NoDocument(url=request.url, status=status, failure=request.failure or "")
         self._no_document[frame] = (self._no_document.get(frame, (0,))[0] + 1, ended)
+        self._tell_news()
 
     def _on_download(self, download: Download) -> None:
         if len(self._downloads) >= 64:
             self._downloads.pop(next(iter(self._downloads)))
         self._downloads[download.url] = download.suggested_filename
+        self._tell_news()
 
     async def _on_navigated(self, frame: Frame) -> None:
         self._navigations[frame] = self._navigations.get(frame, 0) + 1
+        self._tell_news()
         self.catalog.readiness.touch()
         # A new document (or a same-document navigation): re-read the frame's
         # registry, so the catalog changes once, by the real difference.
@@ -255,11 +260,31 @@ class ChannelBackend(Backend):
                 # A download says so just after its request ends: a moment to hear it.
                 waited = loop.time() + DOWNLOAD_NAME_WAIT_S
                 while ended.url not in self._downloads and loop.time() < waited:
-                    await asyncio.sleep(0.02)
+                    await self._until_news(waited)
                 ended = ended._replace(download=self._downloads.get(ended.url))
                 return submitted_result(details, stayed=ended)
-            await asyncio.sleep(0.05)
+            await self._until_news(deadline)
         return submitted_result(details)
+
+    async def _until_news(self, deadline: float) -> None:
+        """Until a frame navigates, a navigation ends without a document or a download
+        begins — or until ``deadline`` (the loop's time)."""
+        waiter = asyncio.get_running_loop().create_future()
+        self._news_waiters.append(waiter)
+        try:
+            async with asyncio.timeout_at(deadline):
+                await waiter
+        except TimeoutError:
+            pass
+        finally:
+            with contextlib.suppress(ValueError):
+                self._news_waiters.remove(waiter)
+
+    def _tell_news(self) -> None:
+        waiters, self._news_waiters = self._news_waiters, []
+        for waiter in waiters:
+            if not waiter.done():
+                waiter.set_result(None)
 
     def _on_close(self, _page: Page) -> None:
         self.catalog.clear()
