@@ -39,6 +39,17 @@ from harness.models import dump_result
 MIN_SCRUB_LENGTH = 4
 """Withheld texts at least this long are searched for, and replaced, wherever they show up."""
 
+SHAPE_TYPES = frozenset(
+    {
+        *("text", "image", "audio", "resource", "resource_link"),  # MCP's content blocks
+        "secret_reference",  # the harness's stand-in for a withheld value
+        *("object", "array", "string", "number", "integer", "boolean", "null"),  # JSON Schema's
+    }
+)
+"""The ``type`` words a result's or a schema's shape is written with: a ``type`` member
+holding one (or a list of them) is kept as it is, whatever was withheld; any other ``type``
+member is page data like the rest (a page may put anything under a key named ``type``)."""
+
 HANDLE = re.compile(r"wmh-(?:secret|result|ref|user)-[0-9a-f]{16}")
 """A vault handle (:func:`harness.stages.vault.new_handle`): left as it is, always."""
 
@@ -174,7 +185,8 @@ class Scrubber:
 
     def scrub(self, value: Any) -> Any:
         """``value`` (JSON) with withheld texts replaced in every string and object key but
-        ``type`` members; ``value`` itself (not a copy) when nothing was replaced."""
+        ``type`` members that write its shape (:data:`SHAPE_TYPES`); ``value`` itself (not
+        a copy) when nothing was replaced."""
         if not self._needles or (isinstance(value, dict | list) and not self._may_hold(value)):
             return value
         return self._walk(value)
@@ -208,7 +220,7 @@ class Scrubber:
                     new_key = key
                     if isinstance(key, str):
                         new_key = keys.get(key) or keys.setdefault(key, text(key))
-                    new = member if key == "type" else walk(member)
+                    new = member if key == "type" and _shape_type(member) else walk(member)
                     if changed is None and (new_key is not key or new is not member):
                         changed = dict(list(node.items())[:index])
                     if changed is not None:
@@ -250,3 +262,10 @@ def scrub_result(result: CallToolResult, scrubber: Scrubber) -> CallToolResult:
     data = dump_result(result)
     scrubbed = scrubber.scrub(data)
     return result if scrubbed is data else CallToolResult.model_validate(scrubbed)
+
+
+def _shape_type(member: Any) -> bool:
+    """Whether a ``type`` member writes a shape (:data:`SHAPE_TYPES`), not page data."""
+    if isinstance(member, list):
+        return all(isinstance(item, str) and item in SHAPE_TYPES for item in member)
+    return isinstance(member, str) and member in SHAPE_TYPES

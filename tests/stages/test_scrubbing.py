@@ -56,12 +56,28 @@ def test_handles_are_never_rewritten_and_nothing_changed_is_not_copied() -> None
     other = new_handle("result")
     scrubber.withhold(other[4:12], HANDLE_1)  # a withheld text that is part of a handle
     assert scrubber.text(f"{other} {other[4:12]}") == f"{other} {HANDLE_1}"
-    value = {"type": other[4:12], "a": [1, "plain"], "b": {"c": "x"}}
-    scrubbed = scrubber.scrub(value)
-    assert scrubbed["type"] == other[4:12]  # a content block's type is never touched
     untouched = {"a": [1, "plain"], "b": {"c": "x"}}
     assert scrubber.scrub(untouched) is untouched
     assert HANDLE.fullmatch(HANDLE_1) and repr(scrubber) == "<Scrubber: 1 texts>"
+
+
+def test_a_type_member_is_kept_only_when_it_writes_a_shape() -> None:
+    # A page may put anything under a key named "type" (found from outside: a withheld
+    # value repeated as {"auth": {"type": {"value": SECRET}}} reached the agent whole).
+    scrubber = Scrubber()
+    scrubber.withhold("string", HANDLE_1)  # a withheld value that is also a shape word
+    scrubber.withhold(SECRET, HANDLE_1)
+    block = {"type": "text", "text": "string"}
+    assert scrubber.scrub(block) == {"type": "text", "text": HANDLE_1}
+    schema = {"type": ["string", "null"], "enum": [SECRET, "string"]}
+    assert scrubber.scrub(schema) == {"type": ["string", "null"], "enum": [HANDLE_1, HANDLE_1]}
+    for page_data in (
+        {"type": SECRET},
+        {"type": {"scheme": "bearer", "value": SECRET}},
+        {"type": [SECRET, "text"]},
+        {"properties": {"type": {"type": "string", "description": f"key {SECRET}"}}},
+    ):
+        assert SECRET not in json.dumps(scrubber.scrub(page_data), ensure_ascii=False), page_data
 
 
 def test_a_key_that_was_a_secret_keeps_its_member() -> None:
