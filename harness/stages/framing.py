@@ -1,7 +1,7 @@
 """Untrusted framing: page-provided text reaches the agent marked as data, not instructions.
 
-Tool descriptions, titles, parameter descriptions and the text of results come from the
-page. The agent view wraps them in ``<untrusted-data origin="…">…</untrusted-data>``, and
+Tool descriptions, titles, parameter descriptions and the text of results (text blocks,
+embedded resources' text, resource links' names and descriptions) come from the page. The agent view wraps them in ``<untrusted-data origin="…">…</untrusted-data>``, and
 drops the page's own ``_meta``; keys in the harness's ``_meta`` namespace are the harness's
 alone (a page's are dropped as its result arrives: :func:`without_harness_marks`); text the
 harness writes itself (:func:`user_agent_text`) is marked so that it is never framed.
@@ -25,7 +25,14 @@ import re
 import unicodedata
 from typing import Any
 
-from mcp_types import CallToolResult, ContentBlock, TextContent
+from mcp_types import (
+    CallToolResult,
+    ContentBlock,
+    EmbeddedResource,
+    ResourceLink,
+    TextContent,
+    TextResourceContents,
+)
 
 from harness.models import META_PREFIX, ErrorKind
 from harness.schemas import subschemas
@@ -189,9 +196,21 @@ def frame_result(result: CallToolResult, origin: str) -> CallToolResult:
 
 
 def _framed_block(block: ContentBlock, origin: str) -> ContentBlock:
+    """A page's content block with every text in it a reader reads as words framed: a text
+    block's text, an embedded resource's text, a resource link's name, title and
+    description. URIs and MIME types, identifiers a client opens or renders by, and base64
+    data stay as they are."""
     update: dict[str, Any] = {}
     if isinstance(block, TextContent):
         update["text"] = frame_untrusted(block.text, origin)
+    elif isinstance(block, EmbeddedResource) and isinstance(block.resource, TextResourceContents):
+        text = frame_untrusted(block.resource.text, origin)
+        update["resource"] = block.resource.model_copy(update={"text": text})
+    elif isinstance(block, ResourceLink):
+        for field in ("name", "title", "description"):
+            words = getattr(block, field)
+            if isinstance(words, str):
+                update[field] = frame_untrusted(words, origin)
     meta = getattr(block, "meta", None)
     if meta:
         update["meta"] = _harness_keys(meta)
