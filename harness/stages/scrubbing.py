@@ -39,6 +39,9 @@ from harness.models import dump_result
 MIN_SCRUB_LENGTH = 4
 """Withheld texts at least this long are searched for, and replaced, wherever they show up."""
 
+MIN_WHOLE_RESULT_LENGTH = 8
+"""The texts of a whole withheld result (``sensitiveHint``) searched for: at least this long."""
+
 SHAPE_TYPES = frozenset(
     {
         *("text", "image", "audio", "resource", "resource_link"),  # MCP's content blocks
@@ -50,17 +53,47 @@ SHAPE_TYPES = frozenset(
 holding one (or a list of them) is kept as it is, whatever was withheld; any other ``type``
 member is page data like the rest (a page may put anything under a key named ``type``)."""
 
+SHAPE_KEYS = frozenset(
+    {
+        # MCP's results, content blocks, resources, tools and their annotations
+        *("content", "structuredContent", "isError", "_meta", "resultType", "type", "text"),
+        *("data", "mimeType", "resource", "uri", "blob", "name", "title", "description"),
+        *("annotations", "audience", "priority", "lastModified", "size", "icons", "src"),
+        *("sizes", "theme", "inputSchema", "outputSchema", "execution"),
+        *("readOnlyHint", "destructiveHint", "idempotentHint", "openWorldHint"),
+        # the harness's records of what it withheld (WithheldItem) and its stand-ins
+        *("path", "label", "handle", "kind"),
+        # JSON Schema's keywords
+        *("$schema", "$id", "$ref", "$defs", "$anchor", "$dynamicRef", "$dynamicAnchor"),
+        *("$comment", "definitions", "default", "examples", "deprecated", "readOnly"),
+        *("writeOnly", "properties", "required", "items", "prefixItems", "enum", "const"),
+        *("additionalProperties", "patternProperties", "propertyNames", "allOf", "anyOf"),
+        *("oneOf", "not", "if", "then", "else", "contains", "minContains", "maxContains"),
+        *("dependentRequired", "dependentSchemas", "unevaluatedItems"),
+        *("unevaluatedProperties", "format", "pattern", "minimum", "maximum"),
+        *("exclusiveMinimum", "exclusiveMaximum", "multipleOf", "minLength", "maxLength"),
+        *("minItems", "maxItems", "uniqueItems", "minProperties", "maxProperties"),
+        *("contentMediaType", "contentEncoding"),
+    }
+)
+"""The keys a result's, a tool's or a schema's shape is written with: never rewritten, so
+that a withheld text that is also one of these words cannot break the structure the
+harness and its agents read (a crash, or its own record of what it withheld corrupted)."""
+
 HANDLE = re.compile(r"wmh-(?:secret|result|ref|user)-[0-9a-f]{16}")
 """A vault handle (:func:`harness.stages.vault.new_handle`): left as it is, always."""
 
 
-def _leaves(value: Any, declared: frozenset[str] = frozenset()) -> Iterator[Any]:
+def _leaves(
+    value: Any, declared: frozenset[str] = frozenset(), *, keys: bool = True
+) -> Iterator[Any]:
     stack = [value]
     while stack:  # iterative: a withheld value can nest deeper than Python's stack
         node = stack.pop()
         if isinstance(node, dict):
             # Keys are text too; the names a schema declares are public words, not data.
-            yield from (key for key in node if isinstance(key, str) and key not in declared)
+            if keys:
+                yield from (key for key in node if isinstance(key, str) and key not in declared)
             stack.extend(node.values())
         elif isinstance(node, list):
             stack.extend(node)
@@ -106,7 +139,8 @@ def needles_of(value: Any, declared: frozenset[str] = frozenset()) -> set[str]:
 def result_texts(result: Mapping[str, Any]) -> Iterator[Any]:
     """What a page wrote in a result (MCP JSON) that a whole-result withholding withholds:
     each text block's text (and the values of JSON in it), embedded resources' text, and
-    the values of ``structuredContent`` — not the result's shape (types, MIME types)."""
+    the values of ``structuredContent`` — not the result's shape (types, MIME types, the
+    keys of its objects: ``token``, ``scope``, ``text`` are its field names, not its data)."""
     for block in result.get("content") or []:
         if not isinstance(block, dict):
             continue
@@ -123,10 +157,10 @@ def result_texts(result: Mapping[str, Any]) -> Iterator[Any]:
             except ValueError:
                 continue
             if isinstance(parsed, dict | list):
-                yield from (leaf for leaf in _leaves(parsed) if not isinstance(leaf, dict | list))
+                yield from _leaves(parsed, keys=False)
     structured = result.get("structuredContent")
     if structured is not None:
-        yield from _leaves(structured)
+        yield from _leaves(structured, keys=False)
 
 
 class Scrubber:
@@ -157,10 +191,17 @@ class Scrubber:
             self._needles.setdefault(needle, handle)
 
     def withhold_result(self, result: Mapping[str, Any], handle: str) -> None:
-        """Replace what a page wrote in a whole withheld result (:func:`result_texts`)."""
+        """Replace what a page wrote in a whole withheld result (:func:`result_texts`), each
+        text at least :data:`MIN_WHOLE_RESULT_LENGTH` long. The page marked the whole result,
+        not which of its values is the secret: its short values are its words (``read``,
+        ``bearer``, ``EUR``), which searched for everywhere would take words out of every
+        later result (``thread``); a short secret is found when its field is ``x-sensitive``."""
         for text in result_texts(result):
-            if not isinstance(text, bool) and text is not None:
-                self.withhold(text if isinstance(text, str) else json.dumps(text), handle)
+            if isinstance(text, bool) or text is None:
+                continue
+            text = text if isinstance(text, str) else json.dumps(text)
+            if len(text) >= MIN_WHOLE_RESULT_LENGTH:
+                self.withhold(text, handle)
 
     def merge(self, other: Scrubber) -> None:
         """Take on every text ``other`` withholds (one call's, into its session's)."""
@@ -185,8 +226,8 @@ class Scrubber:
 
     def scrub(self, value: Any) -> Any:
         """``value`` (JSON) with withheld texts replaced in every string and object key but
-        ``type`` members that write its shape (:data:`SHAPE_TYPES`); ``value`` itself (not
-        a copy) when nothing was replaced."""
+        the keys and ``type`` members that write its shape (:data:`SHAPE_KEYS`,
+        :data:`SHAPE_TYPES`); ``value`` itself (not a copy) when nothing was replaced."""
         if not self._needles or (isinstance(value, dict | list) and not self._may_hold(value)):
             return value
         return self._walk(value)
@@ -218,7 +259,7 @@ class Scrubber:
                 changed: dict[str, Any] | None = None
                 for index, (key, member) in enumerate(node.items()):
                     new_key = key
-                    if isinstance(key, str):
+                    if isinstance(key, str) and key not in SHAPE_KEYS:
                         new_key = keys.get(key) or keys.setdefault(key, text(key))
                     new = member if key == "type" and _shape_type(member) else walk(member)
                     if changed is None and (new_key is not key or new is not member):

@@ -9,7 +9,8 @@ import pytest
 from hypothesis import given, settings
 from hypothesis import strategies as st
 
-from harness.stages.scrubbing import HANDLE, MIN_SCRUB_LENGTH, Scrubber, needles_of
+from harness.stages.redaction import WithheldItem
+from harness.stages.scrubbing import HANDLE, MIN_SCRUB_LENGTH, SHAPE_KEYS, Scrubber, needles_of
 from harness.stages.vault import Vault, new_handle
 
 SECRET = "sk live/ünï 42"
@@ -49,6 +50,36 @@ def test_a_whole_result_is_withheld_by_what_the_page_wrote_in_it() -> None:
     )
     said = "ada: balance 1,234.56, DE89370400440532013000, Ada Lovelace; text stays"
     assert scrubber.text(said) == f"ada: {HANDLE_1}, {HANDLE_1}, {HANDLE_1}; text stays"
+
+
+def test_a_whole_result_gives_its_long_values_not_its_keys_or_short_words() -> None:
+    scrubber = Scrubber()
+    scrubber.withhold_result(
+        {
+            "content": [{"type": "text", "text": json.dumps({"scope": "read", "n": 4821})}],
+            "structuredContent": {"token": "tok-9f8e7d6c", "type": "bearer"},
+        },
+        HANDLE_1,
+    )
+    said = "read the thread on the token scope: bearer 4821, tok-9f8e7d6c"
+    assert scrubber.text(said) == f"read the thread on the token scope: bearer 4821, {HANDLE_1}"
+
+
+def test_no_withheld_text_rewrites_a_key_the_shape_is_written_with() -> None:
+    scrubber = Scrubber()
+    for word in ("text", "label", "handle", "properties", "structuredContent"):
+        scrubber.withhold(word, HANDLE_1)
+    result = {
+        "content": [{"type": "text", "text": "a text"}],
+        "structuredContent": {"label": "handle", "properties": 1},
+        "_meta": {"webmcp-harness/redacted": [{"path": "", "label": "l", "handle": "h"}]},
+    }
+    assert scrubber.scrub(result) == {
+        "content": [{"type": "text", "text": f"a {HANDLE_1}"}],
+        "structuredContent": {"label": HANDLE_1, "properties": 1},
+        "_meta": {"webmcp-harness/redacted": [{"path": "", "label": "l", "handle": "h"}]},
+    }
+    assert set(WithheldItem.model_fields) <= SHAPE_KEYS
 
 
 def test_handles_are_never_rewritten_and_nothing_changed_is_not_copied() -> None:
