@@ -45,7 +45,7 @@ from harness.elicitation.form import (
     item_choices,
     value_from_text,
 )
-from harness.elicitation.wording import question_lines, quote
+from harness.elicitation.wording import one_line, question_lines, quote
 
 log = logging.getLogger("harness.elicitation")
 
@@ -349,10 +349,13 @@ def _field(
 ) -> str:
     esc = html.escape
     ident, key = f"f{index}", esc("field." + name)
-    title = esc(field_title(name, prop)) + (" *" if required else "")
+    title = esc(one_line(field_title(name, prop))) + (" *" if required else "")
     description = prop.get("description")
     described = (
-        f"<p class=desc id=d{index}>{esc(description)}</p>" if isinstance(description, str) else ""
+        f"<p class=desc id=d{index}><code class=page>{esc(quote(description))}</code>"
+        " <small>the page's words</small></p>"
+        if isinstance(description, str)
+        else ""
     )
     aria = f" aria-describedby=d{index}" if described else ""
     kind = field_kind(prop)
@@ -363,7 +366,7 @@ def _field(
         chosen = value if isinstance(value, list) else []
         boxes = "".join(
             f"<label><input type=checkbox name='{key}' value={i}"
-            f"{' checked' if v in chosen else ''}> {esc(label)}</label>"
+            f"{' checked' if v in chosen else ''}> {esc(one_line(label))}</label>"
             for i, (v, label) in enumerate(item_choices(prop) or [])
         )
         return f"<fieldset class=field><legend>{title}</legend>{described}{boxes}{hint}{error}</fieldset>"
@@ -371,7 +374,7 @@ def _field(
         options = [] if required and name in values else ["<option value=''>— choose —</option>"]
         options += [
             f"<option value={i}{' selected' if name in values and v == value else ''}>"
-            f"{esc(label)}</option>"
+            f"{esc(one_line(label))}</option>"
             for i, (v, label) in enumerate(enum_choices(prop) or [])
         ]
         control = (

@@ -40,7 +40,7 @@ from harness.elicitation.form import (
     item_choices,
     value_from_text,
 )
-from harness.elicitation.wording import plain, question_lines
+from harness.elicitation.wording import one_line, plain, question_lines, quote
 
 __all__ = ["TerminalHandler", "plain"]
 
@@ -174,16 +174,18 @@ class TerminalHandler:
         self, name: str, prop: Mapping[str, Any], values: dict[str, Any], *, required: bool
     ) -> None:
         secret = is_sensitive(prop)
-        heading = Text(plain(field_title(name, prop)), style="bold")
+        heading = Text(one_line(field_title(name, prop)), style="bold")
         if required:
             heading.append(" *", style="red")
         heading.append(f"  ({describe_field(prop, required=required)})", style="dim")
         self.console.print(heading)
         if isinstance(prop.get("description"), str):
-            self.console.print(Text("  " + plain(prop["description"]), style="italic"))
+            described = Text("  " + quote(prop["description"]), style="italic")
+            described.append("  (the page's words)", style="dim")
+            self.console.print(described)
         choices = enum_choices(prop) or item_choices(prop)
         if choices:
-            listed = "  ".join(f"{i}) {plain(label)}" for i, (_, label) in enumerate(choices, 1))
+            listed = "  ".join(f"{i}) {one_line(label)}" for i, (_, label) in enumerate(choices, 1))
             self.console.print(Text("  " + listed))
         while True:
             prompt = Text("  > ")
@@ -201,7 +203,9 @@ class TerminalHandler:
             problem = self._take(name, prop, values, line, command, required=required)
             if problem is None:
                 return
-            self.console.print(Text(f"  ✗ {plain(field_title(name, prop))} {problem}", style="red"))
+            self.console.print(
+                Text(f"  ✗ {one_line(field_title(name, prop))} {problem}", style="red")
+            )
 
     @staticmethod
     def _take(
@@ -240,7 +244,7 @@ class TerminalHandler:
                 shown = "(empty)"
             else:
                 shown = "••••" if is_sensitive(prop) else _shown(prop, values[name])
-            table.add_row(Text(plain(field_title(name, prop))), Text(plain(shown)))
+            table.add_row(Text(one_line(field_title(name, prop))), Text(plain(shown)))
         self.console.print(table)
 
     async def _choose(self, *, default: Action | None) -> Action:

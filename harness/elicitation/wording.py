@@ -26,6 +26,8 @@ if TYPE_CHECKING:
 
 QUOTE_LIMIT = 200
 """The most characters of one quoted text a question shows."""
+LABEL_LIMIT = 80
+"""The most characters of a label (a field's title, a choice) a form shows."""
 
 # The harness's own sentences, by source: the only text a question's `message` holds.
 POLICY_CALL = "A policy asks you to confirm: let the agent call this tool?"
@@ -111,6 +113,18 @@ def quote(text: Any, limit: int = QUOTE_LIMIT) -> str:
     rest = len(value) - limit
     shown = json.dumps(value[:limit] if rest > 0 else value, ensure_ascii=False)
     shown = plain(shown)  # json.dumps leaves C1 controls, bidi and format characters raw
+    return shown + (f" … ({rest:,} more characters)" if rest > 0 else "")
+
+
+def one_line(text: Any, limit: int = LABEL_LIMIT) -> str:
+    """A label someone else wrote (a field's title, a choice), as a form shows it: on one
+    line (newlines and tabs written ``\\n``, ``\\t``; control characters as escapes), at
+    most ``limit`` characters of it (the rest counted) — so it cannot write lines of its own
+    under the harness's, in its voice. Longer page text is shown by :func:`quote`."""
+    value = text if isinstance(text, str) else json.dumps(text, ensure_ascii=False)
+    rest = len(value) - limit
+    cut = value[:limit] if rest > 0 else value
+    shown = plain(cut.replace("\n", "\\n").replace("\t", "\\t"))
     return shown + (f" … ({rest:,} more characters)" if rest > 0 else "")
 
 
