@@ -20,6 +20,7 @@ from typing import Any, get_args
 from pydantic import BaseModel, ConfigDict, Field, field_validator, model_validator
 from pydantic import ValidationError as ModelError
 
+from harness.browser.urls import origin_of
 from harness.elicitation.base import Action, ElicitationRequest, ElicitationResult, Source
 from harness.elicitation.wording import WORDING
 from harness.errors import ConfigError
@@ -72,6 +73,10 @@ class ScriptedAnswer(BaseModel):
     def _checked(self) -> ScriptedAnswer:
         if self.values and self.action != "accept":
             raise ValueError(f"values only go with action: accept, not {self.action}")
+        for key in ("origin", "destination"):
+            problem = _origin_problem(key, getattr(self, key))
+            if problem:
+                raise ValueError(problem)
         if self.message is not None and not self.message.strip():
             raise ValueError("message is empty; leave it out to match any question")
         if self.message is not None and not self.wording():
@@ -113,6 +118,22 @@ class AnswersFile(BaseModel):
     model_config = ConfigDict(extra="forbid")
 
     answers: list[ScriptedAnswer]
+
+
+def _origin_problem(key: str, value: str | None) -> str | None:
+    """Why ``value`` can match no question's ``origin``/``destination`` (None: it can). A
+    question names an origin as the browser serializes it (``http://127.0.0.1:8101``: no
+    path, no trailing slash, lower case, default port left out), compared exactly."""
+    if value is None or value == "null" or origin_of(value) == value:
+        return None
+    meant = origin_of(value)
+    if meant == "null" and "://" not in value:
+        meant = origin_of(f"http://{value}")
+    hint = f"; write {meant!r}" if meant != "null" else " (e.g. 'https://example.org')"
+    return (
+        f"{key} {value!r} is not an origin as a question names it — scheme://host[:port], "
+        f"no path, no trailing slash, lower case — so it would match no question{hint}"
+    )
 
 
 def answers_from_data(data: Any, source: str) -> list[ScriptedAnswer]:

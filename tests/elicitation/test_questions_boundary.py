@@ -183,3 +183,29 @@ async def test_the_navigation_question_names_the_origin_the_browser_goes_to(
     )
     # The URL itself is quoted as written, never read as the harness's sentence.
     assert any(quote(target) in line for line in shown["mcp"])
+
+
+@pytest.mark.parametrize(
+    ("key", "written", "hint"),
+    [
+        ("origin", "http://127.0.0.1:8101/", "'http://127.0.0.1:8101'"),
+        ("origin", "127.0.0.1:8101", "'http://127.0.0.1:8101'"),
+        ("origin", "HTTP://Example.ORG:80", "'http://example.org'"),
+        ("destination", "https://docs.example.org/page", "'https://docs.example.org'"),
+        ("destination", "not an origin", "e.g. 'https://example.org'"),
+    ],
+)
+def test_an_origin_no_question_could_name_is_refused_on_load(
+    key: str, written: str, hint: str
+) -> None:
+    # Found from outside: such entries loaded, then never matched (every question cancelled).
+    with pytest.raises(ConfigError, match=re.escape(hint)):
+        ScriptedHandler.from_data({"answers": [{key: written, "action": "accept"}]})
+    ScriptedHandler.from_data(  # what a question does name loads
+        {
+            "answers": [
+                {key: "http://127.0.0.1:8101", "action": "accept"},
+                {key: "null", "action": "decline"},
+            ]
+        }
+    )
