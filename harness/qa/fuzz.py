@@ -47,6 +47,7 @@ from harness.qa.properties import (
     check_invalid_refused,
     navigated,
     violations,
+    without_handles,
 )
 from harness.qa.snapshot import fingerprint
 from harness.qa.strategies import (
@@ -266,6 +267,41 @@ class Fuzzer:
         finally:
             self.run(self.watch.__aexit__(None, None, None))
             session.policy, session.elicitation, session.form_review.mode = kept
+        # On the session's loop, where the calls add what they withheld to the scrubber.
+        shown: FuzzReport = self.run(self._as_shown(report))
+        return shown
+
+    async def _as_shown(self, report: FuzzReport) -> FuzzReport:
+        """``report`` as the harness lets it be seen: every text in it scrubbed of what the
+        session withheld (once the run is over, so of what later calls withheld too), each
+        handle written as its kind (:func:`~harness.qa.properties.without_handles`).
+
+        The inputs are the fuzzer's own, drawn from the schema the page shows every agent
+        (an ``x-sensitive`` parameter's too): a reproduction needs them as they were. Only
+        an input that holds a text the session withheld is scrubbed, and no longer
+        reproduces the failure: a report holds no withheld value, whatever it costs."""
+        scrubber = self.session.scrubber
+
+        def shown(text: str) -> str:
+            return without_handles(scrubber.text(text))
+
+        report.url = shown(report.url)
+        for tool in report.tools:
+            name = tool.tool
+            tool.tool = shown(name)
+            tool.skipped = shown(tool.skipped) if tool.skipped is not None else None
+            for result in tool.results:
+                result.reason = shown(result.reason)
+                failure = result.failure
+                if failure is None:
+                    continue
+                failure.message = shown(failure.message)
+                failure.mistake = shown(failure.mistake) if failure.mistake is not None else None
+                failure.arguments = _json_shown(failure.arguments, shown)
+                failure.cli = shown(self.cli_reproduction(name, result.property, failure.arguments))
+                failure.pytest = shown(
+                    self.pytest_reproduction(name, result.property, failure.arguments)
+                )
         return report
 
     def _chosen(self, tools: list[Tool]) -> list[Tool]:
@@ -508,7 +544,7 @@ class Fuzzer:
         seen = Observation(
             tool=tool,
             outcome=outcome,
-            user_view=self.session.user_view(outcome),
+            page_result=self.session.user_view(outcome),
             window=window,
             before=before,
             after=await self._state(wants_state),
@@ -624,6 +660,17 @@ def _undrawable(tool: Tool, exc: Exception, calls: int) -> str:
         f"the search for inputs from {tool.name}'s inputSchema failed "
         f"({type(exc).__name__}{': ' + said if said else ''}); {done}"
     )
+
+
+def _json_shown(value: Any, shown: Callable[[str], str]) -> Any:
+    """A JSON value with ``shown`` applied to every string in it."""
+    if isinstance(value, str):
+        return shown(value)
+    if isinstance(value, dict):
+        return {shown(key): _json_shown(member, shown) for key, member in value.items()}
+    if isinstance(value, list):
+        return [_json_shown(item, shown) for item in value]
+    return value
 
 
 def _shown(arguments: Any) -> str:

@@ -20,25 +20,39 @@ name                   holds when
                        tool itself when it gets one unchecked, without changing anything
 =====================  ====================================================================
 
-A check returns what is wrong, in words that name places and kinds, never a value the
-page returned.
+A check may read the page's own result to decide (:attr:`Observation.page_result`: a value
+redaction withheld still has to fit its schema), but what it says comes from what the
+harness lets be seen: text is quoted from the agent view of the result, and a place in the
+page's result is named by keys the agent view holds there or the ``outputSchema`` declares
+(any other is ``«key»``). The fuzzer then scrubs every report with the session's scrubber
+(:meth:`harness.qa.fuzz.Fuzzer.fuzz`).
 """
 
 from __future__ import annotations
 
 import json
-from collections.abc import Callable, Iterator
+from collections.abc import Callable, Iterable, Iterator
 from dataclasses import dataclass, field
 from typing import Any, Literal
 
+from jsonschema import Draft202012Validator
+from jsonschema.exceptions import UnknownType, ValidationError
 from mcp_types import CallToolResult, TextContent
 
 from harness.models import CallOutcome, Tool
 from harness.qa.observe import PageState, Window
-from harness.schemas import validator_for
+from harness.schemas import Unresolvable
+from harness.stages.framing import unframed
 from harness.stages.navigation import ui_redirect_target
 from harness.stages.redaction import sensitive_paths
+from harness.stages.scrubbing import HANDLE
 from harness.stages.secrets import secret_kind
+from harness.stages.sensitivity import declared_names
+from harness.stages.validation import (
+    outside_references_problem,
+    schema_problem,
+    schema_validator,
+)
 
 Inputs = Literal["valid", "near-miss"]
 
@@ -118,7 +132,9 @@ class Observation:
 
     tool: Tool
     outcome: CallOutcome
-    user_view: CallToolResult | None
+    """The call; its ``result`` is the agent view, what a check may quote."""
+    page_result: CallToolResult | None
+    """The result before redaction (None: the tool did not run): to decide by, never quoted."""
     window: Window
     before: PageState | None = None
     after: PageState | None = None
@@ -141,10 +157,19 @@ class NearMissObservation:
 # -- the checks -----------------------------------------------------------------------------
 
 
-def _first_text(result: CallToolResult | None) -> str:
-    for block in result.content if result is not None else []:
+def without_handles(text: str) -> str:
+    """``text`` with each handle (``wmh-result-5a4b…``, made anew for every call) written as
+    its kind, ``wmh-result-…``: a run with a seed reports the same words every time."""
+    return HANDLE.sub(lambda m: m.group(0).rsplit("-", 1)[0] + "-…", text)
+
+
+def _first_text(result: CallToolResult) -> str:
+    """The first line of the agent view's text, as a person reads it (without the agent's
+    frames); a line that looks like it holds a secret is described, not quoted."""
+    for block in result.content:
         if isinstance(block, TextContent):
-            line = block.text.strip().splitlines()[0] if block.text.strip() else ""
+            text = without_handles(unframed(block.text)).strip()
+            line = text.splitlines()[0] if text else ""
             if secret_kind(line):
                 return "(a message that looks like it holds a secret)"
             return line[:200]
@@ -152,12 +177,13 @@ def _first_text(result: CallToolResult | None) -> str:
 
 
 def check_no_throw(seen: Observation) -> str | None:
-    """``no-throw``."""
+    """``no-throw``: what the tool said is quoted from the agent view (a sensitive tool's
+    error is withheld there whole, and so here)."""
     kind = seen.outcome.error_kind
     if seen.window.blocked:
         return None  # the fuzzer aborted a request it sent: `read-only` reports that
     if kind in ("thrown", "crashed", "timeout"):
-        said = _first_text(seen.user_view or seen.outcome.result)
+        said = _first_text(seen.outcome.result)
         what = {"thrown": "threw", "crashed": "crashed the page", "timeout": "timed out"}[kind]
         return f"{seen.tool.name} {what} on valid input" + (f": {said}" if said else "")
     if kind == "validation":
@@ -169,30 +195,64 @@ def check_no_throw(seen: Observation) -> str | None:
 
 
 def check_output_schema(seen: Observation) -> str | None:
-    """``output-schema``: the result before redaction against the declared schema."""
+    """``output-schema``: the result before redaction against the declared schema, read
+    as the harness reads every page schema (:func:`~harness.stages.validation.schema_validator`:
+    ECMAScript patterns, formats asserted)."""
     schema = seen.tool.output_schema
-    if not schema or seen.outcome.is_error or seen.user_view is None:
+    if not schema or seen.outcome.is_error or seen.page_result is None:
         return None
-    structured = seen.user_view.structured_content
+    structured = seen.page_result.structured_content
     if structured is None:
         return "the result has no structuredContent, though the tool declares an outputSchema"
+    errors: list[ValidationError] = []
     try:
-        errors = list(validator_for(schema).iter_errors(structured))
-    except Exception as exc:  # a schema that cannot be used: the audit lints it
-        return f"the outputSchema cannot be used ({type(exc).__name__})"
+        problem = schema_problem(schema) or outside_references_problem("outputSchema", schema)
+        if problem is None:
+            errors = [
+                e
+                for e in schema_validator(schema).iter_errors(structured)
+                if not _javascript_number_rule(e)
+            ]
+    except Unresolvable as exc:  # a reference the static check did not see: never fetched
+        problem = f"it refers to {str(exc.args[0] if exc.args else exc)!r}, outside itself"
+    except RecursionError:
+        problem = "it (or the result) is nested too deeply to be checked"
+    if problem is not None:
+        return (
+            f"the outputSchema cannot be used to check results: {problem}; fix the "
+            "outputSchema (a valid Draft 2020-12 schema whose $refs stay inside it) and "
+            "its results can be checked"
+        )
     if not errors:
         return None
+    visible = _Visible(seen)
     problems = [
-        f"{_pointer(e.absolute_path)}: fails `{e.validator}` "
-        f"(schema {_pointer(e.absolute_schema_path)})"
+        f"{visible.place(e.absolute_path)}: fails `{e.validator}` "
+        f"(schema {_schema_pointer(e.absolute_schema_path)})"
         for e in errors[:3]
     ]
     return "structuredContent does not fit the outputSchema: " + "; ".join(problems)
 
 
+def _javascript_number_rule(error: ValidationError) -> bool:
+    """Whether ``error`` is only the harness's rule for arguments that an ``integer`` past
+    ±(2**53 − 1) is none (the tool would get another number than the agent sent): a page's
+    own result holds the number it has, which JSON Schema calls an integer."""
+    if error.validator != "type":
+        return False
+    kinds = error.validator_value
+    try:
+        return any(
+            Draft202012Validator.TYPE_CHECKER.is_type(error.instance, kind)
+            for kind in (kinds if isinstance(kinds, list) else [kinds])
+        )
+    except UnknownType:
+        return False
+
+
 def check_sensitive_marked(seen: Observation) -> str | None:
     """``sensitive-marked``: secret-looking values outside every ``x-sensitive`` field."""
-    tool, result = seen.tool, seen.user_view
+    tool, result = seen.tool, seen.page_result
     if result is None or tool.annotations.get("sensitiveHint") is True:
         return None
     structured = result.structured_content
@@ -201,8 +261,9 @@ def check_sensitive_marked(seen: Observation) -> str | None:
         with_paths, _ = sensitive_paths(tool.output_schema, structured)
         marked = [path for path, _label in with_paths]
     hidden = {v for p in marked for v in _strings(_get(structured, p))}
+    visible = _Visible(seen)
     found = [
-        f"/structuredContent{_pointer(path)}: {kind}"
+        f"/structuredContent{visible.place(path)}: {kind}"
         for path, kind in _secret_leaves(structured, ())
         if not any(path[: len(m)] == m for m in marked)
     ]
@@ -258,7 +319,7 @@ def check_no_navigation(seen: Observation) -> str | None:
     """``no-navigation``: a navigation the tool did not declare."""
     if not navigated(seen):
         return None
-    meta = seen.user_view.meta if seen.user_view is not None else None
+    meta = seen.page_result.meta if seen.page_result is not None else None
     if ui_redirect_target(meta, seen.tool.frame_url, seen.tool.origin) is not None:
         return None
     return (
@@ -307,8 +368,37 @@ def violations(names: list[str], seen: Observation) -> dict[str, str]:
 # -- walking values ---------------------------------------------------------------------------
 
 
-def _pointer(path: Any) -> str:
-    """A JSON pointer for a report: a key that looks like a secret is shown as «key»."""
+class _Visible:
+    """Names places in a call's result as the agent view lets them be seen: a key that the
+    agent view holds at that place, or that the tool's ``outputSchema`` declares (its
+    shape, not data), is shown; any other (a key redaction withheld, a key of a result
+    withheld whole) and any that looks like a secret is ``«key»``."""
+
+    def __init__(self, seen: Observation) -> None:
+        self.shown = seen.outcome.result.structured_content
+        schema = seen.tool.output_schema
+        self.declared = declared_names(schema) if schema else frozenset()
+
+    def place(self, path: Iterable[Any]) -> str:
+        """A JSON pointer into the page's result, for a report."""
+        parts: list[str] = []
+        node: Any = self.shown
+        for key in path:
+            if isinstance(key, int):
+                parts.append(str(key))
+                node = node[key] if isinstance(node, list) and 0 <= key < len(node) else None
+                continue
+            key = str(key)
+            held = isinstance(node, dict) and key in node
+            known = (held or key in self.declared) and not secret_kind(key)
+            parts.append(key if known else "«key»")
+            node = node[key] if held else None
+        return "".join(f"/{p}" for p in parts) or "/"
+
+
+def _schema_pointer(path: Iterable[Any]) -> str:
+    """A JSON pointer into a tool's schema (the catalog's: any agent reads it); a name that
+    looks like a secret is shown as ``«key»`` all the same."""
     return "".join(f"/{'«key»' if secret_kind(str(p)) else p}" for p in path) or "/"
 
 

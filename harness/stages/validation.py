@@ -215,6 +215,15 @@ def _validator(schema_json: str) -> Any:
     return checked.validator
 
 
+def schema_validator(schema: Any) -> Any:
+    """The validator the harness reads a page's JSON Schema with, the one that checks every
+    call's arguments: Draft 2020-12, patterns with ECMAScript semantics, formats asserted,
+    ``multipleOf`` on decimals, an ``integer`` only one JavaScript holds exactly. Compiled
+    once per schema. Check :func:`schema_problem` and :func:`outside_references_problem`
+    first: for a schema either refuses, its answers mean little (or it raises)."""
+    return _validator(_canonical(schema))
+
+
 class _Plan(BaseModel):
     """What validating one tool's calls takes, worked out once per tool: its schema's
     checks (or why they could not be made), and a compiled validator whose *yes* is
