@@ -18,6 +18,7 @@ server (:mod:`harness.mcp.server`):
 
 from __future__ import annotations
 
+import re
 from typing import Any
 
 import mcp.types as types
@@ -26,8 +27,8 @@ from jsonschema.exceptions import best_match
 from harness.agent_view import AgentTool
 from harness.mcp.names import NAVIGATE, RELOAD
 from harness.models import META_PREFIX
-from harness.schemas import Unresolvable, validator_for
 from harness.stages.framing import unframed, user_agent_text
+from harness.stages.validation import outside_references_problem, result_validator, schema_problem
 
 # The MCP annotations the page's hints map to; every other annotation is a label.
 MCP_HINTS = {
@@ -152,15 +153,35 @@ def output_schema(tool: AgentTool) -> dict[str, Any] | None:
     those subschemas become strings; a tool whose whole result is withheld
     (``sensitiveHint`` without marked fields, or an ``x-sensitive`` root) gets a
     placeholder, so it lists no outputSchema. None also when the page's schema has
-    no object root, which MCP requires.
+    no object root, which MCP requires, or a ``pattern`` only ECMAScript reads
+    (``\\p{Lu}``): clients on Python's ``re`` (the official SDK) refuse the whole tool's
+    results over it; they get the result's (framed) text, and ``_meta`` the page's schema.
     """
     schema = object_schema(tool.output_schema)
-    if schema is None or schema.get("x-sensitive") is True:
+    if schema is None or schema.get("x-sensitive") is True or not _python_reads(schema):
         return None
     if not _marks_sensitive(schema):
         return None if tool.annotations.get("sensitiveHint") is True else schema
     relaxed: dict[str, Any] = _withheld_as_handles(schema)
     return relaxed
+
+
+def _python_reads(node: Any) -> bool:
+    """Whether every ``pattern`` and ``patternProperties`` key in ``node`` compiles with
+    Python's ``re``, as a Python MCP client checks a schema's regexes."""
+    if isinstance(node, list):
+        return all(_python_reads(item) for item in node)
+    if not isinstance(node, dict):
+        return True
+    regexes = [node["pattern"]] if isinstance(node.get("pattern"), str) else []
+    if isinstance(node.get("patternProperties"), dict):
+        regexes += list(node["patternProperties"])
+    for regex in regexes:
+        try:
+            re.compile(regex)
+        except (re.error, RecursionError, OverflowError):
+            return False
+    return all(_python_reads(value) for value in node.values())
 
 
 def _marks_sensitive(node: Any) -> bool:
@@ -223,14 +244,14 @@ def conform(result: types.CallToolResult, schema: dict[str, Any] | None) -> type
         return result.model_copy(update={"structured_content": None})
     if result.is_error:
         return result
+    problem: str | None = None
     if result.structured_content is None:
         problem = "it has no structured content"
     else:
-        try:
-            error = best_match(validator_for(schema).iter_errors(result.structured_content))
-        except Unresolvable:
-            error, problem = None, "its outputSchema refers outside itself"
-        else:
+        problem = schema_problem(schema) or outside_references_problem("its outputSchema", schema)
+        if problem is None:
+            # Read as every page schema is (ECMAScript patterns, formats asserted).
+            error = best_match(result_validator(schema).iter_errors(result.structured_content))
             if error is None:
                 return result
             where = "/".join(str(p) for p in error.absolute_path) or "(top)"

@@ -35,8 +35,7 @@ from collections.abc import Callable, Iterable, Iterator
 from dataclasses import dataclass, field
 from typing import Any, Literal
 
-from jsonschema import Draft202012Validator
-from jsonschema.exceptions import UnknownType, ValidationError
+from jsonschema.exceptions import ValidationError
 from mcp_types import CallToolResult, TextContent
 
 from harness.models import CallOutcome, Tool
@@ -50,8 +49,8 @@ from harness.stages.secrets import secret_kind
 from harness.stages.sensitivity import declared_names
 from harness.stages.validation import (
     outside_references_problem,
+    result_validator,
     schema_problem,
-    schema_validator,
 )
 
 Inputs = Literal["valid", "near-miss"]
@@ -196,7 +195,7 @@ def check_no_throw(seen: Observation) -> str | None:
 
 def check_output_schema(seen: Observation) -> str | None:
     """``output-schema``: the result before redaction against the declared schema, read
-    as the harness reads every page schema (:func:`~harness.stages.validation.schema_validator`:
+    as the harness reads every page schema (:func:`~harness.stages.validation.result_validator`:
     ECMAScript patterns, formats asserted)."""
     schema = seen.tool.output_schema
     if not schema or seen.outcome.is_error or seen.page_result is None:
@@ -208,11 +207,7 @@ def check_output_schema(seen: Observation) -> str | None:
     try:
         problem = schema_problem(schema) or outside_references_problem("outputSchema", schema)
         if problem is None:
-            errors = [
-                e
-                for e in schema_validator(schema).iter_errors(structured)
-                if not _javascript_number_rule(e)
-            ]
+            errors = list(result_validator(schema).iter_errors(structured))
     except Unresolvable as exc:  # a reference the static check did not see: never fetched
         problem = f"it refers to {str(exc.args[0] if exc.args else exc)!r}, outside itself"
     except RecursionError:
@@ -232,22 +227,6 @@ def check_output_schema(seen: Observation) -> str | None:
         for e in errors[:3]
     ]
     return "structuredContent does not fit the outputSchema: " + "; ".join(problems)
-
-
-def _javascript_number_rule(error: ValidationError) -> bool:
-    """Whether ``error`` is only the harness's rule for arguments that an ``integer`` past
-    ±(2**53 − 1) is none (the tool would get another number than the agent sent): a page's
-    own result holds the number it has, which JSON Schema calls an integer."""
-    if error.validator != "type":
-        return False
-    kinds = error.validator_value
-    try:
-        return any(
-            Draft202012Validator.TYPE_CHECKER.is_type(error.instance, kind)
-            for kind in (kinds if isinstance(kinds, list) else [kinds])
-        )
-    except UnknownType:
-        return False
 
 
 def check_sensitive_marked(seen: Observation) -> str | None:

@@ -90,6 +90,11 @@ def _type(
 _Validator: Any = validators.extend(  # type: ignore[no-untyped-call]
     Draft202012Validator, {"multipleOf": _multiple_of, "type": _type, **patterns.KEYWORDS}
 )
+# A page's own results: the same reading, but a result holds the number it has (the
+# 2**53 rule is about what a call would hand the page).
+_ResultValidator: Any = validators.extend(  # type: ignore[no-untyped-call]
+    Draft202012Validator, {"multipleOf": _multiple_of, **patterns.KEYWORDS}
+)
 
 
 def _short(number: int | float) -> str:
@@ -215,13 +220,22 @@ def _validator(schema_json: str) -> Any:
     return checked.validator
 
 
-def schema_validator(schema: Any) -> Any:
-    """The validator the harness reads a page's JSON Schema with, the one that checks every
-    call's arguments: Draft 2020-12, patterns with ECMAScript semantics, formats asserted,
-    ``multipleOf`` on decimals, an ``integer`` only one JavaScript holds exactly. Compiled
-    once per schema. Check :func:`schema_problem` and :func:`outside_references_problem`
-    first: for a schema either refuses, its answers mean little (or it raises)."""
-    return _validator(_canonical(schema))
+@lru_cache(maxsize=256)
+def _result_validator(schema_json: str) -> Any:
+    schema = json.loads(schema_json)
+    return validator_for(
+        patterns.checkable_schema(schema), _ResultValidator, format_checker=_FORMATS
+    )
+
+
+def result_validator(schema: Any) -> Any:
+    """The validator a page's result is checked against its ``outputSchema`` with, compiled
+    once per schema: read as the harness reads arguments (Draft 2020-12, patterns with
+    ECMAScript semantics, formats asserted, ``multipleOf`` on decimals), but for the rule on
+    integers JavaScript cannot hold (a result holds the number it has). Check
+    :func:`schema_problem` and :func:`outside_references_problem` first: for a schema either
+    refuses, its answers mean little (or it raises)."""
+    return _result_validator(_canonical(schema))
 
 
 class _Plan(BaseModel):
