@@ -265,7 +265,9 @@ function runCommand(command) {
       __proto__: null,
       timers: timersDueWithin(typeof within === "number" ? within : 0),
       reads: pageReads,
-      pending: seedPending(),
+      // Also while the document waits to hear whether it may use the feature: its tools
+      // (and seed declarations) come once it does.
+      pending: seedPending() || (backend !== null && backend.toolsPolicyPending()),
     });
   }
   if (op === "list") {
@@ -390,9 +392,18 @@ if (backend !== null) installDeclarativeTools(backend);
 // the frame that sent it) and from `whoami` run in a CDP execution context. That pairs each
 // frame with the context the harness calls it in, without running anything through the
 // page's own built-ins (Playwright's `evaluate` would: its argument and result handling
-// uses the page's Array.prototype.push and Object.keys).
+// uses the page's Array.prototype.push and Object.keys). The message also says the
+// document's origin as it is ("null" for a sandboxed document), which its URL need not tell.
 const documentToken = newUUID();
-sendToHarness('{"secret":' + SECRET_JSON + ',"type":"hello","token":' + JSONStringify(documentToken) + "}");
+sendToHarness(
+  '{"secret":' +
+    SECRET_JSON +
+    ',"type":"hello","token":' +
+    JSONStringify(documentToken) +
+    ',"origin":' +
+    JSONStringify(ownOrigin) +
+    "}",
+);
 
 // What realm.js knows of this document: its commands, how its window listeners hand over an
 // event to it, and how it steps aside for a newer document of the same window.

@@ -1152,6 +1152,7 @@ const respondWithPromises = new SafeWeakMap(); // SubmitEvent → the promise gi
 let declarativeRefusals = safeList(); // {name, source, holder, where} of the last scan
 const scriptRefusals = new SafeMap(); // name → where, for script tools refused over a form
 let declarativeObserver = null;
+let declarativeAllowed = false; // the document may use the feature (model_context.js)
 let declarativeScanDirty = false;
 let declarativeScanScheduled = false;
 let declarativeLastScan = -1 / 0;
@@ -1203,7 +1204,11 @@ function sameRecord(definition, record) {
 }
 
 // Brings the tool map in line with the document's forms; one `toolchange` if anything changed.
+// Not before the document may use the feature (the permissions policy registerTool() follows
+// too): until then the scan stays due, and in a document the policy refuses it, forms never
+// become tools (Chromium's neither).
 function scanDeclarativeForms() {
+  if (!declarativeAllowed) return;
   declarativeScanDirty = false;
   declarativeLastScan = DateNow();
   const forms = formsOfDocument("form");
@@ -1705,9 +1710,12 @@ function installDeclarativePolyfill() {
   MutationObserverPrototypeObserve(declarativeObserver, ownDocument, observed);
   ArrayPrototypePush(shadowRootObservers, { __proto__: null, observer: declarativeObserver, options: observed });
   installShadowRootHook();
-  // A document that has content before its state starts (a reused window's newer document,
-  // realm.js): no mutation will announce what is already there.
-  if (NodePrototypeGetFirstChild(ownDocument) !== null) scheduleDeclarativeScan();
+  // Once the document may use the feature: what it has by then (all of it, for a reused
+  // window's newer document, realm.js) is announced by no mutation.
+  whenToolsAllowed(() => {
+    declarativeAllowed = true;
+    if (NodePrototypeGetFirstChild(ownDocument) !== null) scheduleDeclarativeScan();
+  });
   declarativeRefusedText = () => {
     const all = safeList();
     for (let i = 0; i < declarativeRefusals.length; i++) ArrayPrototypePush(all, declarativeRefusals[i]);

@@ -358,9 +358,11 @@ function seedDeclaration(element, index, withValues) {
   return declaration;
 }
 
-// Every tool-name element of this document, in tree order, as JSON text.
+// Every tool-name element of this document, in tree order, as JSON text. None before the
+// document may use the feature, and none ever in a document the permissions policy refuses
+// it: the decision its script tools and forms follow (seedAllowed, below).
 function seedDeclarationsText(withValues) {
-  if (!isSecureContextAtStart) return "[]";
+  if (!isSecureContextAtStart || !seedAllowed) return "[]";
   const found = DocumentPrototypeQuerySelectorAll(ownDocument, SEED_SELECTOR);
   const length = NodeListPrototypeGetLength(found);
   const declarations = safeList();
@@ -379,6 +381,7 @@ let seedMaxTimer = null;
 let seedLastSent = "[]";
 let seedSent = 0; // `declarations` messages sent: the version of what the harness was told
 let seedObserver = null;
+let seedAllowed = false;
 
 function seedFlush() {
   if (seedQuietTimer !== null) clearTimeoutFn(seedQuietTimer);
@@ -451,5 +454,14 @@ if (isSecureContextAtStart) {
     characterData: true,
     attributes: true,
     attributeFilter: SEED_OBSERVED_ATTRIBUTES,
+  });
+}
+
+// The document's `tools` permissions policy, decided once for it (model_context.js; Chromium's
+// own with native WebMCP): once it allows the feature, what was declared so far is reported.
+if (backend !== null) {
+  backend.whenToolsAllowed(() => {
+    seedAllowed = true;
+    seedMutated();
   });
 }

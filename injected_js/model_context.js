@@ -33,7 +33,10 @@
 // Where the polyfill cannot do the same (see the README's differences table): its events are
 // untrusted (isTrusted false); other frames are reached with postMessage, so their tools and
 // `toolchange` arrive a task or two later; permission policy is approximated from the
-// container's `allow` attribute (the parent frame answers for its child).
+// container's `allow` and `sandbox` attributes (the parent frame answers for its child, from
+// its own answer: the policy is inherited through the ancestors). That one answer is what
+// registerTool(), getTools(), executeTool(), the forms (declarative.js) and the seed
+// dialect's report (declarative_seed.js) follow.
 
 // -------------------------------------------------------------------------------------------
 // The webmcp task source: one private MessageChannel, so tasks queue like native ones do
@@ -392,7 +395,8 @@ function toolIsExposedToOrigin(toolOwnerOrigin, exposedOrigins, accessingOrigin)
 // -------------------------------------------------------------------------------------------
 // Permissions policy: is this document "allowed to use" the "tools" feature? The top-level
 // document is; a frame asks its parent, which answers from its own answer and the frame's
-// container's `allow` attribute (default allowlist 'self').
+// container's `allow` attribute (default allowlist 'self'). One decision per document: every
+// kind of tool it could offer waits for it (afterToolsPolicy, whenToolsAllowed).
 // -------------------------------------------------------------------------------------------
 
 let toolsPolicy = WindowGetTop(ownWindow) === ownWindow ? "allowed" : "pending";
@@ -409,6 +413,19 @@ function settleToolsPolicy(allowed) {
 function whenToolsPolicyKnown(steps) {
   if (toolsPolicy === "pending") ArrayPrototypePush(toolsPolicyWaiters, steps);
   else steps();
+}
+
+// Run `steps` once this document may use the feature (synchronously when it already may);
+// never in a document the policy refuses it. For what has no caller to reject: forms.
+function whenToolsAllowed(steps) {
+  whenToolsPolicyKnown(() => {
+    if (toolsPolicy === "allowed") steps();
+  });
+}
+
+// Whether the parent has not answered yet: what the document offers may still change.
+function toolsPolicyPending() {
+  return toolsPolicy === "pending";
 }
 
 // Run `steps` (which may throw) once the policy is known; synchronously when it already is.
@@ -460,10 +477,30 @@ function splitOnWhitespace(text) {
   return tokens;
 }
 
-// The iframe's declared origin (Permissions Policy): what `'src'` in its `allow` names — its
-// `src` URL's origin, or this document's for a srcdoc or a missing src. A frame that later
+// Two origins are the same when they are equal and not opaque: an opaque origin is the same
+// only as itself, and two documents' "null" need not be one origin.
+function isSameOrigin(a, b) {
+  return a !== "null" && a === b;
+}
+
+// Whether the iframe's `sandbox` attribute gives its documents an opaque origin (it lacks
+// `allow-same-origin`).
+function sandboxesOrigin(container) {
+  const sandbox = ElementPrototypeGetAttribute(container, "sandbox");
+  if (sandbox === null) return false;
+  const tokens = splitOnWhitespace(sandbox);
+  for (let i = 0; i < tokens.length; i++) {
+    if (StringPrototypeToLowerCase(tokens[i]) === "allow-same-origin") return false;
+  }
+  return true;
+}
+
+// The iframe's declared origin (Permissions Policy): what `'src'` in its `allow` names — an
+// opaque origin for a sandboxed iframe, else its `src` URL's origin, or this document's for a
+// srcdoc or a missing src (Chromium's "origin for permissions policy"). A frame that later
 // navigates itself to another origin does not take the delegation along (Chromium neither).
 function declaredOrigin(container) {
+  if (sandboxesOrigin(container)) return "null";
   if (ElementPrototypeGetAttribute(container, "srcdoc") !== null) return ownOrigin;
   const src = ElementPrototypeGetAttribute(container, "src");
   if (src === null || src === "") return ownOrigin;
@@ -474,17 +511,20 @@ function declaredOrigin(container) {
   }
 }
 
+// Whether the container's policy allows the feature to its document of `childOrigin` ("null":
+// an opaque origin, a sandboxed document's). As in Chromium, `*` and the `'src'` of a
+// sandboxed iframe match opaque origins; `'self'` (the default) and named origins do not.
 function containerAllowsTools(container, childOrigin) {
   const allowlist = toolsAllowlist(ElementPrototypeGetAttribute(container, "allow"));
-  if (allowlist === null) return childOrigin === ownOrigin;
-  const fromSrc = childOrigin !== "null" && childOrigin === declaredOrigin(container);
+  if (allowlist === null) return isSameOrigin(childOrigin, ownOrigin);
+  const fromSrc = childOrigin === declaredOrigin(container);
   if (allowlist.length === 0) return fromSrc; // 'src'
   for (let i = 0; i < allowlist.length; i++) {
     const token = StringPrototypeToLowerCase(allowlist[i]);
-    if (token === "*") return childOrigin !== "null";
+    if (token === "*") return true;
     if (token === "'src'" && fromSrc) return true;
-    if (token === "'self'" && childOrigin === ownOrigin) return true;
-    if (parseOrigin(allowlist[i]) === childOrigin) return true;
+    if (token === "'self'" && isSameOrigin(childOrigin, ownOrigin)) return true;
+    if (childOrigin !== "null" && parseOrigin(allowlist[i]) === childOrigin) return true;
   }
   return false;
 }
@@ -614,7 +654,16 @@ function onFrameMessage(event) {
     }
     return;
   }
-  if (!isInThisTab(source) || origin === "null") return;
+  if (!isInThisTab(source)) return;
+  if (origin === "null") {
+    // With a document of an opaque origin (a sandboxed frame) only the policy is spoken — its
+    // question, or its answer as a parent: no other traffic can be addressed to it or
+    // trusted from it.
+    if (kind !== "policy") return;
+    if (typeof id === "string" && frameRequests.has(id)) frameRequests.get(id).handler(kind, data, source, origin);
+    else answerPolicy(id, source, origin);
+    return;
+  }
   if (typeof id === "string" && frameRequests.has(id)) {
     frameRequests.get(id).handler(kind, data, source, origin);
     return;
@@ -633,7 +682,18 @@ function answerPolicy(id, source, origin) {
     const container = containerOf(source);
     const allowed =
       toolsPolicy === "allowed" && container !== null && containerAllowsTools(container, origin);
-    postToFrame(source, frameMessage("policy", { id, allowed }), origin);
+    const message = frameMessage("policy", { id, allowed });
+    if (origin !== "null") {
+      postToFrame(source, message, origin);
+      return;
+    }
+    // An opaque origin cannot be named as the target: the answer goes to that window
+    // whatever its document is by then (another document ignores an id it did not ask with).
+    try {
+      WindowPostMessage(source, message, "*");
+    } catch {
+      // The frame went away.
+    }
   });
 }
 
@@ -1549,6 +1609,8 @@ function installModelContextPolyfill() {
     register(tool, options, surface) {
       return registerATool(tool, options, surface);
     },
+    whenToolsAllowed,
+    toolsPolicyPending,
     validate(tool, options, replacing) {
       refuseWhereDocumentDomainIsEnabled();
       validateToolRegistration(tool, options, (name) => modelContextToolMap.has(name), replacing);

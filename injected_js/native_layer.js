@@ -8,16 +8,16 @@
 //   to the next call of a tool (the `prepare` op), keeping `signal`;
 // - `invoke`, run through the native getTools/executeTool captured here.
 
-// Chromium knows the "tools" permissions policy feature; its answer is the native one.
+// Chromium knows the "tools" permissions policy feature; its answer is the native one, which
+// its registerTool() and forms follow, and so does the seed dialect's report
+// (declarative_seed.js).
 const nativeFeaturePolicy =
-  nativeModelContextDescriptor !== undefined && typeof globalThis.FeaturePolicy === "function"
-    ? ownDocument.featurePolicy
+  nativeModelContextDescriptor !== undefined && DocumentPrototypeGetFeaturePolicy !== null
+    ? DocumentPrototypeGetFeaturePolicy(ownDocument)
     : null;
-const FeaturePolicyAllowsFeature =
-  nativeFeaturePolicy !== null ? uncurryThis(globalThis.FeaturePolicy.prototype.allowsFeature) : null;
 
 function nativeToolsAllowed() {
-  return nativeFeaturePolicy === null || FeaturePolicyAllowsFeature(nativeFeaturePolicy, "tools");
+  return nativeFeaturePolicy === null || FeaturePolicyPrototypeAllowsFeature(nativeFeaturePolicy, "tools");
 }
 
 // Then-ing a promise created by the native side or by us, without looking at the
@@ -463,6 +463,13 @@ function installNativeLayer() {
       return native();
     },
     whenModelContext: whenNative,
+    // Chromium's policy is known when the document starts: it never waits for a parent.
+    whenToolsAllowed(steps) {
+      if (nativeToolsAllowed()) steps();
+    },
+    toolsPolicyPending() {
+      return false;
+    },
     prototype: NativeModelContextPrototype,
     register: registerNatively,
     validate(tool, options, replacing) {

@@ -392,6 +392,16 @@ const nativeToolCancelEventGetToolName =
   typeof globalThis.ToolCancelEvent === "function"
     ? uncurryGetter(globalThis.ToolCancelEvent.prototype, "toolName")
     : null;
+// Chromium's Permissions Policy as script reads it (`document.featurePolicy`), captured once
+// per realm (a reused window's newer document reads it too, after page scripts ran): with its
+// own WebMCP, Chromium knows the `tools` feature (native_layer.js). Null where it has none.
+const DocumentPrototypeGetFeaturePolicy =
+  typeof globalThis.FeaturePolicy === "function" &&
+  ObjectGetOwnPropertyDescriptor(Document.prototype, "featurePolicy") !== undefined
+    ? uncurryGetter(Document.prototype, "featurePolicy")
+    : null;
+const FeaturePolicyPrototypeAllowsFeature =
+  DocumentPrototypeGetFeaturePolicy !== null ? uncurryThis(globalThis.FeaturePolicy.prototype.allowsFeature) : null;
 
 // The channel's binding (channel.js): the raw CDP binding Playwright installs, and the named
 // wrapper, which is deleted so page script cannot call it. Read once per realm, before any

@@ -1,13 +1,24 @@
-"""Frames: session-local keys for a page's frames and which may offer tools.
+"""Frames: session-local keys for a page's frames, their documents' origins, and whose tools
+the agent may be offered.
 
-The top-level frame's tools are always offered. A same-origin child frame's
-tools are offered too. A cross-origin child frame is offered only when its
-``<iframe>`` has ``allow="tools"`` (the permissions policy the spec uses), and
-then only the tools it registered with ``exposedTo`` naming the top-level origin.
+Whether a frame's document may have tools at all is the ``tools`` permissions policy, decided
+once per document where its tools register, and inherited through its ancestors: by the
+injected polyfill (``injected_js/model_context.js``: its parent answers from its own answer
+and the ``<iframe>``'s ``allow`` and ``sandbox``), or by Chromium with its own WebMCP. A
+document the policy refuses registers no script tool and no ``<form toolname>``, and reports
+no seed-dialect element; Python keeps no copy of that decision. Of the tools a frame did
+register, the agent is offered: the top-level frame's, a same-origin child frame's, a
+cross-origin child frame's registered with ``exposedTo`` naming the top-level origin
+(``backends/snapshots.py``), and nothing of a document with an opaque origin (a sandboxed
+frame's): no origin names it, so no page's ``getTools()`` ever includes its tools.
+
+Origins are the documents' own, as each said in its hello (``injected_js/CHANNEL.md``), not
+read from URLs: a sandboxed frame at the top page's URL has an opaque origin.
 """
 
 from __future__ import annotations
 
+from collections.abc import Callable
 from typing import Any
 
 from playwright.async_api import Error as PlaywrightError
@@ -16,18 +27,10 @@ from playwright.async_api import Frame
 from harness.browser.urls import origin_of
 from harness.catalog import FrameInfo
 
-__all__ = ["FrameKeys", "allows_tools", "exposed_to", "origin_of"]
+__all__ = ["OPAQUE", "FrameKeys", "exposed_to", "origin_of"]
 
-
-def allows_tools(allow_attribute: str | None) -> bool:
-    """Whether an iframe's ``allow`` attribute delegates the ``tools`` feature."""
-    if not allow_attribute:
-        return False
-    for directive in allow_attribute.split(";"):
-        words = directive.split()
-        if words and words[0] == "tools" and "'none'" not in words[1:]:
-            return True
-    return False
+OPAQUE = "null"
+"""How an opaque origin serializes: a sandboxed document's, an ``about:blank`` of no one's."""
 
 
 def exposed_to(snapshot: dict[str, Any], top_origin: str) -> bool:
@@ -39,12 +42,18 @@ def exposed_to(snapshot: dict[str, Any], top_origin: str) -> bool:
 
 
 class FrameKeys:
-    """Assigns stable session-local keys ('main', 'frame-1', …) to Playwright frames."""
+    """Assigns stable session-local keys ('main', 'frame-1', …) to Playwright frames, and
+    tells where each frame's document is (:meth:`info`).
 
-    def __init__(self) -> None:
+    ``said_origin`` gives the origin a frame's current document said it has (None while no
+    document of the frame said one): the page channel's record of the documents' hellos.
+    """
+
+    def __init__(self, said_origin: Callable[[Frame], str | None] | None = None) -> None:
         self._keys: dict[Frame, str] = {}
         self._frames: dict[str, Frame] = {}
         self._next = 1
+        self._said_origin = said_origin
 
     def key(self, frame: Frame) -> str:
         """The frame's key, allocating one on first sight."""
@@ -73,42 +82,42 @@ class FrameKeys:
         return key
 
     async def info(self, frame: Frame) -> FrameInfo:
-        """Where the frame is and whether its tools may be offered at all."""
+        """Where the frame is, and whether any of its tools may be offered (see the module)."""
         key = self.key(frame)
-        origin = await document_origin(frame)
-        main = frame.parent_frame is None
-        if main:
+        origin = await self.origin(frame)
+        if frame.parent_frame is None:
             return FrameInfo(key=key, url=frame.url, origin=origin, is_main=True)
-        top = await document_origin(frame.page.main_frame)
-        exposed = origin == top or await _iframe_allows_tools(frame)
+        # The permissions policy was applied where the tools registered (one decision, the
+        # document's); an opaque origin is no one's to be offered.
+        exposed = origin != OPAQUE
         return FrameInfo(key=key, url=frame.url, origin=origin, is_main=False, exposed=exposed)
 
-
-# URLs whose document takes its origin from elsewhere: a srcdoc document has its parent's
-# (HTML's "iframe srcdoc document"), an about:blank one its creator's, which for a frame
-# is its parent (unless a sandbox without allow-same-origin makes it opaque).
-INHERITING_URLS = ("about:srcdoc", "about:blank")
-
-
-async def document_origin(frame: Frame) -> str:
-    """The origin of the frame's document: its URL's, or the parent's for srcdoc/about:blank."""
-    origin = origin_of(frame.url)
-    parent = frame.parent_frame
-    if origin != "null" or parent is None or frame.url not in INHERITING_URLS:
+    async def origin(self, frame: Frame) -> str:
+        """The origin of the frame's document: as the document said it; before it did, as
+        the URL and the ``<iframe>`` elements around it tell (opaque when sandboxed)."""
+        said = self._said_origin(frame) if self._said_origin is not None else None
+        if said is not None:
+            return said
+        parent = frame.parent_frame
+        if parent is None:
+            return origin_of(frame.url)
+        try:
+            element = await frame.frame_element()
+            sandbox = await element.get_attribute("sandbox")
+        except PlaywrightError:
+            return OPAQUE  # the frame went away
+        if sandbox is not None and "allow-same-origin" not in sandbox.lower().split():
+            return OPAQUE
+        inherited = await self.origin(parent)
+        if inherited == OPAQUE:
+            return OPAQUE  # sandboxing is inherited by the frames inside (read as such)
+        origin = origin_of(frame.url)
+        # A srcdoc document has its parent's origin (HTML's "iframe srcdoc document"), an
+        # about:blank one its creator's, which for a frame is its parent.
+        if origin == OPAQUE and frame.url in INHERITING_URLS:
+            return inherited
         return origin
-    try:
-        element = await frame.frame_element()
-        sandbox = await element.get_attribute("sandbox")
-    except PlaywrightError:
-        return "null"  # the frame went away
-    if sandbox is not None and "allow-same-origin" not in sandbox.lower().split():
-        return "null"
-    return await document_origin(parent)
 
 
-async def _iframe_allows_tools(frame: Frame) -> bool:
-    try:
-        element = await frame.frame_element()
-        return allows_tools(await element.get_attribute("allow"))
-    except PlaywrightError:
-        return False  # the frame went away: offer nothing from it
+INHERITING_URLS = ("about:srcdoc", "about:blank")
+"""URLs whose document takes its origin from elsewhere (see :meth:`FrameKeys.origin`)."""

@@ -156,6 +156,7 @@ class PageChannel:
         self._sessions: list[CDPSession] = []
         self._oopif: dict[Frame, CDPSession] = {}
         self._token_of_frame: dict[Frame, str] = {}  # the latest document's token
+        self._origin_of_frame: dict[Frame, str] = {}  # …and its origin, as it said itself
         self._silent: dict[Frame, str] = {}  # frames (at a URL) that never said hello
         # main-world execution contexts: (session, context id) → token (None until asked)
         self._contexts: dict[tuple[CDPSession, int], str | None] = {}
@@ -232,6 +233,11 @@ class PageChannel:
             if isinstance(token, str):
                 previous = self._token_of_frame.get(frame)
                 self._token_of_frame[frame] = token
+                origin = message.get("origin")
+                if isinstance(origin, str):
+                    self._origin_of_frame[frame] = origin
+                else:
+                    self._origin_of_frame.pop(frame, None)
                 self._silent.pop(frame, None)
                 if previous is not None and previous != token:
                     # A new document in the same realm (a reused window): its context answers
@@ -258,6 +264,12 @@ class PageChannel:
             self.rejected += 1
             return None
         return message
+
+    def document_origin(self, frame: Frame) -> str | None:
+        """The origin of the frame's latest document that said hello, as that document read
+        it before any page script ran (``"null"``: opaque, e.g. sandboxed); None before any did.
+        """
+        return self._origin_of_frame.get(frame)
 
     def speaks(self, frame: Frame) -> bool:
         """Whether a document of the frame said hello: its JS runs and answers commands."""

@@ -194,8 +194,9 @@ class SeedTools:
             for p in problems
         ]
         # A cross-origin frame offers only tools that name the top-level origin in
-        # `exposedTo`; an HTML element has no way to, so it offers none of these.
-        if not info.is_main and info.origin != top_origin:
+        # `exposedTo`; an HTML element has no way to, so it offers none of these (nor does
+        # a frame none of whose tools are offered: an opaque origin's, harness/browser/frames).
+        if not info.is_main and (not info.exposed or info.origin != top_origin):
             return [], {}, warnings
         seen = self._seen.setdefault(info.key, {})
         live = {(d.name, d.id) for d in declarations}
@@ -284,7 +285,9 @@ class SeedTools:
             )
         try:
             pairs = encode(seed.plan, arguments)
-            answer = await self._send(seed.plan, pairs, frame.url, meta)
+            # The document's own origin (a sandboxed one's is opaque: same-origin with none).
+            origin = await self.host.frames.origin(frame)
+            answer = await self._send(seed.plan, pairs, frame.url, origin, meta)
         except EncodingError as exc:
             return _error("EncodingError", f"{exc}; nothing was sent.")
         except _Refused as exc:
@@ -307,9 +310,8 @@ class SeedTools:
         return same[0] if same else None
 
     async def _send(
-        self, plan: Plan, pairs: list[Pair], page_url: str, meta: dict[str, Any]
+        self, plan: Plan, pairs: list[Pair], page_url: str, page_origin: str, meta: dict[str, Any]
     ) -> Answer:
-        page_origin = origin_of(page_url)
         # What is checked is what is sent: the WHATWG serialization (harness.browser.urls).
         url = http_url(plan.url) or plan.url
         method = plan.method

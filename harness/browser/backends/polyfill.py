@@ -28,7 +28,7 @@ from harness.browser.backends.snapshots import (
     refused_warnings,
     snapshot_texts,
 )
-from harness.browser.frames import FrameKeys, document_origin, origin_of
+from harness.browser.frames import FrameKeys
 from harness.browser.injection import (
     ChannelKeys,
     FrameGone,
@@ -128,7 +128,8 @@ class ChannelBackend(Backend):
     def __init__(self, keys: ChannelKeys, *, schema_subset: SchemaSubset = "accept") -> None:
         super().__init__(keys, schema_subset=schema_subset)
         self.channel = PageChannel(keys, self.mode, schema_subset)
-        self.frames = FrameKeys()
+        # Each frame's document's origin as the document said it (its hello), not its URL's.
+        self.frames = FrameKeys(self.channel.document_origin)
         # The Tool models built from each frame's snapshots, reused while a tool is unchanged.
         self.builds = ToolBuilds()
         self._page: Page | None = None
@@ -329,7 +330,7 @@ class ChannelBackend(Backend):
         if frame.is_detached():
             return
         info = await self.frames.info(frame)
-        top = origin_of(frame.page.main_frame.url)
+        top = await self.frames.origin(frame.page.main_frame)
         tools, warnings = self.builds.build(info, top, snapshot_texts(snapshots))
         self.catalog.replace_frame(info, tools, [*warnings, *refused_warnings(refused, info)])
         self._versions.setdefault(frame, StateVersions()).tools = version
@@ -463,7 +464,7 @@ class ChannelBackend(Backend):
         answering = answer_tool_question(
             message,
             handler=handler,
-            origin=await document_origin(frame),
+            origin=await self.frames.origin(frame),
             tool=call[1] if call is not None else None,
         )
         # Dropped with its call: the page's signal rejects the question.
@@ -491,7 +492,7 @@ class ChannelBackend(Backend):
         if frame.is_detached() or declarations is None:
             return
         info = await self.frames.info(frame)
-        self.seed.report(info, declarations, origin_of(frame.page.main_frame.url))
+        self.seed.report(info, declarations, await self.frames.origin(frame.page.main_frame))
         self._versions.setdefault(frame, StateVersions()).seed = version
 
     def after_delivery(self, call_id: str) -> Coroutine[Any, Any, None] | None:
