@@ -26,6 +26,7 @@ from pathlib import Path
 from typing import Any
 
 from playwright.async_api import Error as PlaywrightError
+from playwright.async_api import Frame
 from pydantic import BaseModel, ConfigDict, Field
 
 from harness.agent_view import AgentTool, agent_tool
@@ -178,6 +179,7 @@ class AgentLoop:
         self._changed = asyncio.Event()
         self._audit_seen = 0  # entries of session.audit already in the trace
         self._elicitations_seen = 0  # entries of session.elicitations already in the trace
+        self._agent_navigating = False  # the page's navigations are the agent's own meanwhile
 
     # -- catalog changes ------------------------------------------------------------
     def _on_tools_changed(self, change: ToolChange) -> None:
@@ -200,6 +202,16 @@ class AgentLoop:
                 names=catalog.names(),
             )
         )
+
+    def _page_navigated(self, frame: Frame) -> None:
+        """A navigation of the page the agent did not ask for (the page's own — a script,
+        a refresh, a tool that set ``location`` — or the user agent's going back from a
+        refused one): where the page went, with ``requested`` empty."""
+        if frame.parent_frame is None and not self._agent_navigating:
+            url = frame.url
+            self.recorder.record(
+                Navigated(step=self.step or None, requested="", url=url, final_url=url, ok=True)
+            )
 
     async def _settle(self) -> None:
         """Wait for the page's catalog to settle: the session's readiness (harness/catalog.py),
@@ -234,6 +246,7 @@ class AgentLoop:
         try:
             await self.recorder.start_artifacts(self.session.context)
             await self._open()
+            self.session.page.on("framenavigated", self._page_navigated)
             answer = await self._steps(agent_name)
             reason: StopReason = "finished"
             detail = ""
@@ -248,6 +261,8 @@ class AgentLoop:
             )
         finally:
             unsubscribe()
+            with contextlib.suppress(HarnessError, PlaywrightError):
+                self.session.page.remove_listener("framenavigated", self._page_navigated)
         artifacts: list[str] = []
         with contextlib.suppress(HarnessError, PlaywrightError):
             artifacts = await self.recorder.finish_artifacts(
@@ -429,10 +444,13 @@ class AgentLoop:
             url = resolve_url(self.start_url, action.url)
         except ValueError as exc:
             return self._navigated(action, action.url, str(exc))
+        self._agent_navigating = True
         try:
             refusal = await navigate_as_agent(self.session, self.start_url, url)
         except PageUnreachable as exc:
             return self._navigated(action, url, str(exc))
+        finally:
+            self._agent_navigating = False
         if refusal is not None:
             self._record_trails()
             return self._navigated(action, url, refusal)

@@ -141,6 +141,7 @@ class ElicitationAnswered(_Event):
     fields: list[str] = Field(default_factory=list)
     action: str
     reason: str | None = None
+    destination: str | None = None  # where a navigation asked about goes: its origin
 
 
 class ToolResult(_Event):
@@ -166,7 +167,9 @@ class Redacted(_Event):
 
 
 class Navigated(_Event):
-    """The agent navigated: what it asked for, where that resolved, where the page is."""
+    """The page navigated: what the agent asked for, where that resolved, where the page
+    is. ``requested`` is empty for a navigation the agent did not ask for (the page's own,
+    or the user agent's going back from a refused one)."""
 
     type: Literal["navigation"] = "navigation"
     requested: str
@@ -369,6 +372,7 @@ def elicitation_event(record: ElicitationRecord, step: int) -> ElicitationAnswer
         fields=list(record.fields),
         action=record.action,
         reason=record.reason,
+        destination=record.destination,
     )
 
 
