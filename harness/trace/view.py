@@ -145,6 +145,8 @@ def describe(event: TraceEvent, full: bool = False) -> Text:
         text.append(_one_line(event.message, full) or "(the page's own question: not traced)")
         text.append(f"\nanswer: {event.action}", style="bold")
         if event.reason:
+        if event.destination:
+            text.append(f"\ndestination: {event.destination}")
             text.append(f" ({event.reason})", style="dim")
     elif isinstance(event, ToolResult):
         status = "isError" if event.is_error else "ok"
@@ -157,7 +159,9 @@ def describe(event: TraceEvent, full: bool = False) -> Text:
     elif isinstance(event, Redacted):
         text.append(f"{event.tool}: removed {', '.join(event.paths)}")
     elif isinstance(event, Navigated):
-        if event.ok:
+        if not event.requested:  # not the agent's: the page's own, or a way back
+            text.append(f"the page went to {event.final_url or event.url}")
+        elif event.ok:
             text.append(f"{event.requested} → {event.final_url or event.url}")
         else:
             text.append(f"{event.requested}: {event.error}", style="red")
