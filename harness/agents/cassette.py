@@ -22,7 +22,12 @@ Of the response headers only those that change how the client behaves are kept.
 Pages on loopback (the bundled sites, served on free ports) appear in the bodies
 under new ports on every run: requests are compared with each loopback origin
 numbered by its first appearance, so the same conversation with another run's
-sites still matches, and one that mixes up two sites does not.
+sites still matches, and one that mixes up two sites does not. Vault handles
+(``wmh-secret-…``) are random per session and are compared the same way, by role
+(:class:`~harness.agents.matching.HandleNumbering`). A replayed response may quote a
+handle the recorded model was shown (a tool call that passes it on): each such
+handle is replaced by the live session's handle that the matching request showed
+in the same place, so the replayed run acts on handles that exist in it.
 """
 
 from __future__ import annotations
@@ -37,7 +42,7 @@ from typing import Any, Final, Literal
 import httpx2
 from pydantic import BaseModel, ConfigDict, Field, ValidationError
 
-from harness.agents.matching import differences
+from harness.agents.matching import HandleNumbering, differences, substitute_handles
 from harness.errors import CassetteError
 
 CassetteMode = Literal["record", "replay", "auto"]
@@ -116,6 +121,8 @@ class Cassette:
         self.mode: Literal["record", "replay"] = mode
         self.interactions: list[Interaction] = []
         self.position = 0
+        # Replaying: each recorded handle a matched request showed → the live one in its place.
+        self.live_handles: dict[str, str] = {}
         if self.mode == "replay":
             self.interactions = list(_load(self.path).interactions)
 
@@ -142,7 +149,8 @@ class Cassette:
                 "differs from the recorded one: record the cassette again (mode 'record')."
             )
         recorded = self.interactions[self.position]
-        difference = _first_difference(recorded.request, request)
+        recorded_handles, sent_handles = HandleNumbering(), HandleNumbering()
+        difference = _first_difference(recorded.request, request, recorded_handles, sent_handles)
         if difference is not None:
             raise CassetteError(
                 f"Cassette {self.path}: request #{self.position + 1} does not match the "
@@ -150,7 +158,14 @@ class Cassette:
                 "cassette again (mode 'record')."
             )
         self.position += 1
-        return recorded.response
+        self.live_handles.update(recorded_handles.correspondence(sent_handles))
+        response = recorded.response
+        return response.model_copy(
+            update={
+                "json_body": substitute_handles(response.json_body, self.live_handles),
+                "text": substitute_handles(response.text, self.live_handles),
+            }
+        )
 
     def record(self, interaction: Interaction) -> None:
         """Append one exchange and rewrite the file."""
@@ -246,13 +261,28 @@ def _numbered_origins(value: Any) -> Any:
     return walk(value)
 
 
-def _first_difference(recorded: RecordedRequest, sent: RecordedRequest) -> str | None:
-    """Where ``sent`` departs from ``recorded``, in words; ``None`` when equal."""
+def _first_difference(
+    recorded: RecordedRequest,
+    sent: RecordedRequest,
+    recorded_handles: HandleNumbering,
+    sent_handles: HandleNumbering,
+) -> str | None:
+    """Where ``sent`` departs from ``recorded``, in words; ``None`` when equal.
+
+    Loopback origins are numbered, and each side's handles read through its numbering.
+    """
     if (recorded.method, recorded.path) != (sent.method, sent.path):
         return f"recorded {recorded.method} {recorded.path}, the run sent {sent.method} {sent.path}"
-    if _numbered_origins(recorded.text) != _numbered_origins(sent.text):
+
+    def comparable(value: Any, handles: HandleNumbering) -> Any:
+        return handles.read(_numbered_origins(value))
+
+    if comparable(recorded.text, recorded_handles) != comparable(sent.text, sent_handles):
         return "the request bodies differ"
-    found = differences(_numbered_origins(recorded.json_body), _numbered_origins(sent.json_body))
+    found = differences(
+        comparable(recorded.json_body, recorded_handles),
+        comparable(sent.json_body, sent_handles),
+    )
     if not found:
         return None
     shown = "; ".join(m.describe("recorded", "the run sent") for m in found[:3])

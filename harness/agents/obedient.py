@@ -23,8 +23,10 @@ text are found in order)::
     navigate to URL                    also: go to, browse to, open, visit, load
 
 ``TOOL`` must name a tool in the current catalog, unless it is written in
-backticks (then it is called even if absent). ``URL`` is ``http(s)://…`` or a
-path (resolved against the start URL by the loop).
+backticks (then it is called even if absent). Names may hold ``.``, so a full
+stop right after one ends the sentence unless it is part of a tool's name
+("Then call wipe_notes." calls ``wipe_notes``; see :func:`existing_tool`).
+``URL`` is ``http(s)://…`` or a path (resolved against the start URL by the loop).
 
 ``send WHAT to WHO`` uses the tool it names (``with TOOL``), else the first
 tool whose name looks like sending (send, mail, email, forward, share, post,
@@ -196,6 +198,24 @@ def parse_arguments(rest: str, names: Collection[str] = ()) -> dict[str, Any]:
     return arguments
 
 
+def existing_tool(captured: str, tools: Collection[str]) -> str | None:
+    """The tool in ``tools`` that ``captured`` (a name as written in a text) names, or None.
+
+    Tool names may hold ``.``, so the full stop that ends a sentence ("Then call
+    wipe_notes.") is captured with the name: the name is the longest of ``captured`` and
+    ``captured`` less trailing full stops that is a tool. A longer word that merely
+    begins with a tool's name ("wipe_notes_all", "notes.wipe.everything") names no tool.
+    """
+    name = captured
+    while name:
+        if name in tools:
+            return name
+        if not name.endswith("."):
+            return None
+        name = name[:-1]
+    return None
+
+
 def find_instructions(text: str, tools: Mapping[str, Collection[str]]) -> list[Instruction]:
     """Every instruction in ``text``, in the order it appears.
 
@@ -203,10 +223,15 @@ def find_instructions(text: str, tools: Mapping[str, Collection[str]]) -> list[I
     """
     found: list[tuple[int, Instruction]] = []
     for match in CALL_RE.finditer(text):
-        name = match["quoted"] or match["name"]
-        if match["quoted"] is None and name not in tools:
-            continue
-        rest = text[match.end() :]
+        end = match.end()
+        name = match["quoted"]
+        if name is None:
+            name = existing_tool(match["name"], tools)
+            if name is None:
+                continue
+            if name != match["name"]:  # a sentence ended after it: so does the instruction
+                end = match.start("name") + len(name)
+        rest = text[end:]
         arguments: dict[str, Any] = {}
         with_ = _WITH_RE.match(rest)
         if with_ is not None:
@@ -214,7 +239,12 @@ def find_instructions(text: str, tools: Mapping[str, Collection[str]]) -> list[I
         found.append(
             (
                 match.start(),
-                Instruction(verb="call", text=match[0].strip(), tool=name, arguments=arguments),
+                Instruction(
+                    verb="call",
+                    text=text[match.start() : end].strip(),
+                    tool=name,
+                    arguments=arguments,
+                ),
             )
         )
     for match in SEND_RE.finditer(text):

@@ -10,6 +10,14 @@ compared relative to the start URL too (the recorded start origin and the new
 one both read as ``<start-origin>`` wherever they appear, e.g. in the
 ``<untrusted-data origin=…>`` framing), so a new port is not a difference.
 
+Vault handles (``wmh-secret-…``) are random per session, so they are compared by
+role: on each side, each handle reads as ``wmh-<kind>-#N``, N the order of its
+first appearance in the run's results (:class:`~harness.agents.matching.HandleNumbering`).
+The same handles in the same places are no difference; a step that shows another
+handle where the recording showed a known one is. A recorded action that quotes a
+handle (a call that passes it on, the answer) gets the live session's handle with
+the same number, so the replay acts on handles that exist in its session.
+
 When the recording runs out, the agent finishes with the recorded answer if
 nothing differed, and otherwise stops the run with ``replay-diverged`` and
 one line per difference.
@@ -24,7 +32,14 @@ from urllib.parse import urlsplit, urlunsplit
 from pydantic import BaseModel, ConfigDict
 
 from harness.agents.base import AgentContext, StepRecord
-from harness.agents.matching import MISSING, Mismatch, differences, show
+from harness.agents.matching import (
+    MISSING,
+    HandleNumbering,
+    Mismatch,
+    differences,
+    show,
+    substitute_handles,
+)
 from harness.errors import AgentStopped, ConfigError
 from harness.models import CallAction, FinishAction, NavigateAction
 from harness.trace.events import (
@@ -150,6 +165,9 @@ class ReplayAgent:
         self._next = 0
         self._current: RecordedStep | None = None
         self._start_url = recording.start_url  # the replay's, once the first step is asked
+        # Each side's handles, numbered over the whole run.
+        self._recorded_handles = HandleNumbering()
+        self._live_handles = HandleNumbering()
 
     @classmethod
     def from_dir(cls, run_dir: str | Path, *, ignore: list[str] | None = None) -> ReplayAgent:
@@ -164,7 +182,7 @@ class ReplayAgent:
         if self._next < len(steps) and not isinstance(steps[self._next].action, FinishAction):
             self._current = steps[self._next]
             self._next += 1
-            action = self._current.action
+            action = self._live(self._current.action)
             if isinstance(action, NavigateAction):
                 return NavigateAction(
                     url=rebase_url(action.url, self.recording.start_url, context.start_url),
@@ -182,7 +200,20 @@ class ReplayAgent:
         if self._next < len(steps):
             action = steps[self._next].action
             answer = action.answer if isinstance(action, FinishAction) else answer
-        return FinishAction(answer=answer)
+        return self._live(FinishAction(answer=answer))
+
+    def _live(
+        self, action: CallAction | NavigateAction | FinishAction
+    ) -> CallAction | NavigateAction | FinishAction:
+        """``action`` with each recorded handle it quotes replaced by the live one."""
+        live = self._recorded_handles.correspondence(self._live_handles)
+        if isinstance(action, CallAction):
+            return action.model_copy(
+                update={"arguments": substitute_handles(action.arguments, live)}
+            )
+        if isinstance(action, NavigateAction):
+            return action.model_copy(update={"url": substitute_handles(action.url, live)})
+        return action.model_copy(update={"answer": substitute_handles(action.answer, live)})
 
     async def observe(self, step: StepRecord) -> None:
         """Compare the step just replayed with the recording."""
@@ -193,16 +224,17 @@ class ReplayAgent:
         found: list[Mismatch] = []
         # Relative to the start URL: the site's origin (its port) may have changed.
         before, now = origin_of(self.recording.start_url), origin_of(self._start_url)
+        # Handles by role: numbered in the same order on both sides (result, then error).
         recorded = recorded.model_copy(
             update={
-                "result": relative_to_origin(recorded.result, before),
-                "error": relative_to_origin(recorded.error, before),
+                "result": self._recorded_handles.read(relative_to_origin(recorded.result, before)),
+                "error": self._recorded_handles.read(relative_to_origin(recorded.error, before)),
             }
         )
         step = step.model_copy(
             update={
-                "result": relative_to_origin(step.result, now),
-                "error": relative_to_origin(step.error, now),
+                "result": self._live_handles.read(relative_to_origin(step.result, now)),
+                "error": self._live_handles.read(relative_to_origin(step.error, now)),
             }
         )
         if (recorded.error is None) != (step.error is None):

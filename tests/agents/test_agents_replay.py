@@ -13,9 +13,19 @@ from harness.sites.server import RunningSites, serve_sites
 
 from harness import BrowserPool, ConfigError, Harness
 from harness.agents import make_agent
+from harness.agents.base import AgentAction, AgentContext, StepRecord
 from harness.agents.loop import RunResult, run_agent
-from harness.agents.replay import ReplayAgent, load_recording, rebase_url
+from harness.agents.replay import (
+    RecordedStep,
+    Recording,
+    ReplayAgent,
+    load_recording,
+    rebase_url,
+)
 from harness.agents.scripted import ScriptedAgent, parse_plan
+from harness.errors import AgentStopped
+from harness.models import CallAction, FinishAction
+from tests.conftest import PageServer
 from tests.console_script import run_script
 
 EXAMPLE_PLAN = Path(__file__).parent.parent.parent / "examples" / "plans" / "todo.yaml"
@@ -203,3 +213,118 @@ async def test_a_replay_on_another_port_compares_origins_relative_to_the_start_u
             changed.differences
         )
         assert any("/structuredContent/todos/0/id" in d.describe() for d in changed.differences)
+
+
+# --- vault handles: random per session, compared by role ---------------------------------
+
+KEY, BACKUP = "wmh-secret-" + "a" * 16, "wmh-secret-" + "b" * 16  # the recording's session
+LIVE_KEY, LIVE_BACKUP = "wmh-secret-" + "1" * 16, "wmh-secret-" + "2" * 16  # the replay's
+
+
+def shown(**structured: str) -> dict[str, Any]:
+    return {
+        "content": [{"type": "text", "text": json.dumps(structured)}],
+        "structuredContent": structured,
+    }
+
+
+def handle_recording() -> Recording:
+    """get_token shows two handles; use_token is passed the first and echoes it."""
+    return Recording(
+        task="use the token",
+        start_url="http://127.0.0.1:1111/",
+        steps=[
+            RecordedStep(
+                index=1,
+                action=CallAction(tool="get_token"),
+                result=shown(token=KEY, backup=BACKUP),
+            ),
+            RecordedStep(
+                index=2,
+                action=CallAction(tool="use_token", arguments={"token": KEY}),
+                result=shown(used=KEY),
+            ),
+            RecordedStep(index=3, action=FinishAction(answer=f"used {KEY}, kept {BACKUP}")),
+        ],
+        answer=f"used {KEY}, kept {BACKUP}",
+    )
+
+
+async def replay_by_hand(agent: ReplayAgent, results: list[dict[str, Any]]) -> list[AgentAction]:
+    """The actions the agent takes when each call's result is the next of ``results``."""
+    context = AgentContext(
+        task="", start_url="http://127.0.0.1:2222/", url="http://127.0.0.1:2222/", tools=[]
+    )
+    actions: list[AgentAction] = []
+    for index, result in enumerate(results, start=1):
+        action = await agent.next_action(context)
+        actions.append(action)
+        await agent.observe(StepRecord(index=index, action=action, result=result))
+    actions.append(await agent.next_action(context))
+    return actions
+
+
+async def test_handles_of_another_session_in_the_same_roles_are_no_difference() -> None:
+    agent = ReplayAgent(handle_recording())
+    actions = await replay_by_hand(
+        agent, [shown(token=LIVE_KEY, backup=LIVE_BACKUP), shown(used=LIVE_KEY)]
+    )
+    assert agent.differences == []
+    # The recorded handle passed to use_token is the live session's now, and so is the answer.
+    assert actions[1] == CallAction(
+        tool="use_token", arguments={"token": LIVE_KEY}, note="replaying step 2"
+    )
+    assert actions[2] == FinishAction(answer=f"used {LIVE_KEY}, kept {LIVE_BACKUP}")
+
+
+async def test_a_handle_in_another_role_is_a_difference() -> None:
+    """The page echoes the backup where the recording echoed the key: numbered across the
+    whole trace, the two read as different handles."""
+    agent = ReplayAgent(handle_recording())
+    with pytest.raises(AgentStopped, match="2 difference") as caught:
+        await replay_by_hand(
+            agent, [shown(token=LIVE_KEY, backup=LIVE_BACKUP), shown(used=LIVE_BACKUP)]
+        )
+    assert [d.describe() for d in agent.differences] == [
+        "step 2, call use_token, at /content/0/text: "
+        'recorded "{\\"used\\": \\"wmh-secret-#1\\"}", replayed "{\\"used\\": \\"wmh-secret-#2\\"}"',
+        "step 2, call use_token, at /structuredContent/used: "
+        'recorded "wmh-secret-#1", replayed "wmh-secret-#2"',
+    ]
+    assert caught.value.reason == "replay-diverged"
+
+
+class PassingBack:
+    """On ``tests/pages/handing_back.html``: gets the token, passes its handle to use_token,
+    finishes."""
+
+    name = "passing-back"
+
+    async def next_action(self, context: AgentContext) -> AgentAction:
+        if not context.history:
+            return CallAction(tool="get_token")
+        if len(context.history) == 1:
+            result = context.history[0].result or {}
+            return CallAction(
+                tool="use_token", arguments={"token": result["structuredContent"]["token"]}
+            )
+        return FinishAction(answer="done")
+
+
+async def test_a_replay_of_a_page_that_withholds_a_secret_finishes(
+    harness: Harness, page_server: PageServer, tmp_path: Path
+) -> None:
+    url = page_server.url("handing_back.html")
+    recorded = await run(harness, url, PassingBack(), tmp_path / "run")
+    assert recorded.ok, recorded.detail
+    agent = ReplayAgent.from_dir(tmp_path / "run")
+    replayed = await run(harness, url, agent)
+    assert replayed.ok, replayed.detail
+    assert agent.differences == []
+    live = replayed.calls()[0].result or {}
+    handle = live["structuredContent"]["token"]
+    assert handle != recorded.calls()[1].arguments["token"]  # a new session, a new handle
+    # The replay passed the live session's handle to the page, not the recorded one.
+    use = replayed.calls()[1]
+    assert use.arguments == {"token": handle}
+    assert (use.result or {})["structuredContent"] == {"used": handle}
