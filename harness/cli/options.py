@@ -99,6 +99,7 @@ def parse(parser: Parser, argv: list[str]) -> argparse.Namespace:
 # What a page's address on the command line may be (anything else is a usage error):
 # Chromium opens these, and the harness's guarantees are written for them.
 PAGE_SCHEMES = ("http", "https", "file", "data", "about")
+HTML_SUFFIXES = (".html", ".htm", ".xhtml")  # a path that names a page, not another file
 URL_HELP = "the page: a URL (http://…, https://…, file://…) or the path of an HTML file"
 
 
@@ -124,7 +125,7 @@ def page_url(text: str) -> str:
     what = "neither a URL (with its scheme, like http://127.0.0.1:8000/page) nor a file"
     if path.is_dir():
         raise argparse.ArgumentTypeError(f"{text!r} is a directory; give an HTML file or a URL")
-    if text.startswith(("/", ".", "~")) or path.suffix.lower() in (".html", ".htm", ".xhtml"):
+    if text.startswith(("/", ".", "~")) or path.suffix.lower() in HTML_SUFFIXES:
         raise argparse.ArgumentTypeError(f"{text!r} is {what}: there is no such file")
     host, _, _ = text.partition("/")
     if re.fullmatch(r"[\w.-]+(:\d+)?", host, re.ASCII) and (

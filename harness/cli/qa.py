@@ -2,9 +2,10 @@
 
 Exit status, for CI to gate on: 0 when every property held / no change reaches
 ``--fail-on`` / the doctor found nothing wrong; 1 when a property failed / a change
-reaches ``--fail-on`` / the doctor found a problem; 2 for usage errors (a bad option, a
-catalog file that cannot be read); 3 when the harness could not run (no browser, no
-native WebMCP, a page that cannot be reached).
+reaches ``--fail-on`` / the doctor found a problem (a missing browser is one: finding it is
+the doctor's job); 2 for usage errors (a bad option, a catalog file that cannot be read);
+3 when the harness could not run (no browser, no native WebMCP, a page that cannot be
+reached — the doctor's URL too).
 """
 
 from __future__ import annotations
@@ -14,12 +15,14 @@ import asyncio
 import json
 import sys
 from pathlib import Path
-from typing import TYPE_CHECKING, Any
+from typing import TYPE_CHECKING, Any, NamedTuple
 
 from harness.cli.options import (
+    HTML_SUFFIXES,
     URL_HELP,
     UsageError,
     add_page_options,
+    error_code,
     page_url,
     report_error,
     settle_option,
@@ -118,8 +121,8 @@ def add_diff_parser(sub: Any) -> None:
         "diff",
         help="what changed between two catalogs, with severities CI can gate on",
     )
-    diff.add_argument("old", metavar="OLD", help="a catalog file (or a URL to snapshot now)")
-    diff.add_argument("new", metavar="NEW", help="a catalog file (or a URL to snapshot now)")
+    diff.add_argument("old", metavar="OLD", type=catalog_source, help=CATALOG_HELP)
+    diff.add_argument("new", metavar="NEW", type=catalog_source, help=CATALOG_HELP)
     diff.add_argument(
         "--fail-on",
         choices=SEVERITY_CHOICES,
@@ -127,6 +130,30 @@ def add_diff_parser(sub: Any) -> None:
         help="exit 1 when a change is at least this severe (default: fail; never: always 0)",
     )
     add_page_options(diff)
+
+
+CATALOG_HELP = (
+    "a catalog file, or a page to snapshot now: a URL (http://…, file://…) or the path of "
+    "an HTML file"
+)
+
+
+class CatalogSource(NamedTuple):
+    """One side of ``diff``: a catalog file, or a page (its URL) to snapshot now."""
+
+    text: str
+    page: str | None = None
+
+
+def catalog_source(text: str) -> CatalogSource:
+    """``diff``'s OLD or NEW (argparse's ``type=``), decided by what it is: text with a
+    scheme or a port before its first ``/`` is a page's address and the path of an HTML
+    file is a page, each read as every command reads ``URL`` (:func:`page_url`: refused
+    before a browser starts when it is not one); anything else is a catalog file."""
+    head = text.partition("/")[0]
+    if ":" in head or Path(text).suffix.lower() in HTML_SUFFIXES:
+        return CatalogSource(text, page=page_url(text))
+    return CatalogSource(text)
 
 
 def add_doctor_parser(sub: Any) -> None:
@@ -291,16 +318,16 @@ def _snapshot(args: argparse.Namespace, out: Console) -> int:
     return EXIT_OK
 
 
-def _catalog(source: str, args: argparse.Namespace) -> CatalogSnapshot:
-    """A catalog file, or the live catalog of a URL."""
+def _catalog(source: CatalogSource, args: argparse.Namespace) -> CatalogSnapshot:
+    """A catalog file, or the live catalog of a page."""
     from harness.qa.snapshot import read_snapshot
 
-    if source.startswith(("http://", "https://")):
+    if source.page is not None:
         return asyncio.run(
-            take_snapshot(source, args.backend, settle_option(args), args.wait_for_tool)
+            take_snapshot(source.page, args.backend, settle_option(args), args.wait_for_tool)
         )
     try:
-        return read_snapshot(source)
+        return read_snapshot(source.text)
     except ConfigError as exc:
         raise UsageError(str(exc)) from None
 
@@ -314,8 +341,8 @@ def _diff(args: argparse.Namespace, out: Console) -> int:
     gating = [] if args.fail_on == "never" else drift.gating(threshold)
     if args.json:
         payload = {
-            "old": args.old,
-            "new": args.new,
+            "old": args.old.text,
+            "new": args.new.text,
             "failOn": args.fail_on,
             "gating": len(gating),
             "changes": [c.model_dump(mode="json") for c in drift.changes],
@@ -338,10 +365,19 @@ def _doctor(args: argparse.Namespace, out: Console) -> int:
     from harness.qa.doctor import diagnose, lines_for_people
 
     report = asyncio.run(diagnose(args.url))
+    # A URL it could not load is a check not made, not a finding: exit 3, as for a gate
+    # command's page; the report is printed all the same (the other lines hold).
+    unreachable = PageUnreachable(report.unreachable) if report.unreachable else None
     if args.json:
-        print(json.dumps(report.model_dump(mode="json"), indent=2))
+        payload = report.model_dump(mode="json")
+        if unreachable is not None:
+            payload["error"] = {"code": error_code(unreachable), "message": str(unreachable)}
+        print(json.dumps(payload, indent=2))
     else:
         styles = {"ok": "green", "warn": "yellow", "fail": "red", "skipped": "dim"}
         for status, line in lines_for_people(report):
             out.print(page_text(line, styles.get(status, "")), highlight=False)
+    if unreachable is not None:
+        report_error(unreachable, as_json=False)
+        return EXIT_CANNOT_RUN
     return EXIT_OK if report.ok else EXIT_FOUND

@@ -462,6 +462,15 @@ _RULES = (
         "catalog",
     ),
     Rule(
+        "catalog-input-extension",
+        "error",
+        "An x- keyword of the inputSchema changed (an error when a parameter is no longer "
+        "x-sensitive)",
+        "Keep secret parameters x-sensitive; take a new baseline when the change is meant.",
+        "seed 000 §1",
+        "catalog",
+    ),
+    Rule(
         "catalog-output-changed",
         "error",
         "The outputSchema changed (an error when a field is no longer x-sensitive)",
@@ -492,6 +501,16 @@ _RULES = (
         "Check the form declares what the script did (and the reverse); take a new baseline "
         "when it is meant.",
         "WebMCP spec, <form toolname>; registerTool()",
+        "catalog",
+    ),
+    Rule(
+        "catalog-rewritten",
+        "warning",
+        "The tool's fingerprint changed where no other class looks (a schema or an annotation "
+        "written differently with the same meaning; or only the fingerprint: a file edited "
+        "by hand or written by another version)",
+        "Take a new baseline with this version (webmcp-harness snapshot URL --output FILE).",
+        "—",
         "catalog",
     ),
 )

@@ -4,7 +4,7 @@ their drift, and the doctor that says why WebMCP is (not) in a page.
 - :mod:`~harness.qa.snapshot`: a catalog as a stable, reviewable file (and a fingerprint
   per tool);
 - :mod:`~harness.qa.drift`: what changed between two snapshots, each change with a
-  severity CI can gate on;
+  severity CI can gate on (:mod:`~harness.qa.schema_change`: which way a schema changed);
 - :mod:`~harness.qa.strategies`, :mod:`~harness.qa.observe`, :mod:`~harness.qa.properties`,
   :mod:`~harness.qa.fuzz`: inputs generated from each ``inputSchema`` (Hypothesis and
   hypothesis-jsonschema), what a call did to the page, the named properties, and the run

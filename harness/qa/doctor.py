@@ -11,6 +11,9 @@ display) headed, at what a page on a loopback origin gets: ``document.modelConte
 registers; and, given a URL, whether that page is a secure context WebMCP is exposed to.
 
 Every line says what was found and, when that is not what the harness needs, what to do.
+A URL that cannot be loaded is not a finding but a check the doctor could not make:
+:attr:`DoctorReport.unreachable` says so, and the CLI exits 3 for it, as every gate command
+does for a page it cannot reach.
 """
 
 from __future__ import annotations
@@ -73,6 +76,8 @@ class DoctorReport(BaseModel):
     """Every line of one doctor run."""
 
     lines: list[Line] = Field(default_factory=list)
+    unreachable: str | None = Field(default=None, exclude=True)
+    """Why the URL given could not be loaded: its checks could not be made."""
 
     @property
     def ok(self) -> bool:
@@ -95,6 +100,8 @@ class Probe(BaseModel):
     testing: bool = False
     cdp: bool = False
     error: str | None = None
+    unreachable: bool = False
+    """Whether the error is the page's: it did not load (a network error, HTTP 4xx/5xx)."""
 
 
 def chromium_version(path: Path) -> str:
@@ -158,7 +165,13 @@ async def probe(
         return Probe(error=_first_line(exc))
     try:
         page = await browser.new_page()
-        await page.goto(url, timeout=DOCTOR_TIMEOUT_MS)
+        try:
+            response = await page.goto(url, timeout=DOCTOR_TIMEOUT_MS)
+        except PlaywrightError as exc:
+            return Probe(error=_first_line(exc), unreachable=True)
+        if response is not None and response.status >= 400:
+            # As the harness reads a page (Session.goto): an error status did not load it.
+            return Probe(error=f"HTTP {response.status}", unreachable=True)
         # In a world the page cannot patch (a getter of its own on `document.modelContext`
         # that never returns), within a time limit.
         async with IsolatedWorlds(page, DOCTOR_TIMEOUT_MS / 1000) as isolated:
@@ -354,6 +367,8 @@ async def _url_lines(
             f"{url} could not be opened: {found.error}",
             "check the URL, and that the site is running",
         )
+        if found.unreachable:
+            report.unreachable = f"Could not open {url}: {found.error}"
         return
     if not found.secure:
         report.add(

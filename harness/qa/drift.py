@@ -10,8 +10,8 @@ class                     what                                                  
                                                                                  consequential or
                                                                                  open-world; warn
 ``removed``               a tool that is gone (plans and agents that used it)    warn
-``annotation``            an annotation flipped                                  fail for readOnlyHint
-                                                                                 either way, for
+``annotation``            an annotation changed (a hint left out read as the     fail for readOnlyHint
+                          policy reads it: never set, or at MCP's default)       either way, for
                                                                                  destructive /
                                                                                  consequential /
                                                                                  open-world turned
@@ -20,12 +20,23 @@ class                     what                                                  
 ``input-widened``         the inputSchema accepts what it refused                fail
 ``input-narrowed``        the inputSchema refuses what it accepted               warn
 ``input-changed``         both, or a change the comparison cannot order          fail
+``input-extension``       an ``x-`` keyword of the inputSchema changed           fail when a
+                                                                                 parameter lost
+                                                                                 ``x-sensitive``;
+                                                                                 warn
 ``output-changed``        the outputSchema changed                               warn; fail when a
                                                                                  field lost
                                                                                  ``x-sensitive``
 ``description``           the description (or a parameter's) changed             warn
 ``title`` / ``source``    the title, or script ↔ declarative                     info / warn
+``rewritten``             what no class above covers: a schema or annotation     info; warn
+                          written differently with the same meaning (an          when only the
+                          ``enum`` reordered, ``1.0`` for ``1``), or only the    fingerprint
+                          fingerprint (a file edited, another version's)         changed
 ========================  =====================================================  ========
+
+Every tool whose fingerprint changed gets at least one change: what the comparison does not
+classify is ``rewritten``, never "no changes".
 
 :meth:`Drift.gating` picks the changes at or above a threshold; the CLI exits 1 when
 there is one (``--fail-on``, default ``fail``).
@@ -35,12 +46,16 @@ from __future__ import annotations
 
 import difflib
 import json
-from collections.abc import Callable, Hashable, Iterator
+from collections.abc import Iterator
 from typing import Any, Literal
 
 from pydantic import BaseModel, ConfigDict, Field
 
+from harness.models import BOOLEAN_HINTS
+from harness.qa.schema_change import SchemaChange, lost_marks, same_json, schema_changes
 from harness.qa.snapshot import CatalogEntry, CatalogSnapshot
+from harness.stages.policy import ABSENT, Facts
+from harness.stages.trust import MCP_HINT_DEFAULTS, READINGS, Reading
 
 Severity = Literal["info", "warn", "fail"]
 SEVERITIES: tuple[Severity, ...] = ("info", "warn", "fail")
@@ -51,67 +66,20 @@ ChangeKind = Literal[
     "input-widened",
     "input-narrowed",
     "input-changed",
+    "input-extension",
     "output-changed",
     "description",
     "title",
     "source",
+    "rewritten",
 ]
 
 # Annotations that say a tool acts on the world: a new tool declaring one, or one turned
 # on, gates a deploy.
 ACTING_HINTS = ("destructiveHint", "consequentialHint", "openWorldHint")
-
-# Schema keywords that describe rather than constrain (a change is a description change).
-_DOC_KEYWORDS = frozenset(
-    {"title", "description", "examples", "default", "$comment", "deprecated", "toolparamtitle"}
-)
-# The larger the value, the narrower the schema (min…), or the wider (max…).
-_LOWER_BOUNDS = (
-    "minimum",
-    "exclusiveMinimum",
-    "minLength",
-    "minItems",
-    "minProperties",
-    "minContains",
-)
-_UPPER_BOUNDS = (
-    "maximum",
-    "exclusiveMaximum",
-    "maxLength",
-    "maxItems",
-    "maxProperties",
-    "maxContains",
-)
-_HANDLED = frozenset(
-    {
-        "type",
-        "enum",
-        "required",
-        "properties",
-        "patternProperties",
-        "additionalProperties",
-        "items",
-        *_LOWER_BOUNDS,
-        *_UPPER_BOUNDS,
-        *_DOC_KEYWORDS,
-    }
-)
-
-Direction = Literal["widened", "narrowed", "changed", "described"]
-
-
-class SchemaChange(BaseModel):
-    """One difference between two schemas: where, which way, and what."""
-
-    model_config = ConfigDict(frozen=True)
-
-    direction: Direction
-    path: str
-    what: str
-
-    def describe(self) -> str:
-        """``/properties/qty/maximum: 10 → 100 (widened)``."""
-        return f"{self.path or '/'}: {self.what} ({self.direction})"
+# The annotations compared by the value the policy reads, a hint left out included; the
+# others (title, inputMetadata, …) by what is declared.
+_HINTS = frozenset({*BOOLEAN_HINTS, "sensitiveHint"})
 
 
 class Change(BaseModel):
@@ -161,10 +129,17 @@ def diff_catalogs(old: CatalogSnapshot, new: CatalogSnapshot) -> Drift:
                     summary="removed: agents and plans that call it will fail",
                 )
             )
-        elif was is not None and now is not None and was.fingerprint != now.fingerprint:
-            changes += _changed(was, now)
+        elif was is not None and now is not None and not _same_entry(was, now):
+            changes += _changed(was, now) or [_unexplained(was, now)]
     order = {s: i for i, s in enumerate(reversed(SEVERITIES))}
     return Drift(changes=sorted(changes, key=lambda c: (order[c.severity], c.tool, c.kind)))
+
+
+def _same_entry(was: CatalogEntry, now: CatalogEntry) -> bool:
+    """The same fingerprint, and the same JSON (a file may have been edited by hand)."""
+    return was.fingerprint == now.fingerprint and same_json(
+        was.model_dump(by_alias=True), now.model_dump(by_alias=True)
+    )
 
 
 def _added(tool: CatalogEntry) -> Change:
@@ -198,8 +173,8 @@ def _changed(was: CatalogEntry, now: CatalogEntry) -> list[Change]:
                 summary="annotations changed: " + "; ".join(f[1] for f in flips),
             )
         )
-    found = _schema_changes(was.input_schema, now.input_schema)
-    shape = [c for c in found if c.direction != "described"]
+    found = schema_changes(was.input_schema, now.input_schema)
+    shape = [c for c in found if c.direction not in ("described", "marked")]
     if shape:
         directions = {c.direction for c in shape}
         if directions == {"narrowed"}:
@@ -215,6 +190,22 @@ def _changed(was: CatalogEntry, now: CatalogEntry) -> list[Change]:
                 tool=label,
                 summary=f"inputSchema {kind.removeprefix('input-')}",
                 details=[c.describe() for c in shape],
+            )
+        )
+    lost = lost_marks(was.input_schema, now.input_schema)
+    marks = [c for c in found if c.direction == "marked"]
+    if marks or lost:
+        # x-sensitive keeps a value out of the harness's records (and a client's): one lost
+        # is as serious as an output field's (a marked parameter removed counts: a value
+        # sent under its name is no longer marked).
+        changes.append(
+            _graded_by_marks(
+                "input-extension",
+                label,
+                "inputSchema x- keywords changed",
+                "parameter",
+                lost,
+                marks,
             )
         )
     described = [c for c in found if c.direction == "described"]
@@ -234,18 +225,12 @@ def _changed(was: CatalogEntry, now: CatalogEntry) -> list[Change]:
                 details=details,
             )
         )
-    if not _same(was.output_schema, now.output_schema):
-        exposed = _unmarked(was.output_schema, now.output_schema)
-        output = _schema_changes(was.output_schema or {}, now.output_schema or {})
+    if not same_json(was.output_schema, now.output_schema):
+        exposed = lost_marks(was.output_schema, now.output_schema)
+        output = schema_changes(was.output_schema or {}, now.output_schema or {})
         changes.append(
-            Change(
-                kind="output-changed",
-                severity="fail" if exposed else "warn",
-                tool=label,
-                summary="outputSchema changed"
-                + (": a field is no longer x-sensitive" if exposed else ""),
-                details=[*(f"{p}: x-sensitive removed" for p in exposed)]
-                + [c.describe() for c in output],
+            _graded_by_marks(
+                "output-changed", label, "outputSchema changed", "field", exposed, output
             )
         )
     if was.title != now.title:
@@ -270,454 +255,128 @@ def _changed(was: CatalogEntry, now: CatalogEntry) -> list[Change]:
 
 
 def _annotation_flips(old: dict[str, Any], new: dict[str, Any]) -> Iterator[tuple[bool, str]]:
-    """(gates, text) for every annotation whose declared value changed."""
-    for key in sorted(old.keys() | new.keys()):
+    """(gates, text) for every annotation whose declared value changed. A hint is compared
+    by the value the policy reads under each of its readings of one left out (never set,
+    or MCP's default): it gates when it gates under either."""
+    for key in sorted(old.keys() | new.keys(), key=str):
         was, now = old.get(key), new.get(key)
-        if _same(was, now):
+        if same_json(was, now):
             continue
-        shown = f"{key} {_shown(key in old, was)} → {_shown(key in new, now)}"
-        gates = (
-            (key == "readOnlyHint" and bool(was) != bool(now))
-            or (key in ACTING_HINTS and now is True)
-            or (key == "sensitiveHint" and was is True and now is not True)
+        shown = f"{key} {_shown(old, key)} → {_shown(new, key)}"
+        reasons = [
+            why
+            for reading in READINGS
+            if key in _HINTS
+            and (why := _gate(key, read_hint(old, key, reading), read_hint(new, key, reading)))
+            is not None
+        ]
+        yield bool(reasons), shown + "".join(f": {why}" for why in reasons[:1] if why)
+
+
+def read_hint(annotations: dict[str, Any], hint: str, reading: Reading) -> bool | None:
+    """``hint`` as the policy reads it under ``reading`` (None: unknown): declared, or
+    left out — never set (false), or under ``unknown`` MCP's default for MCP's four hints
+    (``destructiveHint`` only when not read-only) and unknown for a declaration such as
+    ``consequentialHint``. A declared value that is not a boolean is unknown."""
+    facts = Facts({"tool": {"annotations": annotations}}, reading)
+    value = facts.read(f"tool.annotations.{hint}")
+    if value is ABSENT:
+        return False
+    return value if isinstance(value, bool) else None
+
+
+def _gate(hint: str, was: bool | None, now: bool | None) -> str | None:
+    """Why a hint read ``was`` then ``now`` gates a deploy (None: it does not; empty:
+    the values shown say why)."""
+    if hint == "readOnlyHint" and (was is True) != (now is True):
+        return ""
+    if hint in ACTING_HINTS and was is False and now is not False:
+        return "an acting hint turned on" if now else "an acting hint no longer ruled out"
+    if hint == "sensitiveHint" and was is True and now is not True:
+        return "sensitiveHint turned off"
+    return None
+
+
+def _shown(annotations: dict[str, Any], key: str) -> str:
+    if key in annotations:
+        return json.dumps(annotations[key], ensure_ascii=False, default=repr)
+    if (
+        key in MCP_HINT_DEFAULTS
+        and read_hint(annotations, key, "unknown") is MCP_HINT_DEFAULTS[key]
+    ):
+        return f"(not declared: MCP's default, {json.dumps(MCP_HINT_DEFAULTS[key])})"
+    return "(not declared)"
+
+
+def _unexplained(was: CatalogEntry, now: CatalogEntry) -> Change:
+    """The change of a tool whose entries differ where no class above looks: a schema or
+    annotation written differently with the same meaning, or a fingerprint alone."""
+    fields = {
+        "inputSchema": (was.input_schema, now.input_schema),
+        "outputSchema": (was.output_schema, now.output_schema),
+        "annotations": (was.annotations, now.annotations),
+    }
+    rewritten = [
+        (name, _pretty(old), _pretty(new))
+        for name, (old, new) in fields.items()
+        if _pretty(old) != _pretty(new)
+    ]
+    if rewritten:
+        details: list[str] = []
+        for name, old, new in rewritten:
+            details += [f"{name}:", *_text_diff(old, new)]
+        return Change(
+            kind="rewritten",
+            severity="info",
+            tool=now.label(),
+            summary=f"{', '.join(r[0] for r in rewritten)} written differently, the same "
+            "meaning to the comparison",
+            details=details,
         )
-        yield gates, shown
+    return Change(
+        kind="rewritten",
+        severity="warn",
+        tool=now.label(),
+        summary="the fingerprint changed, but no field did: a catalog file edited by hand, "
+        "or written by another version? Take both with this one",
+        details=[f"{was.fingerprint} → {now.fingerprint}"],
+    )
 
 
-def _shown(declared: bool, value: Any) -> str:
-    return json.dumps(value) if declared else "(not declared)"
+def _pretty(value: Any) -> str:
+    try:
+        return json.dumps(value, indent=1, sort_keys=True, ensure_ascii=False, default=repr)
+    except (RecursionError, ValueError):
+        return repr(value)
+
+
+def _graded_by_marks(
+    kind: ChangeKind,
+    tool: str,
+    summary: str,
+    what: str,
+    lost: list[str],
+    found: list[SchemaChange],
+) -> Change:
+    """A schema's change, failing when a ``what`` (field, parameter) lost ``x-sensitive``
+    (``lost``): its details each lost mark, then ``found`` (a lost mark said once)."""
+    others = [
+        c.describe()
+        for c in found
+        if not (c.direction == "marked" and (c.path.removesuffix("/x-sensitive") or "/") in lost)
+    ]
+    return Change(
+        kind=kind,
+        severity="fail" if lost else "warn",
+        tool=tool,
+        summary=summary + (f": a {what} is no longer x-sensitive" if lost else ""),
+        details=[f"{p}: x-sensitive removed" for p in lost] + others,
+    )
 
 
 def _text_diff(old: str, new: str) -> list[str]:
     lines = difflib.unified_diff(old.splitlines(), new.splitlines(), lineterm="", n=1)
     return [line for line in lines if not line.startswith(("---", "+++", "@@"))]
-
-
-def _unmarked(old: dict[str, Any] | None, new: dict[str, Any] | None) -> list[str]:
-    """Paths marked ``x-sensitive`` in ``old`` and not in ``new``."""
-    try:
-        marked_new = set(_sensitive_paths(new))
-        return [p for p in _sensitive_paths(old) if p not in marked_new]
-    except RecursionError:
-        return ["/ (nested too deeply to follow its x-sensitive marks)"]
-
-
-def _schema_changes(old: Any, new: Any) -> list[SchemaChange]:
-    """:func:`compare_schemas`, or one ``changed`` for schemas nested deeper than it follows."""
-    try:
-        return list(compare_schemas(old, new))
-    except RecursionError:
-        what = "nested too deeply to compare keyword by keyword"
-        return [SchemaChange(direction="changed", path="", what=what)]
-
-
-def _sensitive_paths(schema: Any, path: str = "") -> Iterator[str]:
-    if isinstance(schema, dict):
-        if schema.get("x-sensitive") is True:
-            yield path or "/"
-        for key, value in schema.items():
-            if isinstance(value, dict | list):
-                yield from _sensitive_paths(value, f"{path}/{key}")
-    elif isinstance(schema, list):
-        for index, value in enumerate(schema):
-            yield from _sensitive_paths(value, f"{path}/{index}")
-
-
-# -- comparing two schemas ---------------------------------------------------------------
-#
-# A page serves its schemas, and the snapshot keeps what it served: every function here takes
-# any JSON value wherever a keyword's value is. A value not of the shape JSON Schema gives the
-# keyword is compared as a plain value, ``changed`` unless the order is certain. Each keyword is
-# one conjunct of what a schema accepts, so comparing keyword by keyword orders the whole; the
-# keywords that read others (additionalProperties and patternProperties, items after
-# prefixItems, unevaluated*) are compared together with them.
-
-_ABSENT: Any = object()  # a keyword the schema does not have (``null`` is a value it can have)
-_UNKNOWN: Any = object()  # what a name answers to, when the comparison cannot tell
-# A patternProperties pattern made of these is a regex; one without them is plain text.
-_REGEX_SYNTAX = frozenset("\\.^$|?*+()[]{}")
-
-
-def _canonical(value: Any) -> Hashable:
-    """``value`` as a hashable key with JSON's equality: ``true`` is not ``1`` (as it is in
-    Python), ``1`` is ``1.0``, and the order of an object's keys does not count."""
-    if isinstance(value, dict):
-        return ("object", frozenset((key, _canonical(item)) for key, item in value.items()))
-    if isinstance(value, list):
-        return ("array", tuple(_canonical(item) for item in value))
-    if isinstance(value, bool) or value is None or isinstance(value, str):
-        return (type(value).__name__, value)
-    if isinstance(value, int | float):
-        return ("number", "NaN" if value != value else value)
-    return ("other", repr(value))
-
-
-def _same(was: Any, now: Any) -> bool:
-    try:
-        return was is now or _canonical(was) == _canonical(now)
-    except RecursionError:
-        return False  # too deep to tell: not the same, which gates
-
-
-def _get(schema: dict[str, Any], key: str) -> Any:
-    return schema.get(key, _ABSENT)
-
-
-def _value(value: Any) -> str:
-    if value is _ABSENT:
-        return "(none)"
-    return json.dumps(value, ensure_ascii=False, default=repr)
-
-
-def _any(value: Any) -> bool:
-    return True
-
-
-def _is_list(value: Any) -> bool:
-    return isinstance(value, list)
-
-
-def _is_map(value: Any) -> bool:
-    """A keyword whose value maps names to schemas (``properties``), or its absence."""
-    return value is _ABSENT or isinstance(value, dict)
-
-
-def _is_schema(value: Any) -> bool:
-    """A keyword whose value is a schema (an object or a boolean), or its absence."""
-    return value is _ABSENT or isinstance(value, dict | bool)
-
-
-def _free(value: Any) -> bool:
-    """A schema keyword's value that accepts anything (absent, ``true``, ``{}``)."""
-    return value is _ABSENT or value is True or (isinstance(value, dict) and not value)
-
-
-def _number(value: Any) -> bool:
-    return isinstance(value, int | float) and not isinstance(value, bool) and value == value
-
-
-def _types(kind: Any) -> frozenset[str] | None:
-    """The types a ``type`` keyword of the right shape allows (None: absent, any)."""
-    if kind is _ABSENT:
-        return None
-    kinds = frozenset(kind if isinstance(kind, list) else [kind])
-    return kinds | {"integer"} if "number" in kinds else kinds
-
-
-def _is_type(kind: Any) -> bool:
-    """Whether ``kind`` has the shape of a ``type`` keyword's value: a name, or a list of them."""
-    if isinstance(kind, list):
-        return all(isinstance(k, str) for k in kind)
-    return kind is _ABSENT or isinstance(kind, str)
-
-
-def _covers(wide: frozenset[str] | None, narrow: frozenset[str] | None) -> bool:
-    return wide is None or (narrow is not None and narrow <= wide)
-
-
-def compare_schemas(old: Any, new: Any, path: str = "") -> Iterator[SchemaChange]:
-    """Every difference between two JSON Schemas, each ordered where the keyword allows:
-    ``widened`` (``new`` accepts what ``old`` refused), ``narrowed``, ``changed`` (both,
-    or unknown), ``described`` (a keyword that describes rather than constrains).
-
-    Any JSON value is taken, at any position, and none raises: a value not of the shape
-    JSON Schema gives its keyword is compared as a plain value (``changed``)."""
-    if _same(old, new):
-        return
-    was, now = ({} if old is True else old), ({} if new is True else new)
-    if _same(was, now):
-        return  # true and {} both accept anything
-    if not isinstance(was, dict) or not isinstance(now, dict):
-        # false accepts nothing: any schema accepts as much or more.
-        direction: Direction = "changed"
-        if now is False and isinstance(was, dict):
-            direction = "narrowed"
-        elif was is False and isinstance(now, dict):
-            direction = "widened"
-        yield SchemaChange(direction=direction, path=path, what=f"{_value(old)} → {_value(new)}")
-        return
-    yield from _compare_type(_get(was, "type"), _get(now, "type"), f"{path}/type")
-    yield from _compare_bounds(was, now, path)
-    yield from _compare_enum(_get(was, "enum"), _get(now, "enum"), f"{path}/enum")
-    yield from _compare_objects(was, now, path)
-    yield from _compare_items(was, now, path)
-    yield from _compare_unevaluated(was, now, path)
-    for key in sorted((was.keys() | now.keys()) - _HANDLED, key=str):
-        if not str(key).startswith("x-") and not _same(_get(was, key), _get(now, key)):
-            yield _presence(_get(was, key), _get(now, key), f"{path}/{key}")
-    for key in sorted(_DOC_KEYWORDS & (was.keys() | now.keys())):
-        if not _same(_get(was, key), _get(now, key)):
-            yield SchemaChange(
-                direction="described",
-                path=f"{path}/{key}",
-                what=f"{_value(_get(was, key))} → {_value(_get(now, key))}",
-            )
-
-
-def _presence(was: Any, now: Any, path: str, shaped: Callable[[Any], bool] = _any) -> SchemaChange:
-    """A constraint removed widens, one added narrows, one changed is both; one whose value
-    is not ``shaped`` as its keyword's may mean anything (changed)."""
-    direction: Direction = "changed"
-    if was is _ABSENT and shaped(now):
-        direction = "narrowed"
-    elif now is _ABSENT and shaped(was):
-        direction = "widened"
-    return SchemaChange(direction=direction, path=path, what=f"{_value(was)} → {_value(now)}")
-
-
-def _compare_type(was: Any, now: Any, path: str) -> Iterator[SchemaChange]:
-    if _same(was, now):
-        return
-    direction: Direction = "changed"
-    if _is_type(was) and _is_type(now):
-        old_types, new_types = _types(was), _types(now)
-        if old_types == new_types:
-            return  # "string" and ["string"]
-        wider, narrower = _covers(new_types, old_types), _covers(old_types, new_types)
-        if wider and not narrower:
-            direction = "widened"
-        elif narrower:
-            direction = "narrowed"
-    yield SchemaChange(direction=direction, path=path, what=f"{_value(was)} → {_value(now)}")
-
-
-def _compare_bounds(old: dict[str, Any], new: dict[str, Any], path: str) -> Iterator[SchemaChange]:
-    for key in (*_LOWER_BOUNDS, *_UPPER_BOUNDS):
-        was, now = _get(old, key), _get(new, key)
-        if _same(was, now):
-            continue
-        # Without minContains, contains asks for one match: minContains 0 widens.
-        unset = 1 if key == "minContains" else _ABSENT
-        low = was if was is not _ABSENT else unset
-        high = now if now is not _ABSENT else unset
-        direction: Direction = "changed"
-        if _same(low, high):
-            continue
-        if _number(low) and _number(high):
-            widened = high < low if key in _LOWER_BOUNDS else high > low
-            direction = "widened" if widened else "narrowed"
-        elif low is _ABSENT and _number(high):
-            direction = "narrowed"
-        elif high is _ABSENT and _number(low):
-            direction = "widened"
-        yield SchemaChange(
-            direction=direction, path=f"{path}/{key}", what=f"{_value(was)} → {_value(now)}"
-        )
-
-
-def _compare_enum(was: Any, now: Any, path: str) -> Iterator[SchemaChange]:
-    if _same(was, now):
-        return
-    if not isinstance(was, list) or not isinstance(now, list):
-        yield _presence(was, now, path, _is_list)
-        return
-    was_keys = {_canonical(v) for v in was}
-    now_keys = {_canonical(v) for v in now}
-    added = [v for v in now if _canonical(v) not in was_keys]
-    removed = [v for v in was if _canonical(v) not in now_keys]
-    if not added and not removed:
-        return  # the same values, reordered or repeated
-    direction: Direction = "widened" if not removed else "narrowed" if not added else "changed"
-    parts = [f"+{_value(v)}" for v in added] + [f"-{_value(v)}" for v in removed]
-    yield SchemaChange(direction=direction, path=path, what=" ".join(parts))
-
-
-def _required(value: Any) -> frozenset[str] | None:
-    """The names a ``required`` keyword lists (none when absent); None when its value is
-    not a list of names."""
-    if value is _ABSENT:
-        return frozenset()
-    if isinstance(value, list) and all(isinstance(v, str) for v in value):
-        return frozenset(value)
-    return None
-
-
-def _compare_objects(old: dict[str, Any], new: dict[str, Any], path: str) -> Iterator[SchemaChange]:
-    was, now = _get(old, "required"), _get(new, "required")
-    was_required, now_required = _required(was), _required(now)
-    if was_required is None or now_required is None:
-        if not _same(was, now):
-            yield SchemaChange(
-                direction="changed", path=f"{path}/required", what=f"{_value(was)} → {_value(now)}"
-            )
-    else:
-        for name in sorted(was_required - now_required):
-            yield SchemaChange(
-                direction="widened", path=f"{path}/required", what=f"{name!r} no longer required"
-            )
-        for name in sorted(now_required - was_required):
-            yield SchemaChange(
-                direction="narrowed", path=f"{path}/required", what=f"{name!r} now required"
-            )
-    was, now = _get(old, "properties"), _get(new, "properties")
-    if not (_is_map(was) and _is_map(now)) and not _same(was, now):
-        yield SchemaChange(
-            direction="changed", path=f"{path}/properties", what=f"{_value(was)} → {_value(now)}"
-        )
-    was_props, now_props = _properties(old), _properties(new)
-    for name in sorted(was_props.keys() | now_props.keys(), key=str):
-        where = f"{path}/properties/{name}"
-        if name in was_props and name in now_props:
-            yield from compare_schemas(was_props[name], now_props[name], where)
-        elif name in now_props:
-            yield _declared(_undeclared(old, name), now_props[name], where, added=True)
-        else:
-            yield _declared(was_props[name], _undeclared(new, name), where, added=False)
-    yield from _compare_patterns(old, new, path)
-    yield from _compare_subschema(
-        _get(old, "additionalProperties"),
-        _get(new, "additionalProperties"),
-        f"{path}/additionalProperties",
-    )
-
-
-def _properties(schema: dict[str, Any]) -> dict[str, Any]:
-    found = schema.get("properties")
-    return found if isinstance(found, dict) else {}
-
-
-def _undeclared(schema: dict[str, Any], name: str) -> Any:
-    """The schema a value under ``name`` answers to in ``schema`` while ``name`` is not a
-    declared property: the patternProperties schema whose pattern matches the name, else
-    additionalProperties (absent: ``true``). ``_UNKNOWN`` when that cannot be told: a
-    pattern that is not plain text may match, two match, or a keyword is not of its shape."""
-    patterns = _get(schema, "patternProperties")
-    if not _is_map(patterns):
-        return _UNKNOWN
-    matched = []
-    for pattern, subschema in (patterns if isinstance(patterns, dict) else {}).items():
-        found = _plain_match(pattern, name)
-        if found is None:
-            return _UNKNOWN
-        if found:
-            matched.append(subschema)
-    if matched:
-        return matched[0] if len(matched) == 1 else _UNKNOWN
-    extra = _get(schema, "additionalProperties")
-    if extra is _ABSENT:
-        return True
-    return extra if isinstance(extra, dict | bool) else _UNKNOWN
-
-
-def _plain_match(pattern: Any, name: str) -> bool | None:
-    """Whether a patternProperties ``pattern`` that is plain text (``^`` and ``$`` anchors
-    aside) matches ``name``; None for a regex, which the gate does not run: ECMAScript's
-    semantics are not Python's, and a page's pattern can backtrack for ever."""
-    if not isinstance(pattern, str):
-        return None
-    body = pattern.removeprefix("^")
-    start, end = body != pattern, body.endswith("$")
-    body = body.removesuffix("$")
-    if any(c in _REGEX_SYNTAX for c in body):
-        return None
-    if start and end:
-        return name == body
-    if start:
-        return name.startswith(body)
-    return name.endswith(body) if end else body in name
-
-
-def _declared(was: Any, now: Any, path: str, *, added: bool) -> SchemaChange:
-    """A name that became a declared property (``added``) or stopped being one, compared
-    with what it answers to undeclared: before an added one, after a removed one."""
-    undeclared = was if added else now
-    what = "new parameter" if added else "parameter removed"
-    if undeclared is _UNKNOWN:
-        return SchemaChange(
-            direction="changed",
-            path=path,
-            what=f"{what} (undeclared, it answers to a patternProperties regex or a "
-            "malformed keyword: the two cannot be ordered)",
-        )
-    if undeclared is not True:
-        verb = "answered" if added else "answers"
-        what += f" (undeclared, it {verb} to {_value(undeclared)})"
-    directions = {c.direction for c in compare_schemas(was, now, path)} - {"described"}
-    direction: Direction = "described"
-    if directions:
-        direction = directions.pop() if len(directions) == 1 else "changed"
-    return SchemaChange(direction=direction, path=path, what=what)
-
-
-def _compare_patterns(
-    old: dict[str, Any], new: dict[str, Any], path: str
-) -> Iterator[SchemaChange]:
-    was, now = _get(old, "patternProperties"), _get(new, "patternProperties")
-    where = f"{path}/patternProperties"
-    if _same(was, now):
-        return
-    if not (_is_map(was) and _is_map(now)):
-        yield SchemaChange(direction="changed", path=where, what=f"{_value(was)} → {_value(now)}")
-        return
-    was = was if isinstance(was, dict) else {}
-    now = now if isinstance(now, dict) else {}
-    # The names a pattern matches answer to it instead of additionalProperties: a pattern
-    # added or removed narrows or widens only where additionalProperties took anything.
-    open_both = _free(_get(old, "additionalProperties")) and _free(
-        _get(new, "additionalProperties")
-    )
-    for pattern in sorted(was.keys() | now.keys(), key=str):
-        if pattern in was and pattern in now:
-            yield from compare_schemas(was[pattern], now[pattern], f"{where}/{pattern}")
-            continue
-        direction: Direction = "changed"
-        if open_both:
-            direction = "narrowed" if pattern in now else "widened"
-        what = "pattern added" if pattern in now else "pattern removed"
-        yield SchemaChange(direction=direction, path=f"{where}/{pattern}", what=what)
-
-
-def _compare_subschema(was: Any, now: Any, path: str) -> Iterator[SchemaChange]:
-    """A keyword whose value is a schema, absent meaning ``true`` (additionalProperties,
-    items)."""
-    if _same(was, now):
-        return
-    if not (_is_schema(was) and _is_schema(now)):
-        yield SchemaChange(direction="changed", path=path, what=f"{_value(was)} → {_value(now)}")
-    elif isinstance(was, dict) or isinstance(now, dict):
-        yield from compare_schemas(
-            True if was is _ABSENT else was, True if now is _ABSENT else now, path
-        )
-    elif (now is False) != (was is False):
-        direction: Direction = "narrowed" if now is False else "widened"
-        yield SchemaChange(direction=direction, path=path, what=f"{_value(was)} → {_value(now)}")
-
-
-def _compare_items(old: dict[str, Any], new: dict[str, Any], path: str) -> Iterator[SchemaChange]:
-    was, now = _get(old, "items"), _get(new, "items")
-    if isinstance(was, list) or isinstance(now, list):  # the tuple form before 2020-12
-        if not _same(was, now):
-            yield _presence(was, now, f"{path}/items", _is_list)
-    else:
-        yield from _compare_subschema(was, now, f"{path}/items")
-    # items applies after prefixItems: a prefix changed moves the items it applies to.
-    was_prefix, now_prefix = _get(old, "prefixItems"), _get(new, "prefixItems")
-    if not _same(was_prefix, now_prefix) and not (_free(was) and _free(now)):
-        yield SchemaChange(
-            direction="changed",
-            path=f"{path}/prefixItems",
-            what="the prefix changed, and with it the items that items applies to",
-        )
-
-
-def _compare_unevaluated(
-    old: dict[str, Any], new: dict[str, Any], path: str
-) -> Iterator[SchemaChange]:
-    """unevaluatedProperties and unevaluatedItems apply to what no other keyword evaluated:
-    any other keyword changed moves what they apply to (a property declared where
-    unevaluatedProperties is false is one the schema refused before)."""
-    for key in ("unevaluatedProperties", "unevaluatedItems"):
-        if _free(_get(old, key)) and _free(_get(new, key)):
-            continue
-        others = (old.keys() | new.keys()) - _DOC_KEYWORDS - {key}
-        if any(
-            not str(k).startswith("x-") and not _same(_get(old, k), _get(new, k)) for k in others
-        ):
-            yield SchemaChange(
-                direction="changed",
-                path=f"{path}/{key}",
-                what="what it applies to changed with the keywords beside it",
-            )
 
 
 def render_drift(drift: Drift, threshold: Severity = "fail") -> list[str]:

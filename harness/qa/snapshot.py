@@ -15,10 +15,10 @@ same catalog always gives the same bytes and a change gives a small text diff::
     }
 
 A tool of the page's own origin has the origin ``"self"`` and a tool of the main frame the
-frame ``"main"`` (another frame is named by its URL): the same site served on another host
-or port (staging, a test's free port) gives the same tools. The fingerprint covers what an
-agent is shown (name, title, description, schemas, annotations, source): one changed
-character changes it.
+frame ``"main"``; a frame of the page's own origin is named by its path (``"/inner.html"``),
+another origin's frame by its URL: the same site served on another host or port (staging, a
+test's free port) gives the same tools. The fingerprint covers what an agent is shown (name,
+title, description, schemas, annotations, source): one changed character changes it.
 """
 
 from __future__ import annotations
@@ -31,7 +31,7 @@ from typing import Any
 
 from pydantic import BaseModel, ConfigDict, Field, ValidationError
 
-from harness.browser.urls import origin_of
+from harness.browser.urls import origin_of, parse
 from harness.elicitation.wording import plain_json
 from harness.errors import ConfigError, read_input_file
 from harness.inputs import InputSyntaxError, parse_input
@@ -98,10 +98,20 @@ def fingerprint(tool: Tool) -> str:
     return "sha256:" + hashlib.sha256(text.encode("utf-8")).hexdigest()
 
 
+def frame_name(frame_url: str, page_origin: str) -> str:
+    """How the file names a frame: by its path when it is of the page's own (http) origin,
+    so that the site on another host or port names it the same; else by its URL."""
+    parsed = parse(frame_url)
+    if parsed is None or page_origin == "null" or origin_of(frame_url) != page_origin:
+        return frame_url
+    return f"{parsed.pathname}{parsed.search}{parsed.hash}"
+
+
 def _entry(tool: Tool, page_origin: str) -> CatalogEntry:
+    frame = MAIN_FRAME if tool.frame == MAIN_FRAME else (tool.frame_url or tool.frame)
     return CatalogEntry(
         origin=SELF_ORIGIN if tool.origin == page_origin else tool.origin,
-        frame=MAIN_FRAME if tool.frame == MAIN_FRAME else (tool.frame_url or tool.frame),
+        frame=frame if frame == MAIN_FRAME else frame_name(frame, page_origin),
         source=tool.source,
         name=tool.name,
         title=tool.title,
@@ -142,8 +152,22 @@ def read_snapshot(path: str | Path) -> CatalogSnapshot:
             "with `webmcp-harness snapshot URL --output FILE`."
         )
     try:
-        return CatalogSnapshot.model_validate(data)
+        snapshot = CatalogSnapshot.model_validate(data)
     except ValidationError as exc:
         first = exc.errors()[0]
         where = "/".join(str(p) for p in first["loc"])
         raise ConfigError(f"{path}: {where}: {first['msg']}; was it edited by hand?") from None
+    return _frames_by_path(snapshot)
+
+
+def _frames_by_path(snapshot: CatalogSnapshot) -> CatalogSnapshot:
+    """A file written when a frame of the page's own origin was named by its whole URL
+    (port included), read as one written now: that frame named by its path."""
+    page_origin = origin_of(snapshot.url)
+    tools = [
+        t.model_copy(update={"frame": frame_name(t.frame, page_origin)})
+        if t.origin == SELF_ORIGIN and t.frame != MAIN_FRAME
+        else t
+        for t in snapshot.tools
+    ]
+    return snapshot.model_copy(update={"tools": sorted(tools, key=lambda e: e.key)})

@@ -6,11 +6,13 @@ from __future__ import annotations
 
 import argparse
 import json
+import re
 from pathlib import Path
 
 import pytest
 
 from harness.cli.options import page_url
+from harness.cli.qa import catalog_source
 from tests.console_script import run_script
 
 
@@ -63,6 +65,29 @@ def test_a_directory_is_refused(tmp_path: Path) -> None:
         page_url(str(tmp_path))
 
 
+def test_diff_reads_a_page_as_every_command_does_and_anything_else_as_a_catalog(
+    tmp_path: Path, monkeypatch: pytest.MonkeyPatch
+) -> None:
+    monkeypatch.chdir(tmp_path)
+    (tmp_path / "page.html").write_text("<p>hi</p>", encoding="utf-8")
+    pages = {
+        "file:///srv/site/page.html": "file:///srv/site/page.html",  # was read as a file
+        "http://127.0.0.1:8000/": "http://127.0.0.1:8000/",
+        "page.html": (tmp_path / "page.html").resolve().as_uri(),
+    }
+    for text, url in pages.items():
+        assert catalog_source(text).page == url
+    for text in ("catalog.json", "baselines/catalog.json", "missing.json"):
+        assert catalog_source(text).page is None  # a catalog file (read, or refused, later)
+    for text, says in (
+        ("localhost:8000/", "did you mean http://localhost:8000/ ?"),
+        ("missing.html", "no such file"),
+        ("javascript:alert(1)", "javascript: pages cannot be opened"),
+    ):
+        with pytest.raises(argparse.ArgumentTypeError, match=re.escape(says)):
+            catalog_source(text)
+
+
 @pytest.mark.parametrize(
     "command",
     [
@@ -73,6 +98,7 @@ def test_a_directory_is_refused(tmp_path: Path) -> None:
         ["fuzz", "{url}"],
         ["snapshot", "{url}"],
         ["doctor", "{url}"],
+        ["diff", "catalog.json", "{url}"],
     ],
 )
 async def test_every_command_that_opens_a_page_refuses_a_non_url_as_usage(

@@ -12,6 +12,7 @@ from pathlib import Path
 import pytest
 
 from tests.cli.test_cli import run
+from tests.conftest import free_port
 from tests.qa.pages import PROPERTY_TOOLS, QAServer, page, serve
 
 RELEASE_1 = """
@@ -110,6 +111,29 @@ async def test_snapshot_then_diff_gates_a_changed_catalog(server: QAServer, tmp_
     assert "FAIL  clear_items: added: a new destructive tool (gates)" in out
     assert "FAIL  list_items: inputSchema widened (gates)" in out
     assert "/properties/limit/maximum: 10 → 1000 (widened)" in out
+
+
+async def test_diff_reads_a_page_as_the_other_commands_do(tmp_path: Path) -> None:
+    # A file: URL and the path of an HTML file are pages, snapshotted now, as for `tools`.
+    html = tmp_path / "page.html"
+    html.write_text(page(RELEASE_1), encoding="utf-8")
+    baseline = tmp_path / "catalog.json"
+    code, _, err = await run("snapshot", html.as_uri(), "--output", str(baseline))
+    assert code == 0, err
+    for live in (html.as_uri(), str(html)):
+        code, out, err = await run("diff", str(baseline), live, "--fail-on", "info")
+        assert (code, err) == (0, ""), out + err
+        assert "no changes" in out
+
+
+async def test_doctor_exits_3_when_the_page_it_was_given_cannot_be_reached() -> None:
+    nowhere = f"http://127.0.0.1:{free_port()}/"  # nothing listens there
+    code, out, err = await run("doctor", nowhere, "--json")
+    assert code == 3, out + err
+    report = json.loads(out)
+    assert report["error"]["code"] == "page-unreachable"
+    assert any(line["check"] == "url" and line["status"] == "fail" for line in report["lines"])
+    assert f"Could not open {nowhere}" in err
 
 
 async def test_snapshot_to_stdout_is_the_file(server: QAServer) -> None:

@@ -11,7 +11,7 @@ import pytest
 
 from harness.browser.chromium import NATIVE_WEBMCP_FLAGS, find_chromium
 from harness.qa.doctor import diagnose, lines_for_people, probe, probe_server
-from tests.conftest import PageServer
+from tests.conftest import PageServer, free_port
 
 # A name that is not loopback: http:// there is not a secure context.
 NOT_SECURE = "--host-resolver-rules=MAP insecure.test 127.0.0.1"
@@ -61,3 +61,13 @@ async def test_a_page_cannot_hang_the_doctor_nor_fake_webmcp(
     found = await asyncio.wait_for(probe(chromium, url, flags=[]), 60)
     assert found.error is None and found.secure
     assert not found.document and not found.navigator
+
+
+async def test_a_page_that_does_not_load_is_unreachable_not_a_finding(
+    chromium: Path, page_server: PageServer
+) -> None:
+    # As the harness reads a page: an error status did not load it (the CLI exits 3).
+    found = await probe(chromium, page_server.url("x_no_such_page.html"), flags=[])
+    assert found.unreachable and found.error == "HTTP 404"
+    refused = await probe(chromium, f"http://127.0.0.1:{free_port()}/", flags=[])
+    assert refused.unreachable and "ERR_CONNECTION_REFUSED" in (refused.error or "")

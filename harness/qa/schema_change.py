@@ -1,0 +1,510 @@
+"""Which way a JSON Schema changed: ``widened`` (it accepts what it refused), ``narrowed``,
+``changed`` (both, or an order the comparison cannot tell), ``described`` (a keyword that
+describes rather than constrains) or ``marked`` (an ``x-`` keyword: validators ignore it, a
+user agent may read it — the harness's ``x-sensitive``, a site's own).
+
+:func:`compare_schemas` orders two schemas keyword by keyword, each change a
+:class:`SchemaChange` with its path; :func:`lost_marks` finds the ``x-sensitive`` marks one
+lost. :mod:`harness.qa.drift` grades a catalog's changes with them.
+"""
+
+from __future__ import annotations
+
+import json
+from collections.abc import Callable, Hashable, Iterator
+from typing import Any, Literal
+
+from pydantic import BaseModel, ConfigDict
+
+# Schema keywords that describe rather than constrain (a change is a description change).
+_DOC_KEYWORDS = frozenset(
+    {"title", "description", "examples", "default", "$comment", "deprecated", "toolparamtitle"}
+)
+# The larger the value, the narrower the schema (min…), or the wider (max…).
+_LOWER_BOUNDS = (
+    "minimum",
+    "exclusiveMinimum",
+    "minLength",
+    "minItems",
+    "minProperties",
+    "minContains",
+)
+_UPPER_BOUNDS = (
+    "maximum",
+    "exclusiveMaximum",
+    "maxLength",
+    "maxItems",
+    "maxProperties",
+    "maxContains",
+)
+_HANDLED = frozenset(
+    {
+        "type",
+        "enum",
+        "required",
+        "properties",
+        "patternProperties",
+        "additionalProperties",
+        "items",
+        *_LOWER_BOUNDS,
+        *_UPPER_BOUNDS,
+        *_DOC_KEYWORDS,
+    }
+)
+
+# ``marked``: an ``x-`` keyword, an extension validators ignore and a user agent may read
+# (the harness's ``x-sensitive``, a site's own).
+Direction = Literal["widened", "narrowed", "changed", "described", "marked"]
+
+
+class SchemaChange(BaseModel):
+    """One difference between two schemas: where, which way, and what."""
+
+    model_config = ConfigDict(frozen=True)
+
+    direction: Direction
+    path: str
+    what: str
+
+    def describe(self) -> str:
+        """``/properties/qty/maximum: 10 → 100 (widened)``."""
+        return f"{self.path or '/'}: {self.what} ({self.direction})"
+
+
+def lost_marks(old: dict[str, Any] | None, new: dict[str, Any] | None) -> list[str]:
+    """Paths marked ``x-sensitive`` in ``old`` and not in ``new``."""
+    try:
+        marked_new = set(_sensitive_paths(new))
+        return [p for p in _sensitive_paths(old) if p not in marked_new]
+    except RecursionError:
+        return ["/ (nested too deeply to follow its x-sensitive marks)"]
+
+
+def schema_changes(old: Any, new: Any) -> list[SchemaChange]:
+    """:func:`compare_schemas`, or one ``changed`` for schemas nested deeper than it follows."""
+    try:
+        return list(compare_schemas(old, new))
+    except RecursionError:
+        what = "nested too deeply to compare keyword by keyword"
+        return [SchemaChange(direction="changed", path="", what=what)]
+
+
+def _sensitive_paths(schema: Any, path: str = "") -> Iterator[str]:
+    if isinstance(schema, dict):
+        if schema.get("x-sensitive") is True:
+            yield path or "/"
+        for key, value in schema.items():
+            if isinstance(value, dict | list):
+                yield from _sensitive_paths(value, f"{path}/{key}")
+    elif isinstance(schema, list):
+        for index, value in enumerate(schema):
+            yield from _sensitive_paths(value, f"{path}/{index}")
+
+
+# -- comparing two schemas ---------------------------------------------------------------
+#
+# A page serves its schemas, and the snapshot keeps what it served: every function here takes
+# any JSON value wherever a keyword's value is. A value not of the shape JSON Schema gives the
+# keyword is compared as a plain value, ``changed`` unless the order is certain. Each keyword is
+# one conjunct of what a schema accepts, so comparing keyword by keyword orders the whole; the
+# keywords that read others (additionalProperties and patternProperties, items after
+# prefixItems, unevaluated*) are compared together with them.
+
+_ABSENT: Any = object()  # a keyword the schema does not have (``null`` is a value it can have)
+_UNKNOWN: Any = object()  # what a name answers to, when the comparison cannot tell
+# A patternProperties pattern made of these is a regex; one without them is plain text.
+_REGEX_SYNTAX = frozenset("\\.^$|?*+()[]{}")
+
+
+def _canonical(value: Any) -> Hashable:
+    """``value`` as a hashable key with JSON's equality: ``true`` is not ``1`` (as it is in
+    Python), ``1`` is ``1.0``, and the order of an object's keys does not count."""
+    if isinstance(value, dict):
+        return ("object", frozenset((key, _canonical(item)) for key, item in value.items()))
+    if isinstance(value, list):
+        return ("array", tuple(_canonical(item) for item in value))
+    if isinstance(value, bool) or value is None or isinstance(value, str):
+        return (type(value).__name__, value)
+    if isinstance(value, int | float):
+        return ("number", "NaN" if value != value else value)
+    return ("other", repr(value))
+
+
+def same_json(was: Any, now: Any) -> bool:
+    """Whether two JSON values are equal as JSON: ``true`` is not ``1``, ``1`` is ``1.0``,
+    an object's keys in any order (and too deep to tell: not the same)."""
+    try:
+        return was is now or _canonical(was) == _canonical(now)
+    except RecursionError:
+        return False  # too deep to tell: not the same, which gates
+
+
+def _get(schema: dict[str, Any], key: str) -> Any:
+    return schema.get(key, _ABSENT)
+
+
+def _value(value: Any) -> str:
+    if value is _ABSENT:
+        return "(none)"
+    return json.dumps(value, ensure_ascii=False, default=repr)
+
+
+def _any(value: Any) -> bool:
+    return True
+
+
+def _is_list(value: Any) -> bool:
+    return isinstance(value, list)
+
+
+def _is_map(value: Any) -> bool:
+    """A keyword whose value maps names to schemas (``properties``), or its absence."""
+    return value is _ABSENT or isinstance(value, dict)
+
+
+def _is_schema(value: Any) -> bool:
+    """A keyword whose value is a schema (an object or a boolean), or its absence."""
+    return value is _ABSENT or isinstance(value, dict | bool)
+
+
+def _free(value: Any) -> bool:
+    """A schema keyword's value that accepts anything (absent, ``true``, ``{}``)."""
+    return value is _ABSENT or value is True or (isinstance(value, dict) and not value)
+
+
+def _number(value: Any) -> bool:
+    return isinstance(value, int | float) and not isinstance(value, bool) and value == value
+
+
+def _types(kind: Any) -> frozenset[str] | None:
+    """The types a ``type`` keyword of the right shape allows (None: absent, any)."""
+    if kind is _ABSENT:
+        return None
+    kinds = frozenset(kind if isinstance(kind, list) else [kind])
+    return kinds | {"integer"} if "number" in kinds else kinds
+
+
+def _is_type(kind: Any) -> bool:
+    """Whether ``kind`` has the shape of a ``type`` keyword's value: a name, or a list of them."""
+    if isinstance(kind, list):
+        return all(isinstance(k, str) for k in kind)
+    return kind is _ABSENT or isinstance(kind, str)
+
+
+def _covers(wide: frozenset[str] | None, narrow: frozenset[str] | None) -> bool:
+    return wide is None or (narrow is not None and narrow <= wide)
+
+
+def compare_schemas(old: Any, new: Any, path: str = "") -> Iterator[SchemaChange]:
+    """Every difference between two JSON Schemas, each ordered where the keyword allows:
+    ``widened`` (``new`` accepts what ``old`` refused), ``narrowed``, ``changed`` (both,
+    or unknown), ``described`` (a keyword that describes rather than constrains),
+    ``marked`` (an ``x-`` keyword: validators ignore it, a user agent may read it).
+
+    Any JSON value is taken, at any position, and none raises: a value not of the shape
+    JSON Schema gives its keyword is compared as a plain value (``changed``)."""
+    if same_json(old, new):
+        return
+    was, now = ({} if old is True else old), ({} if new is True else new)
+    if same_json(was, now):
+        return  # true and {} both accept anything
+    if not isinstance(was, dict) or not isinstance(now, dict):
+        # false accepts nothing: any schema accepts as much or more.
+        direction: Direction = "changed"
+        if now is False and isinstance(was, dict):
+            direction = "narrowed"
+        elif was is False and isinstance(now, dict):
+            direction = "widened"
+        yield SchemaChange(direction=direction, path=path, what=f"{_value(old)} → {_value(new)}")
+        return
+    yield from _compare_type(_get(was, "type"), _get(now, "type"), f"{path}/type")
+    yield from _compare_bounds(was, now, path)
+    yield from _compare_enum(_get(was, "enum"), _get(now, "enum"), f"{path}/enum")
+    yield from _compare_objects(was, now, path)
+    yield from _compare_items(was, now, path)
+    yield from _compare_unevaluated(was, now, path)
+    for key in sorted((was.keys() | now.keys()) - _HANDLED, key=str):
+        if same_json(_get(was, key), _get(now, key)):
+            continue
+        if str(key).startswith("x-"):
+            yield SchemaChange(
+                direction="marked",
+                path=f"{path}/{key}",
+                what=f"{_value(_get(was, key))} → {_value(_get(now, key))}",
+            )
+        else:
+            yield _presence(_get(was, key), _get(now, key), f"{path}/{key}")
+    for key in sorted(_DOC_KEYWORDS & (was.keys() | now.keys())):
+        if not same_json(_get(was, key), _get(now, key)):
+            yield SchemaChange(
+                direction="described",
+                path=f"{path}/{key}",
+                what=f"{_value(_get(was, key))} → {_value(_get(now, key))}",
+            )
+
+
+def _presence(was: Any, now: Any, path: str, shaped: Callable[[Any], bool] = _any) -> SchemaChange:
+    """A constraint removed widens, one added narrows, one changed is both; one whose value
+    is not ``shaped`` as its keyword's may mean anything (changed)."""
+    direction: Direction = "changed"
+    if was is _ABSENT and shaped(now):
+        direction = "narrowed"
+    elif now is _ABSENT and shaped(was):
+        direction = "widened"
+    return SchemaChange(direction=direction, path=path, what=f"{_value(was)} → {_value(now)}")
+
+
+def _compare_type(was: Any, now: Any, path: str) -> Iterator[SchemaChange]:
+    if same_json(was, now):
+        return
+    direction: Direction = "changed"
+    if _is_type(was) and _is_type(now):
+        old_types, new_types = _types(was), _types(now)
+        if old_types == new_types:
+            return  # "string" and ["string"]
+        wider, narrower = _covers(new_types, old_types), _covers(old_types, new_types)
+        if wider and not narrower:
+            direction = "widened"
+        elif narrower:
+            direction = "narrowed"
+    yield SchemaChange(direction=direction, path=path, what=f"{_value(was)} → {_value(now)}")
+
+
+def _compare_bounds(old: dict[str, Any], new: dict[str, Any], path: str) -> Iterator[SchemaChange]:
+    for key in (*_LOWER_BOUNDS, *_UPPER_BOUNDS):
+        was, now = _get(old, key), _get(new, key)
+        if same_json(was, now):
+            continue
+        # Without minContains, contains asks for one match: minContains 0 widens.
+        unset = 1 if key == "minContains" else _ABSENT
+        low = was if was is not _ABSENT else unset
+        high = now if now is not _ABSENT else unset
+        direction: Direction = "changed"
+        if same_json(low, high):
+            continue
+        if _number(low) and _number(high):
+            widened = high < low if key in _LOWER_BOUNDS else high > low
+            direction = "widened" if widened else "narrowed"
+        elif low is _ABSENT and _number(high):
+            direction = "narrowed"
+        elif high is _ABSENT and _number(low):
+            direction = "widened"
+        yield SchemaChange(
+            direction=direction, path=f"{path}/{key}", what=f"{_value(was)} → {_value(now)}"
+        )
+
+
+def _compare_enum(was: Any, now: Any, path: str) -> Iterator[SchemaChange]:
+    if same_json(was, now):
+        return
+    if not isinstance(was, list) or not isinstance(now, list):
+        yield _presence(was, now, path, _is_list)
+        return
+    was_keys = {_canonical(v) for v in was}
+    now_keys = {_canonical(v) for v in now}
+    added = [v for v in now if _canonical(v) not in was_keys]
+    removed = [v for v in was if _canonical(v) not in now_keys]
+    if not added and not removed:
+        return  # the same values, reordered or repeated
+    direction: Direction = "widened" if not removed else "narrowed" if not added else "changed"
+    parts = [f"+{_value(v)}" for v in added] + [f"-{_value(v)}" for v in removed]
+    yield SchemaChange(direction=direction, path=path, what=" ".join(parts))
+
+
+def _required(value: Any) -> frozenset[str] | None:
+    """The names a ``required`` keyword lists (none when absent); None when its value is
+    not a list of names."""
+    if value is _ABSENT:
+        return frozenset()
+    if isinstance(value, list) and all(isinstance(v, str) for v in value):
+        return frozenset(value)
+    return None
+
+
+def _compare_objects(old: dict[str, Any], new: dict[str, Any], path: str) -> Iterator[SchemaChange]:
+    was, now = _get(old, "required"), _get(new, "required")
+    was_required, now_required = _required(was), _required(now)
+    if was_required is None or now_required is None:
+        if not same_json(was, now):
+            yield SchemaChange(
+                direction="changed", path=f"{path}/required", what=f"{_value(was)} → {_value(now)}"
+            )
+    else:
+        for name in sorted(was_required - now_required):
+            yield SchemaChange(
+                direction="widened", path=f"{path}/required", what=f"{name!r} no longer required"
+            )
+        for name in sorted(now_required - was_required):
+            yield SchemaChange(
+                direction="narrowed", path=f"{path}/required", what=f"{name!r} now required"
+            )
+    was, now = _get(old, "properties"), _get(new, "properties")
+    if not (_is_map(was) and _is_map(now)) and not same_json(was, now):
+        yield SchemaChange(
+            direction="changed", path=f"{path}/properties", what=f"{_value(was)} → {_value(now)}"
+        )
+    was_props, now_props = _properties(old), _properties(new)
+    for name in sorted(was_props.keys() | now_props.keys(), key=str):
+        where = f"{path}/properties/{name}"
+        if name in was_props and name in now_props:
+            yield from compare_schemas(was_props[name], now_props[name], where)
+        elif name in now_props:
+            yield _declared(_undeclared(old, name), now_props[name], where, added=True)
+        else:
+            yield _declared(was_props[name], _undeclared(new, name), where, added=False)
+    yield from _compare_patterns(old, new, path)
+    yield from _compare_subschema(
+        _get(old, "additionalProperties"),
+        _get(new, "additionalProperties"),
+        f"{path}/additionalProperties",
+    )
+
+
+def _properties(schema: dict[str, Any]) -> dict[str, Any]:
+    found = schema.get("properties")
+    return found if isinstance(found, dict) else {}
+
+
+def _undeclared(schema: dict[str, Any], name: str) -> Any:
+    """The schema a value under ``name`` answers to in ``schema`` while ``name`` is not a
+    declared property: the patternProperties schema whose pattern matches the name, else
+    additionalProperties (absent: ``true``). ``_UNKNOWN`` when that cannot be told: a
+    pattern that is not plain text may match, two match, or a keyword is not of its shape."""
+    patterns = _get(schema, "patternProperties")
+    if not _is_map(patterns):
+        return _UNKNOWN
+    matched = []
+    for pattern, subschema in (patterns if isinstance(patterns, dict) else {}).items():
+        found = _plain_match(pattern, name)
+        if found is None:
+            return _UNKNOWN
+        if found:
+            matched.append(subschema)
+    if matched:
+        return matched[0] if len(matched) == 1 else _UNKNOWN
+    extra = _get(schema, "additionalProperties")
+    if extra is _ABSENT:
+        return True
+    return extra if isinstance(extra, dict | bool) else _UNKNOWN
+
+
+def _plain_match(pattern: Any, name: str) -> bool | None:
+    """Whether a patternProperties ``pattern`` that is plain text (``^`` and ``$`` anchors
+    aside) matches ``name``; None for a regex, which the gate does not run: ECMAScript's
+    semantics are not Python's, and a page's pattern can backtrack for ever."""
+    if not isinstance(pattern, str):
+        return None
+    body = pattern.removeprefix("^")
+    start, end = body != pattern, body.endswith("$")
+    body = body.removesuffix("$")
+    if any(c in _REGEX_SYNTAX for c in body):
+        return None
+    if start and end:
+        return name == body
+    if start:
+        return name.startswith(body)
+    return name.endswith(body) if end else body in name
+
+
+def _declared(was: Any, now: Any, path: str, *, added: bool) -> SchemaChange:
+    """A name that became a declared property (``added``) or stopped being one, compared
+    with what it answers to undeclared: before an added one, after a removed one."""
+    undeclared = was if added else now
+    what = "new parameter" if added else "parameter removed"
+    if undeclared is _UNKNOWN:
+        return SchemaChange(
+            direction="changed",
+            path=path,
+            what=f"{what} (undeclared, it answers to a patternProperties regex or a "
+            "malformed keyword: the two cannot be ordered)",
+        )
+    if undeclared is not True:
+        verb = "answered" if added else "answers"
+        what += f" (undeclared, it {verb} to {_value(undeclared)})"
+    directions = {c.direction for c in compare_schemas(was, now, path)} - {"described", "marked"}
+    direction: Direction = "described"
+    if directions:
+        direction = directions.pop() if len(directions) == 1 else "changed"
+    return SchemaChange(direction=direction, path=path, what=what)
+
+
+def _compare_patterns(
+    old: dict[str, Any], new: dict[str, Any], path: str
+) -> Iterator[SchemaChange]:
+    was, now = _get(old, "patternProperties"), _get(new, "patternProperties")
+    where = f"{path}/patternProperties"
+    if same_json(was, now):
+        return
+    if not (_is_map(was) and _is_map(now)):
+        yield SchemaChange(direction="changed", path=where, what=f"{_value(was)} → {_value(now)}")
+        return
+    was = was if isinstance(was, dict) else {}
+    now = now if isinstance(now, dict) else {}
+    # The names a pattern matches answer to it instead of additionalProperties: a pattern
+    # added or removed narrows or widens only where additionalProperties took anything.
+    open_both = _free(_get(old, "additionalProperties")) and _free(
+        _get(new, "additionalProperties")
+    )
+    for pattern in sorted(was.keys() | now.keys(), key=str):
+        if pattern in was and pattern in now:
+            yield from compare_schemas(was[pattern], now[pattern], f"{where}/{pattern}")
+            continue
+        direction: Direction = "changed"
+        if open_both:
+            direction = "narrowed" if pattern in now else "widened"
+        what = "pattern added" if pattern in now else "pattern removed"
+        yield SchemaChange(direction=direction, path=f"{where}/{pattern}", what=what)
+
+
+def _compare_subschema(was: Any, now: Any, path: str) -> Iterator[SchemaChange]:
+    """A keyword whose value is a schema, absent meaning ``true`` (additionalProperties,
+    items)."""
+    if same_json(was, now):
+        return
+    if not (_is_schema(was) and _is_schema(now)):
+        yield SchemaChange(direction="changed", path=path, what=f"{_value(was)} → {_value(now)}")
+    elif isinstance(was, dict) or isinstance(now, dict):
+        yield from compare_schemas(
+            True if was is _ABSENT else was, True if now is _ABSENT else now, path
+        )
+    elif (now is False) != (was is False):
+        direction: Direction = "narrowed" if now is False else "widened"
+        yield SchemaChange(direction=direction, path=path, what=f"{_value(was)} → {_value(now)}")
+
+
+def _compare_items(old: dict[str, Any], new: dict[str, Any], path: str) -> Iterator[SchemaChange]:
+    was, now = _get(old, "items"), _get(new, "items")
+    if isinstance(was, list) or isinstance(now, list):  # the tuple form before 2020-12
+        if not same_json(was, now):
+            yield _presence(was, now, f"{path}/items", _is_list)
+    else:
+        yield from _compare_subschema(was, now, f"{path}/items")
+    # items applies after prefixItems: a prefix changed moves the items it applies to.
+    was_prefix, now_prefix = _get(old, "prefixItems"), _get(new, "prefixItems")
+    if not same_json(was_prefix, now_prefix) and not (_free(was) and _free(now)):
+        yield SchemaChange(
+            direction="changed",
+            path=f"{path}/prefixItems",
+            what="the prefix changed, and with it the items that items applies to",
+        )
+
+
+def _compare_unevaluated(
+    old: dict[str, Any], new: dict[str, Any], path: str
+) -> Iterator[SchemaChange]:
+    """unevaluatedProperties and unevaluatedItems apply to what no other keyword evaluated:
+    any other keyword changed moves what they apply to (a property declared where
+    unevaluatedProperties is false is one the schema refused before)."""
+    for key in ("unevaluatedProperties", "unevaluatedItems"):
+        if _free(_get(old, key)) and _free(_get(new, key)):
+            continue
+        others = (old.keys() | new.keys()) - _DOC_KEYWORDS - {key}
+        if any(
+            not str(k).startswith("x-") and not same_json(_get(old, k), _get(new, k))
+            for k in others
+        ):
+            yield SchemaChange(
+                direction="changed",
+                path=f"{path}/{key}",
+                what="what it applies to changed with the keywords beside it",
+            )
