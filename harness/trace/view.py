@@ -143,10 +143,10 @@ def describe(event: TraceEvent, full: bool = False) -> Text:
     elif isinstance(event, ElicitationAnswered):
         text.append(f"asked ({event.source}) about {event.tool or 'the page'}: ")
         text.append(_one_line(event.message, full) or "(the page's own question: not traced)")
-        text.append(f"\nanswer: {event.action}", style="bold")
-        if event.reason:
         if event.destination:
             text.append(f"\ndestination: {event.destination}")
+        text.append(f"\nanswer: {event.action}", style="bold")
+        if event.reason:
             text.append(f" ({event.reason})", style="dim")
     elif isinstance(event, ToolResult):
         status = "isError" if event.is_error else "ok"
