@@ -155,6 +155,7 @@ class PageChannel:
         self._page: Page | None = None
         self._sessions: list[CDPSession] = []
         self._oopif: dict[Frame, CDPSession] = {}
+        self._oopif_attaching: dict[Frame, asyncio.Future[CDPSession | None]] = {}
         self._token_of_frame: dict[Frame, str] = {}  # the latest document's token
         self._origin_of_frame: dict[Frame, str] = {}  # …and its origin, as it said itself
         self._silent: dict[Frame, str] = {}  # frames (at a URL) that never said hello
@@ -424,16 +425,52 @@ class PageChannel:
         return token if isinstance(token, str) else None
 
     async def _attach_oopif(self, frame: Frame) -> bool:
-        """Follow a cross-site frame that runs in its own process (its own CDP target)."""
-        if frame.parent_frame is None or frame in self._oopif or self._context is None:
+        """Follow a cross-site frame that runs in its own process (its own CDP target);
+        whether a session of its own was attached now."""
+        if frame in self._oopif:
             return False
+        return await self.oopif_session(frame) is not None
+
+    async def oopif_session(self, frame: Frame) -> CDPSession | None:
+        """The CDP session of ``frame``'s own target when it runs out of process (a
+        cross-site frame: Chromium gives it a renderer of its own), attached and followed
+        on first use and shared with whoever asks (the native backend follows Chromium's
+        WebMCP there); None for a frame of its parent's process."""
+        if frame.parent_frame is None or self._context is None or frame.is_detached():
+            return None
+        known = self._oopif.get(frame)
+        if known is not None:
+            return known
+        attaching = self._oopif_attaching.get(frame)
+        if attaching is None:  # one attachment per frame, however many ask at once
+            attaching = asyncio.ensure_future(self._new_oopif_session(frame))
+            self._oopif_attaching[frame] = attaching
+        try:
+            return await asyncio.shield(attaching)
+        finally:
+            if attaching.done():
+                self._oopif_attaching.pop(frame, None)
+
+    async def _new_oopif_session(self, frame: Frame) -> CDPSession | None:
+        assert self._context is not None
         try:
             session = await self._context.new_cdp_session(frame)
         except PlaywrightError:
-            return False  # not an out-of-process frame: its contexts are already followed
+            return None  # not an out-of-process frame: its contexts are already followed
         self._oopif[frame] = session
+        # Its target closes when the frame leaves the process (back into its parent's, or to
+        # another site's): a new one is attached when the frame is next spoken to.
+        cdp.on(session, "close", lambda _closed: self._oopif_closed(frame, session))
         await self._follow(session)
-        return True
+        return session
+
+    def _oopif_closed(self, frame: Frame, session: CDPSession) -> None:
+        if self._oopif.get(frame) is session:
+            del self._oopif[frame]
+        for key in [k for k in self._contexts if k[0] is session]:
+            del self._contexts[key]
+        if session in self._sessions:
+            self._sessions.remove(session)
 
 
 def _wake(waiter: asyncio.Future[None]) -> None:

@@ -7,6 +7,11 @@ replace ``document.modelContext`` but layers on it what Chromium lacks (the
 legacy surfaces, and a side registry of the fields Chromium drops, such as
 ``outputSchema`` and annotations beyond the spec's), which is merged in here.
 
+A cross-site frame runs in a renderer of its own (an out-of-process iframe) and has a
+CDP target of its own: Chromium reports its registry, runs its tools and tells of its
+navigations only there. The backend follows each such frame through the session the page
+channel attached to it (``PageChannel.oopif_session``), as it follows the page's own.
+
 Two native quirks handled here: Chromium sends no ``toolsRemoved`` when a frame
 navigates to a new document, and it answers a call interrupted by navigation
 with ``Completed`` and an empty array; ``Page.frameNavigated`` (which arrives
@@ -116,6 +121,13 @@ class NativeBackend(ChannelBackend):
         self._cdp: CDPSession | None = None
         self._native: dict[str, dict[str, dict[str, Any]]] = {}  # cdp frame id → name → tool
         self._cdp_frames: dict[str, dict[str, Any]] = {}  # cdp frame id → {parentId, url, name}
+        # Out-of-process frames (cross-site): cdp frame id → the session of the target that
+        # holds the frame, when not the page's own; the Playwright frame of each such
+        # target's root; the sessions followed; and attachments under way (readiness).
+        self._targets: dict[str, CDPSession] = {}
+        self._oopif_roots: dict[str, Frame] = {}
+        self._followed: set[CDPSession] = set()
+        self._attaching = 0
         self._pending: dict[str, asyncio.Future[RawResult]] = {}  # invocation id → answer
         self._early: dict[str, dict[str, Any]] = {}  # toolResponded that beat invokeTool's reply
         self._invocation_frame: dict[str, str] = {}  # invocation id → cdp frame id
@@ -169,8 +181,8 @@ class NativeBackend(ChannelBackend):
         cdp_on(cdp, "WebMCP.toolsAdded", self._on_tools_added)
         cdp_on(cdp, "WebMCP.toolsRemoved", self._on_tools_removed)
         cdp_on(cdp, "WebMCP.toolResponded", self._on_responded)
-        cdp_on(cdp, "Page.frameNavigated", self._on_cdp_navigated)
-        cdp_on(cdp, "Page.frameDetached", self._on_cdp_detached)
+        cdp_on(cdp, "Page.frameNavigated", functools.partial(self._on_cdp_navigated, cdp))
+        cdp_on(cdp, "Page.frameDetached", functools.partial(self._on_cdp_detached, cdp))
         cdp_on(cdp, "Page.frameStartedLoading", self._on_started_loading)
         cdp_on(cdp, "Page.frameStoppedLoading", self._on_stopped_loading)
         page.on("close", lambda _page: self._fail_all())
@@ -187,18 +199,85 @@ class NativeBackend(ChannelBackend):
         self._read_tree((await cdp_send(cdp, "Page.getFrameTree"))["frameTree"], None)
 
     # -- frames ------------------------------------------------------------
-    def _read_tree(self, node: dict[str, Any], parent: str | None) -> None:
+    def _read_tree(
+        self, node: dict[str, Any], parent: str | None, session: CDPSession | None = None
+    ) -> None:
         frame = node["frame"]
         self._cdp_frames[frame["id"]] = {
             "parentId": parent,
             "url": frame.get("url", ""),
             "name": frame.get("name", ""),
         }
+        self._held_by(frame["id"], session)
         for child in node.get("childFrames", []):
-            self._read_tree(child, frame["id"])
+            self._read_tree(child, frame["id"], session)
+
+    def _held_by(self, cdp_id: str, session: CDPSession | None) -> None:
+        """Note which target holds a frame now (None or the page's session: the page's)."""
+        if session is None or session is self._cdp:
+            self._targets.pop(cdp_id, None)
+        else:
+            self._targets[cdp_id] = session
+
+    def _session_for(self, cdp_id: str) -> CDPSession | None:
+        """The CDP session of the target that holds the frame: Chromium runs its tools and
+        reports on them there only (the page's for a frame of the page's process)."""
+        return self._targets.get(cdp_id, self._cdp)
+
+    async def _follow_oopif(self, frame: Frame) -> str | None:
+        """Follow Chromium's WebMCP in ``frame``'s own target if it runs out of process
+        (through the session the page channel attached to it): its frame tree, its
+        navigations, and its registry, which turning the domain on there sends whole. The
+        frame's CDP id, once it is known; None for a frame of the page's process."""
+        if frame.parent_frame is None or frame.is_detached():
+            return None
+        self._attaching += 1  # readiness: its registry is on its way
+        try:
+            try:
+                session = await self.channel.oopif_session(frame)
+            except (PlaywrightError, FrameGone):
+                return None
+            if session is None or session in self._followed:
+                return self._cdp_id(frame)
+            self._followed.add(session)
+            cdp_on(session, "close", lambda _closed: self._on_target_closed(session))
+            cdp_on(session, "WebMCP.toolsAdded", self._on_tools_added)
+            cdp_on(session, "WebMCP.toolsRemoved", self._on_tools_removed)
+            cdp_on(session, "WebMCP.toolResponded", self._on_responded)
+            cdp_on(
+                session, "Page.frameNavigated", functools.partial(self._on_cdp_navigated, session)
+            )
+            cdp_on(session, "Page.frameDetached", functools.partial(self._on_cdp_detached, session))
+            try:
+                await cdp_send(session, "Page.enable")
+                tree = (await cdp_send(session, "Page.getFrameTree"))["frameTree"]
+                root: str = tree["frame"]["id"]
+                self._oopif_roots[root] = frame
+                self._read_tree(tree, tree["frame"].get("parentId"), session)
+                # The whole registry of the target's frames comes before the answer.
+                await cdp_send(session, "WebMCP.enable")
+            except PlaywrightError:
+                return None  # its target went away meanwhile
+            return root
+        finally:
+            self._attaching -= 1
+
+    def _on_target_closed(self, session: CDPSession) -> None:
+        """An out-of-process frame's target is gone (the frame was removed, or moved to
+        another process): the documents it held are gone with it. A frame that lives on
+        is reported again by the target that holds it now."""
+        self._followed.discard(session)
+        for cdp_id in [i for i, held in self._targets.items() if held is session]:
+            self._forget_layer(cdp_id, detached=True)
+            self._fail_frame(cdp_id)
+            self._drop_record(cdp_id)
 
     def _playwright_frame(self, cdp_id: str) -> Frame | None:
-        """The Playwright frame for a CDP frame id: by position in the frame tree."""
+        """The Playwright frame for a CDP frame id: an out-of-process frame's own, else by
+        position in the frame tree."""
+        root = self._oopif_roots.get(cdp_id)
+        if root is not None:
+            return None if root.is_detached() else root
         record = self._cdp_frames.get(cdp_id)
         if record is None:
             return None
@@ -226,7 +305,7 @@ class NativeBackend(ChannelBackend):
                 return cdp_id
         return None
 
-    def _on_cdp_navigated(self, params: dict[str, Any]) -> None:
+    def _on_cdp_navigated(self, session: CDPSession, params: dict[str, Any]) -> None:
         frame = params["frame"]
         cdp_id = frame["id"]
         self._cdp_frames[cdp_id] = {
@@ -234,6 +313,11 @@ class NativeBackend(ChannelBackend):
             "url": frame.get("url", ""),
             "name": frame.get("name", ""),
         }
+        # The target that reports a frame's new document holds it now (a frame that moved
+        # back into its parent's process is reported by the page's session again).
+        self._held_by(cdp_id, session)
+        if session is self._cdp:
+            self._oopif_roots.pop(cdp_id, None)
         # A new document: its predecessor's tools and calls are gone, and so are the frames
         # it contained (Chromium sends no frameDetached for them; left here, their ids
         # would shadow the new document's frames of the same name).
@@ -250,7 +334,12 @@ class NativeBackend(ChannelBackend):
             self._forget_descendants(child)
             self._forget_layer(child, detached=True)
             self._fail_frame(child)
-            self._cdp_frames.pop(child, None)
+            self._drop_record(child)
+
+    def _drop_record(self, cdp_id: str) -> None:
+        self._cdp_frames.pop(cdp_id, None)
+        self._targets.pop(cdp_id, None)
+        self._oopif_roots.pop(cdp_id, None)
 
     def _forget_layer(self, cdp_id: str, *, detached: bool = False) -> None:
         """A frame's document is gone: so are its tools, in Chromium and in the layer. Its
@@ -270,11 +359,16 @@ class NativeBackend(ChannelBackend):
         self._news.pop(cdp_id, None)
         self._unanswered.discard(cdp_id)
 
-    def _on_cdp_detached(self, params: dict[str, Any]) -> None:
+    def _on_cdp_detached(self, session: CDPSession, params: dict[str, Any]) -> None:
         cdp_id = params["frameId"]
+        if params.get("reason") == "swap" and self._session_for(cdp_id) is not session:
+            # The frame moved to another process, whose target already reported it: it
+            # lives on there (its old document's end was told by the new one's arrival).
+            return
+        self._forget_descendants(cdp_id)  # those of another process say nothing here
         self._forget_layer(cdp_id, detached=True)
         self._fail_frame(cdp_id)
-        self._cdp_frames.pop(cdp_id, None)
+        self._drop_record(cdp_id)
 
     # -- the WebMCP domain is off while a top-level document loads ---------------------
     def _is_top(self, cdp_id: str) -> bool:
@@ -346,8 +440,9 @@ class NativeBackend(ChannelBackend):
         document loads, or on but its whole registry not yet heard), nor while a frame's
         publication is due: what Chromium registered meanwhile (a form whose ``toolname``
         a script set) reaches the catalog only by them, nor while one is under way.
-        Otherwise, as the polyfill's."""
-        if not self._news_flowing or self._publish_due or self._publishing:
+        Nor while an out-of-process frame's target is being followed (its registry comes
+        when that is done). Otherwise, as the polyfill's."""
+        if not self._news_flowing or self._publish_due or self._publishing or self._attaching:
             return False
         return await super().idle_within(window)
 
@@ -439,6 +534,11 @@ class NativeBackend(ChannelBackend):
             if cdp_id is not None:
                 self._layer_news[cdp_id] = message
                 self._schedule_publish(cdp_id)
+            elif frame.parent_frame is not None:
+                # A frame CDP has not told of on the page's target: a cross-site one, in a
+                # process of its own. Its target is followed; its registry read then.
+                self._attaching += 1  # now: readiness must not pass before the task runs
+                self._spawn(self._follow_and_publish(frame))
         elif message.get("type") == "submitted":
             call_id = self._mark_submitting(frame, message.get("name"))
             self._spawn(self._on_submitted(frame, message, call_id))
@@ -736,6 +836,10 @@ class NativeBackend(ChannelBackend):
             known.pop(name, None)
 
     async def refresh(self) -> None:
+        # Out-of-process frames not followed yet first (their targets are their own).
+        known = {self._playwright_frame(cdp_id) for cdp_id in list(self._cdp_frames)}
+        for frame in [f for f in self.page.frames if f not in known and f.parent_frame]:
+            await self._follow_oopif(frame)
         for cdp_id in list(self._cdp_frames):
             await self._publish(cdp_id, direct=True)
 
@@ -743,8 +847,23 @@ class NativeBackend(ChannelBackend):
         # A frame navigated: its tools are Chromium's registry, merged (not the layer's
         # records alone, which a publication would replace at once).
         cdp_id = self._cdp_id(frame)
+        if cdp_id is None:
+            cdp_id = await self._follow_oopif(frame)
         if cdp_id is not None:
             await self._publish(cdp_id, direct=True)
+
+    async def _follow_and_publish(self, frame: Frame) -> None:
+        """Follow an out-of-process frame's target, then publish the frames it holds (the
+        caller counted it in ``_attaching``, which this takes back when done)."""
+        try:
+            root = await self._follow_oopif(frame)
+            if root is None:
+                return
+            held = [i for i, s in self._targets.items() if s is self._targets.get(root)]
+            for cdp_id in held:
+                await self._publish(cdp_id, direct=True)
+        finally:
+            self._attaching -= 1
 
     # -- calls -------------------------------------------------------------
     async def execute(
@@ -754,7 +873,8 @@ class NativeBackend(ChannelBackend):
             return await self.seed.execute(tool, arguments, call_id, meta)
         frame = self._frame_for(tool)
         cdp_id = self._cdp_id(frame) if frame is not None else None
-        if frame is None or cdp_id is None or self._cdp is None:
+        session = self._session_for(cdp_id) if cdp_id is not None else None
+        if frame is None or cdp_id is None or session is None:
             return RawResult(status="navigation")
         if tool.source == "declarative":
             arguments = form_input(arguments)
@@ -783,7 +903,7 @@ class NativeBackend(ChannelBackend):
                         },
                     )
                 reply = await cdp_send(
-                    self._cdp,
+                    session,  # the target that holds the frame (an OOPIF's own)
                     "WebMCP.invokeTool",
                     {"frameId": cdp_id, "toolName": tool.name, "input": arguments},
                 )
@@ -917,7 +1037,8 @@ class NativeBackend(ChannelBackend):
         if self.seed.cancel(call_id, reason):
             return
         invocation = self._running.get(call_id)
-        if invocation is None or self._cdp is None:
+        session = self._session_for(self._invocation_frame.get(invocation or "", ""))
+        if invocation is None or session is None:
             return
         if invocation.startswith("page:"):
             frame = self._call_frames.get(call_id, (None, 0))[0]
@@ -932,7 +1053,7 @@ class NativeBackend(ChannelBackend):
             return
         self._cancel_reasons[invocation] = reason
         with contextlib.suppress(PlaywrightError):  # already finished, or the page is gone
-            await cdp_send(self._cdp, "WebMCP.cancelInvocation", {"invocationId": invocation})
+            await cdp_send(session, "WebMCP.cancelInvocation", {"invocationId": invocation})
 
 
 def _unanswered_warning(info: FrameInfo) -> CatalogWarning:
