@@ -29,17 +29,81 @@ usage error load nothing else, and that ``mcp`` loads no other front end.
 
 from __future__ import annotations
 
-from typing import TYPE_CHECKING, NoReturn
+import sys
 
+# Not typing's: nothing is imported before main() watches for Ctrl-C (typing alone is a
+# few milliseconds of a loaded machine's start, and a Ctrl-C then a traceback).
+TYPE_CHECKING = False
 if TYPE_CHECKING:
-    from collections.abc import Sequence
+    from collections.abc import Callable, Sequence
+    from typing import Any, NoReturn
 
 
 def main(argv: Sequence[str] | None = None) -> int:
-    """Run one command of ``webmcp-harness``, return its exit status."""
-    from harness.cli.commands import main as run
+    """Run one command of ``webmcp-harness``, return its exit status.
 
-    return run(argv)
+    Ctrl-C ends a command the same way whenever it comes: ``interrupted`` on stderr, exit
+    status 130 (README, "Exit status"). :func:`harness.cli.commands.main` turns an
+    interrupt of the command into that; here are the moments around it — while the
+    command's modules load (the first fraction of a second) and while an error is told —
+    and the interrupts a library swallowed (:func:`raise_if_interrupted`).
+    """
+    _swallowed.clear()
+    previous = sys.unraisablehook
+    sys.unraisablehook = _keeping_interrupts(previous)
+    try:
+        try:
+            from harness.cli.commands import main as run
+
+            code = run(argv)
+            raise_if_interrupted()  # one swallowed after the command's last look
+        except KeyboardInterrupt as exc:
+            return _interrupted(exc, argv)
+    finally:
+        sys.unraisablehook = previous
+    return code
+
+
+_swallowed: list[KeyboardInterrupt] = []
+"""Ctrl-Cs Python could not raise where they arrived (see :func:`_keeping_interrupts`)."""
+
+
+def _keeping_interrupts(previous: Callable[[Any], object]) -> Callable[[Any], None]:
+    """A ``sys.unraisablehook`` for while a command runs: a Ctrl-C that arrived while Python
+    ran code that cannot raise — pydantic-core building a model's validator as a module
+    loads, a ``__del__`` — is kept for :func:`raise_if_interrupted` rather than printed as a
+    traceback while the command went on; anything else goes to ``previous``."""
+
+    def hook(unraisable: Any) -> None:
+        if isinstance(unraisable.exc_value, KeyboardInterrupt):
+            _swallowed.append(unraisable.exc_value)
+        else:
+            previous(unraisable)
+
+    return hook
+
+
+def raise_if_interrupted() -> None:
+    """Raise the Ctrl-C that Python could not raise where it arrived, if one did: a
+    command calls this once its modules are loaded, before its work starts, so that an
+    interrupt while they loaded stops it there, as one at any other moment would."""
+    if _swallowed:
+        _swallowed.clear()
+        raise KeyboardInterrupt
+
+
+def _interrupted(exc: KeyboardInterrupt, argv: Sequence[str] | None) -> int:
+    """Say ``interrupted`` (as :func:`harness.cli.commands.main` does) and give 130."""
+    words = list(sys.argv[1:] if argv is None else argv)
+    try:
+        from harness.cli.options import EXIT_INTERRUPTED, Interrupted, report_error
+
+        interrupted = exc if isinstance(exc, Interrupted) else Interrupted()
+        report_error(interrupted, as_json="--json" in words)
+        return EXIT_INTERRUPTED
+    except (ImportError, KeyboardInterrupt):  # stopped again, or as the CLI's modules loaded
+        sys.stderr.write("webmcp-harness: interrupted\n")
+        return 130
 
 
 def console() -> NoReturn:
@@ -53,20 +117,22 @@ def console() -> NoReturn:
     """
     import atexit
     import os
-    import sys
     import threading
 
     code = main()
     if any(t is not threading.main_thread() and not t.daemon for t in threading.enumerate()):
         sys.exit(code)  # the interpreter joins it, as for any program
-    for stream in (sys.stdout, sys.stderr):
-        # A reader that went away (`| head`): nothing more to tell it, and a command that
-        # did its job says so as a pipeline's writer does (141: 128 + SIGPIPE).
-        try:
-            stream.flush()
-        except BrokenPipeError:
-            code = 141 if code == 0 and stream is sys.stdout else code
-        except (OSError, ValueError):
-            pass
-    atexit._run_exitfuncs()
+    try:
+        for stream in (sys.stdout, sys.stderr):
+            # A reader that went away (`| head`): nothing more to tell it, and a command
+            # that did its job says so as a pipeline's writer does (141: 128 + SIGPIPE).
+            try:
+                stream.flush()
+            except BrokenPipeError:
+                code = 141 if code == 0 and stream is sys.stdout else code
+            except (OSError, ValueError):
+                pass
+        atexit._run_exitfuncs()
+    except KeyboardInterrupt:  # Ctrl-C as the process ends: said as at any other moment
+        code = _interrupted(KeyboardInterrupt(), None)
     os._exit(code)

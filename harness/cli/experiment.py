@@ -3,8 +3,9 @@
 Exit status: 0 when every episode has a result (whatever the agents achieved), 1 when
 some episode hung, crashed or failed (``--resume`` runs those again) or the run could
 not start, 2 for usage errors (the grid, or an ``--output``, ``--resume`` or cassette
-directory that cannot be used), 130 when Ctrl-C stopped the run (the message says how
-``--resume`` continues it).
+directory that cannot be used; a ``--resume`` whose options would change what episodes do),
+130 when Ctrl-C stopped the run (the message says the ``--resume`` command that continues
+it, with every option given).
 """
 
 from __future__ import annotations
@@ -12,6 +13,7 @@ from __future__ import annotations
 import argparse
 import asyncio
 import shlex
+from collections.abc import Sequence
 from datetime import UTC, datetime
 from pathlib import Path
 from typing import TYPE_CHECKING, Any
@@ -159,14 +161,37 @@ def default_output(name: str) -> Path:
     return candidate
 
 
-def interrupted(grid: str, output: Path) -> Interrupted:
+def resume_arguments(args: argparse.Namespace) -> list[str]:
+    """The options of this command line that ``--resume`` should be given again, as given:
+    every one but ``--output`` and ``--resume`` themselves. Those that change what episodes
+    do must be the same for a resume to be accepted; the others (``--workers``,
+    ``--backend``, …) carry on the run as it was going."""
+    again: list[str] = []
+    for action in args.experiment_parser._actions:
+        if not action.option_strings or action.dest in ("help", "output", "resume"):
+            continue
+        value = getattr(args, action.dest, None)
+        if value is None or value == action.default:
+            continue
+        flag = action.option_strings[-1]
+        if isinstance(value, bool):
+            again.append(flag)
+        else:
+            again += [flag, f"{value:g}" if isinstance(value, float) else str(value)]
+    return again
+
+
+def interrupted(grid: str, output: Path, options: Sequence[str] = ()) -> Interrupted:
     """Ctrl-C stopped the run: the episodes that finished are kept in ``output``'s
-    database, and ``--resume`` with the same ``--output`` runs the others."""
+    database, and ``--resume`` with the same ``--output`` (and ``options``: see
+    :func:`resume_arguments`) runs the others."""
     from harness.experiments.results import DATABASE
 
     if not (output / DATABASE).is_file():  # stopped before the run began: nothing to resume
         return Interrupted()
-    again = shlex.join(["webmcp-harness", "experiment", grid, "--output", str(output), "--resume"])
+    again = shlex.join(
+        ["webmcp-harness", "experiment", grid, "--output", str(output), "--resume", *options]
+    )
     return Interrupted(
         f"interrupted; the finished episodes are kept in {output}, and `{again}` runs the rest."
     )
@@ -223,13 +248,20 @@ def print_study(out: Console, study: Study) -> None:
             f"[red]{len(study.failed)} episode(s) without a result[/] (timeout, crash or error); "
             "--resume runs them again."
         )
-    out.print(f"results: {study.output}/results.md, report: {study.output}/report.html")
+    written = [f"{label}: {study.files[name]}" for name, label in WRITTEN if name in study.files]
+    out.print(", ".join(written), markup=False, highlight=False)
+
+
+WRITTEN = (("results.md", "results"), ("plot.png", "plot"), ("report.html", "report"))
+"""The files the last line names, when the run wrote them (``--no-report`` writes no
+report; a run with nothing to plot, no plot)."""
 
 
 def run(args: argparse.Namespace, out: Console) -> int:
     """Run the grid; 0 when every episode has a result, 1 otherwise."""
     from rich.console import Console
 
+    from harness.cli import raise_if_interrupted
     from harness.experiments.grid import load_grid
     from harness.experiments.runners import run_experiment
 
@@ -238,11 +270,12 @@ def run(args: argparse.Namespace, out: Console) -> int:
     except ConfigError as exc:  # the file the command line names: a usage error (status 2)
         raise UsageError(str(exc)) from None
     options = options_from(args, grid.experiment.name)
+    raise_if_interrupted()  # a Ctrl-C while the modules loaded stops it before any episode
     try:
         study = asyncio.run(run_experiment(grid, options, console=Console(stderr=True)))
     except ConfigError as exc:  # --output, --resume or cassettes that cannot be used (RunRefused)
         raise UsageError(str(exc)) from None
     except KeyboardInterrupt:
-        raise interrupted(args.grid, options.output) from None
+        raise interrupted(args.grid, options.output, resume_arguments(args)) from None
     print_study(out, study)
     return 1 if study.failed else 0

@@ -32,6 +32,7 @@ from collections.abc import Iterable, Sequence
 from pathlib import Path
 from typing import Any
 
+from harness.elicitation.wording import plain
 from harness.errors import ConfigError
 from harness.experiments.comparisons import AttemptsRow, Paired, attempts_at_k, paired
 from harness.experiments.metrics import (
@@ -351,6 +352,20 @@ def episode_records(results: Iterable[EpisodeResult]) -> list[dict[str, Any]]:
     return records
 
 
+def one_line(text: str) -> str:
+    """``text`` on one line (a line break ends a Markdown table's row, or its heading),
+    control characters shown."""
+    return plain(" ".join(text.splitlines())).replace("\n", " ")
+
+
+def markdown_cell(text: str) -> str:
+    """``text`` as a cell of a Markdown table, whatever it holds: on one line, a backslash
+    and a pipe escaped — a ``\\|`` in a task's or a channel's name stays a backslash and a
+    pipe, not an escaped backslash before the cell's end. Every table here writes its
+    cells through it."""
+    return one_line(text).replace("\\", "\\\\").replace("|", "\\|")
+
+
 def _number(value: float | None, digits: int = 1) -> str:
     if value is None:
         return "—"
@@ -387,7 +402,7 @@ def markdown(
     ]
     if timing:
         header.append("wall s")
-    lines = [f"### {title}", ""] if title else []
+    lines = [f"### {one_line(title)}", ""] if title else []
     lines.append("| " + " | ".join(header) + " |")
     lines.append("|" + "|".join("---" for _ in header) + "|")
     for row in rows:
@@ -406,7 +421,7 @@ def markdown(
         ]
         if timing:
             cells.append(f"{row.wall_s:.2f}")
-        lines.append("| " + " | ".join(cell.replace("|", "\\|") for cell in cells) + " |")
+        lines.append("| " + " | ".join(markdown_cell(cell) for cell in cells) + " |")
     notes = [caption, INTERVALS_NOTE]
     if any(row.disagreements for row in rows):
         total = sum(row.disagreements for row in rows)
@@ -432,7 +447,7 @@ def paired_markdown(comparisons: list[Paired], caption: str = "", title: str = "
         "only B held/solved",
         "p (exact)",
     ]
-    lines = [f"### {title}", ""] if title else []
+    lines = [f"### {one_line(title)}", ""] if title else []
     lines += ["| " + " | ".join(d.replace("_name", "") for d in header) + " |"]
     lines.append("|" + "|".join("---" for _ in header) + "|")
     for c in comparisons:
@@ -448,7 +463,7 @@ def paired_markdown(comparisons: list[Paired], caption: str = "", title: str = "
             str(c.b_only),
             _p(c.p_value),
         ]
-        lines.append("| " + " | ".join(cell.replace("|", "\\|") for cell in cells) + " |")
+        lines.append("| " + " | ".join(markdown_cell(cell) for cell in cells) + " |")
     lines += [
         "",
         " ".join(
@@ -476,12 +491,12 @@ def attempts_markdown(rows: list[AttemptsRow], caption: str = "", title: str = "
     dims = list(rows[0].group)
     most = max(r.seeds for r in rows)
     header = [*dims, "cases", "seeds", *(f"@{k}" for k in range(1, most + 1))]
-    lines = [f"### {title}", ""] if title else []
+    lines = [f"### {one_line(title)}", ""] if title else []
     lines += ["| " + " | ".join(header) + " |", "|" + "|".join("---" for _ in header) + "|"]
     for r in rows:
         cells = [*(r.group[d] for d in dims), str(r.cases), str(r.seeds)]
         cells += [f"{r.at_k[k]:.2f}" if k in r.at_k else "—" for k in range(1, most + 1)]
-        lines.append("| " + " | ".join(cell.replace("|", "\\|") for cell in cells) + " |")
+        lines.append("| " + " | ".join(markdown_cell(cell) for cell in cells) + " |")
     note = (
         "attempts@k: the attack succeeds if any of k seeds does (the unbiased pass@k "
         "estimate over each case's seeds, averaged over cases)."

@@ -57,13 +57,23 @@ from harness.inputs import hold_directory, load_input
 
 EPISODES_DIR = "episodes"
 GRID_COPY = "grid.toml"
+EPISODE_OPTIONS = "episode_options"
+"""The ``results.db`` entry that holds :meth:`RunOptions.episode_options` of the run."""
 
 RunnerName = Literal["local", "ray"]
 WorkerMode = Literal["contexts", "browsers"]
 
 
 class RunOptions(BaseModel):
-    """How to run a grid (the ``experiment`` command's options)."""
+    """How to run a grid (the ``experiment`` command's options).
+
+    Two kinds: those that change what the episodes do — ``episode_timeout`` and the LLM
+    agents' ``cassettes`` (:meth:`episode_options`) — are recorded with the run, and a
+    ``resume`` must give the same, so that one table never mixes episodes run two ways;
+    the others (``workers``, ``runner``, ``worker_mode``, ``ray_address``,
+    ``ray_start_timeout``, ``progress``, ``report``) change only how the run is carried out,
+    and a resume may change them.
+    """
 
     model_config = ConfigDict(frozen=True)
 
@@ -81,6 +91,14 @@ class RunOptions(BaseModel):
     """How long a local Ray instance, and each Ray actor, may take to start."""
     progress: bool = True
     report: bool = True
+
+    def episode_options(self) -> dict[str, Any]:
+        """The options that change what the episodes do, as ``run_info.json`` records them
+        (``options``; None: not given — the grid's time limit, no cassettes)."""
+        cassettes = None
+        if self.cassettes is not None:
+            cassettes = {"mode": self.cassette_mode, "directory": str(self.cassettes.resolve())}
+        return {"episode_timeout": self.episode_timeout, "cassettes": cassettes}
 
 
 class Study(BaseModel):
@@ -144,7 +162,7 @@ def _prepare(grid: Grid, options: RunOptions) -> tuple[ResultStore, int]:
             )
         held = _hold(output)
         try:
-            return _resumed(grid, output, database), held
+            return _resumed(grid, options, database), held
         except BaseException:
             os.close(held)
             raise
@@ -171,13 +189,16 @@ def _prepare(grid: Grid, options: RunOptions) -> tuple[ResultStore, int]:
     store.set_meta("grid_sha256", grid.sha256)
     store.set_meta("grid_files", json.dumps(grid.files))
     store.set_meta("grid_name", grid.experiment.name)
+    store.set_meta(EPISODE_OPTIONS, json.dumps(options.episode_options()))
     if grid.path and Path(grid.path).is_file():
         shutil.copyfile(grid.path, output / GRID_COPY)
     return store, held
 
 
-def _resumed(grid: Grid, output: Path, database: Path) -> ResultStore:
-    """The store of the run in ``output``, when it ran this very grid."""
+def _resumed(grid: Grid, options: RunOptions, database: Path) -> ResultStore:
+    """The store of the run in ``options.output``, when it ran this very grid, with the
+    same options that change what episodes do."""
+    output = options.output
     store = ResultStore(database)
     if store.get_meta("grid_sha256") != grid.sha256:
         changed = _changed_files(store.get_meta("grid_files"), grid.files)
@@ -186,7 +207,40 @@ def _resumed(grid: Grid, output: Path, database: Path) -> ResultStore:
             f"The grid changed since the run in {output} started ({changed}); resume with "
             "the same grid and files, or run into a new --output."
         )
+    recorded = store.get_meta(EPISODE_OPTIONS)
+    now = options.episode_options()
+    if recorded is None:  # a run of a harness that did not record them: from now on
+        store.set_meta(EPISODE_OPTIONS, json.dumps(now))
+        return store
+    try:
+        before = json.loads(recorded)
+    except ValueError:
+        before = None
+    if not isinstance(before, dict):
+        before = {}
+    for name, value in now.items():
+        if before.get(name) != value:
+            store.close()
+            said = _option_words(name, before.get(name), grid)
+            raise RunRefused(
+                f"The run in {output} was started with {said}, and this resume gives "
+                f"{_option_words(name, value, grid)}: its episodes would not all have run "
+                f"the same way. Resume with {said}, or run into a new --output."
+            )
     return store
+
+
+def _option_words(name: str, value: Any, grid: Grid) -> str:
+    """One of :meth:`RunOptions.episode_options` as the command line gives it."""
+    if name == "episode_timeout":
+        if value is None:
+            return f"no --episode-timeout (the grid's {grid.experiment.episode_timeout:g} s)"
+        return f"--episode-timeout {value:g}"
+    if name == "cassettes":
+        if value is None:
+            return "no cassettes"
+        return f"--{value['mode']}-cassettes {value['directory']}"
+    return f"{name} {value}"
 
 
 def _changed_files(recorded: str | None, now: dict[str, str]) -> str:
@@ -452,11 +506,7 @@ def _write_run_info(
             "worker_mode": options.worker_mode if options.runner == "local" else None,
             "ray": ray_info or previous.get("runner", {}).get("ray"),
         },
-        "cassettes": (
-            {"directory": str(options.cassettes), "mode": options.cassette_mode}
-            if options.cassettes is not None
-            else previous.get("cassettes")
-        ),
+        "options": options.episode_options(),  # a resume gives the same (_resumed)
         "served": served_info(results),
         "invocations": store.runs(),
     }

@@ -19,9 +19,11 @@ from rich.table import Table
 from rich.text import Text
 
 from harness.elicitation.wording import plain
+from harness.errors import ConfigError
 from harness.models import describe_action
 from harness.stages.framing import unframed, unframed_json
 from harness.trace.events import (
+    TRACE_FILE,
     AgentActed,
     ElicitationAnswered,
     ErrorOccurred,
@@ -235,7 +237,7 @@ def render_trace(
     title = f"{started.agent} run on {started.start_url}" if started else "trace"
     head = PlainText()
     if finished is None:
-        head.append("the run did not finish (no run-finished event)", style="red")
+        head.append("the run did not finish (no run-finished event)\n", style="red")
     else:
         head.append(
             finished.stop_reason,
@@ -253,7 +255,37 @@ def show_trace(
     run_dir: str | Path, console: Console, *, full: bool = False, timing: bool = False
 ) -> None:
     """Print the trace in ``run_dir`` as a timeline."""
-    console.print(render_trace(read_trace(run_dir), full=full, timing=timing))
+    console.print(render_trace(read_trace(_run_directory(run_dir)), full=full, timing=timing))
+
+
+RUNS_LISTED = 5
+"""How many of the runs a directory of runs holds :func:`_run_directory` names."""
+
+
+def _run_directory(given: str | Path) -> Path:
+    """``given``, when it is a run (or its trace); a directory that holds runs instead — an
+    experiment's output, whose episodes are ``OUT/episodes/<id>``, or ``webmcp-runs`` — is
+    a :class:`ConfigError` naming a few of them."""
+    path = Path(given)
+    if not path.is_dir() or (path / TRACE_FILE).exists():
+        return path  # read_trace says what is wrong with it, if anything
+    runs = sorted(
+        {
+            trace.parent
+            for pattern in ("*/" + TRACE_FILE, "*/*/" + TRACE_FILE)
+            for trace in path.glob(pattern)
+        }
+    )
+    if not runs:
+        return path
+    shown = ", ".join(str(run) for run in runs[:RUNS_LISTED])
+    more = f" (and {len(runs) - RUNS_LISTED} more)" if len(runs) > RUNS_LISTED else ""
+    where = {run.parent for run in runs}
+    pattern = f"{next(iter(where))}/<id>" if len(where) == 1 else "one of them"
+    raise ConfigError(
+        f"{path} holds {len(runs)} runs, not one: give a run's directory ({pattern}), "
+        f"e.g. {shown}{more}."
+    )
 
 
 def live_line(event: TraceEvent) -> Text | None:

@@ -68,7 +68,7 @@ async def test_llm_episodes_record_their_sampling_tokens_and_cost_and_replay_off
     [agent] = info["grid"]["agents"]
     assert (agent["temperature"], agent["seed"]) == (0.2, "the episode's seed")
     assert info["grid"]["seeds"] == [7]
-    assert info["cassettes"]["mode"] == "replay"
+    assert info["options"]["cassettes"]["mode"] == "replay"
     assert "test-key" not in json.dumps(info)  # option names only, never their values
     table = (tmp_path / "replayed" / "results.md").read_text(encoding="utf-8")
     row = next(line for line in table.splitlines() if "| none |" in line)
