@@ -92,11 +92,24 @@ def build_parser(command: str | None = None) -> Parser:
         prog="webmcp-harness",
         description="A headless browser agent harness for WebMCP.",
     )
+    parser.add_argument(
+        "--version", action="version", version=f"%(prog)s {_version()}", help="its version"
+    )
     sub = parser.add_subparsers(dest="command", required=True, metavar="COMMAND")
     for name, register in COMMANDS.items():
         if command is None or name == command:
             register(sub)
     return parser
+
+
+def _version() -> str:
+    """The installed package's version (a bug report's first line)."""
+    from importlib.metadata import PackageNotFoundError, version
+
+    try:
+        return version("webmcp-harness")
+    except PackageNotFoundError:  # run from a source tree that was never installed
+        return "(not installed)"
 
 
 def _add_tools_command(sub: Any) -> None:

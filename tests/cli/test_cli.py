@@ -122,3 +122,10 @@ async def test_no_browser_is_a_clear_error(page_server: PageServer) -> None:
     assert code == 1
     assert "WEBMCP_CHROMIUM is set to '/nonexistent/chromium'" in err
     assert "Traceback" not in err
+
+
+async def test_version_says_which_harness_this_is() -> None:
+    from importlib.metadata import version
+
+    code, out, err = await run("--version")
+    assert (code, out.strip(), err) == (0, f"webmcp-harness {version('webmcp-harness')}", "")
