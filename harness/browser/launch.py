@@ -10,6 +10,7 @@ from __future__ import annotations
 
 import asyncio
 import contextlib
+import logging
 from collections.abc import Awaitable, Sequence
 from dataclasses import dataclass
 from pathlib import Path
@@ -25,6 +26,8 @@ from harness.browser.chromium import (
 )
 from harness.browser.marks import mark
 from harness.errors import DOCTOR_HINT, BrowserNotFound, ConfigError
+
+log = logging.getLogger(__name__)
 
 
 def launch_flags(backend: str) -> list[str]:
@@ -72,10 +75,29 @@ async def launch(
     except BaseException as exc:
         await playwright.stop()
         if isinstance(exc, PlaywrightError):
-            raise BrowserNotFound(f"Chromium at {path} did not start: {exc} {DOCTOR_HINT}") from exc
+            log.debug("Chromium at %s did not start: %s", path, exc.message)
+            raise BrowserNotFound(
+                f"Chromium at {path} did not start{_what_it_said(exc.message)}. {DOCTOR_HINT}"
+            ) from exc
         raise
     mark("chromium")
     return Launched(playwright, browser, headless, list(args), path)
+
+
+def _what_it_said(message: str) -> str:
+    """What a browser that did not start wrote on its error stream, as Playwright's launch
+    log quotes it (``[pid=…][err] …`` lines): its first three lines, each cut at 200
+    characters — not the log itself (two lines of some 2 KB of flags each)."""
+    said = [
+        line.split("[err]", 1)[1].strip()
+        for line in message.splitlines()
+        if line.startswith("[pid=") and "[err]" in line
+    ]
+    said = [line[:200] for line in said if line][:3]
+    if said:
+        return " (it said: " + " / ".join(said) + ")"
+    first = message.splitlines()[0] if message else ""
+    return f" ({first[:200]})" if first else ""
 
 
 class BrowserPool:

@@ -124,6 +124,21 @@ async def test_no_browser_is_a_clear_error(page_server: PageServer) -> None:
     assert "Traceback" not in err
 
 
+async def test_a_browser_that_does_not_start_is_one_line_with_what_it_said(
+    tmp_path: Path,
+) -> None:
+    # Found from outside: Playwright's whole launch log (two lines of ~2 KB of flags each).
+    chromium = tmp_path / "chromium"
+    chromium.write_text('#!/bin/sh\necho "chromium: cannot open display" >&2\nexit 1\n')
+    chromium.chmod(0o755)
+    page = tmp_path / "page.html"
+    page.write_text("<!doctype html><p>hi</p>")
+    code, _, err = await run("tools", str(page), env={"WEBMCP_CHROMIUM": str(chromium)})
+    assert code == 1 and len(err.splitlines()) == 1, err
+    assert f"Chromium at {chromium} did not start (it said: chromium: cannot open display)" in err
+    assert "--disable-field-trial-config" not in err and "Traceback" not in err
+
+
 async def test_version_says_which_harness_this_is() -> None:
     from importlib.metadata import version
 
