@@ -383,7 +383,34 @@ async def run_tools(
         report = await session.ready()
         await wait_for_tools(session, wait_for or [])
         tools = await session.tools()
-        return tools, session.warnings, report.settled
+        warnings = list(session.warnings)
+        if not tools and not await _secure_context(session):
+            from harness.models import CatalogWarning
+
+            warnings.append(
+                CatalogWarning(
+                    code="insecure-context",
+                    message="the page is not a secure context, and WebMCP is exposed only to "
+                    "secure contexts (on either backend): serve it over https, from "
+                    "http://localhost or 127.0.0.1, or as a file",
+                )
+            )
+        return tools, warnings, report.settled
+
+
+async def _secure_context(session: Session) -> bool:
+    """Whether the page is a secure context, read where the page's script cannot answer
+    for it (an isolated world); True when it cannot be read (nothing to add then)."""
+    from playwright.async_api import Error as PlaywrightError
+
+    from harness.browser.isolated import IsolatedWorlds, PageReadTimeout
+
+    try:
+        async with IsolatedWorlds(session.page) as worlds:
+            world = await worlds.top()
+            return bool(await worlds.evaluate(world, "() => self.isSecureContext"))
+    except (PageReadTimeout, PlaywrightError, HarnessError):
+        return True
 
 
 async def run_call(

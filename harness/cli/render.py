@@ -40,13 +40,13 @@ def print_tools(
 ) -> None:
     """A table of tools (or a line saying there are none), for people."""
     if not tools:
-        console.print(
-            page_text(
-                f"No WebMCP tools at {url}: the page registered none by the time its catalog "
-                "settled (--settle MS waits longer; --wait-for-tool NAME waits for one)."
-            ),
-            highlight=False,
+        why = (
+            "it is not a secure context (see the warning)"
+            if any(w.code == "insecure-context" for w in warnings)
+            else "the page registered none by the time its catalog settled (--settle MS "
+            "waits longer; --wait-for-tool NAME waits for one)"
         )
+        console.print(page_text(f"No WebMCP tools at {url}: {why}."), highlight=False)
     table = Table(title=page_text(f"WebMCP tools at {url}"), show_lines=False)
     for column in ("name", "source", "annotations", "description"):
         table.add_column(column, overflow="fold")

@@ -381,12 +381,13 @@ async def _url_lines(
     else:
         report.add("secure-context", "ok", f"{url} is a secure context")
     status: Status = "ok" if found.document else "warn"
-    report.add(
-        "url-native",
-        status,
-        f"with the native flags, {url} has {_apis(found)}",
-        "" if found.document else "the polyfill backend still gives it document.modelContext",
-    )
+    if found.document:
+        fix = ""
+    elif not found.secure:  # the polyfill withholds it there too, as Chromium does
+        fix = "make it a secure context (above): neither backend gives WebMCP to any other page"
+    else:
+        fix = "the polyfill backend still gives it document.modelContext"
+    report.add("url-native", status, f"with the native flags, {url} has {_apis(found)}", fix)
 
 
 def lines_for_people(report: DoctorReport) -> list[tuple[Status, str]]:

@@ -144,3 +144,16 @@ async def test_version_says_which_harness_this_is() -> None:
 
     code, out, err = await run("--version")
     assert (code, out.strip(), err) == (0, f"webmcp-harness {version('webmcp-harness')}", "")
+
+
+@pytest.mark.parametrize("backend", ["polyfill", "native"])
+async def test_tools_on_a_page_that_is_not_a_secure_context_says_so(backend: str) -> None:
+    # Found from outside: a data: page's registerTool() got "none by the time its catalog
+    # settled (--settle MS waits longer …)", which sends a newcomer after the wrong cause.
+    page = 'data:text/html,<script>document.modelContext?.registerTool({name: "x"})</script>'
+    code, out, err = await run("tools", page, "--backend", backend)
+    assert code == 0, err
+    assert "it is not a secure context" in out and "--settle" not in out
+    assert "(insecure-context)" in out
+    code, out, _ = await run("tools", page, "--backend", backend, "--json")
+    assert [w["code"] for w in json.loads(out)["warnings"]] == ["insecure-context"]
