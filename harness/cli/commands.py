@@ -54,6 +54,7 @@ from harness.cli.options import (
     report_error,
     settle_from_ms,
     settle_option,
+    unanswered_hint,
 )
 from harness.cli.startup import early_harness
 from harness.errors import ConfigError, HarnessError, UnknownTool
@@ -683,7 +684,7 @@ def _run_call(args: argparse.Namespace) -> int:
         print(json.dumps(payload, indent=2))
     else:
         print_outcome(_console(), outcome, elicitations)
-        _hint(refusal_hint([outcome.agent_json()]))
+        _hint(refusal_hint([outcome.agent_json()]) or unanswered_hint(elicitations))
     if args.reveal:
         print_revealed(revealed)
         if any(attempt.error is not None for attempt in revealed):

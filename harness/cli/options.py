@@ -265,6 +265,24 @@ LATE_TOOL_HINT = (
 POLICY_META_KEY = "webmcp-harness/policy"  # harness.stages.trust.POLICY_META, the harness's own
 
 
+def unanswered_hint(records: Iterable[Any]) -> str | None:
+    """What to do when a question other than the policy's went unanswered (records:
+    :class:`~harness.elicitation.base.ElicitationRecord`): a form waiting for the user to
+    submit it, a tool's own question — answer it, or let every question be answered yes."""
+    sources = {r.source for r in records if r.action == "cancel" and r.source != "policy"}
+    if not sources:
+        return None
+    what = (
+        "the form waits for the user to submit it (it has no toolautosubmit)"
+        if "form-review" in sources
+        else "the page asked the user a question"
+    )
+    return (
+        f"hint: {what}, and nobody answered. Answer yourself (--elicit terminal), or answer "
+        "every question yes (--elicit accept) to test your own site."
+    )
+
+
 def refusal_hint(results: Iterable[dict[str, Any] | None]) -> str | None:
     """What to do when the policy stopped a call (results: agent views, MCP JSON): let
     someone say yes, or run without a policy — for testing one's own site's tools."""

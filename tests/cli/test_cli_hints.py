@@ -1,6 +1,7 @@
 """What a QA engineer trying the CLI on a site of their own needs to be told: declared
 false is not "not declared", a tool not there yet can be waited for, and a policy refusal
-of their own tool names the options that let it run."""
+of their own tool — or a form left waiting for its submit — names the options that let it
+run."""
 
 from __future__ import annotations
 
@@ -29,9 +30,13 @@ setTimeout(() => mc.registerTool({name: "late", description: "Comes late.",
 WIDE = {"COLUMNS": "200"}
 
 
+FORM = """<!doctype html><form toolname="send_note" tooldescription="Sends a note."
+  action="/sent"><input name="note" required><button>Send</button></form>"""
+
+
 @pytest.fixture(scope="module")
 async def server() -> AsyncIterator[QAServer]:
-    async with serve({"/": page(TOOLS)}) as qa:
+    async with serve({"/": page(TOOLS), "/form": FORM, "/sent": "<p>sent</p>"}) as qa:
         yield qa
 
 
@@ -79,3 +84,13 @@ async def test_a_policy_refusal_of_your_own_tool_names_the_fix(
     )
     assert code == 1
     assert "--elicit accept" in err and "--policy none" in err
+
+
+async def test_a_form_left_waiting_for_its_submit_names_the_fix(server: QAServer) -> None:
+    # Found from outside: "the review was cancelled (auto-cancel)" and nothing on stderr.
+    args = ["call", server.url("/form"), "send_note", "--args", '{"note": "hi"}']
+    code, out, err = await run(*args, "--elicit", "cancel")
+    assert code == 0 and "review was cancelled" in out
+    assert "no toolautosubmit" in err and "--elicit accept" in err
+    code, out, err = await run(*args, "--elicit", "accept")
+    assert code == 0 and "sent" in out and "--elicit" not in err
