@@ -253,6 +253,11 @@ class Catalog:
 
         return unsubscribe
 
+    def unsubscribe_all(self) -> None:
+        """Tell no listener of any later change (its session is closing: the page's tools
+        going with it are no change a listener should hear of as the page's)."""
+        self._listeners.clear()
+
     # -- holding -------------------------------------------------------------
     @property
     def changes_held(self) -> bool:

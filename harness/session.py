@@ -593,6 +593,8 @@ class Session:
         if self._closed:
             return
         self._closed = True
+        # Closing takes the page's tools with it: no listener hears that as a change.
+        self.catalog.unsubscribe_all()
         self.vault.clear()
         self.scrubber.clear()
         await self.guard.close()

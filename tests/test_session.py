@@ -133,7 +133,11 @@ async def test_an_unknown_tool_raises_with_the_available_names(session: Session)
 
 async def test_a_closed_session_says_so(harness: Harness, page_server: PageServer) -> None:
     s = await harness.open(page_server.url("s_tools.html"))
+    changes: list[ToolChange] = []
+    s.on_tools_changed(changes.append)
     await s.close()
+    # Found from outside: the README's first example printed every tool "removed" at close.
+    assert changes == []
     with pytest.raises(SessionClosed, match="open a new one"):
         await s.call("echo", {"text": "x"})
 
