@@ -152,7 +152,9 @@ def _module_parser(module: str, function: str = "add_parser") -> Callable[[Any],
 
 
 def _add_demo_command(sub: Any) -> None:
-    sub.add_parser("demo", help="serve the todo site and show the harness at work")
+    sub.add_parser(
+        "demo", help="serve the bundled sites and show the harness at work (nine short acts)"
+    )
 
 
 def _add_agent_command(sub: Any) -> None:
