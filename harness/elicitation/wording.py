@@ -128,6 +128,15 @@ def one_line(text: Any, limit: int = LABEL_LIMIT) -> str:
     return shown + (f" … ({rest:,} more characters)" if rest > 0 else "")
 
 
+def markdown_cell(text: str) -> str:
+    """``text`` as a cell of a Markdown table, whatever it holds: on one line (a line break
+    ends a row), control characters shown, a backslash and a pipe escaped — a ``\\|`` in
+    the text stays a backslash and a pipe, not an escaped backslash before the cell's end.
+    Cut a text before, never after: a cut escape would end the cell."""
+    joined = plain(" ".join(text.splitlines())).replace("\n", " ")
+    return joined.replace("\\", "\\\\").replace("|", "\\|")
+
+
 class QuestionLine(NamedTuple):
     """One line of a question as a person sees it: a label (the harness's words) and a
     value; ``by`` is who wrote the value ("" for the harness; "page", "agent")."""

@@ -32,7 +32,7 @@ from collections.abc import Iterable, Sequence
 from pathlib import Path
 from typing import Any
 
-from harness.elicitation.wording import plain
+from harness.elicitation.wording import markdown_cell, plain
 from harness.errors import ConfigError
 from harness.experiments.comparisons import AttemptsRow, Paired, attempts_at_k, paired
 from harness.experiments.metrics import (
@@ -356,14 +356,6 @@ def one_line(text: str) -> str:
     """``text`` on one line (a line break ends a Markdown table's row, or its heading),
     control characters shown."""
     return plain(" ".join(text.splitlines())).replace("\n", " ")
-
-
-def markdown_cell(text: str) -> str:
-    """``text`` as a cell of a Markdown table, whatever it holds: on one line, a backslash
-    and a pipe escaped — a ``\\|`` in a task's or a channel's name stays a backslash and a
-    pipe, not an escaped backslash before the cell's end. Every table here writes its
-    cells through it."""
-    return one_line(text).replace("\\", "\\\\").replace("|", "\\|")
 
 
 def _number(value: float | None, digits: int = 1) -> str:

@@ -7,6 +7,7 @@ from pathlib import Path
 
 from pydantic import BaseModel
 
+from harness.elicitation.wording import markdown_cell
 from harness.selftest.faults import FaultResult
 from harness.selftest.inputs import InputResult
 from harness.selftest.load import LoadResult
@@ -130,7 +131,7 @@ class ReliabilityReport(BaseModel):
             "|---|---|---|---|---|---|",
         ]
         for fault in self.faults:
-            told = fault.detail.replace("|", "\\|")[:110]
+            told = markdown_cell(fault.detail[:110])
             lines.append(
                 f"| `{fault.name}` | {fault.group} | {fault.outcome} | "
                 f"{'yes' if fault.survived else 'NO'} | {fault.seconds:g} | {told} |"
