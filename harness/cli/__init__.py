@@ -35,8 +35,8 @@ import sys
 # few milliseconds of a loaded machine's start, and a Ctrl-C then a traceback).
 TYPE_CHECKING = False
 if TYPE_CHECKING:
-    from collections.abc import Callable, Sequence
-    from typing import Any, NoReturn
+    from collections.abc import Sequence
+    from typing import NoReturn
 
 
 def main(argv: Sequence[str] | None = None) -> int:
@@ -46,11 +46,15 @@ def main(argv: Sequence[str] | None = None) -> int:
     status 130 (README, "Exit status"). :func:`harness.cli.commands.main` turns an
     interrupt of the command into that; here are the moments around it — while the
     command's modules load (the first fraction of a second) and while an error is told —
-    and the interrupts a library swallowed (:func:`raise_if_interrupted`).
+    and the interrupts a library swallowed
+    (:func:`harness.cli.interrupts.raise_if_interrupted`).
     """
-    _swallowed.clear()
+    try:
+        from harness.cli.interrupts import keeping_interrupts, raise_if_interrupted
+    except KeyboardInterrupt as exc:
+        return _interrupted(exc, argv)
     previous = sys.unraisablehook
-    sys.unraisablehook = _keeping_interrupts(previous)
+    sys.unraisablehook = keeping_interrupts(previous)
     try:
         try:
             from harness.cli.commands import main as run
@@ -62,34 +66,6 @@ def main(argv: Sequence[str] | None = None) -> int:
     finally:
         sys.unraisablehook = previous
     return code
-
-
-_swallowed: list[KeyboardInterrupt] = []
-"""Ctrl-Cs Python could not raise where they arrived (see :func:`_keeping_interrupts`)."""
-
-
-def _keeping_interrupts(previous: Callable[[Any], object]) -> Callable[[Any], None]:
-    """A ``sys.unraisablehook`` for while a command runs: a Ctrl-C that arrived while Python
-    ran code that cannot raise — pydantic-core building a model's validator as a module
-    loads, a ``__del__`` — is kept for :func:`raise_if_interrupted` rather than printed as a
-    traceback while the command went on; anything else goes to ``previous``."""
-
-    def hook(unraisable: Any) -> None:
-        if isinstance(unraisable.exc_value, KeyboardInterrupt):
-            _swallowed.append(unraisable.exc_value)
-        else:
-            previous(unraisable)
-
-    return hook
-
-
-def raise_if_interrupted() -> None:
-    """Raise the Ctrl-C that Python could not raise where it arrived, if one did: a
-    command calls this once its modules are loaded, before its work starts, so that an
-    interrupt while they loaded stops it there, as one at any other moment would."""
-    if _swallowed:
-        _swallowed.clear()
-        raise KeyboardInterrupt
 
 
 def _interrupted(exc: KeyboardInterrupt, argv: Sequence[str] | None) -> int:

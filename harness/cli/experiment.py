@@ -261,7 +261,7 @@ def run(args: argparse.Namespace, out: Console) -> int:
     """Run the grid; 0 when every episode has a result, 1 otherwise."""
     from rich.console import Console
 
-    from harness.cli import raise_if_interrupted
+    from harness.cli.interrupts import raise_if_interrupted
     from harness.experiments.grid import load_grid
     from harness.experiments.runners import run_experiment
 
