@@ -407,6 +407,18 @@ _RULES = (
         'subset of) JSON-Schema object"; WebMCP spec, executeTool()',
         "fuzz",
     ),
+    Rule(
+        "fuzz-form-constraints",
+        "warning",
+        "The browser's validation of a <form toolname> refused input its inputSchema allows",
+        "Make the schema say what the form checks, through what Chromium carries into it "
+        '(e.g. pattern=".+" on a required text input; the message names the control and the '
+        "attribute); else say it in toolparamdescription. A warning: the form is right by "
+        "HTML's rules, but agents read the schema, send such input and fail.",
+        "WebMCP spec, Declarative API (the inputSchema a form's controls give); HTML "
+        "constraint validation (interactive validation of the submitted form)",
+        "fuzz",
+    ),
     # -- drift from a catalog baseline (--catalog-baseline: harness.qa.drift) --------------
     # A change's severity is drift's (fail → error, warn → warning, info → info); a rule's
     # is the most a change of its class can have.

@@ -33,6 +33,7 @@ PROPERTY_NAMES = (
     "idempotent",
     "no-navigation",
     "invalid-refused",
+    "form-constraints",
 )
 """The fuzzer's named properties (:data:`harness.qa.properties.PROPERTIES`), in order."""
 

@@ -39,11 +39,13 @@ from harness.elicitation.base import AutoHandler
 from harness.errors import ConfigError, UnknownTool
 from harness.models import BackendName, Tool
 from harness.qa import DEFAULT_DATABASE, DEFAULT_EXAMPLES
+from harness.qa.form_constraints import accepted_schema, mismatches, read_form, refusal_text
 from harness.qa.observe import PageState, PageWatch, Window, page_state
 from harness.qa.properties import (
     PROPERTIES,
     NearMissObservation,
     Observation,
+    Severity,
     check_invalid_refused,
     navigated,
     violations,
@@ -129,6 +131,8 @@ class PropertyResult(BaseModel):
 
     property: str
     status: Status
+    severity: Severity = "error"
+    """``warning``: a failure of it does not fail the run (``form-constraints``)."""
     examples: int = 0
     reason: str = ""
     failure: Failure | None = None
@@ -143,8 +147,13 @@ class ToolReport(BaseModel):
 
     @property
     def failed(self) -> list[PropertyResult]:
-        """The properties the tool broke."""
+        """The properties the tool broke (warnings among them)."""
         return [r for r in self.results if r.status == "failed"]
+
+    @property
+    def errors(self) -> list[PropertyResult]:
+        """The properties the tool broke that fail the run (not the warnings)."""
+        return [r for r in self.failed if r.severity == "error"]
 
 
 class FuzzReport(BaseModel):
@@ -158,8 +167,9 @@ class FuzzReport(BaseModel):
 
     @property
     def ok(self) -> bool:
-        """Whether no property failed."""
-        return not any(t.failed for t in self.tools)
+        """Whether no property failed (a ``warning`` one may have: it is reported, and
+        does not fail the run)."""
+        return not any(t.errors for t in self.tools)
 
     def failures(self) -> list[tuple[str, str, Failure]]:
         """(tool, property, failure) of every property that failed: what a report built on
@@ -179,7 +189,12 @@ class FuzzReport(BaseModel):
                 lines.append(f"  {tool.tool}: skipped ({tool.skipped})")
                 continue
             for result in tool.results:
-                head = f"  {tool.tool}  {result.property}: {result.status}"
+                status = (
+                    "warning"
+                    if result.status == "failed" and result.severity == "warning"
+                    else result.status
+                )
+                head = f"  {tool.tool}  {result.property}: {status}"
                 if result.status == "passed":
                     head += f" ({result.examples} input{'s' if result.examples != 1 else ''})"
                 elif result.reason:
@@ -195,7 +210,8 @@ class FuzzReport(BaseModel):
                     lines.append("      reproduce with:")
                     lines.append(f"        {failure.cli}")
                     lines += [f"        {line}" for line in failure.pytest.splitlines()]
-        failed = sum(len(t.failed) for t in self.tools)
+        failed = sum(len(t.errors) for t in self.tools)
+        warned = sum(len(t.failed) - len(t.errors) for t in self.tools)
         where = f"; found failures are kept in {self.database}" if self.database else ""
         unchecked, checked = self.unchecked(), self.checked()
         if failed:
@@ -207,10 +223,14 @@ class FuzzReport(BaseModel):
             verdict = "no property was checked: " + (
                 "no tool to fuzz" if not self.tools else "none applied to the tools (above)"
             )
+        elif warned:
+            verdict = "no property failed"
         else:
             verdict = "all properties checked held" if unchecked else "all properties held"
         if unchecked and checked:
             verdict += f"; {unchecked} could not be checked (skipped, above)"
+        if warned:
+            verdict += f"; {warned} warning{'s' if warned > 1 else ''} (above)"
         lines.append(verdict + (f" (seed {self.seed})" if self.seed is not None else where))
         return "\n".join(lines)
 
@@ -239,6 +259,8 @@ class Fuzzer:
         self.options = options
         self.start_url = session.url
         self.watch = PageWatch(session, allow_writes=options.allow_writes)
+        self._refused = False
+        """The last call left a form filled with what its validation refused: reload."""
 
     def fuzz(self) -> FuzzReport:
         """Fuzz the selected tools; the report says which property broke, and how."""
@@ -366,6 +388,16 @@ class Fuzzer:
                 )
                 for name in concerned[other]
             ]
+        elif tool.source == "declarative":
+            # form-constraints looks for input the schema allows and the form refuses; the
+            # other properties are checked on input the form accepts, so that such a
+            # mismatch does not hide the rest of what the tool does.
+            own = [n for n in concerned["valid"] if n == "form-constraints"]
+            rest = [n for n in concerned["valid"] if n != "form-constraints"]
+            if own:
+                report.results += self._search(tool, own, "valid")
+            if rest:
+                report.results += self._search(tool, rest, "accepted")
         else:
             if concerned["valid"]:
                 report.results += self._search(tool, concerned["valid"], "valid")
@@ -378,7 +410,15 @@ class Fuzzer:
     # -- searching ---------------------------------------------------------------------------
 
     def _strategy(self, tool: Tool, kind: str) -> Any:
-        return valid_arguments(tool) if kind == "valid" else near_misses(tool)
+        if kind == "near-miss":
+            return near_misses(tool)
+        if kind == "accepted":  # what the form's own validation accepts, as far as a schema says
+            self.run(self._home())
+            controls = self.run(read_form(self.session, tool))
+            if controls:
+                narrowed = accepted_schema(tool.input_schema, controls)
+                return valid_arguments(tool.model_copy(update={"input_schema": narrowed}))
+        return valid_arguments(tool)
 
     def _search(self, tool: Tool, names: list[str], kind: str) -> list[PropertyResult]:
         from hypothesis import Phase, find, settings
@@ -474,6 +514,7 @@ class Fuzzer:
         return PropertyResult(
             property=name,
             status="failed",
+            severity=PROPERTIES[name].severity,
             examples=calls,
             failure=Failure(
                 arguments=arguments,
@@ -504,12 +545,12 @@ class Fuzzer:
             else ""
         )
         writes = ", allow_writes=True" if self.options.allow_writes else ""
-        return (
-            f"{marker}def {function}(webmcp):\n"
-            f"    webmcp.open({self.start_url!r})\n"
-            f"    webmcp.fuzz(tools=[{tool!r}], properties=[{name!r}], "
-            f"example={arguments!r}{writes})"
+        call = (
+            f"webmcp.fuzz(tools=[{tool!r}], properties=[{name!r}], example={arguments!r}{writes})"
         )
+        if PROPERTIES[name].severity == "warning":  # reported, never raised: assert on it
+            call = f"report = {call}\n    assert not report.tools[0].failed, report.describe()"
+        return f"{marker}def {function}(webmcp):\n    webmcp.open({self.start_url!r})\n    {call}"
 
     # -- one input -----------------------------------------------------------------------------
 
@@ -522,7 +563,8 @@ class Fuzzer:
     async def _home(self) -> None:
         """Back on the document the run started on, if a call left it."""
         await self.session.settled()
-        if self.session.page.url != self.start_url:
+        if self._refused or self.session.page.url != self.start_url:
+            self._refused = False
             await self.session.open(self.start_url)
 
     async def _settle(self) -> None:
@@ -541,14 +583,22 @@ class Fuzzer:
         window = self.watch.window()
         outcome = await self.session.call(tool.name, arguments, timeout=self.options.timeout)
         await self._settle()
+        page_result = self.session.user_view(outcome)
         seen = Observation(
             tool=tool,
             outcome=outcome,
-            page_result=self.session.user_view(outcome),
+            page_result=page_result,
             window=window,
             before=before,
             after=await self._state(wants_state),
         )
+        refused = refusal_text(tool, page_result)
+        if refused is not None:
+            controls = await read_form(self.session, tool) or []
+            seen.form_refusal = mismatches(controls, arguments) or [
+                f"the browser said: {refused[:200]}"
+            ]
+            self._refused = True  # the next call starts from the form as the page has it
         if "idempotent" in names and not outcome.is_error and not navigated(seen):
             await self.session.call(tool.name, arguments, timeout=self.options.timeout)
             await self._settle()

@@ -18,7 +18,14 @@ name                   holds when
 ``invalid-refused``    a near-miss input is refused before ``execute``: by the harness, and
                        — since Chromium's own WebMCP does not validate arguments — by the
                        tool itself when it gets one unchecked, without changing anything
+``form-constraints``   a ``<form toolname>``'s inputSchema lets through nothing its own
+                       constraint validation refuses (a *warning*: the form is right by
+                       HTML's rules, the schema Chromium derives says less;
+                       :mod:`harness.qa.form_constraints`)
 =====================  ====================================================================
+
+A form that refuses input its schema allows did not throw: ``no-throw`` holds on that call,
+and ``form-constraints`` reports it.
 
 A check may read the page's own result to decide (:attr:`Observation.page_result`: a value
 redaction withheld still has to fit its schema), but what it says comes from what the
@@ -54,6 +61,7 @@ from harness.stages.validation import (
 )
 
 Inputs = Literal["valid", "near-miss"]
+Severity = Literal["error", "warning"]
 
 
 @dataclass(frozen=True)
@@ -65,6 +73,9 @@ class Property:
     inputs: Inputs
     concerns: Callable[[Tool], str | None]
     """None when the property concerns the tool, else why not."""
+    severity: Severity = "error"
+    """``warning``: a broken one is reported, and the run (its exit status, the audit's
+    finding) does not fail for it."""
 
 
 def _always(_tool: Tool) -> None:
@@ -85,6 +96,10 @@ def _idempotent(tool: Tool) -> str | None:
 
 def _script(tool: Tool) -> str | None:
     return None if tool.source == "script" else "a form tool: submitting it is a navigation"
+
+
+def _form(tool: Tool) -> str | None:
+    return None if tool.source == "declarative" else "not a <form toolname>"
 
 
 def _has_schema_to_miss(tool: Tool) -> str | None:
@@ -121,6 +136,13 @@ PROPERTIES: dict[str, Property] = {
             "near-miss",
             _has_schema_to_miss,
         ),
+        Property(
+            "form-constraints",
+            "a form's inputSchema lets through nothing its constraint validation refuses",
+            "valid",
+            _form,
+            "warning",
+        ),
     )
 }
 
@@ -139,6 +161,9 @@ class Observation:
     after: PageState | None = None
     again: PageState | None = None
     """The state after the same call a second time (for ``idempotent``)."""
+    form_refusal: list[str] | None = None
+    """The browser's validation refused the filled form (None: it did not): what each
+    control refused, and how its author makes the schema say it."""
 
 
 @dataclass
@@ -181,6 +206,8 @@ def check_no_throw(seen: Observation) -> str | None:
     kind = seen.outcome.error_kind
     if seen.window.blocked:
         return None  # the fuzzer aborted a request it sent: `read-only` reports that
+    if seen.form_refusal is not None:
+        return None  # the form refused it, as HTML says it may: `form-constraints` reports it
     if kind in ("thrown", "crashed", "timeout"):
         said = _first_text(seen.outcome.result)
         what = {"thrown": "threw", "crashed": "crashed the page", "timeout": "timed out"}[kind]
@@ -324,6 +351,17 @@ def check_invalid_refused(seen: NearMissObservation) -> str | None:
     return None
 
 
+def check_form_constraints(seen: Observation) -> str | None:
+    """``form-constraints``: the browser's validation of the filled form refused input the
+    schema allows (:mod:`harness.qa.form_constraints` says which control, and the fix)."""
+    if seen.form_refusal is None:
+        return None
+    return (
+        "the browser's validation of the form refused input its inputSchema allows (agents "
+        "are shown that schema, send such input and fail): " + "; ".join(seen.form_refusal)
+    )
+
+
 VALID_CHECKS: dict[str, Callable[[Observation], str | None]] = {
     "no-throw": check_no_throw,
     "output-schema": check_output_schema,
@@ -331,6 +369,7 @@ VALID_CHECKS: dict[str, Callable[[Observation], str | None]] = {
     "read-only": check_read_only,
     "idempotent": check_idempotent,
     "no-navigation": check_no_navigation,
+    "form-constraints": check_form_constraints,
 }
 
 

@@ -36,7 +36,7 @@ from harness.conformance.rules import RULES, WITHOUT_LIGHTHOUSE, Finding
 from harness.harness import Harness
 from harness.models import BackendName, Tool
 from harness.qa.drift import ChangeKind
-from harness.qa.fuzz import FuzzOptions, FuzzReport, PropertyResult, ToolReport
+from harness.qa.fuzz import Failure, FuzzOptions, FuzzReport, PropertyResult, ToolReport
 from harness.qa.properties import PROPERTIES
 from harness.qa.snapshot import CatalogSnapshot, snapshot_of
 from harness.session import Session
@@ -346,3 +346,45 @@ def test_properties_the_fuzz_could_not_check_are_a_warning_that_says_why() -> No
     assert unchecked.message == "Fuzzing could not check no-throw, read-only on t."
     assert unchecked.evidence == why
     assert sorted(checks) == [("t", "fuzz-no-navigation"), ("t", "probe-failed")]
+
+
+def test_a_form_that_refuses_what_its_schema_allows_is_a_warning_in_the_audit() -> None:
+    # The form is right by HTML's rules; the schema Chromium derives says less than it
+    # checks: a finding CI sees, which fails the audit only at --fail-on warning.
+    why = '<input name="title" required> refused "" (valueMissing): add pattern=".+" to it'
+    report = FuzzReport(
+        url="http://a.test/",
+        backend="polyfill",
+        tools=[
+            ToolReport(
+                tool="find_book",
+                results=[
+                    PropertyResult(property="no-throw", status="passed", examples=10),
+                    PropertyResult(
+                        property="form-constraints",
+                        status="failed",
+                        severity="warning",
+                        failure=Failure(
+                            arguments={"title": ""},
+                            message=why,
+                            found_after=1,
+                            cli="webmcp-harness fuzz …",
+                            pytest="…",
+                        ),
+                    ),
+                ],
+            )
+        ],
+    )
+    assert report.ok  # the fuzz command exits 0 for it
+    [found], checks = fuzz_findings(report)
+    assert (found.code, found.severity, found.tool) == (
+        "fuzz-form-constraints",
+        "warning",
+        "find_book",
+    )
+    assert found.message == why and 'pattern=".+"' in found.fix
+    assert sorted(checks) == [
+        ("find_book", "fuzz-form-constraints"),
+        ("find_book", "fuzz-no-throw"),
+    ]

@@ -1,0 +1,244 @@
+"""What a ``<form toolname>``'s own constraint validation refuses that its ``inputSchema``
+lets through.
+
+Chromium makes a form tool's ``inputSchema`` from its controls, and says less than the form
+checks: ``required`` only makes the key required (``""`` fits ``{"type": "string"}``),
+``type=email`` and ``type=url`` add no format, a date's ``min`` and ``max`` are left out,
+``multipleOf`` only comes when the step base is a multiple of the step. An agent reads the
+schema, sends what it allows, and the browser's interactive validation refuses the
+submission ("Form validation failed: …"). The tool threw nothing: the schema agents are
+shown lets through what the form refuses. The fuzzer reports that as ``form-constraints``
+(a warning: the form is right by HTML's rules) with the control, the constraint and what a
+form author can change so the schema says it; and draws the inputs of the other properties
+from :func:`accepted_schema` (the schema with what the form checks added), so one such
+mismatch does not hide the rest of the tool's behaviour.
+
+``minlength``/``maxlength`` are no such mismatch: the browser checks them only on a value a
+person typed, never on one an agent's call filled in (Chromium and the polyfill alike).
+"""
+
+from __future__ import annotations
+
+import contextlib
+import copy
+import json
+from dataclasses import dataclass
+from typing import Any
+
+from mcp_types import CallToolResult, TextContent
+from playwright.async_api import Error as PlaywrightError
+
+from harness.browser.isolated import IsolatedWorlds, PageReadTimeout
+from harness.models import Tool
+from harness.session import Session
+
+REFUSED = "Form validation failed: "
+"""How a form tool's call ends when the browser's constraint validation refuses the form
+(Chromium's words; the polyfill's are the same)."""
+
+_TEXT_LIKE = frozenset({"text", "search", "tel", "url", "email", "password"})
+
+# The form's listed controls that take part in validation, with what decides it. Read in a
+# world the page cannot patch; the tag is the control's start tag as written (shortened).
+_READ_JS = """(name) => {
+  const form = [...document.querySelectorAll('form[toolname]')]
+    .find((f) => f.getAttribute('toolname') === name);
+  if (!form) return null;
+  const flags = ['valueMissing', 'typeMismatch', 'patternMismatch', 'tooLong', 'tooShort',
+                 'rangeUnderflow', 'rangeOverflow', 'stepMismatch', 'badInput', 'customError'];
+  const kept = ['required', 'pattern', 'min', 'max', 'step', 'multiple', 'minlength',
+                'maxlength', 'type'];
+  return [...form.elements].filter((c) => c.willValidate && c.name).map((c) => {
+    const tag = c.localName;
+    const attrs = {};
+    for (const a of kept) if (c.hasAttribute(a)) attrs[a] = c.getAttribute(a);
+    const written = [...c.attributes].filter((a) => a.name !== 'value')
+      .map((a) => a.value === '' ? a.name : `${a.name}="${a.value.slice(0, 60)}"`);
+    const first = tag === 'select' && c.options.length ? c.options[0].value : null;
+    return {name: c.name, tag, kind: tag === 'input' ? c.type : c.type || tag, attrs,
+            start: `<${[tag, ...written].join(' ')}>`.slice(0, 200),
+            flags: flags.filter((f) => c.validity[f]), firstOption: first};
+  });
+}"""
+
+
+@dataclass(frozen=True)
+class Control:
+    """One control of a form tool that the browser validates, as the page has it now."""
+
+    name: str
+    tag: str
+    kind: str
+    """The input's type (``text``, ``email``, …), ``select-one``/``select-multiple``, ``textarea``."""
+    attributes: dict[str, str]
+    start: str
+    """Its start tag as written (``<input name="title" required>``), for a report."""
+    flags: tuple[str, ...]
+    """The ``ValidityState`` flags that are true now (empty: the control is valid)."""
+    first_option: str | None = None
+
+
+async def read_form(session: Session, tool: Tool) -> list[Control] | None:
+    """The validated controls of ``tool``'s form as the page has them now (None: not a
+    ``<form toolname>``, or its frame could not be read)."""
+    if tool.source != "declarative":
+        return None
+    with contextlib.suppress(PlaywrightError, PageReadTimeout):
+        async with IsolatedWorlds(session.page) as isolated:
+            for world in await isolated.worlds():
+                if not (world.top if tool.frame == "main" else world.url == tool.frame_url):
+                    continue
+                raw = await isolated.evaluate(world, _READ_JS, tool.name)
+                if isinstance(raw, list):
+                    return [_control(item) for item in raw if isinstance(item, dict)]
+    return None
+
+
+def _control(raw: dict[str, Any]) -> Control:
+    first = raw.get("firstOption")
+    return Control(
+        name=str(raw.get("name", "")),
+        tag=str(raw.get("tag", "")),
+        kind=str(raw.get("kind", "")),
+        attributes={str(k): str(v) for k, v in (raw.get("attrs") or {}).items()},
+        start=str(raw.get("start", "")),
+        flags=tuple(str(f) for f in raw.get("flags") or ()),
+        first_option=first if isinstance(first, str) else None,
+    )
+
+
+def refusal_text(tool: Tool, result: CallToolResult | None) -> str | None:
+    """The browser's refusal of the filled form, when that is how the call ended (the
+    page's result, to decide by: a report says only what :func:`mismatches` makes of it)."""
+    if tool.source != "declarative" or result is None or not result.is_error:
+        return None
+    for block in result.content:
+        if isinstance(block, TextContent) and REFUSED in block.text:
+            return block.text[block.text.index(REFUSED) + len(REFUSED) :].strip()
+    return None
+
+
+def mismatches(controls: list[Control], arguments: dict[str, Any]) -> list[str]:
+    """What each invalid control refused and how the form's author makes the schema say it."""
+    found = []
+    for control in controls:
+        for flag in control.flags:
+            given = (
+                json.dumps(arguments[control.name], ensure_ascii=False)
+                if control.name in arguments
+                else "nothing"
+            )
+            found.append(f"{control.start} refused {given} ({flag}): {_why_and_fix(control, flag)}")
+    return found
+
+
+def _why_and_fix(control: Control, flag: str) -> str:
+    start, kind, attrs = control.start, control.kind, control.attributes
+    if flag == "valueMissing":
+        if kind in _TEXT_LIKE and "pattern" in attrs:
+            return (
+                "it is required, and its pattern matches the empty string, which the schema "
+                f"therefore allows; make the pattern of {start} need at least one character"
+            )
+        if kind in _TEXT_LIKE:
+            return (
+                "`required` only makes the key required in the inputSchema, and an empty "
+                f'string fits it; add pattern=".+" to {start}: Chromium copies `pattern` '
+                "into the inputSchema, so agents are told a value is needed"
+            )
+        if kind.startswith("select"):
+            return (
+                "Chromium lists every option in the schema's enum, the empty placeholder "
+                "too; remove the placeholder option (or make it a real choice)"
+            )
+        if kind == "checkbox":
+            return (
+                "the schema says a boolean and only true is accepted; say so in its "
+                "toolparamdescription, or drop `required` and refuse false in a submit "
+                "handler (respondWith an error the agent can read)"
+            )
+        return (
+            f"nothing Chromium carries into the inputSchema says a {kind} needs a value; "
+            "say so in its toolparamdescription"
+        )
+    if flag == "typeMismatch":
+        example = (
+            r"[A-Za-z0-9._+\-]+@[A-Za-z0-9]{1,63}(\.[A-Za-z0-9]{1,63})+"
+            if kind == "email"
+            else r"https?://[A-Za-z0-9]+(\.[A-Za-z0-9]+)*(/\S*)?"
+        )
+        return (
+            f"Chromium adds no `format` for type={kind}, so any string fits the schema; add "
+            f'a pattern to {start} (e.g. pattern="{example}", which allows only what the '
+            "browser accepts): `pattern` is what Chromium carries into the inputSchema"
+        )
+    if flag == "patternMismatch":
+        pattern = attrs.get("pattern", "")
+        return (
+            "the inputSchema carries the pattern as written, which JSON Schema matches "
+            "anywhere in the value and HTML against the whole value (with the v flag); "
+            f'write it anchored, pattern="^(?:{pattern})$", so both read it alike'
+        )
+    if flag in ("rangeUnderflow", "rangeOverflow"):
+        return (
+            f"Chromium carries `min`/`max` into the inputSchema only for number and range "
+            f"inputs, not for type={kind}; say the range in its toolparamdescription"
+        )
+    if flag == "stepMismatch":
+        return (
+            "Chromium adds multipleOf only when the step base (min, else value, else 0) is a "
+            "multiple of the step; set min to a multiple of step (or leave it out), or say the "
+            "allowed values in its toolparamdescription"
+        )
+    if flag in ("tooShort", "tooLong"):
+        return (
+            "Chromium carries no minlength/maxlength into the inputSchema; say the length "
+            'with a pattern (e.g. pattern=".{3,20}")'
+        )
+    if flag == "customError":
+        return (
+            "the page's own check (setCustomValidity) refused it; say what it checks in the "
+            "toolparamdescription, or narrow the schema with `pattern`"
+        )
+    return "say what the control accepts in its toolparamdescription"
+
+
+def accepted_schema(schema: dict[str, Any], controls: list[Control]) -> dict[str, Any]:
+    """``schema`` with what ``controls`` check added where JSON Schema can say it: the
+    inputs the form's validation accepts, to draw the other properties' inputs from. What
+    it cannot say (a date's bounds, a step off its base) may still be refused."""
+    narrowed = copy.deepcopy(schema)
+    properties = narrowed.get("properties")
+    if not isinstance(properties, dict):
+        return narrowed
+    for control in controls:
+        member = properties.get(control.name)
+        if not isinstance(member, dict):
+            continue
+        attrs, kind = control.attributes, control.kind
+        required = "required" in attrs
+        if member.get("type") == "string" and (kind in _TEXT_LIKE or kind == "textarea"):
+            if required:
+                member["minLength"] = max(1, int(member.get("minLength", 0)))
+            if "pattern" not in member and "multiple" not in attrs:
+                if kind == "email":
+                    member["pattern"] = r"^[a-z0-9._+\-]{1,20}@[a-z0-9]{1,20}(\.[a-z]{2,5}){1,2}$"
+                elif kind == "url":
+                    member["pattern"] = r"^https://[a-z0-9]{1,20}\.example(/[a-z0-9]{0,20})?$"
+        elif kind == "checkbox" and required and member.get("type") == "boolean":
+            member["const"] = True
+        elif kind == "select-one" and required and control.first_option == "":
+            _without_empty(member)
+        elif kind == "select-multiple" and required and member.get("type") == "array":
+            member["minItems"] = max(1, int(member.get("minItems", 0)))
+    return narrowed
+
+
+def _without_empty(member: dict[str, Any]) -> None:
+    """A select's schema without its empty placeholder choice."""
+    if isinstance(member.get("enum"), list):
+        member["enum"] = [v for v in member["enum"] if v != ""]
+    if isinstance(member.get("anyOf"), list):
+        member["anyOf"] = [
+            c for c in member["anyOf"] if not (isinstance(c, dict) and c.get("const") == "")
+        ]
