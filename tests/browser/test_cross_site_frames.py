@@ -104,7 +104,7 @@ async def test_a_cross_site_frame_offers_the_tools_it_exposes_to_the_top(
 
 
 MOVING_TOP = """<!doctype html><meta charset="utf-8"><title>top</title><body>
-<iframe id="moving" allow="tools" src="/same.html"></iframe>
+<iframe id="moving" allow="tools"></iframe>
 </body>"""
 
 
@@ -124,7 +124,9 @@ async def test_a_frame_moving_between_processes_offers_the_tools_of_each_documen
 ) -> None:
     """The iframe's `src` set to another site moves the frame into a process of its own,
     set back it returns into the page's, and again to another process: each time the
-    frame's document is the one whose tools are offered and run."""
+    frame's document is the one whose tools are offered and run. (The frame starts empty:
+    were its first `src` the first step's, setting it again would reload the document whose
+    tool is already offered, and the call could meet that reload.)"""
     pages: dict[str, str] = {}
     async with serve_pages(pages) as top:
         far = top.replace("127.0.0.1", "localhost")
