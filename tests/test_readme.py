@@ -12,7 +12,7 @@ The rules, kept simple so that a new block either runs or says why not:
 - A block right after a line ``<!-- readme: not run — REASON -->`` is skipped (set-up
   steps, servers that run until stopped); the reason is required.
 - A block right after ``<!-- readme: slow — REASON -->`` runs, but is marked ``slow``: a
-  scenario of ten seconds or more (several console scripts, or a pytest run of its own),
+  scenario of five seconds or more (several console scripts, or a pytest run of its own),
   which ``make test`` runs when the README or the code it exercises changed
   (``tests/slow_suites.py``); the reason is required.
 
@@ -123,7 +123,7 @@ def test_a_slow_marker_marks_only_the_next_block_and_still_runs_it() -> None:
     assert (first.slow, first.skip) == ("a grid of a minute", None)
     assert second.slow is None
     slow = [b for b in BLOCKS if b.slow]
-    assert 0 < len(slow) <= 6 and all(len(b.slow or "") > 10 for b in slow)
+    assert 0 < len(slow) <= 12 and all(len(b.slow or "") > 10 for b in slow)
 
 
 class Sites:

@@ -146,6 +146,7 @@ async def test_version_says_which_harness_this_is() -> None:
     assert (code, out.strip(), err) == (0, f"webmcp-harness {version('webmcp-harness')}", "")
 
 
+@pytest.mark.slow  # four `tools` runs, each with its browser (~7 s a backend)
 @pytest.mark.parametrize("backend", ["polyfill", "native"])
 async def test_tools_on_a_page_that_is_not_a_secure_context_says_so(backend: str) -> None:
     # Found from outside: a data: page's registerTool() got "none by the time its catalog

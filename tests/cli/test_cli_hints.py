@@ -40,6 +40,7 @@ async def server() -> AsyncIterator[QAServer]:
         yield qa
 
 
+@pytest.mark.slow  # `tools` and `call` runs (~4 s)
 async def test_the_tools_table_tells_declared_false_from_not_declared(server: QAServer) -> None:
     code, out, err = await run("tools", server.url("/"), env=WIDE)
     assert code == 0, err
@@ -86,6 +87,7 @@ async def test_a_policy_refusal_of_your_own_tool_names_the_fix(
     assert "--elicit accept" in err and "--policy none" in err
 
 
+@pytest.mark.slow  # two `call` runs, each with its browser (~4 s)
 async def test_a_form_left_waiting_for_its_submit_names_the_fix(server: QAServer) -> None:
     # Found from outside: "the review was cancelled (auto-cancel)" and nothing on stderr.
     args = ["call", server.url("/form"), "send_note", "--args", '{"note": "hi"}']

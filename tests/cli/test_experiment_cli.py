@@ -32,6 +32,7 @@ async def test_usage_errors_exit_2(args: list[str], code: int, message: str) -> 
     assert message in err and "Traceback" not in err
 
 
+@pytest.mark.slow  # four `experiment` runs (~5 s)
 async def test_a_run_that_cannot_start_says_why_in_one_line(tmp_path: Path) -> None:
     status, _, err = await run_script("experiment", str(tmp_path / "missing.toml"))
     assert status == 2 and "Cannot read" in err and "Traceback" not in err

@@ -113,6 +113,7 @@ async def test_snapshot_then_diff_gates_a_changed_catalog(server: QAServer, tmp_
     assert "/properties/limit/maximum: 10 → 1000 (widened)" in out
 
 
+@pytest.mark.slow  # `snapshot` and three `diff` runs (~6 s)
 async def test_diff_reads_a_page_as_the_other_commands_do(tmp_path: Path) -> None:
     # A file: URL and the path of an HTML file are pages, snapshotted now, as for `tools`.
     html = tmp_path / "page.html"
@@ -126,6 +127,7 @@ async def test_diff_reads_a_page_as_the_other_commands_do(tmp_path: Path) -> Non
         assert "no changes" in out
 
 
+@pytest.mark.slow  # five console scripts (~5 s)
 async def test_doctor_exits_3_when_the_page_it_was_given_cannot_be_reached() -> None:
     nowhere = f"http://127.0.0.1:{free_port()}/"  # nothing listens there
     code, out, err = await run("doctor", nowhere, "--json")

@@ -114,6 +114,7 @@ async def flaky_site() -> AsyncIterator[str]:
     await runner.cleanup()
 
 
+@pytest.mark.slow  # a `conformance` run with its reruns (~6 s)
 async def test_the_command_reports_flaky_and_consistent_failures_apart(
     flaky_site: str, tmp_path: Path
 ) -> None:

@@ -173,6 +173,7 @@ async def test_resume_after_sigkill_completes_only_the_missing_episodes(
     assert table(output) == table(uninterrupted.output)
 
 
+@pytest.mark.slow  # the whole study its report is of (~17 s), shared with the tests above
 async def test_the_study_report_opens_in_chromium_with_its_tables_plot_and_timelines(
     uninterrupted: Study, tmp_path: Path
 ) -> None:
