@@ -286,21 +286,24 @@ def _walk(schema: Any, path: str = "") -> Iterator[tuple[str, dict[str, Any]]]:
             yield from _walk(value, f"{path}/{index}")
 
 
-def _schema_formats() -> FormatChecker:
+def _schema_formats(dialect: patterns.PatternDialect) -> FormatChecker:
     # The metaschema's "regex" format (pattern, patternProperties) means ECMA-262, not
-    # Python's `re`: judged by the engine the harness validates arguments with.
+    # Python's `re`: judged by the engine the harness validates arguments with, as the
+    # tool's patterns are read (a form's as HTML compiles them: the `v` flag).
     checker = FormatChecker()
     checker.checkers = dict(patterns.SCHEMA_FORMATS.checkers)
-    checker.checks("regex")(_ecmascript_regex)
+    checker.checks("regex")(
+        lambda value: (
+            not isinstance(value, str) or patterns.pattern_flags(value, dialect) is not None
+        )
+    )
     return checker
 
 
-def _ecmascript_regex(value: object) -> bool:
-    return not isinstance(value, str) or patterns.pattern_flags(value) is not None
-
-
-SCHEMA_FORMATS = _schema_formats()
+SCHEMA_FORMATS = _schema_formats(patterns.JSON_SCHEMA)
 """The format checker schemas are checked with: Draft 2020-12's, patterns as ECMAScript."""
+FORM_SCHEMA_FORMATS = _schema_formats(patterns.HTML)
+"""The same for a form's inputSchema: its patterns as HTML compiles them."""
 
 
 def lint_input_schema(tool: Tool, subset: bool, bad_patterns: list[str]) -> Iterator[Finding]:
@@ -308,7 +311,10 @@ def lint_input_schema(tool: Tool, subset: bool, bad_patterns: list[str]) -> Iter
     root, inside the WebMCP subset."""
     schema = tool.input_schema
     try:
-        Draft202012Validator.check_schema(schema, format_checker=SCHEMA_FORMATS)
+        formats = (
+            FORM_SCHEMA_FORMATS if patterns.dialect_of(tool) is patterns.HTML else SCHEMA_FORMATS
+        )
+        Draft202012Validator.check_schema(schema, format_checker=formats)
     except SchemaError as exc:
         where = "/" + "/".join(str(p) for p in exc.path) if exc.path else "/"
         yield finding(

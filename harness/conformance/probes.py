@@ -35,7 +35,14 @@ from harness.errors import HarnessError, PageCrashed
 from harness.models import CallOutcome, Tool
 from harness.session import Session
 from harness.stages.framing import PAGE_RESULT_KINDS
-from harness.stages.patterns import PatternTimeout, search
+from harness.stages.patterns import (
+    HTML,
+    JSON_SCHEMA,
+    PatternDialect,
+    PatternTimeout,
+    dialect_of,
+    search,
+)
 from harness.stages.redaction import marks_sensitive
 from harness.stages.validation import validate_arguments
 
@@ -74,9 +81,10 @@ MAX_EXAMPLE_LENGTH = 10_000
 """The longest example string made for a ``minLength`` (a page can ask for gigabytes)."""
 
 
-def example_value(schema: Any, depth: int = 0) -> Any:
-    """A plausible value for ``schema`` (defaults, examples and enums first). The schema is
-    the page's: any keyword may hold any JSON value, and none may make this fail or hang."""
+def example_value(schema: Any, depth: int = 0, dialect: PatternDialect = JSON_SCHEMA) -> Any:
+    """A plausible value for ``schema`` (defaults, examples and enums first), its patterns
+    read as ``dialect`` reads them (a form's as HTML does). The schema is the page's: any
+    keyword may hold any JSON value, and none may make this fail or hang."""
     if not isinstance(schema, dict) or depth > MAX_EXAMPLE_DEPTH:
         return "audit"
     for key in ("default", "const"):
@@ -90,7 +98,7 @@ def example_value(schema: Any, depth: int = 0) -> Any:
     if isinstance(kind, list):
         kind = next((k for k in kind if k != "null"), "string")
     if kind == "object" or "properties" in schema:
-        return example_arguments(schema, depth + 1)
+        return example_arguments(schema, depth + 1, dialect)
     if kind == "array":
         return []
     if kind == "boolean":
@@ -113,7 +121,7 @@ def example_value(schema: Any, depth: int = 0) -> Any:
     pattern = schema.get("pattern")
     for text in (first, *PATTERN_CANDIDATES) if isinstance(pattern, str) else (first,):
         padded = (text * (minimum // len(text) + 1))[: max(minimum, len(text))]
-        if not isinstance(pattern, str) or _matches_whole(pattern, padded):
+        if not isinstance(pattern, str) or _matches_whole(pattern, padded, dialect):
             return padded
     return (first * (minimum // len(first) + 1))[: max(minimum, len(first))]
 
@@ -127,23 +135,27 @@ PATTERN_CANDIDATES = (
 )  # fmt: skip
 
 
-def _matches_whole(pattern: str, text: str) -> bool:
-    """Whether the ECMAScript ``pattern`` matches all of ``text`` (so it fits a form's
-    pattern, which HTML anchors, as well as a schema's)."""
+def _matches_whole(pattern: str, text: str, dialect: PatternDialect) -> bool:
+    """Whether the ECMAScript ``pattern`` matches all of ``text`` as ``dialect`` reads it
+    (a form's as HTML compiles it; a schema's anchored here, so the value fits either)."""
     try:
+        if dialect is HTML:
+            return search(pattern, text, dialect=HTML) is True
         return search(f"^(?:{pattern})$", text) is True
     except PatternTimeout:
         return False
 
 
-def example_arguments(schema: dict[str, Any], depth: int = 0) -> dict[str, Any]:
+def example_arguments(
+    schema: dict[str, Any], depth: int = 0, dialect: PatternDialect = JSON_SCHEMA
+) -> dict[str, Any]:
     """Arguments for a tool's required parameters (``required`` of any other shape than a
     list of names asks for none: the schema lints flag it)."""
     found = schema.get("properties")
     properties: dict[str, Any] = found if isinstance(found, dict) else {}
     listed = schema.get("required")
     required = [n for n in listed if isinstance(n, str)] if isinstance(listed, list) else []
-    return {name: example_value(properties.get(name, {}), depth) for name in required}
+    return {name: example_value(properties.get(name, {}), depth, dialect) for name in required}
 
 
 def _valid(tool: Tool, arguments: dict[str, Any]) -> bool:
@@ -288,7 +300,7 @@ class Prober:
         return outcome
 
     async def _probe_call(self, tool: Tool, anonymous: aiohttp.ClientSession) -> None:
-        arguments = example_arguments(tool.input_schema)
+        arguments = example_arguments(tool.input_schema, dialect=dialect_of(tool))
         if not _valid(tool, arguments):
             self._add(
                 "probe-failed",
@@ -463,7 +475,7 @@ class Prober:
         self.checks.append((tool.name, "declarative-non-json"))
         arguments = {
             k: v
-            for k, v in example_arguments(tool.input_schema).items()
+            for k, v in example_arguments(tool.input_schema, dialect=dialect_of(tool)).items()
             if not isinstance(v, (dict, list))
         }
         values: dict[str, str | float | bool] = {k: str(v) for k, v in arguments.items()}

@@ -41,6 +41,8 @@ from typing import Any, Literal
 
 from pydantic import BaseModel, ConfigDict, Field, ValidationError
 
+from harness.stages.patterns import HTML, compile_pattern
+
 SEED_SURFACE = "tool-name"
 """The :attr:`~harness.models.Tool.surface` of a seed-dialect tool."""
 
@@ -325,12 +327,10 @@ def _texts(control: SeedControl, schema: dict[str, Any], *, pattern: bool) -> No
         schema["maxLength"] = high
     raw = control.attr("pattern")
     if pattern and raw is not None:
-        anchored = f"^(?:{raw})$"  # HTML anchors `pattern` at both ends
-        try:
-            re.compile(anchored)
-        except re.error:
-            return  # HTML ignores a pattern it cannot compile; so does the schema
-        schema["pattern"] = anchored
+        # HTML ignores a pattern it cannot compile (with the `v` flag); so does the schema.
+        if compile_pattern(raw, HTML) is None:
+            return
+        schema["pattern"] = HTML.source(raw)  # HTML anchors `pattern` at both ends
 
 
 def _numeric(control: SeedControl, schema: dict[str, Any]) -> None:

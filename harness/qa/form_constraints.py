@@ -31,6 +31,7 @@ from playwright.async_api import Error as PlaywrightError
 from harness.browser.isolated import IsolatedWorlds, PageReadTimeout
 from harness.models import Tool
 from harness.session import Session
+from harness.stages.patterns import HTML, PatternTimeout, pattern_flags, search
 
 REFUSED = "Form validation failed: "
 """How a form tool's call ends when the browser's constraint validation refuses the form
@@ -128,11 +129,12 @@ def mismatches(controls: list[Control], arguments: dict[str, Any]) -> list[str]:
                 if control.name in arguments
                 else "nothing"
             )
-            found.append(f"{control.start} refused {given} ({flag}): {_why_and_fix(control, flag)}")
+            why = _why_and_fix(control, flag, arguments.get(control.name))
+            found.append(f"{control.start} refused {given} ({flag}): {why}")
     return found
 
 
-def _why_and_fix(control: Control, flag: str) -> str:
+def _why_and_fix(control: Control, flag: str, value: Any) -> str:
     start, kind, attrs = control.start, control.kind, control.attributes
     if flag == "valueMissing":
         if kind in _TEXT_LIKE and "pattern" in attrs:
@@ -173,12 +175,7 @@ def _why_and_fix(control: Control, flag: str) -> str:
             "browser accepts): `pattern` is what Chromium carries into the inputSchema"
         )
     if flag == "patternMismatch":
-        pattern = attrs.get("pattern", "")
-        return (
-            "the inputSchema carries the pattern as written, which JSON Schema matches "
-            "anywhere in the value and HTML against the whole value (with the v flag); "
-            f'write it anchored, pattern="^(?:{pattern})$", so both read it alike'
-        )
+        return _pattern_fix(attrs.get("pattern", ""), value)
     if flag in ("rangeUnderflow", "rangeOverflow"):
         return (
             f"Chromium carries `min`/`max` into the inputSchema only for number and range "
@@ -201,6 +198,41 @@ def _why_and_fix(control: Control, flag: str) -> str:
             "toolparamdescription, or narrow the schema with `pattern`"
         )
     return "say what the control accepts in its toolparamdescription"
+
+
+def _pattern_fix(pattern: str, value: Any) -> str:
+    """Why a value the form's pattern refused fitted the schema, and the pattern that says so
+    to JSON Schema too: anchoring is the fix only when the ``u`` flag JSON Schema compiles the
+    anchored pattern with refuses the value as HTML's ``v`` does."""
+    anchored = HTML.source(pattern)
+    if pattern_flags(anchored) == "u" and not _anchored_accepts(anchored, value):
+        return (
+            "the inputSchema carries the pattern as written, which JSON Schema matches "
+            "anywhere in the value and HTML against the whole value (with the v flag); "
+            f'write it anchored, pattern="{anchored}", so both read it alike'
+        )
+    how = (
+        "which reads it otherwise: even anchored, it accepts this value"
+        if pattern_flags(anchored) == "u"
+        else "under which it is no pattern at all (JSON Schema validators then read it "
+        "without flags, or skip it)"
+    )
+    return (
+        f"HTML compiles the pattern with the v flag and JSON Schema with the u flag, {how}. "
+        "Set operations (&&, --), nested classes, \\q{…} and \\p{…} of strings mean "
+        "something else, or nothing, without v; write a pattern both flags read alike "
+        '(escape & and - in classes, or list the characters), anchored: pattern="^(?:…)$"'
+    )
+
+
+def _anchored_accepts(anchored: str, value: Any) -> bool:
+    """Whether JSON Schema's reading (``u``) of the anchored pattern accepts ``value``."""
+    if not isinstance(value, str):
+        return False
+    try:
+        return search(anchored, value) is True
+    except PatternTimeout:
+        return False
 
 
 def accepted_schema(schema: dict[str, Any], controls: list[Control]) -> dict[str, Any]:

@@ -3,9 +3,17 @@
 JSON Schema's patterns are ECMAScript regular expressions, and pages write them for
 JavaScript: ``\\p{L}+`` (a name in any script) is valid there and means nothing to
 Python's ``re``, which jsonschema uses by default. The harness checks them with ECMAScript
-semantics instead (the ``regress`` library, Rust's ECMA-262 engine), with the ``u`` flag
-JSON Schema recommends. A pattern no ECMAScript engine accepts is skipped — that keyword
-only, never the whole tool — and the catalog warns about it (:func:`pattern_warnings`).
+semantics instead (the ``regress`` library, Rust's ECMA-262 engine), in one of two dialects
+(:class:`PatternDialect`), chosen by where the schema comes from (:func:`dialect_of`):
+
+- :data:`JSON_SCHEMA`, a script tool's schema: the ``u`` flag JSON Schema recommends (else
+  none), matching anywhere in the value;
+- :data:`HTML`, a ``<form toolname>``'s schema, whose ``pattern`` is a control's attribute
+  copied as written: read as HTML reads it, ``^(?:pattern)$`` with the ``v`` flag (set
+  operations ``[[a-z]--[aeiou]]``, ``\\p{RGI_Emoji}``, ``\\q{…}``; ``[a-z-]`` is no pattern).
+
+A pattern its dialect cannot compile is skipped — that keyword only, never the whole tool —
+as HTML ignores such an attribute, and the catalog warns about it (:func:`pattern_warnings`).
 Also here: :func:`checkable_schema`, the schema as the harness checks it, where HTML's
 empty choice lists (a ``<select>`` without options is ``anyOf: []``) mean "no value".
 
@@ -22,6 +30,7 @@ import multiprocessing
 import os
 import threading
 from collections.abc import Iterator
+from dataclasses import dataclass
 from functools import lru_cache
 from multiprocessing.connection import Connection
 from typing import Any
@@ -51,25 +60,68 @@ class PatternTimeout(Exception):
     """A pattern took longer than :data:`PATTERN_BUDGET_S` on a string."""
 
 
+@dataclass(frozen=True)
+class PatternDialect:
+    """How a schema's ``pattern`` is read: the flags it may compile with, tried in order, and
+    whether it must match the whole value (HTML's reading) or anywhere in it (JSON Schema's)."""
+
+    name: str
+    flags: tuple[str, ...]
+    anchored: bool
+    reading: str = ""
+    """How a refusal says the pattern was read, when that is not JSON Schema's way."""
+
+    def source(self, pattern: str) -> str:
+        """The regular expression that is compiled and matched for ``pattern``."""
+        return f"^(?:{pattern})$" if self.anchored else pattern
+
+
+JSON_SCHEMA = PatternDialect("JSON Schema", ("u", ""), anchored=False)
+"""A script tool's schema: ECMA-262 with the ``u`` flag JSON Schema recommends (else none),
+matching anywhere in the value."""
+
+HTML = PatternDialect(
+    "HTML",
+    ("v",),
+    anchored=True,
+    reading="the form's pattern, as HTML reads it: v flag, whole value",
+)
+"""A ``<form toolname>`` control's ``pattern``, as HTML compiles it: ``^(?:pattern)$`` with
+the ``v`` flag; a pattern that does not compile so is ignored (HTML Standard, "compiling a
+pattern attribute regular expression")."""
+
+
+def dialect_of(tool: Tool) -> PatternDialect:
+    """The dialect of ``tool``'s schema patterns: a form's (declarative tools: Chromium's
+    schema, and the seed dialect's, copy the controls' ``pattern``) or JSON Schema's."""
+    return HTML if tool.source == "declarative" else JSON_SCHEMA
+
+
 @lru_cache(maxsize=1024)
-def pattern_flags(pattern: str) -> str | None:
-    """The flags ``pattern`` compiles with (``u``, else none), or None when it is not an
-    ECMAScript regex (or longer than :data:`MAX_PATTERN_LENGTH`)."""
+def pattern_flags(pattern: str, dialect: PatternDialect = JSON_SCHEMA) -> str | None:
+    """The flags ``pattern`` compiles with in ``dialect`` (JSON Schema: ``u``, else none;
+    HTML: ``v``), or None when it is not a regex there (or is longer than
+    :data:`MAX_PATTERN_LENGTH`)."""
     if len(pattern) > MAX_PATTERN_LENGTH:
         return None
-    for flags in ("u", ""):
+    for flags in dialect.flags:
         try:
-            regress.Regex(pattern, flags)
+            # HTML compiles the attribute as written first: `a)|(b` is no pattern, though
+            # `^(?:a)|(b)$` would compile.
+            if dialect.anchored:
+                regress.Regex(pattern, flags)
+            regress.Regex(dialect.source(pattern), flags)
         except regress.RegressError:
             continue
         return flags
     return None
 
 
-def compile_pattern(pattern: str) -> Any:
-    """The compiled ECMAScript regex, or None when ``pattern`` is not one."""
-    flags = pattern_flags(pattern)
-    return None if flags is None else regress.Regex(pattern, flags)
+def compile_pattern(pattern: str, dialect: PatternDialect = JSON_SCHEMA) -> Any:
+    """The compiled ECMAScript regex ``pattern`` is in ``dialect`` (anchored for HTML), or
+    None when it is not one there."""
+    flags = pattern_flags(pattern, dialect)
+    return None if flags is None else regress.Regex(dialect.source(pattern), flags)
 
 
 def _serve_matches(conn: Connection) -> None:  # pragma: no cover - runs in the child
@@ -140,13 +192,19 @@ class _Matcher:
 _MATCHER = _Matcher()
 
 
-def search(pattern: str, text: str, budget: float = PATTERN_BUDGET_S) -> bool | None:
-    """Whether the ECMAScript ``pattern`` matches somewhere in ``text``; None: not a regex.
-    Raises :class:`PatternTimeout` when the match takes longer than ``budget`` seconds."""
-    flags = pattern_flags(pattern)
+def search(
+    pattern: str,
+    text: str,
+    budget: float = PATTERN_BUDGET_S,
+    dialect: PatternDialect = JSON_SCHEMA,
+) -> bool | None:
+    """Whether the ECMAScript ``pattern`` matches ``text`` as ``dialect`` reads it (JSON
+    Schema: somewhere in it; HTML: all of it); None: not a regex there. Raises
+    :class:`PatternTimeout` when the match takes longer than ``budget`` seconds."""
+    flags = pattern_flags(pattern, dialect)
     if flags is None:
         return None
-    return _MATCHER.search(pattern, flags, text, budget)
+    return _MATCHER.search(dialect.source(pattern), flags, text, budget)
 
 
 def _clip(text: str) -> str:
@@ -161,19 +219,29 @@ def _timeout_error(pattern: str) -> ValidationError:
     )
 
 
-def pattern_keyword(
-    validator: Any, pattern: Any, instance: Any, schema: dict[str, Any]
-) -> Iterator[ValidationError]:
-    """JSON Schema's ``pattern`` with ECMAScript semantics (skipped when not a regex)."""
-    if not isinstance(pattern, str) or not validator.is_type(instance, "string"):
-        return
-    try:
-        found = search(pattern, instance)
-    except PatternTimeout:
-        yield _timeout_error(pattern)
-        return
-    if found is False:
-        yield ValidationError(f"{_clip(instance)} does not match {_clip(pattern)}")
+def _pattern_keyword(dialect: PatternDialect) -> Any:
+    def pattern_keyword(
+        validator: Any, pattern: Any, instance: Any, schema: dict[str, Any]
+    ) -> Iterator[ValidationError]:
+        """``pattern`` with ECMAScript semantics, read in the dialect of its schema (skipped
+        when it is not a regex there)."""
+        if not isinstance(pattern, str) or not validator.is_type(instance, "string"):
+            return
+        try:
+            found = search(pattern, instance, dialect=dialect)
+        except PatternTimeout:
+            yield _timeout_error(dialect.source(pattern))
+            return
+        if found is False:
+            reading = f" ({dialect.reading})" if dialect.reading else ""
+            shown = _clip(dialect.source(pattern))
+            yield ValidationError(f"{_clip(instance)} does not match {shown}{reading}")
+
+    return pattern_keyword
+
+
+pattern_keyword = _pattern_keyword(JSON_SCHEMA)
+"""JSON Schema's ``pattern`` with ECMAScript semantics (skipped when not a regex)."""
 
 
 def pattern_properties_keyword(
@@ -194,7 +262,11 @@ def pattern_properties_keyword(
 
 
 KEYWORDS = {"pattern": pattern_keyword, "patternProperties": pattern_properties_keyword}
-"""The keyword implementations a validator is extended with."""
+"""The keyword implementations a validator of a script tool's schema is extended with."""
+
+FORM_KEYWORDS = {**KEYWORDS, "pattern": _pattern_keyword(HTML)}
+"""The same for a form's schema (:func:`dialect_of`): ``pattern`` as HTML reads it
+(``patternProperties`` matches property names, never a control's value: JSON Schema's)."""
 
 
 def _schema_formats() -> FormatChecker:
@@ -234,33 +306,43 @@ def checkable_schema(schema: Any) -> Any:
     return copy
 
 
-def invalid_patterns(schema: Any, where: str = "") -> Iterator[tuple[str, str]]:
-    """(schema path, pattern) of every ``pattern``/``patternProperties`` key that no
-    ECMAScript engine accepts."""
+def invalid_patterns(
+    schema: Any, where: str = "", dialect: PatternDialect = JSON_SCHEMA
+) -> Iterator[tuple[str, str]]:
+    """(schema path, pattern) of every ``pattern`` that does not compile in ``dialect``, and
+    every ``patternProperties`` key no ECMAScript engine accepts."""
     if isinstance(schema, list):
         for i, item in enumerate(schema):
-            yield from invalid_patterns(item, f"{where}/{i}")
+            yield from invalid_patterns(item, f"{where}/{i}", dialect)
         return
     if not isinstance(schema, dict):
         return
     for key, value in schema.items():
-        if key == "pattern" and isinstance(value, str) and compile_pattern(value) is None:
+        if key == "pattern" and isinstance(value, str) and compile_pattern(value, dialect) is None:
             yield f"{where}/pattern", value
         elif key in _SUBSCHEMA or key in _SCHEMA_LISTS:
-            yield from invalid_patterns(value, f"{where}/{key}")
+            yield from invalid_patterns(value, f"{where}/{key}", dialect)
         elif key in _SCHEMA_MAPS and isinstance(value, dict):
             for name, sub in value.items():
                 if key == "patternProperties" and compile_pattern(name) is None:
                     yield f"{where}/{key}", name
-                yield from invalid_patterns(sub, f"{where}/{key}/{name}")
+                yield from invalid_patterns(sub, f"{where}/{key}/{name}", dialect)
 
 
 def pattern_warnings(tools: list[Tool]) -> list[CatalogWarning]:
-    """A catalog warning per pattern that is not an ECMAScript regex (its keyword is skipped)."""
+    """A catalog warning per pattern that is not an ECMAScript regex in its tool's dialect
+    (:func:`dialect_of`; its keyword is skipped)."""
     warnings = []
     for tool in tools:
+        dialect = dialect_of(tool)
+        what = (
+            "a regular expression under the v flag HTML compiles a form's pattern with "
+            "(HTML ignores it)"
+            if dialect == HTML
+            else "an ECMAScript regular expression"
+        )
         try:
-            found = list(invalid_patterns(tool.input_schema))
+            found = list(invalid_patterns(tool.input_schema, dialect=dialect))
         except RecursionError:
             continue  # too deep to read: its calls are refused as such (validation.py)
         for path, pattern in found:
@@ -270,8 +352,8 @@ def pattern_warnings(tools: list[Tool]) -> list[CatalogWarning]:
                     tool=tool.name,
                     message=(
                         f"Tool {tool.name!r}: the pattern {pattern[:80]!r} at {path or '/'} of its "
-                        "inputSchema is not an ECMAScript regular expression; the harness "
-                        "does not check that keyword (the rest of the schema still applies)."
+                        f"inputSchema is not {what}; the harness does not check that keyword "
+                        "(the rest of the schema still applies)."
                     ),
                 )
             )

@@ -90,6 +90,11 @@ def _type(
 _Validator: Any = validators.extend(  # type: ignore[no-untyped-call]
     Draft202012Validator, {"multipleOf": _multiple_of, "type": _type, **patterns.KEYWORDS}
 )
+# A form's schema (a declarative tool): the same, its `pattern`s read as HTML reads them.
+_FormValidator: Any = validators.extend(  # type: ignore[no-untyped-call]
+    Draft202012Validator, {"multipleOf": _multiple_of, "type": _type, **patterns.FORM_KEYWORDS}
+)
+_VALIDATORS = {patterns.JSON_SCHEMA: _Validator, patterns.HTML: _FormValidator}
 # A page's own results: the same reading, but a result holds the number it has (the
 # 2**53 rule is about what a call would hand the page).
 _ResultValidator: Any = validators.extend(  # type: ignore[no-untyped-call]
@@ -187,9 +192,10 @@ class _Checked(BaseModel):
 
 
 @lru_cache(maxsize=1024)
-def _checked(schema_json: str) -> _Checked:
+def _checked(schema_json: str, dialect: patterns.PatternDialect) -> _Checked:
     """The meta-schema check, the outside-reference check and the compiled validator of one
-    schema, by its canonical JSON: a call pays for them only the first time its schema is seen.
+    schema, by its canonical JSON and the dialect of its patterns: a call pays for them only
+    the first time its schema is seen.
 
     Keyed by value, not by tool: a page that registers the same name again with another
     schema gets the other schema's checks, and nothing is shared that could differ.
@@ -201,22 +207,25 @@ def _checked(schema_json: str) -> _Checked:
     outside = outside_references_problem("inputSchema", schema)
     if outside is not None:
         return _Checked(outside=outside)
-    return _Checked(validator=_compiled(schema))
+    return _Checked(validator=_compiled(schema, dialect))
 
 
-def _compiled(schema: Any) -> Any:
-    """A validator for ``schema``, its patterns checked with ECMAScript semantics."""
-    return validator_for(patterns.checkable_schema(schema), _Validator, format_checker=_FORMATS)
+def _compiled(schema: Any, dialect: patterns.PatternDialect) -> Any:
+    """A validator for ``schema``, its patterns checked with ECMAScript semantics as
+    ``dialect`` reads them."""
+    return validator_for(
+        patterns.checkable_schema(schema), _VALIDATORS[dialect], format_checker=_FORMATS
+    )
 
 
 def _canonical(schema: Any) -> str:
     return json.dumps(schema, sort_keys=True)
 
 
-def _validator(schema_json: str) -> Any:
-    checked = _checked(schema_json)
+def _validator(schema_json: str, dialect: patterns.PatternDialect) -> Any:
+    checked = _checked(schema_json, dialect)
     if checked.validator is None:  # an unusable schema: validate it as before, uncached
-        return _compiled(json.loads(schema_json))
+        return _compiled(json.loads(schema_json), dialect)
     return checked.validator
 
 
@@ -250,42 +259,15 @@ class _Plan(BaseModel):
 
 
 def _plan_of(tool: Tool) -> _Plan:
-    schema = checked_schema(tool)
+    schema = tool.input_schema
     try:
-        checked = _checked(_canonical(schema))
+        checked = _checked(_canonical(schema), patterns.dialect_of(tool))
     except RecursionError:
         return _Plan()
     usable = checked.invalid is None and checked.outside is None
+    # Never for a schema with a `pattern` (compiled_validator_for leaves regexes to jsonschema).
     fast = compiled_validator_for(schema) if usable else None
     return _Plan(checked=checked, fast=fast)
-
-
-def checked_schema(tool: Tool) -> Any:
-    """The schema a tool's arguments are checked against: its ``inputSchema``, with a
-    form's ``pattern`` read as HTML reads it — matching the whole value (``^(?:…)$``), where
-    JSON Schema's matches anywhere in it. (The schema Chromium makes for a ``<form
-    toolname>`` copies the attribute as written; the agent sees it so.)"""
-    if tool.source != "declarative":
-        return tool.input_schema
-    try:
-        return _anchored(tool.input_schema)
-    except RecursionError:
-        return tool.input_schema  # too deep to check: the plan says so
-
-
-def _anchored(schema: Any) -> Any:
-    if isinstance(schema, list):
-        return [_anchored(item) for item in schema]
-    if not isinstance(schema, dict):
-        return schema
-    return {
-        key: f"^(?:{value})$"
-        if key == "pattern" and isinstance(value, str)
-        else value
-        if key in ("enum", "const", "default", "examples")
-        else _anchored(value)
-        for key, value in schema.items()
-    }
 
 
 _plan = PerTool(_plan_of)
@@ -321,7 +303,10 @@ def unrepresentable_numbers(arguments: Any) -> list[ArgumentProblem]:
 
 
 def validate_arguments(tool: Tool, arguments: Any) -> list[ArgumentProblem]:
-    """Every way ``arguments`` break ``tool.input_schema``; empty when they fit."""
+    """Every way ``arguments`` break ``tool.input_schema``; empty when they fit. A form's
+    ``pattern`` (a declarative tool's: the control's attribute, copied as written) is read as
+    HTML reads it, ``^(?:…)$`` with the ``v`` flag, where JSON Schema's matches anywhere in
+    the value with the ``u`` flag (:mod:`harness.stages.patterns`)."""
     unrepresentable = unrepresentable_numbers(arguments)
     if unrepresentable:
         return unrepresentable
@@ -329,7 +314,7 @@ def validate_arguments(tool: Tool, arguments: Any) -> list[ArgumentProblem]:
     validator = (
         checked.validator
         if checked is not None and checked.validator is not None
-        else _validator(_canonical(checked_schema(tool)))
+        else _validator(_canonical(tool.input_schema), patterns.dialect_of(tool))
     )
     errors = sorted(validator.iter_errors(arguments), key=lambda e: (list(e.path), e.message))
     return [

@@ -272,3 +272,19 @@ def test_probe_arguments_fit_the_schema() -> None:
         "kind": "a",
         "mail": "audit@example.com",
     }
+
+
+# A form's pattern is compiled as HTML compiles it (the `v` flag): valid there, it is no lint
+# finding; the same text in a script tool's schema (read with `u`) is not a regex at all.
+V_ONLY = r"[\p{L}--[a-z]]+"
+
+
+def test_a_forms_pattern_is_judged_as_html_compiles_it() -> None:
+    schema = {"type": "object", "properties": {"code": {"type": "string", "pattern": V_ONLY}}}
+    form = tool(source="declarative", inputSchema=schema)
+    assert ("input-schema-invalid", "t") not in codes(form)
+    assert ("input-schema-invalid", "t") in codes(tool(inputSchema=schema))
+    # And a pattern valid under `u` but not under `v` the other way round.
+    u_only = {"type": "object", "properties": {"code": {"type": "string", "pattern": "[(]"}}}
+    assert ("input-schema-invalid", "t") in codes(tool(source="declarative", inputSchema=u_only))
+    assert ("input-schema-invalid", "t") not in codes(tool(inputSchema=u_only))

@@ -11,6 +11,7 @@ from hypothesis import given, settings
 from hypothesis import strategies as st
 
 from harness.conformance.probes import MAX_EXAMPLE_LENGTH, example_arguments
+from harness.stages.patterns import HTML
 
 JSON = st.recursive(
     st.none() | st.booleans() | st.integers() | st.floats(allow_nan=False) | st.text(max_size=8),
@@ -78,3 +79,14 @@ def test_a_string_is_made_to_fit_its_pattern_whole(pattern: str, made: str) -> N
     schema = {"type": "object", "required": ["v"], "properties": {"v": {"pattern": pattern}}}
     schema["properties"]["v"]["type"] = "string"
     assert example_arguments(schema) == {"v": made}
+
+
+def test_a_forms_string_is_made_to_fit_its_pattern_as_html_reads_it() -> None:
+    # `[\w&&\d]+` (intersection, the `v` flag) takes digits only: "audit" does not fit it as
+    # HTML reads it, while JSON Schema's reading (no intersection: `&&` literal) differs.
+    schema = {"type": "object", "required": ["v"], "properties": {"v": {"type": "string"}}}
+    schema["properties"]["v"]["pattern"] = r"[\w&&\d]+"
+    assert example_arguments(schema, dialect=HTML) == {"v": "0"}
+    # Set subtraction: no regex under JSON Schema's reading, upper-case letters under HTML's.
+    schema["properties"]["v"]["pattern"] = r"[\p{L}--[a-z]]+"
+    assert example_arguments(schema, dialect=HTML) == {"v": "A"}
