@@ -13,6 +13,11 @@ and every session frozen behind a server that never answers. So:
   is refused with a clear message and the catalog warns;
 - :func:`subschemas` walks a schema keyword by keyword (property *names* are never
   mistaken for keywords), for every duty that reads schemas (redaction, framing);
+- :func:`resolve_references` says where each ``$ref`` / ``$dynamicRef`` leads as the
+  validator reads it (``$id`` sets the base URI of what is inside it, an ``$anchor``
+  belongs to its own resource), so a duty that follows references (redaction's walk)
+  looks at the very subschema validation applies; one it cannot read for certain is
+  reported, never guessed;
 - :func:`compiled_validator_for` gives a compiled (``jsonschema-rs``) validator for the
   schemas whose every keyword means the same to it as to jsonschema — a fast *yes* for
   a hot path; a *no* (or a schema outside that set) is left to :func:`validator_for`.
@@ -22,23 +27,27 @@ May import: nothing of the harness (it sits with ``models`` at the bottom).
 
 from __future__ import annotations
 
+from collections import Counter
 from collections.abc import Iterator
-from typing import Any
-from urllib.parse import unquote
+from typing import Any, NamedTuple
+from urllib.parse import unquote, urldefrag, urljoin
 
 import jsonschema_rs
 from jsonschema import Draft202012Validator
 from jsonschema.protocols import Validator
 from jsonschema_specifications import REGISTRY as _SPECIFICATIONS  # type: ignore[import-untyped]
-from referencing import Registry
+from referencing import Registry, Resource
 from referencing.exceptions import Unresolvable
-from referencing.jsonschema import DRAFT202012
+from referencing.jsonschema import DRAFT202012, DynamicAnchor
 from referencing.jsonschema import SchemaRegistry as _SchemaRegistry
 
 __all__ = [
     "NO_RETRIEVAL",
+    "Followed",
+    "References",
     "Unresolvable",
     "compiled_validator_for",
+    "resolve_references",
     "subschemas",
     "unresolvable_references",
     "validator_for",
@@ -48,6 +57,7 @@ NO_RETRIEVAL: _SchemaRegistry = Registry()
 """A registry that never retrieves: jsonschema adds the meta-schemas, and that is all."""
 
 _KNOWN: Any = _SPECIFICATIONS.combine(NO_RETRIEVAL)  # what validation resolves besides the schema
+_KNOWN_URIS = frozenset(_KNOWN)  # the meta-schemas' URIs
 
 # Keywords whose value is a map of name → schema, one schema, or a list of schemas.
 _SCHEMA_MAPS = ("properties", "patternProperties", "$defs", "definitions", "dependentSchemas")
@@ -70,7 +80,11 @@ _REFERENCES = ("$ref", "$dynamicRef")
 
 def local_target(root: Any, ref: str) -> Any:
     """What a local ``$ref`` (``#``, ``#/json/pointer``, ``#anchor``) in ``root`` points at;
-    None when it leads nowhere inside ``root``."""
+    None when it leads nowhere inside ``root``.
+
+    Read against ``root`` alone: right for a schema without ``$id`` (the compiled
+    validator's subset), not for one that embeds resources. What decides what is
+    withheld follows :func:`resolve_references` instead."""
     if not ref.startswith("#"):
         return None
     fragment = unquote(ref[1:])
@@ -273,3 +287,212 @@ def unresolvable_references(schema: Any) -> list[str]:
                     found.append(ref)
         stack.extend((child, current) for child in subschemas(node))
     return found
+
+
+# -- where references lead ----------------------------------------------------------------
+
+
+class Followed(NamedTuple):
+    """Where the ``$ref`` / ``$dynamicRef`` of one schema object lead."""
+
+    targets: tuple[Any, ...]
+    """The subschemas they lead to (objects of the schema, or of a meta-schema)."""
+    unresolved: tuple[str, ...]
+    """Those that lead nowhere, or nowhere certain (see :func:`resolve_references`)."""
+
+
+_NOWHERE = Followed((), ())
+_TWO_SCOPES = "a subschema reached in two scopes"
+
+
+class References:
+    """Where the references of one schema lead, by schema object: made once per schema by
+    :func:`resolve_references`, read by a walk that follows the schema alongside a value."""
+
+    def __init__(self, followed: dict[int, Followed]) -> None:
+        self._followed = followed  # by id() of the schema object that holds the references
+
+    def of(self, node: dict[str, Any]) -> Followed:
+        """Where ``node``'s references lead. A reference the resolution never reached (inside
+        an ``$id`` it could not read) is unresolved: nothing is guessed."""
+        found = self._followed.get(id(node))
+        if found is not None:
+            return found
+        if "$ref" not in node and "$dynamicRef" not in node:  # the walk's common case
+            return _NOWHERE
+        refs = tuple(ref for keyword in _REFERENCES if isinstance(ref := node.get(keyword), str))
+        return Followed((), refs) if refs else _NOWHERE
+
+
+def resolve_references(schema: Any) -> References:
+    """Where every ``$ref`` / ``$dynamicRef`` of ``schema`` leads, read as validation reads
+    it (:func:`validator_for`: Draft 2020-12, a registry that never retrieves).
+
+    Each schema object is read in its own scope: ``$id`` sets the base URI of what is
+    inside it (``#/$defs/x`` under ``"$id": "urn:a"`` is urn:a's ``$defs``), and ``#tok``
+    is the anchor ``tok`` of the resource the reference is written in. Each reference is
+    looked up as jsonschema looks it up (:mod:`referencing`). It is *unresolved* when it
+    leads nowhere (outside the schema, a pointer to nothing), and when where it leads is
+    not certain: two resources with one URI, or one anchor twice in a resource (the
+    registry keeps one of them, and which one depends on the order of lookups); a
+    subschema reached in two scopes; a reference that lands on a ``$dynamicAnchor`` whose
+    name more than one subschema bears, or that meets a meta-schema's (validation picks
+    one by the path it took to get there).
+    """
+    if not isinstance(schema, dict):
+        return References({})
+    try:
+        root = DRAFT202012.create_resource(schema)
+        uri = root.id() or ""
+        registry = _KNOWN.with_resource(uri, root)
+    except Exception:  # a malformed $id: nothing can be resolved against it
+        return References({id(schema): Followed((), (str(schema.get("$id")),))})
+    resolution = _Resolution()
+    resolution.read(schema, registry.resolver(base_uri=uri))
+    if resolution.pending:  # looking references up needs the whole registry crawled
+        claims: dict[Any, set[int]] = {}
+        dynamic: Counter[str] = Counter()
+        try:
+            registry = registry.crawl()
+            _claims(uri, root, claims, dynamic)
+        except Exception:  # a subschema referencing cannot read (say, "$schema": 5)
+            # Validation's own crawl fails the same way: only pointers into the root
+            # resolve, and without a crawl no resource can take another's place.
+            claims, dynamic = {}, Counter()
+        resolution.follow_all(registry, claims, dynamic)
+    return resolution.references()
+
+
+def _claims(
+    uri: str, root: Resource[Any], claims: dict[Any, set[int]], dynamic: Counter[str]
+) -> None:
+    """Which schema objects take each URI and each (URI, anchor) in the registry, crawled
+    as :meth:`referencing.Registry.crawl` crawls (so a collision it hides is seen here);
+    ``dynamic`` counts the ``$dynamicAnchor``s of each name."""
+    claims.setdefault(uri, set()).add(id(root.contents))  # Registry.with_resource
+    uncrawled = [(uri, root)]
+    while uncrawled:
+        uri, resource = uncrawled.pop()
+        own = resource.id()
+        if own is not None:
+            uri = urljoin(uri, own)
+            claims.setdefault(uri, set()).add(id(resource.contents))
+        for anchor in resource.anchors():
+            claims.setdefault((uri, anchor.name), set()).add(id(resource.contents))
+            if isinstance(anchor, DynamicAnchor):
+                dynamic[anchor.name] += 1
+        uncrawled.extend((uri, each) for each in resource.subresources())
+
+
+def _base_uri(resolver: Any) -> str:
+    # referencing keeps a resolver's base URI to itself; it is all the scope a $ref is read in
+    return str(resolver._base_uri)
+
+
+class _Resolution:
+    """The state of :func:`resolve_references`: each schema object read with the resolver
+    of its scope, and the references still to look up."""
+
+    def __init__(self) -> None:
+        self.base: dict[int, str] = {}  # the base URI each schema object was read in
+        self.targets: dict[int, list[Any]] = {}
+        self.unresolved: dict[int, list[str]] = {}
+        self.pending: list[tuple[dict[str, Any], str, str]] = []  # (holder, its base, ref)
+        self.dynamic: list[tuple[dict[str, Any], str, str]] = []  # (holder, ref, anchor name)
+        self.outside = False  # a reference led into a meta-schema
+
+    def lost(self, node: dict[str, Any], what: str) -> None:
+        self.unresolved.setdefault(id(node), []).append(what)
+
+    def read(self, top: dict[str, Any], resolver: Any) -> None:
+        """Read ``top`` and the subschemas inside it, each in its scope, as validation
+        descends into them (iterative: a page can nest deeper than Python's stack)."""
+        stack = [(top, resolver)]
+        while stack:
+            node, current = stack.pop()
+            self.base[id(node)] = here = _base_uri(current)
+            for keyword in _REFERENCES:
+                ref = node.get(keyword)
+                if isinstance(ref, str):
+                    self.targets.setdefault(id(node), [])
+                    self.pending.append((node, here, ref))
+            for child in subschemas(node):
+                if not isinstance(child, dict):
+                    continue
+                inner, base = current, here  # without an $id, the scope goes on inside
+                if "$id" in child:
+                    try:
+                        inner = current.in_subresource(DRAFT202012.create_resource(child))
+                        base = _base_uri(inner)
+                    except Exception:  # a malformed $id: nothing inside it can be placed
+                        self.lost(child, str(child.get("$id")))
+                        continue
+                seen = self.base.get(id(child))
+                if seen is None:
+                    stack.append((child, inner))
+                elif seen != base:
+                    self.lost(child, _TWO_SCOPES)
+
+    def follow_all(self, registry: Any, claims: dict[Any, set[int]], dynamic: Counter[str]) -> None:
+        """Look every reference up in ``registry`` (crawled), reading what they lead to;
+        ``claims`` and ``dynamic`` are :func:`_claims`'. One that lands on a
+        ``$dynamicAnchor`` is certain only when that anchor is the one of its name."""
+        looked: dict[tuple[str, str], tuple[Any, str | None] | None] = {}  # one per scope
+        while self.pending:
+            node, base, ref = self.pending.pop()
+            if (base, ref) not in looked:
+                looked[base, ref] = self.look_up(registry.resolver(base_uri=base), ref, claims)
+            found = looked[base, ref]
+            if found is None:
+                self.lost(node, ref)
+                continue
+            target, name = found
+            self.targets[id(node)].append(target)
+            if name is not None:
+                self.dynamic.append((node, ref, name))
+        for node, ref, name in self.dynamic:
+            if self.outside or dynamic[name] > 1:
+                self.lost(node, ref)
+
+    def look_up(
+        self, current: Any, ref: str, claims: dict[Any, set[int]]
+    ) -> tuple[Any, str | None] | None:
+        """What ``ref`` leads to from ``current``'s scope, as validation looks it up, and the
+        name of the ``$dynamicAnchor`` it landed on; None when it leads nowhere certain."""
+        base = _base_uri(current)
+        try:
+            resolved = current.lookup(ref)
+            uri, fragment = (
+                (base, ref[1:]) if ref.startswith("#") else urldefrag(urljoin(base, ref))
+            )
+        except Exception:  # Unresolvable, or a reference referencing cannot even parse
+            return None
+        named = bool(fragment) and not fragment.startswith("/")
+        taken = len(claims.get(uri, ()))
+        if taken > 1 or (uri in _KNOWN_URIS and taken):
+            return None  # two resources with one URI
+        if named and len(claims.get((uri, fragment), ())) > 1:
+            return None  # one anchor twice in a resource
+        self.outside = self.outside or uri in _KNOWN_URIS
+        target = resolved.contents
+        if not isinstance(target, dict):
+            return target, None
+        seen = self.base.get(id(target))
+        if seen is None:
+            self.read(target, resolved.resolver)
+        elif seen != _base_uri(resolved.resolver):
+            return None  # validation reads it in another scope than where it stands
+        dynamic = named and target.get("$dynamicAnchor") == fragment
+        return target, fragment if dynamic else None
+
+    def references(self) -> References:
+        """Where the references lead, once every one was looked up."""
+        holders = self.targets.keys() | self.unresolved.keys()
+        return References(
+            {
+                holder: Followed(
+                    tuple(self.targets.get(holder, ())), tuple(self.unresolved.get(holder, ()))
+                )
+                for holder in holders
+            }
+        )

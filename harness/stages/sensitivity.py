@@ -5,7 +5,11 @@ The walking half of redaction (:mod:`harness.stages.redaction` does the withhold
 ``patternProperties``, ``additionalProperties``, array items (``items``,
 ``prefixItems``), ``$ref`` / ``$defs`` and ``allOf`` / ``anyOf`` / ``oneOf`` (every
 branch counts: fail safe) alongside the value, and names each marked value's path and
-label. The schema is planned once (:class:`_Plan`), not per call: the walk descends
+label. A reference leads where validation takes it
+(:func:`~harness.schemas.resolve_references`: ``$id`` scopes, anchors of their own
+resource), so the walk reads the very subschema the ``fits`` check applied; one that
+leads nowhere certain is reported as unresolved, and redaction withholds the whole
+result. The schema is planned once (:class:`_Plan`), not per call: the walk descends
 only into subschemas from which a mark can be reached, so a result's bulk is never
 visited. :func:`sensitivity_warnings` flags tools whose declarations disagree.
 """
@@ -20,7 +24,13 @@ from functools import lru_cache
 from typing import Any, NamedTuple
 
 from harness.models import CatalogWarning, Tool
-from harness.schemas import compiled_validator_for, local_target, subschemas, validator_for
+from harness.schemas import (
+    References,
+    compiled_validator_for,
+    resolve_references,
+    subschemas,
+    validator_for,
+)
 
 JsonPath = tuple[str | int, ...]
 """A location in a JSON value: object keys and array indexes."""
@@ -54,16 +64,16 @@ def _matches(pattern: str, key: str) -> bool:
     return compiled is None or compiled.search(key) is not None
 
 
-_REFERENCES = ("$ref", "$dynamicRef")
 _BRANCHES = ("allOf", "anyOf", "oneOf")
 _CONDITIONS = ("if", "then", "else")
-_NO_REFS: frozenset[str] = frozenset()
+_NO_REFS: frozenset[int] = frozenset()  # ids of the reference targets followed in place
 
 
 class _Plan:
     """What one ``outputSchema`` says about where sensitive values can be, worked out once
-    per schema (not per call): the schema the walk follows (its own copy), which of its
-    subschemas can lead to a mark, and its compiled validator.
+    per schema (not per call): the schema the walk follows (its own copy), where each of
+    its references leads, which of its subschemas can lead to a mark, and its compiled
+    validator.
 
     A subschema is *live* when an ``x-sensitive`` mark, or a ``$ref`` the harness cannot
     follow, is reachable from it through any keyword or reference. The walk descends
@@ -73,7 +83,8 @@ class _Plan:
 
     def __init__(self, root: Any) -> None:
         self.root = root
-        self.live = _live_subschemas(root)
+        self.references = resolve_references(root)
+        self.live = _live_subschemas(root, self.references)
         self._validator: Any = None
         self._compiled: Any = False  # not yet asked for
         self._shapes: dict[int, _ObjectShape] = {}  # by id of a schema object in root
@@ -148,7 +159,7 @@ class _ObjectShape(NamedTuple):
         return cls(properties, patterns, dependent, names, rest, only)
 
 
-def _live_subschemas(root: Any) -> frozenset[int]:
+def _live_subschemas(root: Any, references: References) -> frozenset[int]:
     """The ids of the schema objects in ``root`` from which a mark or an unresolvable
     reference can be reached (references followed the way the walk follows them)."""
     parents: dict[int, list[int]] = {}
@@ -163,14 +174,10 @@ def _live_subschemas(root: Any) -> frozenset[int]:
         children = list(subschemas(node))
         if node.get("x-sensitive") is True:
             marks.append(id(node))
-        for keyword in _REFERENCES:
-            ref = node.get(keyword)
-            if isinstance(ref, str):
-                target = local_target(root, ref)
-                if target is None:
-                    marks.append(id(node))  # the walk must reach it to report the $ref
-                else:
-                    children.append(target)
+        followed = references.of(node)
+        if followed.unresolved:
+            marks.append(id(node))  # the walk must reach it to report the $ref
+        children += followed.targets
         for child in children:
             if isinstance(child, dict):
                 parents.setdefault(id(child), []).append(id(node))
@@ -207,20 +214,20 @@ class _Walk:
     keys: dict[JsonPath, str] = field(default_factory=dict)
     unresolved: set[str] = field(default_factory=set)
 
-    def visit(self, schema: Any, instance: Any, path: JsonPath, refs: frozenset[str]) -> None:
+    def visit(self, schema: Any, instance: Any, path: JsonPath, refs: frozenset[int]) -> None:
         if id(schema) not in self.plan.live:  # nothing below it: no mark, no lost $ref
             return
         if schema.get("x-sensitive") is True:
             self.found.setdefault(path, _label(schema, path))
             return
-        for keyword in _REFERENCES:
-            ref = schema.get(keyword)
-            if isinstance(ref, str) and ref not in refs:
-                target = local_target(self.plan.root, ref)
-                if target is None:
-                    self.unresolved.add(ref)
-                else:
-                    self.visit(target, instance, path, refs | {ref})
+        targets, unresolved = self.plan.references.of(schema)
+        if unresolved:
+            self.unresolved.update(unresolved)
+        for target in targets:
+            # A reference's target, not its text, says whether it loops: "#/$defs/s" is
+            # another subschema under another $id.
+            if id(target) not in refs:
+                self.visit(target, instance, path, refs | {id(target)})
         for keyword in _BRANCHES:
             branches = schema.get(keyword)
             for branch in branches if isinstance(branches, list) else []:
@@ -235,7 +242,7 @@ class _Walk:
             self._array(schema, instance, path)
 
     def _object(
-        self, schema: dict[str, Any], instance: dict[str, Any], path: JsonPath, refs: frozenset[str]
+        self, schema: dict[str, Any], instance: dict[str, Any], path: JsonPath, refs: frozenset[int]
     ) -> None:
         live = self.plan.live
         shape = self.plan.object_shape(schema)
@@ -264,7 +271,7 @@ class _Walk:
             if key in dependent:
                 self.visit(dependent[key], instance, path, refs)
 
-    def _key_label(self, names: dict[str, Any], key: str, refs: frozenset[str]) -> str | None:
+    def _key_label(self, names: dict[str, Any], key: str, refs: frozenset[int]) -> str | None:
         """The label of ``key`` when ``propertyNames`` (through $ref, allOf, …) marks it
         x-sensitive; None when it does not."""
         probe = _Walk(self.plan)
