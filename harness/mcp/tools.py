@@ -27,6 +27,7 @@ from jsonschema.exceptions import best_match
 from harness.agent_view import AgentTool
 from harness.mcp.names import NAVIGATE, RELOAD
 from harness.models import META_PREFIX
+from harness.schemas import unresolvable_references
 from harness.stages.framing import unframed, user_agent_text
 from harness.stages.validation import outside_references_problem, result_validator, schema_problem
 
@@ -163,7 +164,9 @@ def output_schema(tool: AgentTool) -> dict[str, Any] | None:
     if not _marks_sensitive(schema):
         return None if tool.annotations.get("sensitiveHint") is True else schema
     relaxed: dict[str, Any] = _withheld_as_handles(schema)
-    return relaxed
+    # A reference into what became a handle (a JSON pointer inside it) would leave the
+    # client a schema it cannot resolve, and its SDK would refuse every result: unlisted.
+    return None if unresolvable_references(relaxed) else relaxed
 
 
 def _python_reads(node: Any) -> bool:
@@ -192,13 +195,21 @@ def _marks_sensitive(node: Any) -> bool:
     return node.get("x-sensitive") is True or any(_marks_sensitive(v) for v in node.values())
 
 
+_IDENTIFIERS = ("$id", "$anchor", "$dynamicAnchor")
+_DEFINITIONS = ("$defs", "definitions")
+
+
 def _withheld_as_handles(node: Any) -> Any:
     if isinstance(node, list):
         return [_withheld_as_handles(item) for item in node]
     if not isinstance(node, dict):
         return node
     if node.get("x-sensitive") is True:
-        return {"type": "string", "x-sensitive": True, "description": WITHHELD}
+        # What names the subschema for references (its `$id`, anchors, and the `$defs`
+        # references elsewhere may point into) stays, so that every `$ref` still resolves.
+        kept = {key: node[key] for key in _IDENTIFIERS if key in node}
+        kept.update({key: _withheld_as_handles(node[key]) for key in _DEFINITIONS if key in node})
+        return {**kept, "type": "string", "x-sensitive": True, "description": WITHHELD}
     return {key: _withheld_as_handles(value) for key, value in node.items()}
 
 

@@ -4,6 +4,7 @@ from __future__ import annotations
 
 from typing import Any
 
+import jsonschema
 import mcp.types as types
 
 from harness.agent_view import AgentTool
@@ -81,6 +82,40 @@ def test_the_listed_output_schema_fits_redacted_results() -> None:
         annotations={"sensitiveHint": True},
     )
     assert output_schema(whole) is None
+
+
+def test_a_marked_subschema_named_by_a_reference_still_resolves_for_the_client() -> None:
+    # The value withheld sits under an anchor (and a `$defs` of its own) that references
+    # elsewhere name: the handle keeps what names it, so the client's SDK (jsonschema, a
+    # registry of the schema alone) resolves every `$ref` and the redacted result fits.
+    marked = {
+        "$anchor": "tok",
+        "type": "object",
+        "x-sensitive": True,
+        "$defs": {"inner": {"$anchor": "deep", "type": "integer"}},
+    }
+    tool = _agent_tool(
+        outputSchema={
+            "type": "object",
+            "properties": {"key": {"$ref": "#tok"}, "copy": {"$ref": "#deep"}, "t": marked},
+        }
+    )
+    relaxed = output_schema(tool)
+    assert relaxed is not None
+    redacted = {"key": "wmh-secret-0123456789ab", "copy": 3, "t": "wmh-secret-0123456789ab"}
+    jsonschema.validate(redacted, relaxed)  # raised NoSuchAnchor: `#tok` led nowhere
+    # A JSON pointer into what became a handle cannot be kept: no outputSchema is listed
+    # (the client gets the framed text), rather than one its SDK cannot read.
+    into = _agent_tool(
+        outputSchema={
+            "type": "object",
+            "properties": {
+                "key": {"x-sensitive": True, "properties": {"a": {"type": "string"}}},
+                "copy": {"$ref": "#/properties/key/properties/a"},
+            },
+        }
+    )
+    assert output_schema(into) is None
 
 
 def test_results_that_break_the_output_schema_become_errors() -> None:
