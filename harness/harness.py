@@ -114,6 +114,7 @@ class Harness:
         # The sessions it made that are open (closed ones are dropped as the next one opens:
         # a harness that runs for hours holds no closed session, nor its catalog and history).
         self.sessions: list[Session] = []
+        self._unclaimed: set[asyncio.Future[None]] = set()  # contexts closing (_close_unclaimed)
 
     @property
     def browser(self) -> Browser:
@@ -192,8 +193,15 @@ class Harness:
     async def new_session(self) -> Session:
         """A fresh browser context and page, with the backend attached, on about:blank."""
         await self.start()
-        context = await self.browser.new_context()
-        page = await context.new_page()
+        # Playwright makes the context even when its caller is cancelled while it waits (an
+        # MCP client that leaves as its page opens): made in a task of its own, a context
+        # nobody took is closed once it exists.
+        making = asyncio.ensure_future(self._new_page())
+        try:
+            context, page = await asyncio.shield(making)
+        except asyncio.CancelledError:
+            making.add_done_callback(self._close_unclaimed)
+            raise
         session = self._session(context, page, owns_context=True)
         try:
             await session._attach()
@@ -203,6 +211,24 @@ class Harness:
         self.sessions = [s for s in self.sessions if not s.closed]
         self.sessions.append(session)
         return session
+
+    async def _new_page(self) -> tuple[BrowserContext, Page]:
+        """A new browser context and its page (the context closed if the page fails)."""
+        context = await self.browser.new_context()
+        try:
+            return context, await context.new_page()
+        except BaseException:
+            await context.close()
+            raise
+
+    def _close_unclaimed(self, making: asyncio.Future[tuple[BrowserContext, Page]]) -> None:
+        """Close the context of a :meth:`new_session` cancelled while it was being made."""
+        if making.cancelled() or making.exception() is not None:
+            return
+        context, _page = making.result()
+        closing = asyncio.ensure_future(_within("closing an unclaimed context", context.close()))
+        self._unclaimed.add(closing)
+        closing.add_done_callback(self._unclaimed.discard)
 
     async def attach(self, context: BrowserContext, page: Page) -> Session:
         """A session on a page made elsewhere (e.g. pytest-playwright's ``page``).
@@ -260,6 +286,8 @@ class Harness:
         for session in self.sessions:
             await session.close()
         self.sessions.clear()
+        if self._unclaimed:  # a pooled browser stays: nothing of ours may stay in it
+            await asyncio.gather(*self._unclaimed, return_exceptions=True)
         await close_handler(self.elicitation)  # e.g. the browser handler's server and tab context
         if self._let_go_of_borrowed():
             return

@@ -224,7 +224,8 @@ def _add_mcp_command(sub: Any) -> None:
         "--transport", choices=["stdio", "http"], default="stdio", help="default: stdio"
     )
     mcp.add_argument(
-        "--host", default="127.0.0.1", help="HTTP: a loopback address (127.0.0.1, ::1, localhost)"
+        "--host",
+        help="HTTP: a loopback address (127.0.0.1, ::1, localhost; default 127.0.0.1)",
     )
     mcp.add_argument(
         "--port", type=int, metavar="N", help="HTTP: the port (default 8765; 0: any free port)"
@@ -259,6 +260,18 @@ COMMANDS: dict[str, Callable[[Any], None]] = {
 """Every command and how its parser is registered, in the order ``--help`` lists them."""
 
 
+def _refuse_http_options(args: argparse.Namespace) -> None:
+    """``--host`` and ``--port`` mean nothing over stdio: said there, a usage error."""
+    said = [flag for flag in ("--host", "--port") if getattr(args, flag[2:]) is not None]
+    if said:
+        one = len(said) == 1
+        raise UsageError(
+            f"{' and '.join(said)} {'goes' if one else 'go'} with --transport http (stdio "
+            f"listens on no address): add --transport http, or leave {'it' if one else 'them'} "
+            "out."
+        )
+
+
 def run_mcp_command(args: argparse.Namespace) -> int:
     """Serve until the client closes stdio, or Ctrl-C stops the server (either transport)."""
     check_elicit(args.elicit, args.elicit_timeout)
@@ -267,12 +280,15 @@ def run_mcp_command(args: argparse.Namespace) -> int:
     if args.transport == "stdio" and args.elicit == "terminal":
         raise UsageError("--elicit terminal needs stdin, which the stdio transport uses.")
     port = 0  # stdio has none
-    if args.transport == "http":
+    host = "127.0.0.1" if args.host is None else args.host
+    if args.transport == "stdio":
+        _refuse_http_options(args)
+    else:
         from harness.mcp.server import is_loopback
 
-        if not is_loopback(args.host):
+        if not is_loopback(host):
             raise UsageError(
-                f"--host {args.host}: the MCP server listens on loopback only (127.0.0.1, ::1, "
+                f"--host {host}: the MCP server listens on loopback only (127.0.0.1, ::1, "
                 "localhost); it has no authentication and drives your browser page."
             )
         port = DEFAULT_MCP_PORT if args.port is None else args.port
@@ -311,7 +327,7 @@ def run_mcp_command(args: argparse.Namespace) -> int:
                 make(),
                 args.url,
                 transport="http",
-                host=args.host,
+                host=host,
                 port=port,
                 on_ready=ready,
                 wait_for=args.wait_for_tool,

@@ -159,8 +159,13 @@ class ClientPage:
         for undo in reversed(self._undo):
             undo()
         self._undo.clear()
-        if self.owned and self.session is not None:
-            await self.session.close()
+        # A page that opened just now is closed too, though _serve had no turn to take it.
+        opened = self._opening
+        session = self.session
+        if session is None and opened.done() and not opened.cancelled() and not opened.exception():
+            session = opened.result()
+        if self.owned and session is not None:
+            await session.close()
 
 
 async def once_open(session: Session, opening: Awaitable[Any] | None) -> Session:

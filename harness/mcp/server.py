@@ -37,7 +37,8 @@ what the command runs).
   respect) join its trust state before the policy decides.
 - **HTTP** listens on loopback only, with the SDK's DNS-rebinding protection.
 - **stdio** (:mod:`harness.mcp.stdio`): the SDK's transport, with a stdin reader that
-  Ctrl-C stops at once (the SDK's own waits for the client's next line).
+  Ctrl-C stops at once (the SDK's own waits for the client's next line), and a JSON-RPC
+  error for each malformed request (which the SDK drops unanswered).
 """
 
 from __future__ import annotations
@@ -654,17 +655,20 @@ async def _open_ready(
     opened: Awaitable[object] | None = None,
 ) -> Session:
     """The session on ``url`` (``session``, or a new one; ``opened``: its opening, under
-    way), settled, with the ``wait_for`` tools offered."""
+    way), settled, with the ``wait_for`` tools offered; closed if that fails or is
+    cancelled (a client that left as its page opened)."""
     if session is None:
         session = await harness.open(url)
-    else:
-        try:
-            await (opened if opened is not None else session.open(url))
-        except BaseException:
-            await session.close()
-            raise
-    for name in wait_for:
-        await session.wait_for_tool(name, timeout=session.settle.timeout)
+    elif opened is None:
+        opened = session.open(url)
+    try:
+        if opened is not None:
+            await opened
+        for name in wait_for:
+            await session.wait_for_tool(name, timeout=session.settle.timeout)
+    except BaseException:  # cancelled too (its client left): the page goes with it
+        await session.close()
+        raise
     return session
 
 

@@ -1,4 +1,5 @@
-"""The stdio transport: the SDK's ``stdio_server``, with a stdin that Ctrl-C can stop.
+"""The stdio transport: the SDK's ``stdio_server``, with a stdin that Ctrl-C can stop and
+an answer for every request, malformed ones too.
 
 The SDK reads stdin in an AnyIO worker thread, and a thread blocked in ``read()`` cannot be
 cancelled: on Ctrl-C (``asyncio.run`` cancels the command's task) its task group waited for
@@ -7,6 +8,11 @@ thread — the server ignored Ctrl-C until a line arrived. Here stdin is read by
 thread of our own that hands each line to the event loop: the loop's side of the hand-off
 is cancellable, so the server stops at once (its browser closed on the way out), and the
 thread, still blocked in ``read()``, ends with the process.
+
+The SDK's transport hands a line it cannot read as a message (not JSON, or not a valid
+JSON-RPC request) to the server as an exception, which the server's session drops: the
+client waiting on that id would wait for ever. :class:`AnsweredReadStream` answers each
+such line as JSON-RPC 2.0 says, in its turn among the others.
 """
 
 from __future__ import annotations
@@ -14,13 +20,21 @@ from __future__ import annotations
 import asyncio
 import contextlib
 import fcntl
+import json
+import logging
 import os
 import threading
+from collections import deque
 from collections.abc import AsyncIterator
 from typing import Any, cast
 
 import anyio
+import mcp.types as types
 from mcp.server.stdio import stdio_server
+from mcp.shared.message import SessionMessage
+from pydantic import ValidationError
+
+log = logging.getLogger("harness.mcp.stdio")
 
 LINES_AHEAD = 16
 """Lines the reader takes from stdin before the server asks for them (back-pressure, as the
@@ -41,8 +55,8 @@ async def stdio_streams() -> AsyncIterator[tuple[Any, Any]]:
     try:
         lines = StdinLines(0 if wire is None else wire)
         # The SDK only iterates the stdin it is given (`async for line in stdin`).
-        async with stdio_server(stdin=cast("anyio.AsyncFile[str]", lines)) as streams:
-            yield streams
+        async with stdio_server(stdin=cast("anyio.AsyncFile[str]", lines)) as (read, write):
+            yield AnsweredReadStream(read, write, lines.given), write
     finally:
         # The wire descriptor stays open: the reader thread may still be blocked on it.
         if wire is not None:
@@ -82,6 +96,9 @@ class StdinLines:
         self._lines: asyncio.Queue[str | None] = asyncio.Queue()
         self._room = threading.Semaphore(LINES_AHEAD)
         self._done = False
+        # Each line given out, until the message the SDK read from it is taken
+        # (AnsweredReadStream): the line a message the SDK could not read came from.
+        self.given: deque[str] = deque()
 
     def __aiter__(self) -> StdinLines:
         return self
@@ -97,6 +114,7 @@ class StdinLines:
             self._done = True
             raise StopAsyncIteration
         self._room.release()
+        self.given.append(line)
         return line
 
     def _read(self) -> None:
@@ -135,3 +153,114 @@ class StdinLines:
         except RuntimeError:  # the loop closed: the server stopped
             return False
         return True
+
+
+class AnsweredReadStream:
+    """The SDK's stdio read stream, less the lines it could not read: each is answered
+    (:func:`answer_for`) on the write stream when the server would have read it, so in
+    its turn among the other replies; a notification's only trace is a line on stderr.
+
+    The SDK's transport reads one message or one exception from each line, in order:
+    ``lines`` holds the lines it was given, so an exception's line is the oldest one.
+    """
+
+    def __init__(self, inner: Any, write_stream: Any, lines: deque[str]) -> None:
+        self._inner = inner
+        self._write = write_stream
+        self._lines = lines
+
+    @property
+    def last_context(self) -> Any:
+        """The sender's context of the last message (the SDK's serving loop reads it)."""
+        return getattr(self._inner, "last_context", None)
+
+    async def receive(self) -> Any:
+        while True:
+            item = await self._inner.receive()
+            line = self._lines.popleft() if self._lines else ""
+            if not isinstance(item, Exception):
+                return item
+            answer = answer_for(line, item)
+            if answer is not None:
+                # A client that left takes no answer.
+                with contextlib.suppress(anyio.ClosedResourceError, anyio.BrokenResourceError):
+                    await self._write.send(SessionMessage(answer))
+
+    def __aiter__(self) -> AnsweredReadStream:
+        return self
+
+    async def __anext__(self) -> Any:
+        try:
+            return await self.receive()
+        except anyio.EndOfStream:
+            raise StopAsyncIteration from None
+
+    async def aclose(self) -> None:
+        await self._inner.aclose()
+
+    async def __aenter__(self) -> AnsweredReadStream:
+        return self
+
+    async def __aexit__(self, *exc: object) -> None:
+        await self.aclose()
+
+
+def answer_for(line: str, error: Exception) -> types.JSONRPCError | None:
+    """The JSON-RPC 2.0 error that answers ``line``, which the SDK could not read as a
+    message (``error``); None when nothing may answer it — a blank line, a notification
+    (logged instead), or a response to one of the server's requests."""
+    if not line.strip():
+        return None
+    try:
+        message = json.loads(line)
+    except ValueError as exc:
+        return _error(None, types.PARSE_ERROR, f"Parse error: the line is not JSON ({exc}).")
+    if isinstance(error, ValidationError) and error.errors()[0]["type"] == "json_invalid":
+        # JSON to Python's parser, not to the SDK's (NaN, say).
+        return _error(None, types.PARSE_ERROR, "Parse error: the line is not JSON.")
+    if not isinstance(message, dict):
+        return _error(
+            None,
+            types.INVALID_REQUEST,
+            "Invalid Request: a message is one JSON object (batches are not supported).",
+        )
+    if "method" not in message and ("result" in message or "error" in message):
+        log.warning("ignored a malformed response from the client: %s", _first(error))
+        return None
+    code, problem = _problem(message, error)
+    if "id" not in message:  # a notification: JSON-RPC answers none
+        log.warning("ignored a malformed notification from the client: %s", problem)
+        return None
+    request_id = message["id"]
+    return _error(request_id if _is_id(request_id) else None, code, problem)
+
+
+def _problem(message: dict[str, Any], error: Exception) -> tuple[int, str]:
+    """What is wrong with a request or notification, and the JSON-RPC code that says it."""
+    if message.get("jsonrpc") != "2.0":
+        return types.INVALID_REQUEST, 'Invalid Request: "jsonrpc" must be "2.0".'
+    if not isinstance(message.get("method"), str):
+        return types.INVALID_REQUEST, 'Invalid Request: "method" must be a string.'
+    if "id" in message and not _is_id(message["id"]):
+        return types.INVALID_REQUEST, 'Invalid Request: "id" must be a string or an integer.'
+    if message.get("params") is not None and not isinstance(message["params"], dict):
+        return types.INVALID_PARAMS, 'Invalid params: "params" must be an object.'
+    return types.INVALID_REQUEST, f"Invalid Request: {_first(error)}."
+
+
+def _is_id(value: object) -> bool:
+    """Whether ``value`` is a request id MCP takes (a string or an integer)."""
+    return isinstance(value, str | int) and not isinstance(value, bool)
+
+
+def _first(error: Exception) -> str:
+    """The first thing the SDK's validation found wrong, in one line."""
+    if isinstance(error, ValidationError) and error.errors():
+        return str(error.errors()[0]["msg"])
+    return str(error).splitlines()[0] if str(error) else type(error).__name__
+
+
+def _error(request_id: str | int | None, code: int, message: str) -> types.JSONRPCError:
+    return types.JSONRPCError(
+        jsonrpc="2.0", id=request_id, error=types.ErrorData(code=code, message=message)
+    )
