@@ -56,6 +56,7 @@ from harness.qa.strategies import (
     NearMiss,
     near_misses,
     require_hypothesis,
+    unread_keywords,
     unusable_schema,
     valid_arguments,
 )
@@ -698,6 +699,14 @@ def _undrawable(tool: Tool, exc: Exception, calls: int) -> str:
     from hypothesis.errors import Unsatisfiable
 
     done = "nothing was checked" if calls == 0 else f"it stopped after {calls} input(s)"
+    unread = unread_keywords(tool.input_schema) if isinstance(exc, Unsatisfiable) else ()
+    if unread:
+        return (
+            f"no input drawn from {tool.name}'s inputSchema fits it as the harness validates "
+            f"it: the schema uses {', '.join(unread)}, which the input generator cannot "
+            f"read (it draws without {'it' if len(unread) == 1 else 'them'}, and no value "
+            f"drawn met the schema); {done}"
+        )
     if isinstance(exc, Unsatisfiable):
         return (
             f"no input drawn from {tool.name}'s inputSchema fits it as the harness validates "

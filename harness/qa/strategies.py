@@ -7,6 +7,11 @@ agrees that they fit. A near-miss is a valid argument object with one thing made
 too long, a value outside its ``enum``, the wrong type — kept only when the harness
 refuses it. Hypothesis shrinks both the valid part and the choice of mistake.
 
+The harness reads a schema as Draft 2020-12, hypothesis-jsonschema as Draft 7 (it reads
+``items`` as Draft 7 does and passes over the keywords it does not know): before anything
+is drawn, :func:`as_draft7` says the schema in Draft 7's words. What Draft 7 cannot say is
+left to the filter, and named (:func:`unread_keywords`) when no value drawn fits.
+
 Hypothesis is an optional dependency (the ``qa`` extra): :func:`require_hypothesis` says
 how to install it.
 """
@@ -17,12 +22,13 @@ import contextlib
 import copy
 import json
 from collections.abc import Callable
-from dataclasses import dataclass
+from dataclasses import dataclass, field
 from typing import TYPE_CHECKING, Any
+from urllib.parse import quote, unquote
 
 from harness.errors import ConfigError
 from harness.models import Tool
-from harness.schemas import local_target
+from harness.schemas import local_target, subschemas
 from harness.stages.validation import (
     outside_references_problem,
     schema_problem,
@@ -102,7 +108,9 @@ def valid_arguments(tool: Tool) -> SearchStrategy[dict[str, Any]]:
             f"{tool.name}'s inputSchema cannot be used: {problem}. The harness refuses every "
             "call of the tool, so there is nothing to fuzz until the site fixes its schema"
         )
-    schema = tool.input_schema
+    # Drawn from the schema in Draft 7's words; every value is checked against the schema
+    # itself below, so what the wording gets wrong costs draws, never a value that does not fit.
+    schema = as_draft7(tool.input_schema).schema
     try:
         strategy = _strategy(schema, schema, ())
         strategy.validate()
@@ -111,7 +119,7 @@ def valid_arguments(tool: Tool) -> SearchStrategy[dict[str, Any]]:
     return strategy.filter(lambda value: isinstance(value, dict) and _fits(tool, value))
 
 
-_COMBINED = ("allOf", "not", "if", "then", "else", "dependentSchemas", "patternProperties")
+_COMBINED = ("allOf", "not", "if", "then", "else", "patternProperties")
 
 MAX_DEPTH = 32
 """How deep a schema is followed to draw a value."""
@@ -157,7 +165,7 @@ def _strategy(schema: Any, root: dict[str, Any], refs: tuple[str, ...]) -> Searc
         # One type at a time (hypothesis-jsonschema fails on a list that names "object").
         return _one_of([{**schema, "type": k} for k in kind], root, refs)
     is_object = kind == "object" or (kind is None and "properties" in schema)
-    if any(key in schema for key in _COMBINED) and not is_object:
+    if (any(key in schema for key in _COMBINED) or _dependent_schemas(schema)) and not is_object:
         return from_schema({**schema, **_definitions(root)})
     for key in ("anyOf", "oneOf"):
         if isinstance(schema.get(key), list) and "type" not in schema:
@@ -172,24 +180,154 @@ def _strategy(schema: Any, root: dict[str, Any], refs: tuple[str, ...]) -> Searc
             if name not in drawn:
                 with contextlib.suppress(_TooDeep):  # past the limits: left out
                     optional[name] = _strategy(sub, root, deeper)
-        return st.fixed_dictionaries(drawn, optional=optional)
-    items = schema.get("items")
-    if kind == "array" and isinstance(items, dict) and "prefixItems" not in schema:
-        low = schema.get("minItems", 0)
-        low = low if isinstance(low, int) else 0
-        high = schema.get("maxItems")
-        try:
-            each = _strategy(items, root, deeper)
-        except _TooDeep:
-            if low > 0:
-                raise
-            return st.just([])
-        return st.lists(
-            each,
-            min_size=low,
-            max_size=high if isinstance(high, int) else max(5, low),
-        )
+        objects = st.fixed_dictionaries(drawn, optional=optional)
+        return _with_dependents(objects, schema, {**optional, **drawn}, root, deeper)
+    if kind == "array" and isinstance(schema.get("items"), dict | list):
+        return _array(schema, root, refs)
     return from_schema({**schema, **_definitions(root)})
+
+
+def _with_dependents(
+    objects: SearchStrategy[dict[str, Any]],
+    schema: dict[str, Any],
+    members: dict[str, SearchStrategy[Any]],
+    root: dict[str, Any],
+    refs: tuple[str, ...],
+) -> SearchStrategy[dict[str, Any]]:
+    """``objects`` with the members a drawn member needs (``dependencies``, as
+    ``dependentRequired`` is said in Draft 7) drawn too."""
+    from hypothesis import strategies as st
+
+    dependencies = schema.get("dependencies")
+    needs = {
+        name: [n for n in names if isinstance(n, str)]
+        for name, names in (dependencies.items() if isinstance(dependencies, dict) else ())
+        if isinstance(names, list)
+    }
+    if not needs:
+        return objects
+    properties = schema.get("properties")
+    properties = properties if isinstance(properties, dict) else {}
+    members = dict(members)
+    for name in {n for names in needs.values() for n in names} - members.keys():
+        with contextlib.suppress(_TooDeep):  # left out: the filter refuses what lacks it
+            members[name] = _strategy(properties.get(name, {}), root, refs)
+
+    @st.composite
+    def completed(draw: Callable[[SearchStrategy[Any]], Any]) -> dict[str, Any]:
+        value: dict[str, Any] = draw(objects)
+        pending = [name for name in value if name in needs]
+        while pending:
+            for name in needs[pending.pop()]:
+                if name not in value and name in members:
+                    value[name] = draw(members[name])
+                    if name in needs:
+                        pending.append(name)
+        return value
+
+    return completed()
+
+
+def _array(
+    schema: dict[str, Any], root: dict[str, Any], refs: tuple[str, ...]
+) -> SearchStrategy[Any]:
+    """Arrays of ``schema`` in Draft 7's words: ``items`` one schema for every item, or a
+    tuple's list with ``additionalItems`` for the items after it; ``minContains`` (1 by
+    default) of them drawn from ``contains``."""
+    from hypothesis import strategies as st
+
+    low = _count(schema.get("minItems")) or 0
+    high = _count(schema.get("maxItems"))
+    items = schema.get("items", True)
+    deeper = (*refs, "")
+    if isinstance(items, list):
+        return _tuple(items, schema.get("additionalItems", True), low, high, root, deeper)
+    try:
+        each = _strategy(items, root, deeper)
+    except _TooDeep:
+        if low > 0:
+            raise
+        return st.just([])
+    if each.is_empty:  # no item fits: only [] does, if anything
+        return st.just([]) if low == 0 else each
+    least = _count(schema.get("minContains"))
+    hits = 0 if "contains" not in schema else 1 if least is None else least
+    if hits and (high is None or hits <= high):
+        contained = schema["contains"]
+        if isinstance(contained, dict) and isinstance(items, dict) and "$ref" not in items:
+            contained = {**items, **contained}  # a value of both, as far as a draw can tell
+        with contextlib.suppress(_TooDeep):
+            hit = _strategy(contained, root, deeper)
+            if not hit.is_empty:
+                return st.builds(
+                    list.__add__,
+                    st.lists(hit, min_size=hits, max_size=hits),
+                    st.lists(
+                        each,
+                        min_size=max(0, low - hits),
+                        max_size=high - hits if high is not None else max(5, low - hits),
+                    ),
+                )
+    return st.lists(each, min_size=low, max_size=high if high is not None else max(5, low))
+
+
+def _tuple(
+    prefix: list[Any],
+    rest: Any,
+    low: int,
+    high: int | None,
+    root: dict[str, Any],
+    refs: tuple[str, ...],
+) -> SearchStrategy[list[Any]]:
+    """A tuple's arrays: the first items from ``prefix`` (as many as ``minItems`` asks, or
+    more), then — after the whole prefix — items of ``rest`` (``additionalItems``)."""
+    from hypothesis import strategies as st
+
+    heads = []  # the prefix as far as it can be drawn: an item nothing fits ends it
+    for position, item in enumerate(prefix):
+        try:
+            head = _strategy(item, root, refs)
+        except _TooDeep:
+            if position < low:
+                raise
+            break
+        if head.is_empty:
+            break
+        heads.append(head)
+    n = len(heads)
+    more = None
+    if len(heads) == len(prefix) and (high is None or high > n):
+        with contextlib.suppress(_TooDeep):
+            extra = _strategy(rest, root, refs)
+            if not extra.is_empty:
+                more = st.lists(
+                    extra,
+                    min_size=max(0, low - n),
+                    max_size=high - n if high is not None else max(3, low - n),
+                )
+    shortest, longest = min(low, n), n if high is None else min(n, high)
+    if shortest > longest or (low > n and more is None):
+        return st.tuples(*heads).map(list)  # nothing fits: the filter says so
+    shapes = []
+    for length in range(shortest, longest + 1):
+        head = st.tuples(*heads[:length]).map(list)
+        shapes.append(
+            st.builds(list.__add__, head, more) if length == n and more is not None else head
+        )
+    return st.one_of(shapes)
+
+
+def _count(value: Any) -> int | None:
+    """``value`` when it is a count (a non-negative integer), else None."""
+    return value if isinstance(value, int) and not isinstance(value, bool) and value >= 0 else None
+
+
+def _dependent_schemas(schema: dict[str, Any]) -> bool:
+    """Whether ``schema`` has ``dependencies`` that are schemas (``dependentSchemas``)."""
+    dependencies = schema.get("dependencies")
+    return isinstance(dependencies, dict) and any(
+        isinstance(v, dict | bool) for v in dependencies.values()
+    )
 
 
 def _one_of(schemas: list[Any], root: dict[str, Any], refs: tuple[str, ...]) -> SearchStrategy[Any]:
@@ -209,6 +347,226 @@ def _one_of(schemas: list[Any], root: dict[str, Any], refs: tuple[str, ...]) -> 
 def _definitions(root: dict[str, Any]) -> dict[str, Any]:
     """The root's ``$defs`` (and ``definitions``), for a part of it drawn on its own."""
     return {k: root[k] for k in ("$defs", "definitions") if isinstance(root.get(k), dict)}
+
+
+# -- Draft 2020-12 in Draft 7's words -----------------------------------------------------------
+
+_SCHEMA_MAPS = ("properties", "patternProperties", "$defs", "definitions")
+_SCHEMA_ONE = ("additionalProperties", "contains", "propertyNames", "not", "if", "then", "else")
+_SCHEMA_LISTS = ("allOf", "anyOf", "oneOf")
+_REWORDED = (
+    *("$schema", "prefixItems", "items", "unevaluatedItems", "unevaluatedProperties"),
+    *("dependentRequired", "dependentSchemas", "$dynamicRef", "additionalItems", "dependencies"),
+)
+_IN_PLACE = ("allOf", "anyOf", "oneOf", "if", "dependentSchemas", "$ref", "$dynamicRef")
+"""Keywords that apply subschemas to the value itself: what they evaluate decides what
+``unevaluatedItems``/``unevaluatedProperties`` apply to."""
+
+
+@dataclass(frozen=True)
+class Draft7:
+    """A Draft 2020-12 schema in the words of Draft 7, which hypothesis-jsonschema reads,
+    and what of it those words cannot say."""
+
+    schema: Any
+    unread: tuple[str, ...]
+    """Each keyword left unsaid, and where: ``"`unevaluatedItems` at /properties/pt"``.
+    Values are drawn without it; the filter against the schema itself still applies it."""
+
+
+@dataclass
+class _Rewording:
+    root: Any
+    one_resource: bool  # no `$id` below the root: a `$dynamicRef` resolves as a `$ref`
+    moved: dict[str, str] = field(default_factory=dict)  # each subschema's pointer → its new one
+    refs: list[dict[str, Any]] = field(default_factory=list)  # the reworded schemas with a $ref
+    unread: list[str] = field(default_factory=list)
+
+
+def as_draft7(schema: Any) -> Draft7:
+    """``schema``, read as the harness reads it (Draft 2020-12), in the words of Draft 7.
+
+    hypothesis-jsonschema reads Drafts 4 to 7: a 2020-12 tuple (``prefixItems``, then
+    ``items: false``) it would read as "no item at all", and the keywords it does not know
+    it passes over. Everywhere in the schema (``$defs`` too, where ``$ref``s lead):
+
+    - ``prefixItems: [A, B]`` and ``items: S`` → ``items: [A, B]`` and ``additionalItems: S``
+      (without ``items``, nothing after the prefix is constrained: no ``additionalItems``);
+    - ``dependentRequired`` and ``dependentSchemas`` → ``dependencies``;
+    - ``unevaluatedItems``/``unevaluatedProperties`` next to no keyword that applies a
+      subschema to the value itself (``allOf``, ``$ref``, ``if``, …) → the ``items``,
+      ``additionalItems`` or ``additionalProperties`` they then mean;
+    - ``$dynamicRef`` to a place in the schema → ``$ref``: in a schema that is one resource
+      (no ``$id`` below its root) it resolves as ``$ref`` does, in others it is a guess;
+    - ``minContains: 0`` drops ``contains`` (any array has none, and that is enough); a
+      larger one raises ``minItems`` to it;
+    - ``$schema`` is left out (a 2020-12 one makes hypothesis-jsonschema check these words
+      against 2020-12's meta-schema), and so are ``additionalItems`` and ``dependencies``
+      written by the page, which Draft 2020-12 does not read;
+    - a ``$ref`` by JSON pointer to a subschema that moved points where it went.
+
+    ``$defs``, ``$anchor``, ``const`` and ``contains`` it reads as they are. What Draft 7
+    cannot say — ``unevaluated*`` next to ``allOf``, ``$ref`` and the like, or next to
+    ``contains``; ``maxContains``; a ``$dynamicRef`` in a schema of several resources (or
+    to a place outside it) — is kept and listed in :attr:`Draft7.unread`.
+    """
+    how = _Rewording(root=schema, one_resource=_one_resource(schema))
+    reworded = _reworded(schema, "", "", how)
+    for node in how.refs:
+        node["$ref"] = _repointed(node["$ref"], how.moved)
+    return Draft7(reworded, tuple(dict.fromkeys(how.unread)))
+
+
+def unread_keywords(schema: Any) -> tuple[str, ...]:
+    """The keywords of ``schema`` the input generator cannot read, each with where it is
+    (``"`maxContains` at /properties/tags"``): values are drawn without them."""
+    return as_draft7(schema).unread
+
+
+def _reworded(node: Any, old: str, new: str, how: _Rewording) -> Any:
+    """The subschema at JSON pointer ``old`` in Draft 7's words, to sit at ``new``."""
+    if not isinstance(node, dict):
+        return node
+    how.moved[old] = new
+
+    def inner(value: Any, old_at: str, new_at: str) -> Any:
+        return _reworded(value, f"{old}/{old_at}", f"{new}/{new_at}", how)
+
+    out = {key: value for key, value in node.items() if key not in _REWORDED}
+    for key in _SCHEMA_MAPS:
+        if isinstance(node.get(key), dict):
+            out[key] = {
+                name: inner(sub, f"{key}/{_token(name)}", f"{key}/{_token(name)}")
+                for name, sub in node[key].items()
+            }
+    for key in _SCHEMA_ONE:
+        if key in node:
+            out[key] = inner(node[key], key, key)
+    for key in _SCHEMA_LISTS:
+        if isinstance(node.get(key), list):
+            out[key] = [inner(sub, f"{key}/{i}", f"{key}/{i}") for i, sub in enumerate(node[key])]
+    in_place = any(key in node for key in _IN_PLACE)
+    unread = _array_reworded(node, out, inner, in_place)
+    unread += _object_reworded(node, out, inner, in_place)
+    dynamic = node.get("$dynamicRef")
+    followed = isinstance(dynamic, str) and local_target(how.root, dynamic) is not None
+    if followed:
+        if "$ref" in out:
+            also = {"$ref": dynamic}
+            out["allOf"] = [*out.get("allOf", []), also]
+            how.refs.append(also)
+        else:
+            out["$ref"] = dynamic
+    elif "$dynamicRef" in node:
+        out["$dynamicRef"] = dynamic
+    if "$dynamicRef" in node and not (followed and how.one_resource):
+        # Across resources, where it leads depends on the way the value was reached.
+        unread.append("$dynamicRef")
+    if isinstance(out.get("$ref"), str):
+        how.refs.append(out)
+    how.unread += [f"`{keyword}` at {old or '/'}" for keyword in unread]
+    return out
+
+
+_Inner = Callable[[Any, str, str], Any]
+
+
+def _array_reworded(
+    node: dict[str, Any], out: dict[str, Any], inner: _Inner, in_place: bool
+) -> list[str]:
+    """Put ``node``'s array keywords into ``out`` in Draft 7's words; the keywords left unsaid."""
+    unread = []
+    rest = "items"  # where Draft 7 says what comes after the prefix
+    if isinstance(node.get("prefixItems"), list):
+        out["items"] = [
+            inner(sub, f"prefixItems/{i}", f"items/{i}")
+            for i, sub in enumerate(node["prefixItems"])
+        ]
+        rest = "additionalItems"
+    if "items" in node:
+        out[rest] = inner(node["items"], "items", rest)
+    if "unevaluatedItems" in node:
+        if "items" not in node and "contains" not in node and not in_place:
+            out[rest] = inner(node["unevaluatedItems"], "unevaluatedItems", rest)
+        else:  # with `items`, every item is evaluated: it checks nothing
+            out["unevaluatedItems"] = inner(
+                node["unevaluatedItems"], "unevaluatedItems", "unevaluatedItems"
+            )
+            if "items" not in node:
+                unread.append("unevaluatedItems")
+    if "contains" in node:
+        least = _count(node.get("minContains"))
+        if least == 0:
+            del out["contains"]
+        elif least is not None and least > 1:
+            out["minItems"] = max(least, _count(node.get("minItems")) or 0)
+        if "maxContains" in node:
+            unread.append("maxContains")
+    return unread
+
+
+def _object_reworded(
+    node: dict[str, Any], out: dict[str, Any], inner: _Inner, in_place: bool
+) -> list[str]:
+    """Put ``node``'s object keywords into ``out`` in Draft 7's words; the keywords left unsaid."""
+    unread = []
+    dependencies: dict[str, Any] = {}
+    needs = node.get("dependentRequired")
+    if isinstance(needs, dict):
+        dependencies.update({name: n for name, n in needs.items() if isinstance(n, list)})
+    schemas = node.get("dependentSchemas")
+    if isinstance(schemas, dict):
+        for name, sub in schemas.items():
+            at = f"dependentSchemas/{_token(name)}"
+            if name in dependencies:  # both: the names required, and the schema
+                both = inner(sub, at, f"dependencies/{_token(name)}/allOf/0")
+                dependencies[name] = {"required": dependencies[name], "allOf": [both]}
+            else:
+                dependencies[name] = inner(sub, at, f"dependencies/{_token(name)}")
+    if dependencies:
+        out["dependencies"] = dependencies
+    if "unevaluatedProperties" in node:
+        if "additionalProperties" not in node and not in_place:
+            out["additionalProperties"] = inner(
+                node["unevaluatedProperties"], "unevaluatedProperties", "additionalProperties"
+            )
+        else:  # with `additionalProperties`, every member is evaluated: it checks nothing
+            out["unevaluatedProperties"] = inner(
+                node["unevaluatedProperties"], "unevaluatedProperties", "unevaluatedProperties"
+            )
+            if "additionalProperties" not in node:
+                unread.append("unevaluatedProperties")
+    return unread
+
+
+def _one_resource(schema: Any) -> bool:
+    """Whether no subschema below ``schema``'s root has an ``$id`` of its own."""
+    stack = list(subschemas(schema)) if isinstance(schema, dict) else []
+    while stack:
+        node = stack.pop()
+        if isinstance(node, dict):
+            if "$id" in node:
+                return False
+            stack.extend(subschemas(node))
+    return True
+
+
+def _repointed(ref: str, moved: dict[str, str]) -> str:
+    """``ref`` to where its target went (a JSON pointer whose path moved), else ``ref``."""
+    if not ref.startswith("#/"):
+        return ref
+    pointer = unquote(ref[1:])
+    at = pointer
+    while at and at not in moved:
+        at = at.rsplit("/", 1)[0]
+    if moved.get(at, at) == at:
+        return ref
+    return "#" + quote(moved[at] + pointer[len(at) :], safe="/~$!&'()*+,;=:@")
+
+
+def _token(name: str) -> str:
+    """``name`` as a JSON pointer's token."""
+    return name.replace("~", "~0").replace("/", "~1")
 
 
 def near_misses(tool: Tool) -> SearchStrategy[NearMiss] | None:
