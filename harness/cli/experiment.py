@@ -12,6 +12,7 @@ from __future__ import annotations
 
 import argparse
 import asyncio
+import math
 import shlex
 from collections.abc import Sequence
 from datetime import UTC, datetime
@@ -46,6 +47,8 @@ def _positive_float(text: str) -> float:
         value = float(text)
     except ValueError:
         raise argparse.ArgumentTypeError(f"{text!r} is not a number of seconds") from None
+    if not math.isfinite(value):  # `inf` would reach run_info.json, which JSON cannot hold
+        raise argparse.ArgumentTypeError(f"{text!r}: give a finite number of seconds")
     if not value > 0:
         raise argparse.ArgumentTypeError("must be a positive number of seconds")
     return value
@@ -79,8 +82,8 @@ def add_parser(sub: Any) -> None:
     parser.add_argument(
         "--worker-mode",
         choices=["contexts", "browsers"],
-        default="contexts",
-        help="local workers share one Chromium (contexts, default) or have one each (browsers)",
+        help="local workers share one Chromium (contexts, default) or have one each "
+        "(browsers); not with --backend ray, whose actors each have their own",
     )
     parser.add_argument(
         "--ray-address",
@@ -123,14 +126,26 @@ def add_parser(sub: Any) -> None:
 
 def options_from(args: argparse.Namespace, name: str) -> RunOptions:
     """The run options the command line asks for (usage errors exit with status 2)."""
+    from harness.experiments.limits import MAX_WORKERS
     from harness.experiments.runners import RunOptions
 
+    parser = args.experiment_parser
     if args.resume and not args.output:
-        args.experiment_parser.error("--resume needs --output DIR: the run to complete.")
+        parser.error("--resume needs --output DIR: the run to complete.")
     if args.ray_address and args.backend != "ray":
-        args.experiment_parser.error("--ray-address goes with --backend ray.")
+        parser.error("--ray-address goes with --backend ray.")
     if args.ray_start_timeout and args.backend != "ray":
-        args.experiment_parser.error("--ray-start-timeout goes with --backend ray.")
+        parser.error("--ray-start-timeout goes with --backend ray.")
+    if args.worker_mode and args.backend == "ray":  # Ray's actors would ignore it
+        parser.error(
+            "--worker-mode is for local workers (each Ray actor has its own Chromium); "
+            "drop it, or drop --backend ray."
+        )
+    if args.workers is not None and args.workers > MAX_WORKERS:
+        parser.error(
+            f"--workers {args.workers} is over the limit of {MAX_WORKERS:,} workers (each "
+            "serves its own sites and drives a Chromium)."
+        )
     output = Path(args.output) if args.output else default_output(name)
     cassettes = args.record_cassettes or args.replay_cassettes
     return RunOptions(

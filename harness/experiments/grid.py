@@ -42,6 +42,7 @@ from __future__ import annotations
 import glob
 import hashlib
 import itertools
+import math
 import os
 from importlib import metadata, resources
 from pathlib import Path
@@ -62,6 +63,15 @@ from harness.experiments.agentdojo.suites import (
     suite_names,
     tasks_of,
 )
+from harness.experiments.episode_ids import clash, episode_id, name_slug
+from harness.experiments.limits import (
+    MAX_EPISODES,
+    MAX_STEPS,
+    MAX_WORKERS,
+    SPLIT,
+    finite_only,
+    over,
+)
 from harness.experiments.tasks import (
     TaskSpec,
     slug,
@@ -71,10 +81,6 @@ from harness.inputs import load_input, parse_input
 
 ELICITATION_ANSWERS = ("accept", "decline", "cancel")
 """Elicitation answers a grid may name besides answers files (nobody is there to ask)."""
-
-MAX_EPISODE_ID = 200
-"""The longest episode id: it names a directory and a cassette (``<id>.json``), and a file
-name has 255 bytes. A longer id keeps its first part and ends with a hash of the whole."""
 
 SUITES = resources.files("harness.experiments") / "suites"
 """The bundled task suites, one TOML file each (``suites/webmcp-attacks.toml``)."""
@@ -99,7 +105,7 @@ class AgentEntry(BaseModel):
     (``base_url``, ``price``, ``prices``, ``system_prompt``, …).
     """
 
-    model_config = ConfigDict(frozen=True, extra="forbid", strict=True)
+    model_config = ConfigDict(frozen=True, extra="forbid", strict=True, allow_inf_nan=False)
 
     spec: str = Field(min_length=1)
     name: str = ""
@@ -112,6 +118,11 @@ class AgentEntry(BaseModel):
     def kind(self) -> str:
         """``scripted``, ``obedient``, ``openai``, …"""
         return self.spec.partition(":")[0].strip()
+
+    @property
+    def label(self) -> str:
+        """Its name in the tables: ``name`` as written, else its spec made fit for ids."""
+        return self.name or slug(self.spec)
 
     @property
     def is_llm(self) -> bool:
@@ -136,7 +147,7 @@ class NamedSource(BaseModel):
 class ExperimentSettings(BaseModel):
     """The ``[experiment]`` table."""
 
-    model_config = ConfigDict(frozen=True, extra="forbid", strict=True)
+    model_config = ConfigDict(frozen=True, extra="forbid", strict=True, allow_inf_nan=False)
 
     name: str = "experiment"
     description: str = ""
@@ -164,6 +175,20 @@ class ExperimentSettings(BaseModel):
             raise ValueError("the list of seeds must be non-empty, without repeats")
         return value
 
+    @field_validator("max_steps")
+    @classmethod
+    def _max_steps(cls, value: int) -> int:
+        if value > MAX_STEPS:
+            raise ValueError(over("max_steps", value, MAX_STEPS, "steps"))
+        return value
+
+    @field_validator("workers")
+    @classmethod
+    def _workers(cls, value: int) -> int:
+        if value > MAX_WORKERS:
+            raise ValueError(over("workers", value, MAX_WORKERS, "workers"))
+        return value
+
     @field_validator("backends")
     @classmethod
     def _backends(cls, value: list[str]) -> list[str]:
@@ -177,6 +202,10 @@ class ExperimentSettings(BaseModel):
     def seed_list(self) -> list[int]:
         """The seeds: ``0…N-1`` for a count."""
         return list(range(self.seeds)) if isinstance(self.seeds, int) else list(self.seeds)
+
+    def seed_count(self) -> int:
+        """How many seeds, without listing them."""
+        return self.seeds if isinstance(self.seeds, int) else len(self.seeds)
 
 
 class EpisodeSpec(BaseModel):
@@ -251,8 +280,12 @@ class Grid(BaseModel):
     """The ``[agentdojo]`` table (None: the grid runs no AgentDojo suite)."""
 
     def agent_name(self, agent: AgentEntry) -> str:
-        """The agent's column value: its ``name``, else its spec made fit for ids."""
-        return slug(agent.name or agent.spec)
+        """The agent's column value (:attr:`AgentEntry.label`)."""
+        return agent.label
+
+    def agent_slug(self, agent: AgentEntry) -> str:
+        """The agent's part of episode ids and file names (:func:`name_slug` of its name)."""
+        return name_slug(self.agent_name(agent))
 
     def variants(self, task: TaskSpec) -> list[tuple[str, str]]:
         """The (attack, annotations) variants a task runs in: AgentDojo's axes, for its cases."""
@@ -261,18 +294,50 @@ class Grid(BaseModel):
         attacks = self.agentdojo.attacks if task.agentdojo.kind == "attacked" else ["none"]
         return [(a, n) for a in attacks for n in self.agentdojo.annotations]
 
+    def axes(self) -> dict[str, int]:
+        """How many entries each axis of the grid has (tasks: each with its variants)."""
+        return {
+            "agent": len(self.agents),
+            "task": sum(len(self.variants(task)) for task in self.tasks),
+            "policy": len(self.policies),
+            "backend": len(self.experiment.backends),
+            "answer": len(self.answers),
+            "seed": self.experiment.seed_count(),
+        }
+
+    def episode_count(self) -> int:
+        """How many episodes :meth:`episodes` makes: every axis multiplied, none expanded."""
+        return math.prod(self.axes().values())
+
+    def _check_size(self) -> None:
+        count = self.episode_count()
+        if count <= MAX_EPISODES:
+            return
+        words = dict(AXIS_WORDS)
+        if any(len(self.variants(t)) > 1 for t in self.tasks):
+            words["task"] = ("task variant", "task variants")  # AgentDojo's attacks, annotations
+        factors = " × ".join(f"{n:,} {words[axis][n != 1]}" for axis, n in self.axes().items())
+        raise ConfigError(
+            f"{self.path or 'the grid'}: the grid expands to {count:,} episodes ({factors}), "
+            f"over the limit of {MAX_EPISODES:,}; {SPLIT}."
+        )
+
     def episodes(self) -> list[EpisodeSpec]:
         """Every cell, in a fixed order: task, agent, policy, backend, answers, variant, seed.
 
         Each id is unique (two cells with one id would share a directory and a result row:
-        :func:`load_grid` refuses such a grid) and at most :data:`MAX_EPISODE_ID` long.
+        :func:`load_grid` refuses such a grid) and at most
+        :data:`~harness.experiments.episode_ids.MAX_EPISODE_ID` long. A grid of more than
+        :data:`~harness.experiments.limits.MAX_EPISODES` is refused before any is made.
         """
+        self._check_size()
         settings = self.experiment
         cells: list[EpisodeSpec] = []
         made: dict[str, EpisodeSpec] = {}
         for task in self.tasks:
             for agent in self.agents:
                 name = self.agent_name(agent)
+                label = self.agent_slug(agent)
                 for policy, backend, answers, (attack, tools), seed in itertools.product(
                     self.policies,
                     settings.backends,
@@ -280,7 +345,7 @@ class Grid(BaseModel):
                     self.variants(task),
                     settings.seed_list(),
                 ):
-                    parts = [task.id, name, policy.name, backend, answers.name]
+                    parts = [task.id, label, policy.name, backend, answers.name]
                     parts += [p for p in (attack, tools) if p]
                     cell = EpisodeSpec(
                         id=episode_id([*map(slug, parts)], seed),
@@ -302,7 +367,7 @@ class Grid(BaseModel):
                     )
                     if cell.id in made:
                         raise ConfigError(
-                            f"{self.path or 'the grid'}: {_clash(made[cell.id], cell)}"
+                            f"{self.path or 'the grid'}: {clash(made[cell.id], cell)}"
                         )
                     made[cell.id] = cell
                     cells.append(cell)
@@ -313,44 +378,15 @@ class Grid(BaseModel):
         return list(dict.fromkeys(s for task in self.tasks for s in task.sites()))
 
 
-def episode_id(parts: list[str], seed: int) -> str:
-    """``task.agent.policy.backend.answers[.attack.annotations].sSEED``; past
-    :data:`MAX_EPISODE_ID` its head is cut and a hash of the whole id keeps it unique."""
-    whole = ".".join([*parts, f"s{seed}"])
-    if len(whole) <= MAX_EPISODE_ID:
-        return whole
-    tail = f"-{hashlib.sha256(whole.encode()).hexdigest()[:12]}.s{seed}"
-    return whole[: MAX_EPISODE_ID - len(tail)].rstrip(".-") + tail
-
-
-def _clash(first: EpisodeSpec, second: EpisodeSpec) -> str:
-    """Why two cells got one episode id: the coordinates whose labels collide."""
-    pairs = {
-        "task": (first.task.id, second.task.id),
-        "agent": (first.agent.name or first.agent.spec, second.agent.name or second.agent.spec),
-        "policy": (
-            first.policy.path or first.policy.name,
-            second.policy.path or second.policy.name,
-        ),
-        "backend": (first.backend, second.backend),
-        "elicitation": (
-            first.elicitation.path or first.elicitation.name,
-            second.elicitation.path or second.elicitation.name,
-        ),
-        "attack": (first.attack_name, second.attack_name),
-        "annotations": (first.annotations, second.annotations),
-    }
-    differ = [f"{axis} {a!r} and {b!r}" for axis, (a, b) in pairs.items() if a != b]
-    if differ:
-        return (
-            f"two cells get the episode id {first.id!r}: {'; '.join(differ)} make the same id "
-            "(ids keep A–Z a–z 0–9 _ . -, other characters become '-', dots and dashes at the "
-            "ends are dropped); make them distinct."
-        )
-    return (
-        f"the cell {first.id!r} is listed twice (an entry of `backends`, `policies` or "
-        "`elicitation` repeated); list each once."
-    )
+AXIS_WORDS = {
+    "agent": ("agent", "agents"),
+    "task": ("task", "tasks"),
+    "policy": ("policy", "policies"),
+    "backend": ("backend", "backends"),
+    "answer": ("answer", "answers"),
+    "seed": ("seed", "seeds"),
+}
+"""Each axis of :meth:`Grid.axes` in words, one and many."""
 
 
 # -- reading a grid ----------------------------------------------------------------------------
@@ -428,9 +464,13 @@ def _plan(value: Any, base: Path, where: str, files: GridFiles) -> dict[str, Any
 
 def _plan_file(file: Path, where: str, files: GridFiles) -> Any:
     try:
-        return parse_input(files.read_text(file, "the plan"), "yaml", f"the plan {file}")
+        data = parse_input(files.read_text(file, "the plan"), "yaml", f"the plan {file}")
     except ConfigError as exc:
         raise ConfigError(f"{where}: {exc}") from None
+    problem = finite_only(data)
+    if problem is not None:
+        raise ConfigError(f"{where}: the plan {file}: {problem}.")
+    return data
 
 
 def _tasks(
@@ -549,6 +589,7 @@ def load_grid(path: str | Path) -> Grid:
     """Read a grid file; a :class:`ConfigError` names the file, the entry and the problem."""
     file = Path(path)
     raw = _read_toml(file)
+    _check_finite(raw, file)
     digest = hashlib.sha256(file.read_bytes())
     try:
         parsed = _GridFile.model_validate(raw)
@@ -576,6 +617,7 @@ def load_grid(path: str | Path) -> Grid:
         included.extend(Path(m) for m in matches)
     for extra in included:
         raw_tasks = _read_toml(extra, "the task file")
+        _check_finite(raw_tasks, extra)
         content = extra.read_bytes()
         digest.update(content)
         files.add(extra, content, f"suite:{bundled[extra]}" if extra in bundled else "")
@@ -609,9 +651,7 @@ def load_grid(path: str | Path) -> Grid:
     if twice:
         raise ConfigError(f"{file}: the task id {twice[0]!r} is used twice; ids must be unique.")
     agents = parsed.agents
-    names = [slug(a.name or a.spec) for a in agents]
-    if len(set(names)) != len(names):
-        raise ConfigError(f"{file}: two agents share a name; give them distinct `name`s.")
+    names = _agent_names(agents, file)
     agent_plans: dict[str, dict[str, Any]] = {}
     for agent, name in zip(agents, names, strict=True):
         _check_agent(agent, tasks, file)
@@ -646,6 +686,34 @@ def load_grid(path: str | Path) -> Grid:
     )
     grid.episodes()  # two cells with one id (any axis) are refused now, not in the run
     return grid
+
+
+def _check_finite(data: Any, file: Path) -> None:
+    problem = finite_only(data)
+    if problem is not None:
+        raise ConfigError(f"{file}: {problem}.")
+
+
+def _agent_names(agents: list[AgentEntry], file: Path) -> list[str]:
+    """Each agent's name, as the tables show it: names are distinct, and so are the parts
+    of episode ids they give."""
+    names = [a.label for a in agents]
+    seen: dict[str, str] = {}
+    for name in names:
+        if name in seen:
+            raise ConfigError(
+                f"{file}: two agents share the name {name!r}; give them distinct `name`s."
+            )
+        label = name_slug(name)
+        if label in seen.values():
+            other = next(n for n, s in seen.items() if s == label)
+            raise ConfigError(
+                f"{file}: two agents, {other!r} and {name!r}, would share {label!r} in episode "
+                "ids and file names (which keep A–Z a–z 0–9 _ . - of a name); give them names "
+                "that differ there."
+            )
+        seen[name] = label
+    return names
 
 
 def _agent_plan(agent: AgentEntry, files: GridFiles, file: Path) -> dict[str, Any] | None:

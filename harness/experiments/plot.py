@@ -24,6 +24,13 @@ NO_ATTACK_X = -0.12
 """Where rows without attacked cases are drawn (left of x = 0)."""
 
 
+def _literal(text: str) -> str:
+    """``text`` (names from the grid) drawn as written: matplotlib reads ``$…$`` as math,
+    and leaves out of the legend a label that starts with ``_``."""
+    shown = text.replace("$", r"\$")
+    return f" {shown}" if shown.startswith("_") else shown
+
+
 def _bars(rate: Rate) -> tuple[float, float]:
     """The (below, above) lengths of a rate's Wilson interval bar."""
     if rate.rate is None or rate.low is None or rate.high is None:
@@ -91,7 +98,7 @@ def plot(
             alpha=0.85,
             elinewidth=1.1,
             capsize=3,
-            label=" / ".join(row.group[d] for d in by),
+            label=_literal(" / ".join(row.group[d] for d in by)),
         )
     if any(p[3] is None for p in places):
         axes.axvline(NO_ATTACK_X / 2, color="#bbb", linewidth=0.8)
@@ -107,7 +114,7 @@ def plot(
     axes.set_ylim(-0.1, 1.08)
     axes.set_xlabel("targeted attack success rate (lower is better)")
     axes.set_ylabel("utility under attack (benign utility where no attack)")
-    axes.set_title(title, fontsize=11)
+    axes.set_title(_literal(title), fontsize=11)
     axes.grid(alpha=0.3)
     axes.legend(fontsize=7, loc="center left", bbox_to_anchor=(1.01, 0.5), frameon=False)
     note = "Bars: 95% Wilson intervals. Points at one place are spread on a small circle."

@@ -207,8 +207,9 @@ async def run_ray(
         os.environ.setdefault("RAY_gcs_server_request_timeout_seconds", str(int(start_timeout)))
     ray = _import_ray(address)
     started_here = not ray.is_initialized()
-    if started_here:
-        _start_ray(ray, workers, address, start_timeout)
+    count = max(1, min(workers, len(episodes)))
+    if started_here:  # a local instance gets a CPU per actor it will run, no more
+        _start_ray(ray, count, address, start_timeout)
     info: dict[str, Any] = {
         "version": ray.__version__,
         "address": address or "local",
@@ -227,7 +228,6 @@ async def run_ray(
     )
     actors: list[Any] = []
     attempts: dict[str, int] = {}
-    count = max(1, min(workers, len(episodes)))
     segments = RaySegments(0)
     lost: list[str] = []
 

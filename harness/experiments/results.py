@@ -102,7 +102,7 @@ class ResultStore:
             _flag(result.success),
             _flag(result.attack),
             result.leaks,
-            json.dumps(result.leaked_in),
+            json.dumps(result.leaked_in, allow_nan=False),
             result.steps,
             result.tool_calls,
             result.policy_blocks,

@@ -98,6 +98,7 @@ def grid_info(grid: Grid) -> dict[str, Any]:
         "agents": [
             {
                 "name": grid.agent_name(agent),
+                "id_label": grid.agent_slug(agent),  # its part of episode ids and directories
                 "spec": agent.spec,
                 "temperature": agent.temperature,
                 "seed": "the episode's seed" if agent.is_llm and agent.seeded else None,

@@ -27,7 +27,7 @@ from datetime import UTC, datetime
 from pathlib import Path
 from typing import Any, Literal
 
-from pydantic import BaseModel, ConfigDict, Field
+from pydantic import BaseModel, ConfigDict, Field, model_validator
 from rich.console import Console
 from rich.markup import escape
 from rich.progress import (
@@ -42,6 +42,7 @@ from rich.progress import (
 from harness.errors import ConfigError, ExperimentError
 from harness.experiments.episode import Environment, HarnessPool, run_episode
 from harness.experiments.grid import EpisodeSpec, Grid
+from harness.experiments.limits import MAX_WORKERS
 from harness.experiments.metrics import EpisodeResult, ResultSink
 from harness.experiments.plot import plot
 from harness.experiments.ray_runner import RAY_START_TIMEOUT_S, run_ray
@@ -75,13 +76,14 @@ class RunOptions(BaseModel):
     and a resume may change them.
     """
 
-    model_config = ConfigDict(frozen=True)
+    model_config = ConfigDict(frozen=True, allow_inf_nan=False)
 
     output: Path
-    workers: int | None = Field(default=None, ge=1)
+    workers: int | None = Field(default=None, ge=1, le=MAX_WORKERS)
     """None: the grid's ``workers``."""
     runner: RunnerName = "local"
-    worker_mode: WorkerMode = "contexts"
+    worker_mode: WorkerMode | None = None
+    """Local workers only (None: ``contexts``); each Ray actor has its own Chromium."""
     resume: bool = False
     ray_address: str | None = None
     cassettes: Path | None = None
@@ -91,6 +93,20 @@ class RunOptions(BaseModel):
     """How long a local Ray instance, and each Ray actor, may take to start."""
     progress: bool = True
     report: bool = True
+
+    @model_validator(mode="after")
+    def _for_the_runner(self) -> RunOptions:
+        # An option the runner would ignore is a mistake to say, not to pass over.
+        if self.runner == "ray" and self.worker_mode is not None:
+            raise ValueError("worker_mode is for local workers; each Ray actor has its Chromium")
+        if self.runner != "ray" and self.ray_address is not None:
+            raise ValueError("ray_address goes with runner='ray'")
+        return self
+
+    @property
+    def local_mode(self) -> WorkerMode:
+        """How local workers run: ``worker_mode``, ``contexts`` when not given."""
+        return self.worker_mode or "contexts"
 
     def episode_options(self) -> dict[str, Any]:
         """The options that change what the episodes do, as ``run_info.json`` records them
@@ -187,9 +203,9 @@ def _prepare(grid: Grid, options: RunOptions) -> tuple[ResultStore, int]:
         )
     store = ResultStore(database)
     store.set_meta("grid_sha256", grid.sha256)
-    store.set_meta("grid_files", json.dumps(grid.files))
+    store.set_meta("grid_files", json.dumps(grid.files, allow_nan=False))
     store.set_meta("grid_name", grid.experiment.name)
-    store.set_meta(EPISODE_OPTIONS, json.dumps(options.episode_options()))
+    store.set_meta(EPISODE_OPTIONS, json.dumps(options.episode_options(), allow_nan=False))
     if grid.path and Path(grid.path).is_file():
         shutil.copyfile(grid.path, output / GRID_COPY)
     return store, held
@@ -210,7 +226,7 @@ def _resumed(grid: Grid, options: RunOptions, database: Path) -> ResultStore:
     recorded = store.get_meta(EPISODE_OPTIONS)
     now = options.episode_options()
     if recorded is None:  # a run of a harness that did not record them: from now on
-        store.set_meta(EPISODE_OPTIONS, json.dumps(now))
+        store.set_meta(EPISODE_OPTIONS, json.dumps(now, allow_nan=False))
         return store
     try:
         before = json.loads(recorded)
@@ -437,7 +453,7 @@ async def _run(
                 directory,
                 sink,
                 workers=workers,
-                mode=options.worker_mode,
+                mode=options.local_mode,
                 run_id=run_id,
             )
     seconds = round(time.perf_counter() - began, 3)
@@ -503,11 +519,13 @@ def _write_run_info(
         "runner": {
             "backend": options.runner,
             "workers": workers,
-            "worker_mode": options.worker_mode if options.runner == "local" else None,
+            "worker_mode": options.local_mode if options.runner == "local" else None,
             "ray": ray_info or previous.get("runner", {}).get("ray"),
         },
         "options": options.episode_options(),  # a resume gives the same (_resumed)
         "served": served_info(results),
         "invocations": store.runs(),
     }
-    path.write_text(json.dumps(info, indent=2) + "\n", encoding="utf-8")
+    # allow_nan=False: `Infinity` is not JSON (JSON.parse refuses it); the grid and the
+    # options refuse non-finite numbers, and this keeps any other from a file.
+    path.write_text(json.dumps(info, indent=2, allow_nan=False) + "\n", encoding="utf-8")

@@ -23,6 +23,8 @@ from pydantic import (
     model_validator,
 )
 
+from harness.experiments.limits import MAX_SETTLE_MS, MAX_STEPS, over
+
 SLUG = re.compile(r"^[A-Za-z0-9_.-]{1,80}$")
 """What task ids and the names in episode ids may be made of."""
 
@@ -298,6 +300,20 @@ class TaskSpec(BaseModel):
     def _id(cls, value: str) -> str:
         if not SLUG.match(value):
             raise ValueError(f"{value!r}: task ids are 1–80 of A–Z a–z 0–9 _ . -")
+        return value
+
+    @field_validator("max_steps")
+    @classmethod
+    def _max_steps(cls, value: int | None) -> int | None:
+        if value is not None and value > MAX_STEPS:
+            raise ValueError(over("max_steps", value, MAX_STEPS, "steps"))
+        return value
+
+    @field_validator("settle_ms")
+    @classmethod
+    def _settle_ms(cls, value: int | None) -> int | None:
+        if value is not None and value > MAX_SETTLE_MS:
+            raise ValueError(over("settle_ms", value, MAX_SETTLE_MS, "ms"))
         return value
 
     @model_validator(mode="after")

@@ -1,0 +1,87 @@
+"""``experiment``'s options that only one runner reads: given to the other, they would be
+ignored, so they are refused (exit 2, one line naming the fix) — in this process, with the
+episodes stood in for (no browser)."""
+
+from __future__ import annotations
+
+from pathlib import Path
+from typing import Any
+
+import pytest
+from pydantic import ValidationError
+
+from harness.cli import main
+
+GRID = """
+[experiment]
+name = "options"
+policies = ["none"]
+[[agents]]
+spec = "scripted"
+[[tasks]]
+id = "mail"
+site = "mail"
+instruction = "Check my inbox."
+plan = [{finish = "done"}]
+"""
+
+
+@pytest.fixture
+def grid(tmp_path: Path) -> Path:
+    path = tmp_path / "grid.toml"
+    path.write_text(GRID, encoding="utf-8")
+    return path
+
+
+@pytest.fixture
+def modes(monkeypatch: pytest.MonkeyPatch) -> list[str]:
+    """The worker mode each local run was given; its episodes end ``ok`` at once."""
+    from harness.experiments import runners
+    from harness.experiments.metrics import EpisodeResult
+
+    given: list[str] = []
+
+    async def run_local(todo: list[Any], grid: Any, directory: Path, sink: Any, **kw: Any):  # type: ignore[no-untyped-def]
+        given.append(kw["mode"])
+        for spec in todo:
+            sink(EpisodeResult(episode=spec.id, **spec.key(), status="ok", run_id=kw["run_id"]))
+        return {}
+
+    monkeypatch.setattr(runners, "run_local", run_local)
+    return given
+
+
+@pytest.mark.parametrize("mode", ["contexts", "browsers"])
+def test_a_worker_mode_with_ray_is_refused_naming_the_fix(
+    grid: Path, tmp_path: Path, mode: str, capsys: pytest.CaptureFixture[str]
+) -> None:
+    output = tmp_path / "out"
+    args = ["experiment", str(grid), "--backend", "ray", "--worker-mode", mode]
+    assert main([*args, "--output", str(output)]) == 2
+    err = capsys.readouterr().err
+    assert "Traceback" not in err
+    # After the sub-command's usage, as for every mistake argparse finds: one line.
+    last = err.strip().splitlines()[-1]
+    assert last.startswith("webmcp-harness: --worker-mode is for local workers"), err
+    assert "drop it, or drop --backend ray" in last
+    assert not output.exists()
+
+
+def test_a_worker_mode_is_what_local_workers_run_with(
+    grid: Path, tmp_path: Path, modes: list[str]
+) -> None:
+    quiet = ["--no-progress", "--no-report"]
+    assert main(["experiment", str(grid), "--output", str(tmp_path / "a"), *quiet]) == 0
+    browsers = ["--worker-mode", "browsers", *quiet]
+    assert main(["experiment", str(grid), "--output", str(tmp_path / "b"), *browsers]) == 0
+    assert modes == ["contexts", "browsers"]
+
+
+def test_the_run_options_refuse_what_their_runner_would_ignore(tmp_path: Path) -> None:
+    from harness.experiments.runners import RunOptions
+
+    with pytest.raises(ValidationError, match="worker_mode is for local workers"):
+        RunOptions(output=tmp_path, runner="ray", worker_mode="contexts")
+    with pytest.raises(ValidationError, match="ray_address goes with runner='ray'"):
+        RunOptions(output=tmp_path, ray_address="auto")
+    assert RunOptions(output=tmp_path).local_mode == "contexts"
