@@ -3,17 +3,14 @@ cassette (``task.agent.policy.backend.answers[.attack.annotations].sSEED``).
 
 Ids keep A–Z a–z 0–9 _ . - (a name can never steer a path), fit a file name, and are
 unique: an agent's name that loses characters here gets a hash of itself, and two cells
-that would still share one are refused when the grid loads (:func:`clash` says why).
+that would still share one are refused when the grid loads
+(:func:`harness.experiments.grid.clash` says why).
 """
 
 from __future__ import annotations
 
 import hashlib
 import re
-from typing import TYPE_CHECKING
-
-if TYPE_CHECKING:
-    from harness.experiments.grid import EpisodeSpec
 
 MAX_EPISODE_ID = 200
 """The longest episode id: it names a directory and a cassette (``<id>.json``), and a file
@@ -46,33 +43,3 @@ def episode_id(parts: list[str], seed: int) -> str:
         return whole
     tail = f"-{hashlib.sha256(whole.encode()).hexdigest()[:12]}.s{seed}"
     return whole[: MAX_EPISODE_ID - len(tail)].rstrip(".-") + tail
-
-
-def clash(first: EpisodeSpec, second: EpisodeSpec) -> str:
-    """Why two cells got one episode id: the coordinates whose labels collide."""
-    pairs = {
-        "task": (first.task.id, second.task.id),
-        "agent": (first.agent.name or first.agent.spec, second.agent.name or second.agent.spec),
-        "policy": (
-            first.policy.path or first.policy.name,
-            second.policy.path or second.policy.name,
-        ),
-        "backend": (first.backend, second.backend),
-        "elicitation": (
-            first.elicitation.path or first.elicitation.name,
-            second.elicitation.path or second.elicitation.name,
-        ),
-        "attack": (first.attack_name, second.attack_name),
-        "annotations": (first.annotations, second.annotations),
-    }
-    differ = [f"{axis} {a!r} and {b!r}" for axis, (a, b) in pairs.items() if a != b]
-    if differ:
-        return (
-            f"two cells get the episode id {first.id!r}: {'; '.join(differ)} make the same id "
-            "(ids keep A–Z a–z 0–9 _ . -, other characters become '-', dots and dashes at the "
-            "ends are dropped); make them distinct."
-        )
-    return (
-        f"the cell {first.id!r} is listed twice (an entry of `backends`, `policies` or "
-        "`elicitation` repeated); list each once."
-    )

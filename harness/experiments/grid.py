@@ -63,7 +63,7 @@ from harness.experiments.agentdojo.suites import (
     suite_names,
     tasks_of,
 )
-from harness.experiments.episode_ids import clash, episode_id, name_slug
+from harness.experiments.episode_ids import episode_id, name_slug
 from harness.experiments.limits import (
     MAX_EPISODES,
     MAX_STEPS,
@@ -770,3 +770,33 @@ def _check_sites(tasks: list[TaskSpec], file: Path) -> None:
                     f"{file}: task {task.id!r} names the site {name!r}; bundled sites: "
                     f'{", ".join(SITES)} (any other site: url = "http://…").'
                 )
+
+
+def clash(first: EpisodeSpec, second: EpisodeSpec) -> str:
+    """Why two cells got one episode id: the coordinates whose labels collide."""
+    pairs = {
+        "task": (first.task.id, second.task.id),
+        "agent": (first.agent.name or first.agent.spec, second.agent.name or second.agent.spec),
+        "policy": (
+            first.policy.path or first.policy.name,
+            second.policy.path or second.policy.name,
+        ),
+        "backend": (first.backend, second.backend),
+        "elicitation": (
+            first.elicitation.path or first.elicitation.name,
+            second.elicitation.path or second.elicitation.name,
+        ),
+        "attack": (first.attack_name, second.attack_name),
+        "annotations": (first.annotations, second.annotations),
+    }
+    differ = [f"{axis} {a!r} and {b!r}" for axis, (a, b) in pairs.items() if a != b]
+    if differ:
+        return (
+            f"two cells get the episode id {first.id!r}: {'; '.join(differ)} make the same id "
+            "(ids keep A–Z a–z 0–9 _ . -, other characters become '-', dots and dashes at the "
+            "ends are dropped); make them distinct."
+        )
+    return (
+        f"the cell {first.id!r} is listed twice (an entry of `backends`, `policies` or "
+        "`elicitation` repeated); list each once."
+    )
