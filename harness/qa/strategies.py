@@ -135,6 +135,9 @@ class _TooDeep(ValueError):
         super().__init__("the schema nests too deeply to draw from")
 
 
+_JSON_TYPES = ("null", "boolean", "integer", "number", "string", "array", "object")
+
+
 def _strategy(schema: Any, root: dict[str, Any], refs: tuple[str, ...]) -> SearchStrategy[Any]:
     """Values of ``schema``: objects, arrays of objects and alternatives built here (the
     current hypothesis-jsonschema cannot draw objects on the current Hypothesis), the
@@ -170,6 +173,11 @@ def _strategy(schema: Any, root: dict[str, Any], refs: tuple[str, ...]) -> Searc
     for key in ("anyOf", "oneOf"):
         if isinstance(schema.get(key), list) and "type" not in schema:
             return _one_of(schema[key], root, deeper)
+    if kind is None and not is_object:
+        # Untyped: one type at a time, objects built here (hypothesis-jsonschema's own
+        # object drawing fails on the current Hypothesis: `{"minimum": 3}` raised
+        # AttributeError out of every draw, and the tool was skipped).
+        return _one_of([{**schema, "type": k} for k in _JSON_TYPES], root, refs)
     if is_object:
         properties = schema.get("properties")
         properties = properties if isinstance(properties, dict) else {}

@@ -146,3 +146,18 @@ def test_a_schema_the_harness_refuses_leaves_nothing_to_draw_and_says_why() -> N
     for make in (valid_arguments, near_misses):
         with pytest.raises(ConfigError, match=r"not a valid JSON Schema .*exclusiveMinimum"):
             make(tool(draft4))
+
+
+@pytest.mark.parametrize(
+    "untyped", [{"minimum": 3}, {"maxLength": 2}, {"items": {"minimum": 1}}, {"multipleOf": 5}]
+)
+def test_an_untyped_subschema_with_keywords_is_drawn_one_type_at_a_time(
+    untyped: dict[str, Any],
+) -> None:
+    # hypothesis-jsonschema's own drawing of such a schema (it may be an object) raised
+    # AttributeError on the current Hypothesis, and fuzz skipped the tool.
+    schema = {"type": "object", "properties": {"x": untyped}, "required": ["x"]}
+    values = drawn(schema)
+    assert values and all(not validate_arguments(tool(schema), v) for v in values)
+    kinds = {type(v["x"]).__name__ for v in values}
+    assert {"dict", "str", "list"} <= kinds, kinds
