@@ -46,7 +46,7 @@ import math
 import os
 from importlib import metadata, resources
 from pathlib import Path
-from typing import Any, Literal
+from typing import Annotated, Any, Literal
 
 from pydantic import (
     BaseModel,
@@ -69,8 +69,8 @@ from harness.experiments.limits import (
     MAX_STEPS,
     MAX_WORKERS,
     SPLIT,
+    at_most,
     finite_only,
-    over,
 )
 from harness.experiments.tasks import (
     TaskSpec,
@@ -159,10 +159,10 @@ class ExperimentSettings(BaseModel):
     include: list[str] = Field(default_factory=list)
     select: list[str] = Field(default_factory=list)
     """Only these task ids (of the grid, its includes and suites); empty: every task."""
-    max_steps: int = Field(default=20, ge=1)
+    max_steps: Annotated[int, at_most("max_steps", MAX_STEPS, "steps")] = Field(default=20, ge=1)
     episode_timeout: float = Field(default=120.0, gt=0)
     call_timeout: float = Field(default=15.0, gt=0)
-    workers: int = Field(default=1, ge=1)
+    workers: Annotated[int, at_most("workers", MAX_WORKERS, "workers")] = Field(default=1, ge=1)
     screenshots: bool = False
     playwright_trace: Literal["off", "on", "retain-on-failure"] = "off"
 
@@ -173,20 +173,6 @@ class ExperimentSettings(BaseModel):
             raise ValueError("seeds is a count ≥ 1 or a list of integers")
         if isinstance(value, list) and (not value or len(set(value)) != len(value)):
             raise ValueError("the list of seeds must be non-empty, without repeats")
-        return value
-
-    @field_validator("max_steps")
-    @classmethod
-    def _max_steps(cls, value: int) -> int:
-        if value > MAX_STEPS:
-            raise ValueError(over("max_steps", value, MAX_STEPS, "steps"))
-        return value
-
-    @field_validator("workers")
-    @classmethod
-    def _workers(cls, value: int) -> int:
-        if value > MAX_WORKERS:
-            raise ValueError(over("workers", value, MAX_WORKERS, "workers"))
         return value
 
     @field_validator("backends")

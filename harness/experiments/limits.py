@@ -10,6 +10,8 @@ from __future__ import annotations
 import math
 from typing import Any
 
+from pydantic import AfterValidator
+
 MAX_EPISODES = 1_000_000
 """The most episodes one grid may expand to. Its episode specs are made in memory at the
 start (about 1.5 KB each: 1.5 GB at the limit), and its results read back at the end. The
@@ -43,6 +45,18 @@ SPLIT = (
 def over(what: str, value: int, limit: int, unit: str) -> str:
     """A value past its limit, said with both."""
     return f"{what} {value:,} is over the limit of {limit:,} {unit}"
+
+
+def at_most(what: str, limit: int, unit: str) -> AfterValidator:
+    """A field's bound (``Annotated[int, at_most(...)]``): a value past ``limit`` is refused,
+    said with both; None (not set) passes."""
+
+    def check(value: int | None) -> int | None:
+        if value is not None and value > limit:
+            raise ValueError(over(what, value, limit, unit))
+        return value
+
+    return AfterValidator(check)
 
 
 def non_finite(data: Any, where: str = "") -> str | None:

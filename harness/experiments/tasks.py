@@ -23,7 +23,7 @@ from pydantic import (
     model_validator,
 )
 
-from harness.experiments.limits import MAX_SETTLE_MS, MAX_STEPS, over
+from harness.experiments.limits import MAX_SETTLE_MS, MAX_STEPS, at_most
 
 SLUG = re.compile(r"^[A-Za-z0-9_.-]{1,80}$")
 """What task ids and the names in episode ids may be made of."""
@@ -280,7 +280,9 @@ class TaskSpec(BaseModel):
     """For ``url`` tasks: a URL to POST before each episode to restore the site's state."""
     plan: dict[str, Any] | None = None
     """The plan the ``scripted`` agent follows (and ``obedient`` falls back to)."""
-    max_steps: int | None = Field(default=None, ge=1)
+    max_steps: Annotated[int | None, at_most("max_steps", MAX_STEPS, "steps")] = Field(
+        default=None, ge=1
+    )
     success: list[Check] = Field(default_factory=list)
     """Every check must pass; with none, success is the agent finishing."""
     attack: AttackSpec | None = None
@@ -290,7 +292,9 @@ class TaskSpec(BaseModel):
     """The suite the task belongs to (``webmcp-attacks``, ``agentdojo-banking``); empty for
     a grid's own tasks."""
     suite_version: str = ""
-    settle_ms: int | None = Field(default=None, ge=0)
+    settle_ms: Annotated[int | None, at_most("settle_ms", MAX_SETTLE_MS, "ms")] = Field(
+        default=None, ge=0
+    )
     """The catalog's quiet window after the start page loads (0: do not wait, for sites
     whose tools are registered before ``load``); None: the harness's default."""
     agentdojo: AgentDojoCase | None = None
@@ -300,20 +304,6 @@ class TaskSpec(BaseModel):
     def _id(cls, value: str) -> str:
         if not SLUG.match(value):
             raise ValueError(f"{value!r}: task ids are 1–80 of A–Z a–z 0–9 _ . -")
-        return value
-
-    @field_validator("max_steps")
-    @classmethod
-    def _max_steps(cls, value: int | None) -> int | None:
-        if value is not None and value > MAX_STEPS:
-            raise ValueError(over("max_steps", value, MAX_STEPS, "steps"))
-        return value
-
-    @field_validator("settle_ms")
-    @classmethod
-    def _settle_ms(cls, value: int | None) -> int | None:
-        if value is not None and value > MAX_SETTLE_MS:
-            raise ValueError(over("settle_ms", value, MAX_SETTLE_MS, "ms"))
         return value
 
     @model_validator(mode="after")

@@ -21,12 +21,12 @@ from __future__ import annotations
 
 import re
 from importlib import metadata
-from typing import Any, Literal
+from typing import Annotated, Any, Literal
 
 from pydantic import BaseModel, ConfigDict, Field, field_validator
 
 from harness.errors import ConfigError
-from harness.experiments.limits import MAX_STEPS, over
+from harness.experiments.limits import MAX_STEPS, at_most
 from harness.experiments.tasks import AgentDojoCase, AgentDojoCheck, AttackSpec, Check, TaskSpec
 
 PREFIX = "agentdojo"
@@ -56,15 +56,8 @@ class AgentDojoSettings(BaseModel):
         default_factory=_default_annotations, min_length=1
     )
     """Whether the sites' tools carry annotations (an axis of the grid)."""
-    max_steps: int = Field(default=40, ge=1)
+    max_steps: Annotated[int, at_most("max_steps", MAX_STEPS, "steps")] = Field(default=40, ge=1)
     """Steps per episode: a ground truth has up to 20 calls (travel), an attack adds some."""
-
-    @field_validator("max_steps")
-    @classmethod
-    def _max_steps(cls, value: int) -> int:
-        if value > MAX_STEPS:
-            raise ValueError(over("max_steps", value, MAX_STEPS, "steps"))
-        return value
 
     @field_validator("cases", "attacks", "annotations")
     @classmethod
