@@ -16,31 +16,13 @@ from pydantic import ValidationError
 from harness.errors import ConfigError
 from harness.experiments.grid import load_grid
 from harness.experiments.metrics import EpisodeResult
-
-GRID = """
-[experiment]
-name = "limits"
-policies = ["none"]
-{experiment}
-[[agents]]
-spec = "scripted"
-{agents}
-[[tasks]]
-id = "t"
-site = "mail"
-instruction = "x"
-plan = [{{finish = "first"}}]
-{tasks}
-"""
+from tests.experiments.test_grid_outside import grid_text
 
 
 def grid_file(directory: Path, experiment: str = "", agents: str = "", tasks: str = "") -> Path:
     """A grid of one task and the scripted agent, with more lines in each part."""
-    text = GRID.format(experiment=experiment, agents=agents, tasks=tasks)
-    if "policies" in experiment:
-        text = text.replace('policies = ["none"]\n', "", 1)
     path = directory / "grid.toml"
-    path.write_text(text, encoding="utf-8")
+    path.write_text(grid_text(experiment, agents, tasks), encoding="utf-8")
     return path
 
 
