@@ -126,7 +126,7 @@ def add_parser(sub: Any) -> None:
 
 def options_from(args: argparse.Namespace, name: str) -> RunOptions:
     """The run options the command line asks for (usage errors exit with status 2)."""
-    from harness.experiments.limits import MAX_WORKERS
+    from harness.experiments.limits import MAX_RAY_START_S, MAX_WORKERS
     from harness.experiments.runners import RunOptions
 
     parser = args.experiment_parser
@@ -136,6 +136,8 @@ def options_from(args: argparse.Namespace, name: str) -> RunOptions:
         parser.error("--ray-address goes with --backend ray.")
     if args.ray_start_timeout and args.backend != "ray":
         parser.error("--ray-start-timeout goes with --backend ray.")
+    if args.ray_start_timeout and args.ray_start_timeout > MAX_RAY_START_S:
+        parser.error(f"--ray-start-timeout: at most {MAX_RAY_START_S:,} s (a day).")
     if args.worker_mode and args.backend == "ray":  # Ray's actors would ignore it
         parser.error(
             "--worker-mode is for local workers (each Ray actor has its own Chromium); "

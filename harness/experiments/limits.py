@@ -35,6 +35,11 @@ MAX_SETTLE_MS = 600_000
 load is then waited for twice as long, a Playwright timeout in milliseconds: Node cannot
 hold a timer past 2³¹ ms, and fires it at once."""
 
+MAX_RAY_START_S = 86_400
+"""The longest start a Ray instance or actor may be given (``--ray-start-timeout``: a day).
+It goes to Ray as whole seconds in an environment variable its C++ side reads as a 64-bit
+count; a start that takes longer than a day is not a start."""
+
 SPLIT = (
     "split the study into several grids (by suite, agent or policy, or with fewer seeds), "
     "each run into its own --output"

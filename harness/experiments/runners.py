@@ -42,7 +42,7 @@ from rich.progress import (
 from harness.errors import ConfigError, ExperimentError
 from harness.experiments.episode import Environment, HarnessPool, run_episode
 from harness.experiments.grid import EpisodeSpec, Grid
-from harness.experiments.limits import MAX_WORKERS
+from harness.experiments.limits import MAX_RAY_START_S, MAX_WORKERS
 from harness.experiments.metrics import EpisodeResult, ResultSink
 from harness.experiments.plot import plot
 from harness.experiments.ray_runner import RAY_START_TIMEOUT_S, run_ray
@@ -89,7 +89,7 @@ class RunOptions(BaseModel):
     cassettes: Path | None = None
     cassette_mode: Literal["record", "replay"] = "replay"
     episode_timeout: float | None = Field(default=None, gt=0)
-    ray_start_timeout: float = Field(default=RAY_START_TIMEOUT_S, gt=0)
+    ray_start_timeout: float = Field(default=RAY_START_TIMEOUT_S, gt=0, le=MAX_RAY_START_S)
     """How long a local Ray instance, and each Ray actor, may take to start."""
     progress: bool = True
     report: bool = True

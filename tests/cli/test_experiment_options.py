@@ -85,3 +85,19 @@ def test_the_run_options_refuse_what_their_runner_would_ignore(tmp_path: Path) -
     with pytest.raises(ValidationError, match="ray_address goes with runner='ray'"):
         RunOptions(output=tmp_path, ray_address="auto")
     assert RunOptions(output=tmp_path).local_mode == "contexts"
+
+
+def test_a_ray_start_timeout_past_a_day_is_refused(
+    grid: Path, tmp_path: Path, capsys: pytest.CaptureFixture[str]
+) -> None:
+    # Ray reads it as whole seconds in an environment variable: 1e30 overflowed there.
+    output = tmp_path / "out"
+    args = ["experiment", str(grid), "--backend", "ray", "--ray-start-timeout", "1e30"]
+    assert main([*args, "--output", str(output)]) == 2
+    last = capsys.readouterr().err.strip().splitlines()[-1]
+    assert last == "webmcp-harness: --ray-start-timeout: at most 86,400 s (a day).", last
+    assert not output.exists()
+    from harness.experiments.runners import RunOptions
+
+    with pytest.raises(ValidationError, match="less than or equal to 86400"):
+        RunOptions(output=tmp_path, runner="ray", ray_start_timeout=1e30)
