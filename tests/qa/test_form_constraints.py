@@ -9,8 +9,7 @@ from collections.abc import AsyncIterator
 
 import pytest
 
-from harness import BrowserPool, Harness, Session
-from harness.catalog import Settle
+from harness import Harness, Session
 from harness.qa.form_constraints import Control, accepted_schema
 from harness.qa.fuzz import FuzzOptions, FuzzReport, PropertyResult, fuzz
 from tests.qa.pages import QAServer, serve
@@ -45,16 +44,6 @@ PAGES = {
 async def server() -> AsyncIterator[QAServer]:
     async with serve(PAGES) as qa:
         yield qa
-
-
-@pytest.fixture(scope="module", params=["polyfill", "native"])
-async def harness(
-    browser_pool: BrowserPool, request: pytest.FixtureRequest
-) -> AsyncIterator[Harness]:
-    async with Harness(
-        browsers=browser_pool, backend=request.param, call_timeout=10, settle=Settle.quiet_ms(100)
-    ) as h:
-        yield h
 
 
 async def fuzzed(harness: Harness, server: QAServer, path: str) -> FuzzReport:

@@ -9,8 +9,7 @@ from pathlib import Path
 
 import pytest
 
-from harness import BrowserPool, Harness, Session
-from harness.catalog import Settle
+from harness import Harness, Session
 from harness.errors import ConfigError
 from harness.qa import PROPERTY_NAMES
 from harness.qa.fuzz import FuzzOptions, FuzzReport, fuzz
@@ -28,17 +27,6 @@ async def server() -> AsyncIterator[QAServer]:
     pages = {"/": page(PROPERTY_TOOLS), "/details": page("", "Details"), "/odd": page(ODD_TOOLS)}
     async with serve(pages) as qa:
         yield qa
-
-
-@pytest.fixture(scope="module", params=["polyfill", "native"])
-async def harness(
-    browser_pool: BrowserPool, request: pytest.FixtureRequest
-) -> AsyncIterator[Harness]:
-    # A short quiet window: the pages register their tools at once.
-    async with Harness(
-        browsers=browser_pool, backend=request.param, call_timeout=10, settle=Settle.quiet_ms(100)
-    ) as h:
-        yield h
 
 
 @pytest.fixture
