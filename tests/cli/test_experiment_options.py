@@ -11,41 +11,27 @@ import pytest
 from pydantic import ValidationError
 
 from harness.cli import main
-
-GRID = """
-[experiment]
-name = "options"
-policies = ["none"]
-[[agents]]
-spec = "scripted"
-[[tasks]]
-id = "mail"
-site = "mail"
-instruction = "Check my inbox."
-plan = [{finish = "done"}]
-"""
+from tests.cli.test_experiment_cli import MAIL_GRID, StoodIn
 
 
 @pytest.fixture
 def grid(tmp_path: Path) -> Path:
     path = tmp_path / "grid.toml"
-    path.write_text(GRID, encoding="utf-8")
+    path.write_text(MAIL_GRID, encoding="utf-8")
     return path
 
 
 @pytest.fixture
 def modes(monkeypatch: pytest.MonkeyPatch) -> list[str]:
-    """The worker mode each local run was given; its episodes end ``ok`` at once."""
+    """The worker mode each local run was given (its episodes stood in for: ``ok`` at once)."""
     from harness.experiments import runners
-    from harness.experiments.metrics import EpisodeResult
 
+    stood_in = StoodIn(monkeypatch)
     given: list[str] = []
 
-    async def run_local(todo: list[Any], grid: Any, directory: Path, sink: Any, **kw: Any):  # type: ignore[no-untyped-def]
+    async def run_local(*args: Any, **kw: Any) -> Any:
         given.append(kw["mode"])
-        for spec in todo:
-            sink(EpisodeResult(episode=spec.id, **spec.key(), status="ok", run_id=kw["run_id"]))
-        return {}
+        return await stood_in.run_local(*args, **kw)
 
     monkeypatch.setattr(runners, "run_local", run_local)
     return given
