@@ -326,6 +326,9 @@ async def harness(browser_pool: BrowserPool) -> AsyncIterator[Harness]:
         yield h
 
 
+PIN = "HXCANARY-pin-5831"
+
+
 async def test_a_session_records_every_elicitation_whatever_the_handler(
     harness: Harness, page_server: PageServer
 ) -> None:
@@ -363,7 +366,7 @@ async def test_a_session_records_every_elicitation_whatever_the_handler(
         session.elicitation = ScriptedHandler.from_data(
             {
                 "answers": [
-                    {"rule": "confirm-everything", "action": "accept", "values": {"pin": "1234"}}
+                    {"rule": "confirm-everything", "action": "accept", "values": {"pin": PIN}}
                 ]
             }
         )
@@ -373,7 +376,8 @@ async def test_a_session_records_every_elicitation_whatever_the_handler(
         assert session.elicitations[1].rule == "confirm-everything"
         assert session.elicitations[1].tool == "echo"
         assert session.elicitations[1].values == {} and session.elicitations[1].redacted == ["pin"]
-        assert "1234" not in json.dumps([r.model_dump(mode="json") for r in session.elicitations])
+        # A canary no record can hold by chance ("1234" met a timestamp's microseconds).
+        assert PIN not in json.dumps([r.model_dump(mode="json") for r in session.elicitations])
     finally:
         await session.close()
 

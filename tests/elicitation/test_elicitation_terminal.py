@@ -106,13 +106,13 @@ async def test_secret_fields_are_never_shown() -> None:
         "type": "object",
         "properties": {"pin": {"type": "string", "title": "PIN", "format": "password"}},
     }
-    request = todo_request(requested_schema=schema, prefilled={"pin": "0000"})
-    handler, screen = terminal("4711\n\n")
+    request = todo_request(requested_schema=schema, prefilled={"pin": "HXCANARY-0000"})
+    handler, screen = terminal("HXCANARY-4711\n\n")
     result = await ask(handler, request)
     shown = screen.getvalue()
-    assert result.content == {"pin": "4711"}
+    assert result.content == {"pin": "HXCANARY-4711"}
     assert "[hidden]" in shown and "••••" in shown
-    assert "0000" not in shown and "4711" not in shown
+    assert "HXCANARY-0000" not in shown and "HXCANARY-4711" not in shown
 
 
 async def test_page_text_cannot_restyle_or_spoof_the_prompt() -> None:
