@@ -169,6 +169,10 @@ def _strategy(schema: Any, root: dict[str, Any], refs: tuple[str, ...]) -> Searc
         return _one_of([{**schema, "type": k} for k in kind], root, refs)
     is_object = kind == "object" or (kind is None and "properties" in schema)
     if (any(key in schema for key in _COMBINED) or _dependent_schemas(schema)) and not is_object:
+        if kind is None and _may_be_object(schema, root):
+            # Untyped under combinators: one type at a time too, for the same reason as
+            # below (`{"minimum": 3, "not": …}` raised out of every draw).
+            return _one_of([{**schema, "type": k} for k in _JSON_TYPES], root, refs)
         return from_schema({**schema, **_definitions(root)})
     for key in ("anyOf", "oneOf"):
         if isinstance(schema.get(key), list) and "type" not in schema:
@@ -193,6 +197,17 @@ def _strategy(schema: Any, root: dict[str, Any], refs: tuple[str, ...]) -> Searc
     if kind == "array" and isinstance(schema.get("items"), dict | list):
         return _array(schema, root, refs)
     return from_schema({**schema, **_definitions(root)})
+
+
+def _may_be_object(schema: dict[str, Any], root: dict[str, Any]) -> bool:
+    """Whether hypothesis-jsonschema finds objects among ``schema``'s values (it would
+    draw them itself, and fail)."""
+    from hypothesis_jsonschema import from_schema
+
+    try:
+        return not from_schema({**schema, "type": "object", **_definitions(root)}).is_empty
+    except (ValueError, TypeError, KeyError, RecursionError):
+        return False
 
 
 def _with_dependents(

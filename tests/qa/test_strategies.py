@@ -161,3 +161,24 @@ def test_an_untyped_subschema_with_keywords_is_drawn_one_type_at_a_time(
     assert values and all(not validate_arguments(tool(schema), v) for v in values)
     kinds = {type(v["x"]).__name__ for v in values}
     assert {"dict", "str", "list"} <= kinds, kinds
+
+
+@pytest.mark.parametrize(
+    "untyped",
+    [
+        {"minimum": 3, "not": {"type": "string"}},
+        {"allOf": [{"minimum": 3}, {"maxLength": 4}]},
+        {"if": {"type": "string"}, "then": {"minLength": 2}},
+        {"maxItems": 2, "patternProperties": {"^a": {"type": "integer"}}},
+    ],
+)
+def test_an_untyped_subschema_under_combinators_is_drawn_one_type_at_a_time(
+    untyped: dict[str, Any],
+) -> None:
+    # Left to hypothesis-jsonschema, such a schema (it may be an object) raised AttributeError
+    # out of every draw, as the plain untyped one did.
+    schema = {"type": "object", "properties": {"x": untyped}, "required": ["x"]}
+    values = drawn(schema)
+    assert values and all(not validate_arguments(tool(schema), v) for v in values)
+    kinds = {type(v["x"]).__name__ for v in values}
+    assert {"dict", "list"} <= kinds, kinds
