@@ -10,9 +10,11 @@ is cancellable, so the server stops at once (its browser closed on the way out),
 thread, still blocked in ``read()``, ends with the process.
 
 The SDK's transport hands a line it cannot read as a message (not JSON, or not a valid
-JSON-RPC request) to the server as an exception, which the server's session drops: the
-client waiting on that id would wait for ever. :class:`AnsweredReadStream` answers each
-such line as JSON-RPC 2.0 says, in its turn among the others.
+JSON-RPC request) to the server as an exception, which the server's session drops, and a
+request whose id MCP does not take (null, 1.5, true) as a notification, which nothing
+answers: either way the client waiting on that id would wait for ever.
+:class:`AnsweredReadStream` answers each such line as JSON-RPC 2.0 says, in its turn among
+the others.
 """
 
 from __future__ import annotations
@@ -178,9 +180,12 @@ class AnsweredReadStream:
         while True:
             item = await self._inner.receive()
             line = self._lines.popleft() if self._lines else ""
-            if not isinstance(item, Exception):
+            if isinstance(item, Exception):
+                answer = answer_for(line, item)
+            elif _with_an_id(item, line):
+                answer = _error(None, types.INVALID_REQUEST, _BAD_ID)
+            else:
                 return item
-            answer = answer_for(line, item)
             if answer is not None:
                 # A client that left takes no answer.
                 with contextlib.suppress(anyio.ClosedResourceError, anyio.BrokenResourceError):
@@ -235,6 +240,21 @@ def answer_for(line: str, error: Exception) -> types.JSONRPCError | None:
     return _error(request_id if _is_id(request_id) else None, code, problem)
 
 
+def _with_an_id(item: Any, line: str) -> bool:
+    """Whether the SDK read a request whose id MCP does not take (null, 1.5, true, a list)
+    as a notification: its client waits for an answer, which a notification never gets."""
+    if not isinstance(getattr(item, "message", None), types.JSONRPCNotification):
+        return False
+    try:
+        message = json.loads(line)
+    except ValueError:
+        return False
+    return isinstance(message, dict) and "id" in message
+
+
+_BAD_ID = 'Invalid Request: "id" must be a string or an integer.'
+
+
 def _problem(message: dict[str, Any], error: Exception) -> tuple[int, str]:
     """What is wrong with a request or notification, and the JSON-RPC code that says it."""
     if message.get("jsonrpc") != "2.0":
@@ -242,7 +262,7 @@ def _problem(message: dict[str, Any], error: Exception) -> tuple[int, str]:
     if not isinstance(message.get("method"), str):
         return types.INVALID_REQUEST, 'Invalid Request: "method" must be a string.'
     if "id" in message and not _is_id(message["id"]):
-        return types.INVALID_REQUEST, 'Invalid Request: "id" must be a string or an integer.'
+        return types.INVALID_REQUEST, _BAD_ID
     if message.get("params") is not None and not isinstance(message["params"], dict):
         return types.INVALID_PARAMS, 'Invalid params: "params" must be an object.'
     return types.INVALID_REQUEST, f"Invalid Request: {_first(error)}."

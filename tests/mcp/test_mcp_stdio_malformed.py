@@ -1,6 +1,7 @@
 """The stdio transport answers every request, malformed ones too, as JSON-RPC 2.0 says:
 -32700 for a line that is not JSON (id null), -32600 for a request object that is not
 valid (its id when one can be read, else null), -32602 for params that are not an object.
+A request whose id MCP does not take (null, 1.5, true, a list) is answered -32600 (id null).
 A malformed notification is answered by nothing, and told on stderr in one line.
 
 The bug: the SDK's stdio transport hands such lines to the server as exceptions, which its
@@ -37,6 +38,12 @@ MALFORMED: list[tuple[str, tuple[int, Any] | None]] = [
     ('{"jsonrpc":"2.0","id":11}', (-32600, 11)),
     ('{"jsonrpc":"2.0","id":12,"method":7}', (-32600, 12)),
     ('{"jsonrpc":"2.0","id":[13],"method":"tools/list","params":1}', (-32600, None)),
+    # The SDK reads these as notifications (nothing would answer them); MCP's ids are
+    # strings and integers, never null.
+    ('{"jsonrpc":"2.0","id":null,"method":"tools/list"}', (-32600, None)),
+    ('{"jsonrpc":"2.0","id":1.5,"method":"ping"}', (-32600, None)),
+    ('{"jsonrpc":"2.0","id":true,"method":"ping"}', (-32600, None)),
+    ('{"jsonrpc":"2.0","id":[14],"method":"ping"}', (-32600, None)),
     ("{garbage", (-32700, None)),
     ("[1, 2]", (-32600, None)),
     ('{"jsonrpc":"2.0","method":"notifications/initialized","params":"x"}', None),
