@@ -73,6 +73,7 @@ from harness.mcp.clients import ClientPage, once_open
 from harness.mcp.console import ConsoleForwarder
 from harness.mcp.elicitation import ParkedCall, RequestChannel, client_channel
 from harness.mcp.names import NAVIGATE, RELOAD, NameMap
+from harness.mcp.request_ids import RequestIds
 from harness.mcp.stdio import stdio_streams
 from harness.mcp.tools import (
     HARNESS_TOOLS,
@@ -260,7 +261,7 @@ class McpBridge:
             max_sessions=MAX_HTTP_SESSIONS,
         )
         config = uvicorn.Config(
-            app, log_level="warning", lifespan="on", timeout_graceful_shutdown=2
+            RequestIds(app), log_level="warning", lifespan="on", timeout_graceful_shutdown=2
         )
         server = uvicorn.Server(config)
         if on_ready is not None:

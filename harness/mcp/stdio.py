@@ -183,7 +183,7 @@ class AnsweredReadStream:
             if isinstance(item, Exception):
                 answer = answer_for(line, item)
             elif _with_an_id(item, line):
-                answer = _error(None, types.INVALID_REQUEST, _BAD_ID)
+                answer = _error(None, types.INVALID_REQUEST, BAD_ID)
             else:
                 return item
             if answer is not None:
@@ -237,7 +237,7 @@ def answer_for(line: str, error: Exception) -> types.JSONRPCError | None:
         log.warning("ignored a malformed notification from the client: %s", problem)
         return None
     request_id = message["id"]
-    return _error(request_id if _is_id(request_id) else None, code, problem)
+    return _error(request_id if is_request_id(request_id) else None, code, problem)
 
 
 def _with_an_id(item: Any, line: str) -> bool:
@@ -252,7 +252,7 @@ def _with_an_id(item: Any, line: str) -> bool:
     return isinstance(message, dict) and "id" in message
 
 
-_BAD_ID = 'Invalid Request: "id" must be a string or an integer.'
+BAD_ID = 'Invalid Request: "id" must be a string or an integer.'
 
 
 def _problem(message: dict[str, Any], error: Exception) -> tuple[int, str]:
@@ -261,14 +261,14 @@ def _problem(message: dict[str, Any], error: Exception) -> tuple[int, str]:
         return types.INVALID_REQUEST, 'Invalid Request: "jsonrpc" must be "2.0".'
     if not isinstance(message.get("method"), str):
         return types.INVALID_REQUEST, 'Invalid Request: "method" must be a string.'
-    if "id" in message and not _is_id(message["id"]):
-        return types.INVALID_REQUEST, _BAD_ID
+    if "id" in message and not is_request_id(message["id"]):
+        return types.INVALID_REQUEST, BAD_ID
     if message.get("params") is not None and not isinstance(message["params"], dict):
         return types.INVALID_PARAMS, 'Invalid params: "params" must be an object.'
     return types.INVALID_REQUEST, f"Invalid Request: {_first(error)}."
 
 
-def _is_id(value: object) -> bool:
+def is_request_id(value: object) -> bool:
     """Whether ``value`` is a request id MCP takes (a string or an integer)."""
     return isinstance(value, str | int) and not isinstance(value, bool)
 
