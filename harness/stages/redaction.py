@@ -44,7 +44,12 @@ from pydantic import BaseModel, ConfigDict, TypeAdapter, ValidationError
 from harness.browser.urls import origin_of, resolve, scheme_of
 from harness.models import META_PREFIX, CallRequest, Tool
 from harness.stages.framing import PAGE_RESULT_KINDS, user_agent_text
-from harness.stages.scrubbing import MIN_SCRUB_LENGTH, Scrubber, scrub_result
+from harness.stages.scrubbing import (
+    MAX_SEARCHED_TEXTS,
+    MIN_SCRUB_LENGTH,
+    Scrubber,
+    scrub_result,
+)
 from harness.stages.sensitivity import (
     JsonPath,
     declared_names,
@@ -58,6 +63,7 @@ from harness.stages.vault import SecretReference, SiteDefect, Vault, WithheldKin
 
 __all__ = [
     "ERROR_REASON",
+    "FULL_REASON",
     "MIN_SCRUB_LENGTH",
     "REDACTED_META_KEY",
     "REFERENCE_META_KEY",
@@ -81,6 +87,13 @@ REFERENCE_META_KEY = META_PREFIX + "secret_reference"
 
 ERROR_REASON = "it is an error result of a tool whose output is sensitive"
 """Why an error of a ``sensitiveHint`` / ``x-sensitive`` tool is withheld whole."""
+
+FULL_REASON = (
+    "this session withheld more texts than the user agent can search for "
+    f"({MAX_SEARCHED_TEXTS:,}), so it withholds every later result whole"
+)
+"""Why every result is withheld whole once the session's :class:`Scrubber` is full: what
+the session withheld past the limit could come back in any result unsearched."""
 
 DEFAULT_TTL_CAP_S = 3600.0
 """A ``secret_reference`` ttl above this is a site defect; the harness expires it here."""
@@ -283,6 +296,7 @@ class _Run:
             defects=defects,
         )
         self.withheld.append(WithheldItem(path=path, label=label, handle=entry.handle, kind=kind))
+        self.texts.note_handle(entry.handle)
         for defect in entry.defects:
             self.notes.append(f"site defect: {defect.message}")
             log.info("site defect (%s): %s", defect.code, defect.message)
@@ -455,8 +469,14 @@ def redact(
     *,
     call_id: str = "",
     ttl_cap: float = DEFAULT_TTL_CAP_S,
+    whole: str | None = None,
 ) -> Redaction:
-    """The agent view of ``result`` (a result of ``tool``); what it withholds goes to ``vault``."""
+    """The agent view of ``result`` (a result of ``tool``); what it withholds goes to ``vault``.
+    ``whole``: withhold the whole result, for this reason, whatever the tool declares."""
+    if whole is not None:
+        parts = _parts(result)
+        parts.meta.pop(REDACTED_META_KEY, None)
+        return _placeholder(_Run(tool, vault, call_id, ttl_cap), result, parts, whole)
     hinted = tool.annotations.get("sensitiveHint") is True
     schema = tool.output_schema
     marked = schema is not None and marks_sensitive(schema)
@@ -616,7 +636,12 @@ def _placeholder(run: _Run, result: CallToolResult, parts: _Parts, reason: str) 
     """The whole result withheld. Nothing the page wrote reaches the agent (not even its
     ``_meta``), except ``secret_reference`` stand-ins, which carry no secret."""
     handle = run.keep("result", "", f"result of {run.tool.name}", _dump(result))
-    if reason == ERROR_REASON:
+    if reason == FULL_REASON:
+        told = (
+            f"The user agent withheld the result of {run.tool.name!r} from the agent as "
+            f"{handle}: {reason}. Only the user can reveal it; a new session starts afresh."
+        )
+    elif reason == ERROR_REASON:
         told = (
             f"The tool {run.tool.name!r} failed. Its output is sensitive, and an error message "
             f"can quote a secret, so the user agent withheld the error from the agent as "
@@ -716,15 +741,30 @@ class Redactor:
             self._ran.discard(request.call_id)
             vault.keep_user_view(request.call_id, result)
             if request.error_kind in PAGE_RESULT_KINDS:  # else: the harness's own words
-                redaction = redact(
-                    request.tool, result, vault, call_id=request.call_id, ttl_cap=self.ttl_cap
-                )
+                full = vault.scrubber.full
+                redaction = self._redact(request, result, vault, FULL_REASON if full else None)
+                vault.scrubber.merge(redaction.texts)
+                if vault.scrubber.full and not full:
+                    # This result filled the session's search: what it withheld past the
+                    # limit is searched for nowhere, in this result either.
+                    redaction = self._redact(request, result, vault, FULL_REASON)
                 request.notes.extend(redaction.notes)
                 if redaction.withheld:
                     log.info("%s: withheld %d item(s)", request.tool.name, len(redaction.withheld))
-                vault.scrubber.merge(redaction.texts)
                 result = redaction.result
         return self._scrub_withheld(request, result, vault.scrubber)
+
+    def _redact(
+        self, request: CallRequest, result: CallToolResult, vault: Vault, whole: str | None
+    ) -> Redaction:
+        return redact(
+            request.tool,
+            result,
+            vault,
+            call_id=request.call_id,
+            ttl_cap=self.ttl_cap,
+            whole=whole,
+        )
 
     def _scrub_withheld(
         self, request: CallRequest, result: CallToolResult, scrubber: Scrubber

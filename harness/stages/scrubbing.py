@@ -11,31 +11,36 @@ sessions, so a value withheld from one agent reaches no other, and every channel
 agent reads goes through it: results (also of tools that declare nothing), the tool
 list, the harness's own messages, the page's console, traces.
 
-A withheld text is searched for in the forms it takes in JSON (escaped) and in URLs
-(percent-encoded), each form a page or the browser writes (:func:`forms_of`); texts
-shorter than :data:`MIN_SCRUB_LENGTH` are not searched for in any form (they would match
-everywhere). Handles themselves are never rewritten. Nothing here is logged or printed:
-``repr`` shows counts only.
+A withheld text is searched for as written, in the few forms no reading undoes
+(:func:`forms_of`: as the URL parser reads it, a space as form encoding's ``+``), and in
+every reading of a string that writes escapes: as JSON text reads it (``\\/``, ``\\u0026``,
+``\\u00E9``: any escape, in either case) and as a URL reads it (any byte percent-encoded,
+either hex case), one reading after another up to :data:`READ_DEPTH` (JSON inside JSON, a
+URL in JSON text, a URL encoded twice); what a reading finds is replaced where the string
+writes it, escapes and all. Texts shorter than :data:`MIN_SCRUB_LENGTH` are not searched
+for (they would match everywhere). The handles the session gave are never rewritten.
+Nothing here is logged or printed: ``repr`` shows counts only.
 
 A JSON value is searched once as a whole before it is walked: JSON writes each character
 of a string on its own (an escape or the character), so a string that holds a withheld
-text holds, in the value's JSON, that text's JSON form; when no form of any withheld text
-occurs in the value's JSON, no string of it holds one, and the value is returned without a
-walk (one C-speed dump and one search, instead of a Python call per string). Both searches
-use one pattern of all the texts, written as a trie (:func:`alternation`): a text has a
-dozen forms that start alike, and a session may withhold thousands of texts.
+text holds, in the value's JSON, that text's JSON form; when no withheld text's JSON form
+occurs in the value's JSON, and no string of it writes an escape, no string of it holds
+one, and the value is returned without a walk (one C-speed dump and one search, instead of
+a Python call per string). The searches are Aho-Corasick automata (``ahocorasick_rs``):
+built and run in time linear in the texts and the string searched, whatever texts a page
+chose; a session searches for at most :data:`MAX_SEARCHED_TEXTS` texts.
 """
 
 from __future__ import annotations
 
 import json
 import re
-import string
-from collections.abc import Iterable, Iterator, Mapping
-from dataclasses import dataclass, field
-from functools import lru_cache
+from bisect import bisect_right
+from collections.abc import Iterator, Mapping
+from dataclasses import dataclass
 from typing import Any
 
+import ahocorasick_rs
 from mcp_types import CallToolResult
 
 from harness.models import dump_result
@@ -85,7 +90,9 @@ that a withheld text that is also one of these words cannot break the structure 
 harness and its agents read (a crash, or its own record of what it withheld corrupted)."""
 
 HANDLE = re.compile(r"wmh-(?:secret|result|ref|user)-[0-9a-f]{16}")
-"""A vault handle (:func:`harness.stages.vault.new_handle`): left as it is, always."""
+"""The shape of a vault handle (:func:`harness.stages.vault.new_handle`). A scrubber leaves
+the handles it gave as they are, and only those: a page that writes ``wmh-secret-`` before a
+withheld text starting with hex digits does not make the text look like a handle."""
 
 
 def _leaves(
@@ -105,174 +112,44 @@ def _leaves(
             yield node
 
 
-# -- the forms a text takes in URLs ------------------------------------------------------
-# Percent-encode sets as the URL Standard defines them (url.spec.whatwg.org, "Percent-encoded
-# bytes"), over the bytes of a text's UTF-8: a byte is written as itself when the code point of
-# its value is not in the set, else as "%" and two hex digits ("UTF-8 percent-encode").
-
-
-def _ascii(chars: str) -> frozenset[int]:
-    return frozenset(chars.encode("ascii"))
-
-
-ALL_BYTES = frozenset(range(0x100))
-ASCII_ALPHANUMERIC = _ascii(string.ascii_letters + string.digits)
-
-C0_CONTROL_PERCENT_ENCODE_SET = frozenset(range(0x20)) | frozenset(range(0x7F, 0x100))
-"""The URL Standard's *C0 control percent-encode set*: the C0 controls and every code point
-above U+007E (in UTF-8: 0x7F and every byte of a non-ASCII character); opaque paths."""
-FRAGMENT_PERCENT_ENCODE_SET = C0_CONTROL_PERCENT_ENCODE_SET | _ascii(' "<>`')
-"""The *fragment percent-encode set*: a URL's fragment (``#…``, ``location.hash``)."""
-QUERY_PERCENT_ENCODE_SET = C0_CONTROL_PERCENT_ENCODE_SET | _ascii(' "#<>')
-"""The *query percent-encode set*: the query of a URL whose scheme is not special."""
-SPECIAL_QUERY_PERCENT_ENCODE_SET = QUERY_PERCENT_ENCODE_SET | _ascii("'")
-"""The *special-query percent-encode set*: the query of an ``http(s):`` (special) URL."""
-PATH_PERCENT_ENCODE_SET = QUERY_PERCENT_ENCODE_SET | _ascii("?^`{}")
-"""The *path percent-encode set*: a URL's path segments."""
-USERINFO_PERCENT_ENCODE_SET = PATH_PERCENT_ENCODE_SET | _ascii("/:;=@[\\]|")
-"""The *userinfo percent-encode set*: a URL's username and password."""
-COMPONENT_PERCENT_ENCODE_SET = USERINFO_PERCENT_ENCODE_SET | _ascii("$%&+,")
-"""The *component percent-encode set* (the Standard: identical to ``encodeURIComponent``)."""
-FORM_URLENCODED_PERCENT_ENCODE_SET = COMPONENT_PERCENT_ENCODE_SET | _ascii("!'()~")
-"""The *application/x-www-form-urlencoded percent-encode set* (``URLSearchParams``, form
-bodies; a space is written ``+``)."""
-
-# ECMA-262's encodeURIComponent and encodeURI (sec-encodeuricomponent-uricomponent,
-# sec-encodeuri-uri): every code point is escaped but uriUnescaped (ASCII alphanumerics and
-# -_.!~*'()), and for encodeURI also uriReserved (;/?:@&=+$,) and "#".
-ENCODE_URI_COMPONENT_SET = ALL_BYTES - ASCII_ALPHANUMERIC - _ascii("-_.!~*'()")
-"""What ``encodeURIComponent`` escapes (the same as :data:`COMPONENT_PERCENT_ENCODE_SET`)."""
-ENCODE_URI_SET = ENCODE_URI_COMPONENT_SET - _ascii(";/?:@&=+$,#")
-"""What ``encodeURI`` escapes."""
-
-# Where Chromium's URL serializer escapes more than the Standard (measured on the Chromium the
-# harness runs: new URL(...).pathname, URL.username).
-CHROMIUM_PATH_PERCENT_ENCODE_SET = PATH_PERCENT_ENCODE_SET | _ascii("|")
-"""Chromium's set for a path: the Standard's and ``|``."""
-CHROMIUM_USERINFO_PERCENT_ENCODE_SET = USERINFO_PERCENT_ENCODE_SET | _ascii("'")
-"""Chromium's set for a username or password: the Standard's and ``'``."""
-
-# RFC 3986: everything but its unreserved characters, which servers write (Python's quote(),
-# quote_plus(), Go's url.QueryEscape); a page's tool may hand on a URL its server made.
-RFC3986_PERCENT_ENCODE_SET = ALL_BYTES - ASCII_ALPHANUMERIC - _ascii("-._~")
-"""RFC 3986's percent-encoding: all but ASCII alphanumerics and ``-._~``."""
-
-
-@dataclass(frozen=True)
-class PercentEncoding:
-    """One way a text is percent-encoded: the bytes it ``escapes``, a space written ``+``
-    (forms), and whether the URL parser may read the text first (``parsed``: it removes
-    tabs and newlines, and in an ``http(s):`` ``path`` reads a backslash as a slash), so
-    that the text is encoded as read too."""
-
-    escapes: frozenset[int]
-    space_as_plus: bool = False
-    parsed: bool = False
-    path: bool = False
-    upper: tuple[str, ...] = field(init=False, repr=False, compare=False)
-    """What each byte is written as, hex digits in upper case (for :meth:`str.translate`)."""
-    lower: tuple[str, ...] = field(init=False, repr=False, compare=False)
-    """The same, hex digits in lower case."""
-
-    def __post_init__(self) -> None:
-        for name, digits in (("upper", "%{:02X}"), ("lower", "%{:02x}")):
-            table = tuple(
-                ("+" if self.space_as_plus and byte == 0x20 else digits.format(byte))
-                if byte in self.escapes
-                else chr(byte)
-                for byte in range(0x100)
-            )
-            object.__setattr__(self, name, table)
-
-
-PERCENT_ENCODINGS: tuple[PercentEncoding, ...] = (
-    PercentEncoding(C0_CONTROL_PERCENT_ENCODE_SET, parsed=True),
-    PercentEncoding(FRAGMENT_PERCENT_ENCODE_SET, parsed=True),
-    PercentEncoding(QUERY_PERCENT_ENCODE_SET, parsed=True),
-    PercentEncoding(SPECIAL_QUERY_PERCENT_ENCODE_SET, parsed=True),
-    PercentEncoding(PATH_PERCENT_ENCODE_SET, parsed=True, path=True),
-    PercentEncoding(CHROMIUM_PATH_PERCENT_ENCODE_SET, parsed=True, path=True),
-    PercentEncoding(USERINFO_PERCENT_ENCODE_SET, parsed=True),
-    PercentEncoding(CHROMIUM_USERINFO_PERCENT_ENCODE_SET, parsed=True),
-    PercentEncoding(COMPONENT_PERCENT_ENCODE_SET),
-    PercentEncoding(ENCODE_URI_SET),
-    PercentEncoding(FORM_URLENCODED_PERCENT_ENCODE_SET, space_as_plus=True),
-    PercentEncoding(RFC3986_PERCENT_ENCODE_SET),
-    PercentEncoding(RFC3986_PERCENT_ENCODE_SET - _ascii("/")),  # Python's quote()
-    PercentEncoding(RFC3986_PERCENT_ENCODE_SET, space_as_plus=True),
-)
-"""Every percent-encoding a withheld text is searched for in: the browser's and
-JavaScript's (above), and servers' (RFC 3986)."""
-
-# Browsers write a percent-encoded byte's hex digits in upper case (the Standard's
-# "percent-encode"); some servers write lower case (.NET's UrlEncode). Both are searched for
-# (a lower-case form only when an escape has a letter, A-F).
-_LETTERED = frozenset(byte for byte in range(0x100) if f"{byte:02X}" != f"{byte:02x}")
-_UNESCAPED = ASCII_ALPHANUMERIC | _ascii("_.-")  # by every one of PERCENT_ENCODINGS
+# -- the forms a text takes ------------------------------------------------------------------
+# A withheld text is searched for as written and in the few forms that no reading of the
+# string undoes: as the URL parser reads it (tabs and newlines dropped, a path's backslash as a
+# slash), a lone surrogate as the U+FFFD the browser writes for it, and a space as the "+" of
+# form encoding. JSON escapes and percent-encodings, which a reading undoes, are not forms:
+# the string is read (see "reading a string" below), whatever the encoder chose to escape.
 
 _SAFE = re.compile(r"[A-Za-z0-9_.-]*")
+_TABS_AND_NEWLINES = str.maketrans("", "", "\t\n\r")
+_LONE_SURROGATE = re.compile("[\ud800-\udfff]")
 
 
 def _plain_json(text: str) -> bool:
-    """Whether JSON and every percent-encoding write ``text`` as it is (ASCII letters,
-    digits, ``_.-``: ``~`` is escaped in forms)."""
+    """Whether ``text`` has no form but itself (ASCII letters, digits, ``_.-``)."""
     return _SAFE.fullmatch(text) is not None
 
 
-def _utf8(text: str) -> bytes:
-    try:
-        return text.encode("utf-8")
-    except UnicodeEncodeError:  # a lone surrogate: the URL API writes U+FFFD for it
-        return text.encode("utf-16", "surrogatepass").decode("utf-16", "replace").encode()
-
-
-_PARSED = tuple(encoding for encoding in PERCENT_ENCODINGS if encoding.parsed)
-_PATHS = tuple(encoding for encoding in PERCENT_ENCODINGS if encoding.path)
-_TABS_AND_NEWLINES = str.maketrans("", "", "\t\n\r")
-
-
-def percent_encoded_forms(text: str) -> set[str]:
-    """``text`` as each of :data:`PERCENT_ENCODINGS` writes it, hex digits in upper and in
-    lower case. Encodings that escape the same of ``text``'s bytes write it the same: each
-    such form is made once."""
-    inputs = [(text, PERCENT_ENCODINGS)]
-    read = text.translate(_TABS_AND_NEWLINES)  # as the URL parser reads it
-    if read != text:
-        inputs.append((read, _PARSED))
-    if "\\" in read:
-        inputs.append((read.replace("\\", "/"), _PATHS))
-    forms: set[str] = set()
-    for written, encodings in inputs:
-        data = _utf8(written)
-        present = frozenset(data) - _UNESCAPED
-        latin = data.decode("latin-1")  # one character per byte, for str.translate
-        made: set[tuple[frozenset[int], bool]] = set()
-        for encoding in encodings:
-            escaped = present & encoding.escapes
-            plus = encoding.space_as_plus and 0x20 in escaped
-            if (escaped, plus) not in made:
-                made.add((escaped, plus))
-                forms.add(latin.translate(encoding.upper))
-                if escaped & _LETTERED:
-                    forms.add(latin.translate(encoding.lower))
-    return forms
-
-
 def forms_of(text: str, shortest: int = MIN_SCRUB_LENGTH) -> set[str]:
-    """The texts ``text`` may show up as: itself, escaped in JSON, and percent-encoded
-    (:func:`percent_encoded_forms`), each of those also JSON-escaped (a URL in JSON text).
-    None for a text shorter than ``shortest``, and no form shorter than that either: the
-    URL parser's reading drops tabs and newlines, and a whole result's ``"\\n\\nread\\n\\n"``
-    must not make ``read`` a secret."""
+    """The texts ``text`` is searched for as: itself; as the URL parser reads it (tabs and
+    newlines dropped; in a path, a backslash as a slash); its own percent-escapes read; a
+    lone surrogate as U+FFFD (what the URL API writes for it); each with a space written
+    ``+`` (form encoding). None for a
+    text shorter than ``shortest``, and no form shorter than that either: the URL parser's
+    reading drops tabs and newlines, and a whole result's ``"\\n\\nread\\n\\n"`` must not
+    make ``read`` a secret."""
     if len(text) < shortest:
         return set()
     if _plain_json(text):
         return {text}
-    forms = {text, json.dumps(text)[1:-1], json.dumps(text, ensure_ascii=False)[1:-1]}
-    for form in percent_encoded_forms(text):
-        forms.add(form)
-        if '"' in form or "\\" in form:  # a percent-encoded form is ASCII: only these escape
-            forms.add(json.dumps(form)[1:-1])
+    forms = {text}
+    read = text.translate(_TABS_AND_NEWLINES)
+    forms |= {read, read.replace("\\", "/")}
+    # A text that writes percent-escapes itself ("%41") keeps them as they are in a URL whose
+    # encoder leaves "%" alone (the URL Standard's path and query sets), and a reading of the
+    # URL decodes them with the rest: that text is searched for as read too.
+    forms |= {reading.text for form in forms if (reading := _percent_read(form)) is not None}
+    forms |= {_LONE_SURROGATE.sub("\ufffd", form) for form in forms}
+    forms |= {form.replace(" ", "+") for form in forms}
     return {form for form in forms if len(form) >= shortest}
 
 
@@ -317,13 +194,23 @@ def result_texts(result: Mapping[str, Any]) -> Iterator[Any]:
         yield from _leaves(structured, keys=False)
 
 
+MAX_SEARCHED_TEXTS = 100_000
+"""How many texts (forms included) a session searches for at most. Past it, what more it
+withholds cannot be searched for quickly enough (the search is built again as texts come,
+on the event loop every session of the process shares), so every later result of the
+session is withheld whole instead (:attr:`Scrubber.full`)."""
+
+
 class Scrubber:
     """The texts withheld in one session, each with its handle; see the module docstring."""
 
     def __init__(self) -> None:
         self._needles: dict[str, str] = {}  # a withheld text → the handle that replaces it
-        self._compiled: tuple[int, re.Pattern[str]] | None = None
-        self._compiled_dumped: tuple[int, re.Pattern[str]] | None = None
+        self._handles: set[str] = set()  # every handle given: never rewritten
+        self._search: _Search | None = None
+        self._search_dumped: _Search | None = None
+        self.full = False
+        """Whether a text could not be taken (:data:`MAX_SEARCHED_TEXTS`)."""
 
     def __bool__(self) -> bool:
         return bool(self._needles)
@@ -345,12 +232,28 @@ class Scrubber:
         """Replace ``value`` (a text, or a JSON value: its leaves and keys, but for the
         property names its schema ``declared``) by ``handle`` wherever it shows up from now
         on; texts, and their forms, shorter than ``shortest`` are not searched for."""
+        self._handles.add(handle)
+        if self.full:  # nothing more can be searched for (the session withholds every result)
+            return
         if isinstance(value, str) and _plain_json(value):  # the usual case, made short
             if len(value) >= shortest:
-                self._needles.setdefault(value, handle)
+                self._take(value, handle)
             return
         for needle in needles_of(value, declared, shortest):
-            self._needles.setdefault(needle, handle)
+            self._take(needle, handle)
+
+    def note_handle(self, handle: str) -> None:
+        """Never rewrite ``handle`` (one the session's vault gave, for a value that may be
+        too short to search for)."""
+        self._handles.add(handle)
+
+    def _take(self, needle: str, handle: str) -> None:
+        if needle in self._needles:
+            return
+        if len(self._needles) >= MAX_SEARCHED_TEXTS:
+            self.full = True
+            return
+        self._needles[needle] = handle
 
     def withhold_result(self, result: Mapping[str, Any], handle: str) -> None:
         """Replace what a page wrote in a whole withheld result (:func:`result_texts`), each
@@ -358,7 +261,10 @@ class Scrubber:
         not which of its values is the secret: its short values are its words (``read``,
         ``bearer``, ``EUR``), which searched for everywhere would take words out of every
         later result (``thread``); a short secret is found when its field is ``x-sensitive``."""
+        self._handles.add(handle)
         for text in result_texts(result):
+            if self.full:
+                return
             if isinstance(text, bool) or text is None:
                 continue
             text = text if isinstance(text, str) else json.dumps(text)
@@ -366,24 +272,38 @@ class Scrubber:
 
     def merge(self, other: Scrubber) -> None:
         """Take on every text ``other`` withholds (one call's, into its session's)."""
+        self._handles |= other._handles
+        self.full = self.full or other.full
         for needle, handle in other._needles.items():
-            self._needles.setdefault(needle, handle)
+            self._take(needle, handle)
 
     def clear(self) -> None:
         """Forget every text (the session closes)."""
         self._needles.clear()
-        self._compiled = self._compiled_dumped = None
+        self._handles.clear()
+        self._search = self._search_dumped = None
+        self.full = False
 
     def text(self, value: str) -> str:
-        """``value`` with every withheld text replaced by its handle."""
+        """``value`` with every withheld text replaced by its handle, as written and in
+        every reading of it (see the module docstring)."""
         if not self._needles:
             return value
-        pattern = self._pattern()
-        if pattern.search(value) is None:
+        search = self._searcher()
+        found = search.spans(value)
+        if "\\" in value or "%" in value:
+            found = _leftmost_longest(found + _spans_read(search, value))
+        if not found:
             return value
-        needles = self._needles
-        # One pass, longest first, handles matched as themselves: a handle is never rewritten.
-        return pattern.sub(lambda m: needles.get(m.group(0), m.group(0)), value)
+        parts, last = [], 0
+        for start, end, needle in found:
+            parts.append(value[last:start])
+            # A handle is never rewritten; a withheld text read through escapes is replaced
+            # where it is written, escapes and all.
+            parts.append(value[start:end] if needle in self._handles else self._needles[needle])
+            last = end
+        parts.append(value[last:])
+        return "".join(parts)
 
     def scrub(self, value: Any) -> Any:
         """``value`` (JSON) with withheld texts replaced in every string and object key but
@@ -395,18 +315,19 @@ class Scrubber:
 
     def _may_hold(self, value: dict[str, Any] | list[Any]) -> bool:
         """Whether a string or key of ``value`` may hold a withheld text: False only when
-        no withheld text's JSON form occurs in ``value``'s JSON (see the module docstring)."""
+        no withheld text's JSON form occurs in ``value``'s JSON (see the module docstring),
+        and no string of it writes a JSON escape (read as JSON text, it may hold one)."""
         try:
             dumped = json.dumps(value, ensure_ascii=False, check_circular=False)
         except (TypeError, ValueError, RecursionError):  # not plain JSON: walk it
             return True
-        if self._compiled_dumped is None or self._compiled_dumped[0] != len(self._needles):
-            forms = (json.dumps(needle, ensure_ascii=False)[1:-1] for needle in self._needles)
-            self._compiled_dumped = (
-                len(self._needles),
-                _dumped_pattern(tuple(sorted(set(forms)))),
-            )
-        return self._compiled_dumped[1].search(dumped) is not None
+        if _WRITES_ESCAPES.search(dumped):  # a string of it is read (JSON, a URL)
+            return True
+        size = (len(self._needles), 0)
+        if self._search_dumped is None or self._search_dumped.size != size:
+            forms = {json.dumps(needle, ensure_ascii=False)[1:-1] for needle in self._needles}
+            self._search_dumped = _Search(size, sorted(forms))
+        return self._search_dumped.found_in(dumped)
 
     def _walk(self, value: Any) -> Any:
         """:meth:`scrub`, string by string."""
@@ -437,66 +358,200 @@ class Scrubber:
 
         return walk(value)
 
-    def _pattern(self) -> re.Pattern[str]:
-        """The handle pattern, then every withheld text (:func:`alternation`: the longest
-        where several match), as one pattern; made again only when a text was added (texts
-        only grow), not for every string."""
-        if self._compiled is None or self._compiled[0] != len(self._needles):
-            self._compiled = (len(self._needles), _needle_pattern(tuple(sorted(self._needles))))
-        return self._compiled[1]
+    def _searcher(self) -> _Search:
+        """Every withheld text and every handle, as one search; made again only when a text
+        was added (texts only grow), not for every string."""
+        size = (len(self._needles), len(self._handles))
+        if self._search is None or self._search.size != size:
+            self._search = _Search(size, sorted(self._needles.keys() | self._handles))
+        return self._search
 
 
-@lru_cache(maxsize=64)
-def _needle_pattern(needles: tuple[str, ...]) -> re.Pattern[str]:
-    return re.compile(f"{HANDLE.pattern}|{alternation(needles)}")
+class _Search:
+    """Where any of ``texts`` occurs in a string: leftmost first, and where several start at
+    one place the longest, none overlapping (Aho-Corasick, in Rust: built and run in time
+    linear in the texts and the string, whatever the page chose them to be)."""
+
+    def __init__(self, size: tuple[int, int], texts: list[str]) -> None:
+        self.size = size  # how many withheld texts and handles it was made for
+        self.texts = texts
+        self._automaton = (
+            ahocorasick_rs.AhoCorasick(texts, matchkind=ahocorasick_rs.MatchKind.LeftmostLongest)
+            if texts
+            else None
+        )
+
+    def spans(self, value: str) -> list[tuple[int, int, str]]:
+        """(start, end, text) of each occurrence in ``value``."""
+        if self._automaton is None:
+            return []
+        texts = self.texts
+        return [
+            (start, end, texts[index])
+            for index, start, end in self._automaton.find_matches_as_indexes(value)
+        ]
+
+    def found_in(self, value: str) -> bool:
+        return self._automaton is not None and bool(self._automaton.find_matches_as_indexes(value))
 
 
-@lru_cache(maxsize=64)
-def _dumped_pattern(forms: tuple[str, ...]) -> re.Pattern[str]:
-    return re.compile(alternation(forms))
+def _leftmost_longest(spans: list[tuple[int, int, str]]) -> list[tuple[int, int, str]]:
+    """Of spans found in several readings of one string, those a single search would keep:
+    leftmost first, the longest of those that start together, none overlapping."""
+    kept: list[tuple[int, int, str]] = []
+    for span in sorted(spans, key=lambda s: (s[0], -s[1])):
+        if not kept or span[0] >= kept[-1][1]:
+            kept.append(span)
+    return kept
 
 
-TRIE_DEPTH = 64
-"""How deep :func:`alternation` nests its groups at most (past that, the rest of each text is
-an alternative of its own): ``re`` compiles nested groups recursively, and pages choose the
-texts."""
+# -- reading a string ------------------------------------------------------------------------
+# JSON text may write any character as an escape: "\/" (PHP), "\u0026" for "&" (Go),
+# "\u00E9" (.NET and Java write upper case), "\u0061" for a plain letter. A URL may
+# percent-encode any byte, in either hex case, and a URL may sit in a URL's query (encoded
+# twice) or in JSON text. A string that writes escapes is also read as JSON and as a URL
+# reads it (and what that reading gives, again, up to READ_DEPTH readings), and a withheld
+# text found in a reading is replaced where the string writes it, escapes and all.
+
+READ_DEPTH = 3
+"""How many readings, one after another, a string is read through at most (JSON inside
+JSON, a URL inside JSON inside JSON, a URL encoded twice, …)."""
+
+_JSON_ESCAPE = re.compile(
+    r"\\u([dD][89abAB][0-9a-fA-F]{2})\\u([dD][c-fC-F][0-9a-fA-F]{2})"  # a surrogate pair
+    r"|\\u([0-9a-fA-F]{4})"
+    r"|\\([\"\\/bfnrt])"
+)
+_SHORT_ESCAPES = {"b": "\b", "f": "\f", "n": "\n", "r": "\r", "t": "\t"}
+_PERCENT_RUN = re.compile(r"(?:%[0-9A-Fa-f]{2})+")
+_WRITES_ESCAPES = re.compile(r'\\\\(?:[u/bfnrt]|\\["\\])|%[0-9A-Fa-f]{2}')
+"""In a value's JSON (``json.dumps``): a string of it writes a JSON escape (a backslash
+before ``u``, ``/``, ``b``, ``f``, ``n``, ``r``, ``t``, a quote or another backslash) or a
+percent-encoded byte."""
 
 
-def alternation(texts: Iterable[str]) -> str:
-    """A regular expression that matches any of ``texts`` and, where several match at one
-    place, the longest — as ``a|b|…`` sorted longest first does, but written as a trie (texts
-    that start alike share one branch), so that a place no text starts at is rejected after a
-    character or two, not after trying each text (the forms of one text start alike)."""
+@dataclass(frozen=True)
+class _Reading:
+    """A string as a reading reads it: ``text``, and for each character an escape wrote, its
+    place in ``text`` and the span of the escape in the string read (``marks``, in order);
+    the characters between escapes are the string's own, in the same order."""
 
-    def branch(tails: list[str], depth: int) -> str:
-        rest = [tail for tail in tails if tail]
-        if not rest:
-            return ""
-        if depth >= TRIE_DEPTH:
-            choices = [re.escape(tail) for tail in sorted(rest, key=len, reverse=True)]
+    text: str
+    marks: list[tuple[int, int, int]]  # (place in text, start, end in the string read)
+    places: list[int]  # the places alone, for bisect
+
+    def span(self, start: int, end: int) -> tuple[int, int]:
+        """Where ``text[start:end]`` is written in the string read."""
+        return self._at(start)[0], self._at(end - 1)[1]
+
+    def _at(self, place: int) -> tuple[int, int]:
+        index = bisect_right(self.places, place) - 1
+        if index < 0:
+            return place, place + 1
+        mark, start, end = self.marks[index]
+        if mark == place:
+            return start, end
+        at = end + (place - mark - 1)
+        return at, at + 1
+
+
+class _Reader:
+    """Builds one :class:`_Reading`: the string's own text, and characters escapes wrote."""
+
+    def __init__(self, value: str) -> None:
+        self.value = value
+        self.parts: list[str] = []
+        self.marks: list[tuple[int, int, int]] = []
+        self.written = self.last = 0
+
+    def escape(self, start: int, end: int, char: str) -> None:
+        """``value[start:end]`` (after what was read so far) writes ``char``."""
+        literal = self.value[self.last : start]
+        self.parts.append(literal)
+        self.written += len(literal)
+        self.marks.append((self.written, start, end))
+        self.parts.append(char)
+        self.written += 1
+        self.last = end
+
+    def reading(self) -> _Reading | None:
+        if not self.marks:
+            return None
+        self.parts.append(self.value[self.last :])
+        return _Reading("".join(self.parts), self.marks, [mark for mark, _, _ in self.marks])
+
+
+def _json_read(value: str) -> _Reading | None:
+    """``value`` read as the inside of a JSON string; None when it writes no escape."""
+    if "\\" not in value:
+        return None
+    reader = _Reader(value)
+    for match in _JSON_ESCAPE.finditer(value):
+        high, low, code, short = match.groups()
+        if high is not None:
+            char = chr(0x10000 + ((int(high, 16) - 0xD800) << 10) + (int(low, 16) - 0xDC00))
+        elif code is not None:
+            char = chr(int(code, 16))
         else:
-            by_first: dict[str, list[str]] = {}
-            for tail in rest:
-                by_first.setdefault(tail[0], []).append(tail[1:])
-            choices = []
-            for first, after in by_first.items():
-                shared = _shared_start(after)  # one literal up to where they part
-                below = branch([tail[len(shared) :] for tail in after], depth + 1)
-                choices.append(re.escape(first + shared) + below)
-        body = choices[0] if len(choices) == 1 else f"(?:{'|'.join(choices)})"
-        # A text ending here matches only when no longer one does: the group is greedy.
-        return f"(?:{body})?" if len(rest) < len(tails) else body
-
-    return branch(sorted(set(texts) - {""}), 0) or "(?!)"  # no text: matches nothing
+            char = _SHORT_ESCAPES.get(short, short)
+        reader.escape(match.start(), match.end(), char)
+    return reader.reading()
 
 
-def _shared_start(texts: list[str]) -> str:
-    """The longest start all of ``texts`` share (that of the first and last in order)."""
-    low, high = min(texts), max(texts)
-    for index, (a, b) in enumerate(zip(low, high, strict=False)):
-        if a != b:
-            return low[:index]
-    return low
+def _percent_read(value: str) -> _Reading | None:
+    """``value`` with its percent-encoded bytes read as UTF-8 (either hex case; a byte that
+    starts no character is left as written); None when it encodes none."""
+    if "%" not in value:
+        return None
+    reader = _Reader(value)
+    for match in _PERCENT_RUN.finditer(value):
+        at = match.start()
+        data = bytes.fromhex(match.group(0).replace("%", ""))
+        index = 0
+        while index < len(data):
+            size = _utf8_size(data[index])
+            try:
+                char = data[index : index + size].decode("utf-8")
+            except UnicodeDecodeError:
+                index += 1  # left as written
+                continue
+            start = at + 3 * index
+            reader.escape(start, start + 3 * size, char)
+            index += size
+    return reader.reading()
+
+
+def _utf8_size(lead: int) -> int:
+    """How many bytes the UTF-8 character that ``lead`` starts has (1 for a byte that starts
+    none: decoding it fails)."""
+    if lead < 0xC0:
+        return 1
+    return 2 if lead < 0xE0 else 3 if lead < 0xF0 else 4
+
+
+_READINGS = (_json_read, _percent_read)
+
+
+def _spans_read(search: _Search, value: str) -> list[tuple[int, int, str]]:
+    """The withheld texts (and handles) found in every reading of ``value``, each placed
+    where ``value`` writes it."""
+    found: list[tuple[int, int, str]] = []
+    pending: list[tuple[str, tuple[_Reading, ...]]] = [(value, ())]
+    for _ in range(READ_DEPTH):
+        deeper: list[tuple[str, tuple[_Reading, ...]]] = []
+        for text, through in pending:
+            for read in _READINGS:
+                reading = read(text)
+                if reading is None:
+                    continue
+                chain = (*through, reading)
+                for start, end, needle in search.spans(reading.text):
+                    for outer in reversed(chain):
+                        start, end = outer.span(start, end)
+                    found.append((start, end, needle))
+                deeper.append((reading.text, chain))
+        pending = deeper
+    return found
 
 
 def scrub_result(result: CallToolResult, scrubber: Scrubber) -> CallToolResult:

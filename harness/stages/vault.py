@@ -151,6 +151,7 @@ class Vault:
             defects=tuple(d.model_copy(update={"handle": handle}) for d in defects),
         )
         self._entries[handle] = entry
+        self.scrubber.note_handle(handle)
         self.defects.extend(entry.defects)
         return entry
 

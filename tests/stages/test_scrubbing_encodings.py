@@ -158,28 +158,6 @@ def test_no_form_of_a_whole_result_is_shorter_than_its_texts_must_be() -> None:
     assert scrubber.text("?q=%0A%0Aread%0A%0A") == f"?q={HANDLE_1}"
 
 
-def test_the_harness_s_sets_are_the_standard_s() -> None:
-    from harness.stages import scrubbing
-
-    def ascii_in(escapes: frozenset[int]) -> str:
-        return "".join(chr(byte) for byte in range(0x20, 0x7F) if byte in escapes)
-
-    for name, chars in (
-        ("FRAGMENT", FRAGMENT),
-        ("QUERY", QUERY),
-        ("SPECIAL_QUERY", SPECIAL_QUERY),
-        ("PATH", PATH),
-        ("USERINFO", USERINFO),
-        ("COMPONENT", COMPONENT),
-        ("FORM_URLENCODED", FORM_URLENCODED),
-    ):
-        escapes = getattr(scrubbing, f"{name}_PERCENT_ENCODE_SET")
-        assert ascii_in(escapes) == "".join(sorted(chars)), name
-        assert escapes >= scrubbing.C0_CONTROL_PERCENT_ENCODE_SET, name
-    # The Standard's note: the component set gives encodeURIComponent's results.
-    assert scrubbing.ENCODE_URI_COMPONENT_SET == scrubbing.COMPONENT_PERCENT_ENCODE_SET
-
-
 # Spaces, every ASCII punctuation character, controls, non-ASCII (two, three and four UTF-8
 # bytes), letters and digits; not "w" (a handle's start) nor the frame "¶".
 TEXTS = st.text(
