@@ -316,12 +316,14 @@ class Scrubber:
     def _may_hold(self, value: dict[str, Any] | list[Any]) -> bool:
         """Whether a string or key of ``value`` may hold a withheld text: False only when
         no withheld text's JSON form occurs in ``value``'s JSON (see the module docstring),
-        and no string of it writes a JSON escape (read as JSON text, it may hold one)."""
+        and no string of it writes an escape (a JSON escape, a percent-encoded byte: read,
+        it may hold one)."""
         try:
             dumped = json.dumps(value, ensure_ascii=False, check_circular=False)
         except (TypeError, ValueError, RecursionError):  # not plain JSON: walk it
             return True
-        if _WRITES_ESCAPES.search(dumped):  # a string of it is read (JSON, a URL)
+        if ("\\\\" in dumped or "%" in dumped) and _WRITES_ESCAPES.search(dumped):
+            # a string of it is read (as JSON, as a URL): the search below cannot tell
             return True
         size = (len(self._needles), 0)
         if self._search_dumped is None or self._search_dumped.size != size:
