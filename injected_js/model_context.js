@@ -90,7 +90,7 @@ const MESSAGES = ObjectFreeze({
   exposedTo: "Only secure origins are allowed in the exposedTo list.",
   fromOrigins: "Only secure origins are allowed in the fromOrigins list.",
   notAllowed: 'Access to the feature "tools" is disallowed by permissions policy.',
-  notFullyActive: "The document is not fully active.",
+  notFullyActive: "The document is not active.", // Chromium's words for a detached document
   unknown: "The operation failed for an unknown transient reason (e.g. out of memory).",
   toolFailed:
     "Tool was executed but the invocation failed. For example, the script function threw an error",
@@ -141,6 +141,15 @@ function idlUSVString(value) {
   return StringPrototypeToWellFormed(`${value}`);
 }
 
+// A dictionary's string member: a Symbol is refused in Blink's words for the member; an
+// exception the page's own toString() throws is the page's, rethrown as it is.
+function stringMember(value, operation, member, dictionary, convert = idlDOMString) {
+  if (typeof value === "symbol") {
+    throw readFailure(operation, member, dictionary, "Cannot convert a Symbol value to a string");
+  }
+  return convert(value);
+}
+
 function readFailure(operation, member, dictionary, detail) {
   return failedToExecute(
     operation,
@@ -186,7 +195,7 @@ function convertModelContextTool(value, operation) {
   }
   const description = value.description;
   if (description === undefined) throw requiredMember(operation, "description", D);
-  tool.description = idlDOMString(description);
+  tool.description = stringMember(description, operation, "description", D);
   const execute = value.execute;
   if (execute === undefined) throw requiredMember(operation, "execute", D);
   if (typeof execute !== "function") {
@@ -200,9 +209,9 @@ function convertModelContextTool(value, operation) {
   tool.inputSchema = inputSchema;
   const name = value.name;
   if (name === undefined) throw requiredMember(operation, "name", D);
-  tool.name = idlDOMString(name);
+  tool.name = stringMember(name, operation, "name", D);
   const title = value.title;
-  tool.title = title === undefined ? null : idlUSVString(title);
+  tool.title = title === undefined ? null : stringMember(title, operation, "title", D, idlUSVString);
   const outputSchema = value.outputSchema;
   tool.outputSchema = isObject(outputSchema) ? outputSchema : undefined;
   const resolve = value.resolve;
@@ -296,7 +305,7 @@ function convertRegisteredTool(value) {
   if (annotations !== undefined) convertToolAnnotations(annotations, op, D);
   const description = value.description;
   if (description === undefined) throw requiredMember(op, "description", D);
-  idlDOMString(description);
+  stringMember(description, op, "description", D);
   const inputSchema = value.inputSchema;
   if (inputSchema !== undefined && !isObject(inputSchema)) {
     throw readFailure(op, "inputSchema", D, "Failed to convert value to 'object'.");
@@ -306,11 +315,16 @@ function convertRegisteredTool(value) {
   const origin = value.origin;
   if (origin === undefined) throw requiredMember(op, "origin", D);
   const title = value.title;
-  if (title !== undefined) idlDOMString(title);
+  if (title !== undefined) stringMember(title, op, "title", D);
   const window = value.window;
   if (window === undefined) throw requiredMember(op, "window", D);
   if (!isWindowProxy(window)) throw readFailure(op, "window", D, "Failed to convert value to 'Window'.");
-  return { __proto__: null, name: idlDOMString(name), origin: idlUSVString(origin), window };
+  return {
+    __proto__: null,
+    name: stringMember(name, op, "name", D),
+    origin: stringMember(origin, op, "origin", D, idlUSVString),
+    window,
+  };
 }
 
 // -------------------------------------------------------------------------------------------

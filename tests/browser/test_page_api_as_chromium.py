@@ -1,0 +1,111 @@
+"""The page API as Chromium's own shows it, where a page can tell: how often a dictionary is
+read, which exception comes back, the words of a message, what a function's source says.
+
+Each test runs the same page script in plain Chromium with its native WebMCP (nothing
+injected: the reference) and under the harness, on the polyfill and on the native layer,
+and asserts the harness gives what Chromium gives.
+"""
+
+from __future__ import annotations
+
+from collections.abc import AsyncIterator
+from typing import Any
+
+import pytest
+from playwright.async_api import Browser, Page, async_playwright
+
+from harness.browser.injection import ChannelKeys, Mode, PageChannel
+from harness.browser.launch import launch_flags
+from tests.conftest import serve_pages
+
+MODES: tuple[Mode, ...] = ("polyfill", "native")
+BLANK = "<!doctype html><body>p</body>"
+
+
+class Pages:
+    """Plain native Chromium's page, and the harness's page on each backend."""
+
+    def __init__(self, origin: str, chromium: Page, harnessed: dict[Mode, Page]) -> None:
+        self.origin = origin
+        self.chromium = chromium
+        self.harnessed = harnessed
+        self.channels: dict[Mode, PageChannel] = {}
+
+    async def both(self, mode: Mode, script: str, arg: Any = None) -> tuple[Any, Any]:
+        """What `script` gives on a fresh blank page in Chromium, and under the harness."""
+        answers = []
+        for page in (self.chromium, self.harnessed[mode]):
+            await page.goto(self.origin + "/")
+            answers.append(await page.evaluate(script, arg))
+        return answers[0], answers[1]
+
+
+@pytest.fixture(scope="module")
+async def pages(chromium_path: str) -> AsyncIterator[Pages]:
+    async with serve_pages({"": BLANK}) as origin, async_playwright() as playwright:
+        browsers: dict[Mode, Browser] = {
+            mode: await playwright.chromium.launch(
+                executable_path=chromium_path, args=launch_flags(mode)
+            )
+            for mode in MODES
+        }
+        try:
+            chromium = await (await browsers["native"].new_context()).new_page()
+            harnessed: dict[Mode, Page] = {}
+            channels: dict[Mode, PageChannel] = {}
+            for mode in MODES:
+                context = await browsers[mode].new_context()
+                page = await context.new_page()
+                channels[mode] = PageChannel(ChannelKeys(), mode)
+                await channels[mode].install(context, page, lambda frame, message: None)
+                harnessed[mode] = page
+            result = Pages(origin, chromium, harnessed)
+            result.channels = channels
+            yield result
+        finally:
+            for browser in browsers.values():
+                await browser.close()
+
+
+# -- messages ----------------------------------------------------------------------------------
+
+MESSAGES_JS = """async () => {
+  const out = {};
+  const frame = document.createElement('iframe');
+  document.body.append(frame);
+  const detached = frame.contentDocument.modelContext;
+  frame.remove();
+  const attempts = {
+    detachedRegister: () => detached.registerTool({name: 'x', description: 'd', execute() {}}),
+    detachedGetTools: () => detached.getTools(),
+    symbolName: () => document.modelContext.registerTool(
+        {name: Symbol('x'), description: 'd', execute() {}}),
+    symbolDescription: () => document.modelContext.registerTool(
+        {name: 'x', description: Symbol('x'), execute() {}}),
+    symbolTitle: () => document.modelContext.registerTool(
+        {name: 'x', title: Symbol('x'), description: 'd', execute() {}}),
+  };
+  for (const [label, attempt] of Object.entries(attempts)) {
+    try { await attempt(); out[label] = 'resolved'; }
+    catch (e) { out[label] = `${e.name}: ${e.message}`; }
+  }
+  return out;
+}"""
+
+
+@pytest.mark.parametrize("mode", MODES)
+async def test_messages_for_a_detached_document_and_a_symbol_are_chromiums(
+    pages: Pages, mode: Mode
+) -> None:
+    chromium, harnessed = await pages.both(mode, MESSAGES_JS)
+    prefix = "TypeError: Failed to execute 'registerTool' on 'ModelContext': "
+    assert chromium == {
+        "detachedRegister": "InvalidStateError: The document is not active.",
+        "detachedGetTools": "InvalidStateError: The document is not active.",
+        **{
+            f"symbol{member.title()}": f"{prefix}Failed to read the '{member}' property from "
+            "'ModelContextTool': Cannot convert a Symbol value to a string"
+            for member in ("name", "description", "title")
+        },
+    }
+    assert harnessed == chromium
