@@ -1032,16 +1032,50 @@ function registerToolSteps(tool, options, surface) {
 
 function stringifyInputSchema(inputSchema, operation) {
   if (inputSchema === undefined) return "";
+  return serializeToJSON(inputSchema, operation, "invalid input schema: toJSON() returns undefined");
+}
+
+// "Serialize a JavaScript value to a JSON string" as Chromium does it: what JSON.stringify
+// itself refuses (a cycle, a BigInt, a revoked proxy, a stack overflow) becomes the
+// operation's TypeError (RangeError) with Blink's prefix; an exception the page's own code
+// threw inside it (a toJSON, a getter, a proxy trap) is rethrown, the very object.
+function serializeToJSON(value, operation, undefinedMessage) {
   let text;
   try {
-    text = JSONStringify(inputSchema);
+    text = JSONStringify(value);
   } catch (error) {
-    throw failedToExecute(operation, errorMessageOf(error));
+    const refusal = jsonStringifyRefusal(error);
+    if (refusal === null) throw error;
+    throw refusal === "RangeError"
+      ? new RangeErrorCtor(`Failed to execute '${operation}' on 'ModelContext': ${errorMessageOf(error)}`)
+      : failedToExecute(operation, errorMessageOf(error));
   }
-  if (text === undefined) {
-    throw failedToExecute(operation, "invalid input schema: toJSON() returns undefined");
-  }
+  if (text === undefined) throw failedToExecute(operation, undefinedMessage);
   return text;
+}
+
+// Which of JSON.stringify's own errors `error` is ("TypeError", "RangeError"), or null: one
+// the page threw. Told apart by V8's messages, since both are this realm's errors. (Chromium
+// tells them apart by where they were thrown; a page that throws an error of its own with
+// one of these very messages gets it back prefixed here, and unchanged from Chromium.)
+function jsonStringifyRefusal(error) {
+  try {
+    const proto = ObjectGetPrototypeOf(error);
+    const message = ownData(error, "message");
+    if (typeof message !== "string") return null;
+    if (proto === RangeErrorCtor.prototype) {
+      return message === "Maximum call stack size exceeded" ? "RangeError" : null;
+    }
+    if (proto !== TypeErrorCtor.prototype) return null;
+    const own =
+      StringPrototypeStartsWith(message, "Converting circular structure to JSON") ||
+      message === "Do not know how to serialize a BigInt" ||
+      (StringPrototypeStartsWith(message, "Cannot perform '") &&
+        StringPrototypeEndsWith(message, "' on a proxy that has been revoked"));
+    return own ? "TypeError" : null;
+  } catch {
+    return null; // a thrown proxy whose traps throw: the page's
+  }
 }
 
 // JSON text of a page object the harness passes on untouched, or `fallback`.
@@ -1159,15 +1193,11 @@ function executeToolSteps(tool, inputObject, signal) {
   if (expectedOrigin === "null") throw domException(MESSAGES.opaqueOrigin, "NotSupportedError");
   const input = inputObject === undefined ? {} : inputObject;
   if (!isObject(input)) throw failedToExecute("executeTool", "invalid input object: value is not an object");
-  let inputArguments;
-  try {
-    inputArguments = JSONStringify(input);
-  } catch (error) {
-    throw failedToExecute("executeTool", errorMessageOf(error));
-  }
-  if (inputArguments === undefined) {
-    throw failedToExecute("executeTool", "invalid input object: toJSON() returns undefined");
-  }
+  const inputArguments = serializeToJSON(
+    input,
+    "executeTool",
+    "invalid input object: toJSON() returns undefined",
+  );
   if (signal !== undefined && AbortSignalPrototypeGetAborted(signal)) {
     throw AbortSignalPrototypeGetReason(signal);
   }

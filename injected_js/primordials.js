@@ -48,6 +48,7 @@ const setTimeoutFn = globalThis.setTimeout.bind(globalThis);
 const clearTimeoutFn = globalThis.clearTimeout.bind(globalThis);
 
 const TypeErrorCtor = TypeError;
+const RangeErrorCtor = RangeError;
 const ErrorCtor = Error;
 const DOMExceptionCtor = DOMException;
 const ErrorPrototypeToString = uncurryThis(Error.prototype.toString);

@@ -67,6 +67,63 @@ async def pages(chromium_path: str) -> AsyncIterator[Pages]:
                 await browser.close()
 
 
+# -- exceptions: the page's own come back as they are -------------------------------------------
+
+SERIALIZATION_CASES = {
+    "schema toJSON": "mc.registerTool({name: 'a', description: 'd', "
+    "inputSchema: {toJSON() { throw mine; }}, execute() {}})",
+    "schema getter": "mc.registerTool({name: 'b', description: 'd', "
+    "inputSchema: {type: 'object', get properties() { throw mine; }}, execute() {}})",
+    "schema proxy": "mc.registerTool({name: 'c', description: 'd', "
+    "inputSchema: new Proxy({}, {ownKeys() { throw mine; }}), execute() {}})",
+    "schema TypeError of the page's code": "mc.registerTool({name: 'd', description: 'd', "
+    "inputSchema: {toJSON() { return null.x; }}, execute() {}})",
+    "schema cycle": "mc.registerTool({name: 'e', description: 'd', inputSchema: cyclic, "
+    "execute() {}})",
+    "input toJSON": "mc.registerTool({name: 'f', description: 'd', execute: () => 1}).then("
+    "async () => mc.executeTool((await mc.getTools()).find((t) => t.name === 'f'), "
+    "{toJSON() { throw mine; }}))",
+    "input getter": "mc.registerTool({name: 'g', description: 'd', execute: () => 1}).then("
+    "async () => mc.executeTool((await mc.getTools()).find((t) => t.name === 'g'), "
+    "{get a() { throw mine; }}))",
+    "input BigInt": "mc.registerTool({name: 'h', description: 'd', execute: () => 1}).then("
+    "async () => mc.executeTool((await mc.getTools()).find((t) => t.name === 'h'), {a: 1n}))",
+}
+
+SERIALIZATION_JS = """async (cases) => {
+  const mc = document.modelContext;
+  const mine = new RangeError('mine');
+  const cyclic = {}; cyclic.self = cyclic;
+  const out = {};
+  for (const [label, expression] of Object.entries(cases)) {
+    try { await eval(expression); out[label] = 'resolved'; }
+    catch (e) { out[label] = e === mine ? 'the page\\'s own' : `${e.constructor.name}: ${e.message}`; }
+  }
+  return out;
+}"""
+
+
+@pytest.mark.parametrize("mode", MODES)
+async def test_an_exception_the_pages_code_throws_while_serializing_comes_back_as_it_is(
+    pages: Pages, mode: Mode
+) -> None:
+    chromium, harnessed = await pages.both(mode, SERIALIZATION_JS, SERIALIZATION_CASES)
+    for label in ("schema toJSON", "schema getter", "schema proxy", "input toJSON"):
+        assert chromium[label] == "the page's own", label
+    assert chromium["schema TypeError of the page's code"] == (
+        "TypeError: Cannot read properties of null (reading 'x')"
+    )
+    assert chromium["input BigInt"] == (
+        "TypeError: Failed to execute 'executeTool' on 'ModelContext': "
+        "Do not know how to serialize a BigInt"
+    )
+    assert chromium["schema cycle"].startswith(
+        "TypeError: Failed to execute 'registerTool' on 'ModelContext': "
+        "Converting circular structure to JSON"
+    )
+    assert harnessed == chromium
+
+
 # -- messages ----------------------------------------------------------------------------------
 
 MESSAGES_JS = """async () => {
