@@ -86,7 +86,7 @@ function toolSnapshotText(definition) {
     ',"outputSchema":' +
     definition.outputSchemaJSON +
     ',"annotations":' +
-    definition.rawAnnotationsJSON +
+    definition.annotationsJSON +
     ',"hasResolve":' +
     (definition.resolve !== null ? "true" : "false") +
     ',"source":' +

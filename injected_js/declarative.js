@@ -1168,7 +1168,7 @@ function createDeclarativeDefinition(form, record) {
     annotations: null,
     exposedOrigins: safeList(),
     exposedTo: null,
-    rawAnnotationsJSON: record.autosubmit ? '{"autosubmit":true}' : "{}",
+    annotationsJSON: record.autosubmit ? '{"autosubmit":true}' : "{}",
     outputSchemaJSON: "null",
     resolve: null,
     origin: ownOrigin,

@@ -52,7 +52,7 @@ function reRegistrationOf(definition) {
       execute: definition.execute,
       inputSchema: parsed(definition.inputSchema, ""),
       annotations: definition.annotations,
-      rawAnnotations: parsed(definition.rawAnnotationsJSON, "{}"),
+      annotationsJSON: definition.annotationsJSON,
       outputSchema: parsed(definition.outputSchemaJSON, "null"),
       resolve: definition.resolve,
     },

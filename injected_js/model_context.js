@@ -161,7 +161,37 @@ function requiredMember(operation, member, dictionary) {
   return readFailure(operation, member, dictionary, "Required member is undefined.");
 }
 
-function convertToolAnnotations(value, operation, dictionary) {
+// ToolAnnotations' members, in the order Web IDL reads them: each once, as a boolean.
+const TOOL_ANNOTATIONS_MEMBERS = ObjectFreeze([
+  "consequentialHint",
+  "debugging",
+  "readOnlyHint",
+  "untrustedContentHint",
+]);
+// The members the seeds add to ToolAnnotations, for the harness only (MCP's hints, seed 004's
+// spellings, seed 000's sensitiveHint, seed 001's trust fields): each read once, after every
+// member Chromium reads, and passed on as JSON. Chromium reads none of them.
+const SEED_ANNOTATIONS_MEMBERS = ObjectFreeze([
+  "attribution",
+  "destructive",
+  "destructiveHint",
+  "idempotent",
+  "idempotentHint",
+  "inputMetadata",
+  "maliciousActivityHint",
+  "openWorld",
+  "openWorldHint",
+  "readOnly",
+  "returnMetadata",
+  "sensitiveHint",
+  "title",
+]);
+
+// ToolAnnotations, converted once. `said` (null, or a null-prototype object) gets what the
+// page gave for each member it gave: the very value Chromium registers (a string as written,
+// which the catalog reads as Web IDL does and warns about), so the browser's registry, the
+// page's getTools() and the harness's catalog hold one set of annotations.
+function convertToolAnnotations(value, operation, dictionary, said = null) {
   if (value !== null && !isObject(value)) {
     throw readFailure(
       operation,
@@ -170,29 +200,63 @@ function convertToolAnnotations(value, operation, dictionary) {
       "The provided value is not of type 'ToolAnnotations'.",
     );
   }
-  const source = value === null ? {} : value;
-  return {
-    __proto__: null,
-    consequentialHint: !!source.consequentialHint,
-    debugging: !!source.debugging,
-    readOnlyHint: !!source.readOnlyHint,
-    untrustedContentHint: !!source.untrustedContentHint,
-  };
+  const converted = { __proto__: null };
+  for (let i = 0; i < TOOL_ANNOTATIONS_MEMBERS.length; i++) {
+    const member = TOOL_ANNOTATIONS_MEMBERS[i];
+    const given = value === null ? undefined : value[member];
+    converted[member] = !!given;
+    if (said !== null && given !== undefined) {
+      said[member] = typeof given === "string" ? given : !!given;
+    }
+  }
+  return converted;
+}
+
+// The seeds' members of a tool's annotations, into `said` as JSON texts. A member whose value
+// JSON cannot hold, or whose getter throws, is left out: Chromium never reads it, so it must
+// not fail the registration.
+function readSeedAnnotations(value, said) {
+  for (let i = 0; i < SEED_ANNOTATIONS_MEMBERS.length; i++) {
+    const member = SEED_ANNOTATIONS_MEMBERS[i];
+    try {
+      const given = value[member];
+      const text = given === undefined ? undefined : JSONStringify(given);
+      if (typeof text === "string") said[member] = text;
+    } catch {
+      // The page's own getter or toJSON threw: the member is not there.
+    }
+  }
+}
+
+// What `said` holds as one JSON object text (the spec's members as values, the seeds' as the
+// JSON texts readSeedAnnotations made).
+function annotationsText(said) {
+  const parts = safeList();
+  for (let i = 0; i < TOOL_ANNOTATIONS_MEMBERS.length; i++) {
+    const member = TOOL_ANNOTATIONS_MEMBERS[i];
+    if (said[member] !== undefined) {
+      ArrayPrototypePush(parts, JSONStringify(member) + ":" + JSONStringify(said[member]));
+    }
+  }
+  for (let i = 0; i < SEED_ANNOTATIONS_MEMBERS.length; i++) {
+    const member = SEED_ANNOTATIONS_MEMBERS[i];
+    if (said[member] !== undefined) ArrayPrototypePush(parts, JSONStringify(member) + ":" + said[member]);
+  }
+  return "{" + ArrayPrototypeJoin(parts, ",") + "}";
 }
 
 // ModelContextTool, plus what the seeds add (title is the spec's; outputSchema, resolve and
-// the raw annotations are read after the spec's members, for the harness only).
+// the seeds' annotation members are read after the spec's members, for the harness only).
+// `annotationsJSON` is the harness's view of the annotations, from this one conversion.
 function convertModelContextTool(value, operation) {
   if (!isObject(value)) {
     throw failedToExecute(operation, "The provided value is not of type 'ModelContextTool'.");
   }
   const D = "ModelContextTool";
-  const tool = { __proto__: null, annotations: null, rawAnnotations: undefined };
+  const tool = { __proto__: null, annotations: null, annotationsJSON: "{}" };
   const annotations = value.annotations;
-  if (annotations !== undefined) {
-    tool.annotations = convertToolAnnotations(annotations, operation, D);
-    tool.rawAnnotations = annotations;
-  }
+  const said = { __proto__: null };
+  if (annotations !== undefined) tool.annotations = convertToolAnnotations(annotations, operation, D, said);
   const description = value.description;
   if (description === undefined) throw requiredMember(operation, "description", D);
   tool.description = stringMember(description, operation, "description", D);
@@ -216,6 +280,8 @@ function convertModelContextTool(value, operation) {
   tool.outputSchema = isObject(outputSchema) ? outputSchema : undefined;
   const resolve = value.resolve;
   tool.resolve = typeof resolve === "function" ? resolve : null;
+  if (isObject(annotations)) readSeedAnnotations(annotations, said);
+  tool.annotationsJSON = annotationsText(said);
   return tool;
 }
 
@@ -1102,10 +1168,7 @@ function createToolDefinition(tool, stringifiedInputSchema, options, exposedOrig
     annotations,
     exposedOrigins,
     exposedTo: options.exposedTo === undefined ? null : exposedOrigins,
-    rawAnnotationsJSON: passThroughJSON(
-      tool.rawAnnotations,
-      annotations === null ? "{}" : JSONStringify(annotations),
-    ),
+    annotationsJSON: tool.annotationsJSON,
     outputSchemaJSON: passThroughJSON(tool.outputSchema, "null"),
     resolve: tool.resolve,
     origin: ownOrigin,

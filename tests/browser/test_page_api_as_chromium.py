@@ -14,6 +14,7 @@ from typing import Any
 import pytest
 from playwright.async_api import Browser, Page, async_playwright
 
+from harness.browser.backends.snapshots import annotations_as_meant, read_listing
 from harness.browser.injection import ChannelKeys, Mode, PageChannel
 from harness.browser.launch import launch_flags
 from tests.conftest import serve_pages
@@ -65,6 +66,71 @@ async def pages(chromium_path: str) -> AsyncIterator[Pages]:
         finally:
             for browser in browsers.values():
                 await browser.close()
+
+
+# -- annotations: one conversion, one set of annotations everywhere ----------------------------
+
+ANNOTATIONS_JS = """async () => {
+  const reads = {};
+  const counted = (key, ...answers) => ({enumerable: true, get() {
+    reads[key] = (reads[key] || 0) + 1;
+    return answers[Math.min(reads[key], answers.length) - 1];
+  }});
+  const annotations = {};
+  // Each answer differs from the one before: a second read would show.
+  Object.defineProperty(annotations, 'readOnlyHint', counted('readOnlyHint', false, true));
+  Object.defineProperty(annotations, 'untrustedContentHint', counted('untrustedContentHint', true, false));
+  Object.defineProperty(annotations, 'sensitiveHint', counted('sensitiveHint', true, false));
+  await document.modelContext.registerTool(
+      {name: 'delete_all', description: 'd', annotations, execute: () => 'ran'});
+  const [tool] = await document.modelContext.getTools();
+  return {reads, registered: tool.annotations};
+}"""
+
+
+@pytest.mark.parametrize("mode", MODES)
+async def test_annotations_are_read_once_and_the_catalog_holds_what_the_browser_registered(
+    pages: Pages, mode: Mode
+) -> None:
+    chromium, harnessed = await pages.both(mode, ANNOTATIONS_JS)
+    assert chromium["reads"] == {"readOnlyHint": 1, "untrustedContentHint": 1}
+    assert chromium["registered"] == {
+        "consequentialHint": False,
+        "debugging": False,
+        "readOnlyHint": False,
+        "untrustedContentHint": True,
+    }
+    # The seeds' sensitiveHint is the harness's to read: once, as the spec's members are.
+    assert harnessed["reads"] == {**chromium["reads"], "sensitiveHint": 1}
+    assert harnessed["registered"] == chromium["registered"]
+    page = pages.harnessed[mode]
+    listing = read_listing(await pages.channels[mode].command(page.main_frame, {"op": "list"}))
+    assert listing is not None
+    [snapshot] = listing["tools"]
+    catalog, _ = annotations_as_meant(snapshot["annotations"])
+    assert catalog == {"readOnlyHint": False, "untrustedContentHint": True, "sensitiveHint": True}
+
+
+STRING_HINT_JS = """async () => {
+  await document.modelContext.registerTool({name: 'a', description: 'd',
+      annotations: {readOnlyHint: 'false', untrustedContentHint: ''}, execute: () => 1});
+  return (await document.modelContext.getTools())[0].annotations;
+}"""
+
+
+@pytest.mark.parametrize("mode", MODES)
+async def test_a_hint_written_as_a_string_is_read_as_the_browser_registered_it(
+    pages: Pages, mode: Mode
+) -> None:
+    chromium, harnessed = await pages.both(mode, STRING_HINT_JS)
+    assert chromium["readOnlyHint"] is True and chromium["untrustedContentHint"] is False
+    assert harnessed == chromium
+    page = pages.harnessed[mode]
+    listing = read_listing(await pages.channels[mode].command(page.main_frame, {"op": "list"}))
+    assert listing is not None
+    catalog, readings = annotations_as_meant(listing["tools"][0]["annotations"])
+    assert catalog == {"readOnlyHint": True, "untrustedContentHint": False}
+    assert len(readings) == 2 and "the browser reads it as true" in readings[0]
 
 
 # -- exceptions: the page's own come back as they are -------------------------------------------

@@ -244,16 +244,39 @@ SEED_SPELLINGS: dict[str, str] = {
 }
 
 
+# ToolAnnotations' own members: the browser registers them converted by Web IDL, and the
+# harness reads them the same way (one registration, one set of annotations).
+WEBIDL_HINTS: tuple[str, ...] = (
+    "consequentialHint",
+    "debugging",
+    "readOnlyHint",
+    "untrustedContentHint",
+)
+
+
 def annotations_as_meant(raw: dict[str, Any]) -> tuple[dict[str, Any], list[str]]:
     """A page's annotations read as its author meant them, and what was read so.
 
     Seed 004's ``readOnly``/``destructive``/``idempotent``/``openWorld`` become the ``…Hint``
-    names (when both are given, the ``…Hint`` one stands); a boolean hint written as the
-    string ``"true"`` or ``"false"`` (seed 004's own example) becomes that boolean. Every
-    other key and value is left exactly as the page gave it.
+    names (when both are given, the ``…Hint`` one stands); a hint the spec's ToolAnnotations
+    does not have, written as the string ``"true"`` or ``"false"`` (seed 004's own example),
+    becomes that boolean. A string given for one of ToolAnnotations' own members is read as
+    the browser registered it (Web IDL: true unless empty), with a warning. Every other key
+    and value is left exactly as the page gave it.
     """
     annotations = dict(raw)
     readings: list[str] = []
+    read_by_the_browser: set[str] = set()
+    for key in WEBIDL_HINTS:
+        value = annotations.get(key)
+        if isinstance(value, str):
+            # The browser registered it as Web IDL converts it: any non-empty string is true.
+            annotations[key] = value != ""
+            read_by_the_browser.add(key)
+            readings.append(
+                f"annotation `{key}: {value!r}` is a string; the browser reads it as "
+                f"{str(annotations[key]).lower()}, and so does the harness. Write a JSON boolean"
+            )
     for old, new in SEED_SPELLINGS.items():
         if old not in annotations:
             continue
@@ -270,6 +293,8 @@ def annotations_as_meant(raw: dict[str, Any]) -> tuple[dict[str, Any], list[str]
             )
     for key in (*BOOLEAN_HINTS, "sensitiveHint"):
         value = annotations.get(key)
+        if key in read_by_the_browser:
+            continue
         if isinstance(value, str) and value.strip().lower() in ("true", "false"):
             annotations[key] = value.strip().lower() == "true"
             readings.append(
