@@ -1634,6 +1634,7 @@ function installSubmitEventMembers() {
     enumerable: true,
     configurable: true,
   });
+  readAccessorsAsNative(proto, "agentInvoked");
   defineMethod(proto, "respondWith", polyfilledSubmitEventMembers.respondWith);
   ObjectDefineProperty(PolyfilledSubmitEvent, "prototype", {
     __proto__: null,
@@ -1643,6 +1644,7 @@ function installSubmitEventMembers() {
     configurable: false,
   });
   ObjectSetPrototypeOf(PolyfilledSubmitEvent, EventCtor);
+  readAsNative(PolyfilledSubmitEvent, "SubmitEvent");
   ObjectDefineProperty(proto, "constructor", {
     __proto__: null,
     value: PolyfilledSubmitEvent,

@@ -48,9 +48,11 @@ function toolEventInitToolName(init, interfaceName) {
   return toolName === undefined ? "" : `${toolName}`;
 }
 
-// Make class members look like Web IDL ones: attributes and operations are enumerable, and
-// the prototype carries its interface name as @@toStringTag.
+// Make class members look like Web IDL ones: attributes and operations are enumerable, the
+// prototype carries its interface name as @@toStringTag, and the class and its members read
+// as native functions (primordials.js).
 function shapeLikeWebIDL(Interface, name) {
+  readAsNative(Interface, name);
   const proto = Interface.prototype;
   const keys = ReflectOwnKeys(proto);
   for (let i = 0; i < keys.length; i++) {
@@ -59,6 +61,8 @@ function shapeLikeWebIDL(Interface, name) {
     ObjectSetPrototypeOf(desc, null);
     desc.enumerable = true;
     ObjectDefineProperty(proto, keys[i], desc);
+    if (typeof desc.value === "function") readAsNative(desc.value, keys[i]);
+    else readAccessorsAsNative(proto, keys[i]);
   }
   ObjectDefineProperty(proto, SymbolToStringTag, {
     __proto__: null,
@@ -95,6 +99,7 @@ function defineEventHandlerAttribute(proto, type, brandCheck) {
       },
     }[name],
   });
+  readAccessorsAsNative(proto, name);
 }
 
 function eventHandlerRecord(target, type) {

@@ -15,10 +15,11 @@ function reportRejection(promise, surface) {
   );
 }
 
+// A page-visible method, reading as a native one (primordials.js).
 function defineMethod(object, name, method) {
   ObjectDefineProperty(object, name, {
     __proto__: null,
-    value: method,
+    value: readAsNative(method, name),
     writable: true,
     enumerable: true,
     configurable: true,
@@ -117,6 +118,7 @@ function installLegacySurfaces(backend) {
       },
     }.modelContext,
   });
+  readAccessorsAsNative(Navigator.prototype, "modelContext");
 
   // unregisterTool(name) (2025 API): removes the tool, whichever surface registered it.
   defineMethod(backend.prototype, "unregisterTool", {

@@ -1697,6 +1697,7 @@ function installModelContextPolyfill() {
       },
     }.modelContext,
   });
+  readAccessorsAsNative(Document.prototype, "modelContext");
   exposeInterface("ModelContext", ModelContext);
   exposeInterface("ToolActivatedEvent", ToolActivatedEvent);
   exposeInterface("ToolCancelEvent", ToolCancelEvent);

@@ -268,6 +268,7 @@ function installNativeLayer() {
       },
     }.modelContext,
   });
+  readAccessorsAsNative(Document.prototype, "modelContext");
 
   // Chromium's own events, reported to the harness like the polyfill's.
   const forwardEvent = (type, getToolName) => (event) => {

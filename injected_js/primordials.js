@@ -275,6 +275,66 @@ const SafeWeakMap = makeSafe(
   },
 );
 
+// Function.prototype.toString as Chromium's built-ins answer it, for the functions the page
+// can reach (the API's methods, accessors and classes, the legacy surfaces, the wrappers):
+// "function registerTool() { [native code] }", not the injected script's source. The
+// replacement is itself one of them; every other function gets the captured original's
+// answer (and a non-function its TypeError). The record of which functions read as native
+// lives in this closure only: the page can replace toString, never reach the original or
+// undo the record. Another realm of the page (a same-origin frame) runs this same script, so
+// its functions have the same source texts: a text recorded here reads as native here too,
+// whichever realm's function has it.
+const FunctionPrototypeToStringMethod = Function.prototype.toString;
+const nativeTexts = new SafeWeakMap(); // function → its native text
+const nativeSourceTexts = new SafeSet(); // source texts of the functions above
+
+function nativeText(name) {
+  return `function ${name}() { [native code] }`;
+}
+
+// Makes `fn` read as the built-in `name` ("registerTool", "get modelContext"): its toString
+// and its `name`, as Web IDL's functions have them. Returns `fn`.
+function readAsNative(fn, name) {
+  ObjectDefineProperty(fn, "name", {
+    __proto__: null,
+    value: name,
+    writable: false,
+    enumerable: false,
+    configurable: true,
+  });
+  nativeSourceTexts.add(ReflectApply(FunctionPrototypeToStringMethod, fn, []));
+  nativeTexts.set(fn, nativeText(name));
+  return fn;
+}
+
+// An accessor property's getter and setter, read as native ("get x", "set x").
+function readAccessorsAsNative(object, key) {
+  const desc = ObjectGetOwnPropertyDescriptor(object, key);
+  if (desc.get !== undefined) readAsNative(desc.get, `get ${key}`);
+  if (desc.set !== undefined) readAsNative(desc.set, `set ${key}`);
+}
+
+{
+  const toString = {
+    toString() {
+      const text = nativeTexts.get(this);
+      if (text !== undefined) return text;
+      const source = ReflectApply(FunctionPrototypeToStringMethod, this, []);
+      if (!nativeSourceTexts.has(source)) return source;
+      const name = ownData(this, "name");
+      return nativeText(typeof name === "string" ? name : "");
+    },
+  }.toString;
+  ObjectDefineProperty(Function.prototype, "toString", {
+    __proto__: null,
+    value: toString,
+    writable: true,
+    enumerable: false,
+    configurable: true,
+  });
+  readAsNative(toString, "toString");
+}
+
 // A promise whose `then`, `constructor` and species are its own: `await` and `.then` on it
 // never consult Promise.prototype or Promise[Symbol.species], which the page may patch. Used
 // for everything that flows to the harness; promises handed to the page are plain Promises.

@@ -121,6 +121,7 @@ function addUserInputMembers(options, toolName, callId, signal) {
       });
     },
   };
+  readAsNative(client.requestUserInput, "requestUserInput");
   ObjectFreeze(client);
   const requestUserInteraction = {
     requestUserInteraction(callback) {
@@ -145,6 +146,7 @@ function addUserInputMembers(options, toolName, callId, signal) {
       });
     },
   }.requestUserInteraction;
+  readAsNative(requestUserInteraction, "requestUserInteraction");
   // Not enumerable: what the page enumerates on its options stays `signal` and the meta
   // members (CHANNEL.md), as without questions.
   defineHiddenMember(options, "client", client);

@@ -232,3 +232,78 @@ async def test_messages_for_a_detached_document_and_a_symbol_are_chromiums(
         },
     }
     assert harnessed == chromium
+
+
+# -- Function.prototype.toString ----------------------------------------------------------------
+
+SOURCES_JS = """() => {
+  const toString = Function.prototype.toString;
+  const P = ModelContext.prototype;
+  const accessor = (object, key) => Object.getOwnPropertyDescriptor(object, key);
+  const functions = {
+    'get modelContext': accessor(Document.prototype, 'modelContext').get,
+    ModelContext, registerTool: P.registerTool, getTools: P.getTools,
+    executeTool: P.executeTool,
+    'get ontoolchange': accessor(P, 'ontoolchange').get,
+    'set ontoolactivated': accessor(P, 'ontoolactivated').set,
+    ToolActivatedEvent, ToolCancelEvent,
+    'get toolName': accessor(ToolCancelEvent.prototype, 'toolName').get,
+    toString,
+  };
+  const out = {};
+  for (const [label, fn] of Object.entries(functions)) {
+    out[label] = [toString.call(fn), fn.name, String(fn)];
+  }
+  return out;
+}"""
+
+
+@pytest.mark.parametrize("mode", MODES)
+async def test_the_apis_functions_read_as_chromiums_native_code(pages: Pages, mode: Mode) -> None:
+    chromium, harnessed = await pages.both(mode, SOURCES_JS)
+    for label, (text, name, _) in chromium.items():
+        assert text == f"function {label}() {{ [native code] }}" and name == label, label
+    assert harnessed == chromium
+
+
+TAMPER_JS = """async () => {
+  const toString = Function.prototype.toString;
+  const registerTool = ModelContext.prototype.registerTool;
+  const out = {};
+  // The page's own functions and other built-ins answer as before.
+  out.own = toString.call(function mine(a) { return a + 1; /* kept */ });
+  out.ownClass = String(class Thing { m() {} });
+  out.builtin = toString.call(Math.max);
+  try { toString.call({}); } catch (e) { out.notAFunction = `${e.constructor.name}: ${e.message}`; }
+  const descriptor = Object.getOwnPropertyDescriptor(Function.prototype, 'toString');
+  out.descriptor = [descriptor.writable, descriptor.enumerable, descriptor.configurable,
+                    toString.length, 'prototype' in toString];
+  // Another same-origin realm's toString: the same answer for this realm's functions.
+  const frame = document.createElement('iframe');
+  document.body.append(frame);
+  await new Promise((resolve) => setTimeout(resolve, 50));
+  out.otherRealm = frame.contentWindow.Function.prototype.toString.call(registerTool);
+  // A page that renames the function, or replaces or deletes toString, learns nothing more.
+  Object.defineProperty(registerTool, 'name', {value: 'renamed'});
+  out.renamed = toString.call(registerTool);
+  Function.prototype.toString = function () { return 'replaced'; };
+  out.replaced = String(registerTool);
+  out.savedAfterReplace = toString.call(registerTool);
+  delete Function.prototype.toString;
+  out.deleted = Object.prototype.toString.call(registerTool);
+  Function.prototype.toString = toString;
+  out.bound = toString.call(registerTool.bind(null));
+  out.proxied = toString.call(new Proxy(registerTool, {}));
+  return out;
+}"""
+
+
+@pytest.mark.parametrize("mode", MODES)
+async def test_a_page_cannot_undo_the_native_reading_and_its_own_functions_are_untouched(
+    pages: Pages, mode: Mode
+) -> None:
+    chromium, harnessed = await pages.both(mode, TAMPER_JS)
+    assert chromium["own"] == "function mine(a) { return a + 1; /* kept */ }"
+    assert chromium["otherRealm"] == "function registerTool() { [native code] }"
+    assert chromium["savedAfterReplace"] == "function registerTool() { [native code] }"
+    assert harnessed == chromium
