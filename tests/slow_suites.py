@@ -98,6 +98,7 @@ SUITES = (
         "experiments",
         (
             "tests/experiments/test_runners.py",
+            "tests/experiments/test_shared_sites.py",
             "tests/experiments/test_ray_cluster.py",
             "tests/experiments/test_agentdojo_fidelity.py",
             "tests/experiments/test_agentdojo_llm.py",

@@ -260,6 +260,14 @@ def print_study(out: Console, study: Study) -> None:
         f"{study.runner} worker(s): {study.per_minute:.1f} episodes/minute",
         highlight=False,
     )
+    if study.workers > 1:
+        for site, tasks in study.one_at_a_time.items():
+            out.print(
+                f"{site}: its episodes ran one at a time, the workers sharing its one state "
+                f"(reset URL); tasks {', '.join(tasks)}",
+                markup=False,
+                highlight=False,
+            )
     if study.failed:
         out.print(
             f"[red]{len(study.failed)} episode(s) without a result[/] (timeout, crash or error); "

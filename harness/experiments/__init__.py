@@ -6,6 +6,7 @@
 - ``metrics``: an episode's result and counts; rates with standard errors over many;
 - ``results``: ``results.db`` (SQLite), CSV and Markdown tables, the plot;
 - ``runners``: local workers and Ray actors, progress, resume; :func:`run_experiment`;
+- ``shared_sites``: the outside sites a ``reset`` URL restores, whose episodes take turns;
 - ``report``: the study as an HTML page, each episode's trace as an HTML timeline;
 - ``run_info``: what it takes to reproduce a run;
 - ``suites/``: bundled task suites (``webmcp-attacks``: the WebMCP attack suite).

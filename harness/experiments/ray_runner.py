@@ -4,7 +4,9 @@ Without an address a local Ray instance is started (loopback only; retried withi
 deadline, since a loaded machine can miss Ray's own 60 s per-node one); with one
 (``ray://host:10001``, ``auto``, a test cluster's address) the episodes run on that
 cluster. Episodes are actor tasks; their results and files stream back to the driver,
-so workers need no shared file system. An actor that dies — its process, or its whole
+so workers need no shared file system. The driver hands the episodes out, so those of
+one outside site that ``reset`` restores run one at a time on any node
+(:mod:`harness.experiments.shared_sites`). An actor that dies — its process, or its whole
 node — loses no episode: the episode goes back in the queue for another worker.
 """
 
@@ -23,6 +25,7 @@ from harness.errors import ExperimentError
 from harness.experiments.episode import Environment, HarnessPool, run_episode
 from harness.experiments.grid import EpisodeSpec, Grid
 from harness.experiments.metrics import EpisodeResult, ResultSink
+from harness.experiments.shared_sites import EpisodeQueue
 
 RAY_START_TIMEOUT_S = 180.0
 """The default deadline for a local Ray instance to start, and for an actor to start (its
@@ -217,9 +220,7 @@ async def run_ray(
         "cluster_resources": {k: v for k, v in ray.cluster_resources().items() if "CPU" in k},
     }
     remote = ray.remote(num_cpus=1, max_restarts=0)(EpisodeWorker)
-    queue: asyncio.Queue[EpisodeSpec] = asyncio.Queue()
-    for spec in episodes:
-        queue.put_nowait(spec)
+    queue = EpisodeQueue(episodes)  # the driver hands out each shared site's turns
     versions: dict[str, str] = {}
     sites, call_timeout, backends = (
         grid.sites(),
@@ -250,19 +251,19 @@ async def run_ray(
     async def work(name: str) -> None:
         actor = await new_actor(name, first=True)
         while actor is not None:
-            try:
-                spec = queue.get_nowait()
-            except asyncio.QueueEmpty:
+            spec = await queue.take()
+            if spec is None:
                 break
             try:
                 result_json, files = await actor.run.remote(spec.model_dump_json(), run_id)
             except ray.exceptions.RayError as exc:
                 # The actor (its Chromium, perhaps its node) is gone; the episode is not.
+                await queue.finished(spec)
                 segments.change(segments.alive - 1)
                 lost.append(f"{name}: {type(exc).__name__} during {spec.id}")
                 attempts[spec.id] = attempts.get(spec.id, 0) + 1
                 if attempts[spec.id] < EPISODE_ATTEMPTS:
-                    queue.put_nowait(spec)
+                    await queue.put_back(spec)
                 else:
                     sink(
                         _crashed(
@@ -276,6 +277,7 @@ async def run_ray(
                     ray.kill(actor)
                 actor = await new_actor(name, first=False)
                 continue
+            await queue.finished(spec)
             _write_files(directory / spec.id, files)
             segments.episode()
             sink(EpisodeResult.model_validate_json(result_json))
@@ -284,8 +286,7 @@ async def run_ray(
 
     try:
         await asyncio.gather(*(work(f"ray-worker-{n + 1}") for n in range(count)))
-        while not queue.empty():  # every worker is gone: say so for each episode left
-            spec = queue.get_nowait()
+        for spec in queue.drain():  # every worker is gone: say so for each episode left
             sink(_crashed(spec, "no Ray worker was left to run it", run_id, "ray"))
     finally:
         for actor in actors:

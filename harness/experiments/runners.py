@@ -13,6 +13,10 @@ Runners:
   ``"browsers"`` gives each worker a Chromium of its own.
 - ``ray``: N Ray actors, each owning its Chromium and its sites
   (:mod:`harness.experiments.ray_runner`).
+
+Either way, the episodes of an outside site that a ``reset`` URL restores run one at a
+time (one instance serves every worker: :mod:`harness.experiments.shared_sites`);
+``run_info.json`` → ``runner.one_at_a_time`` lists those sites and their tasks.
 """
 
 from __future__ import annotations
@@ -54,6 +58,7 @@ from harness.experiments.run_info import (
     grid_info,
     served_info,
 )
+from harness.experiments.shared_sites import EpisodeQueue, shared_sites
 from harness.inputs import hold_directory, load_input
 
 EPISODES_DIR = "episodes"
@@ -132,6 +137,8 @@ class Study(BaseModel):
     workers: int
     runner: str
     files: dict[str, str] = Field(default_factory=dict)
+    one_at_a_time: dict[str, list[str]] = Field(default_factory=dict)
+    """Outside sites (origins) whose episodes ran one at a time, with their tasks' ids."""
 
     @property
     def failed(self) -> list[EpisodeResult]:
@@ -333,9 +340,7 @@ async def run_local(
     run_id: str = "",
 ) -> dict[str, str]:
     """Run ``episodes`` on ``workers`` workers in this process; returns the Chromium versions."""
-    queue: asyncio.Queue[EpisodeSpec] = asyncio.Queue()
-    for spec in episodes:
-        queue.put_nowait(spec)
+    queue = EpisodeQueue(episodes)
     call_timeout = grid.experiment.call_timeout
     shared = HarnessPool(call_timeout) if mode == "contexts" else None
     envs = [
@@ -354,12 +359,11 @@ async def run_local(
         for backend in grid.experiment.backends:  # no browser: one clear error, not N episodes
             await env.pool.get(backend)
         versions.update(env.pool.browser_versions())
-        while True:
+        while (spec := await queue.take()) is not None:
             try:
-                spec = queue.get_nowait()
-            except asyncio.QueueEmpty:
-                return
-            sink(await run_episode(spec, env, directory / spec.id, run_id=run_id))
+                sink(await run_episode(spec, env, directory / spec.id, run_id=run_id))
+            finally:
+                await queue.finished(spec)
 
     try:
         await asyncio.gather(*(work(env) for env in envs))
@@ -489,6 +493,7 @@ async def _run(
         workers=workers,
         runner=options.runner,
         files={name: str(path) for name, path in files.items()},
+        one_at_a_time=shared_sites(grid.tasks),
     )
 
 
@@ -521,6 +526,8 @@ def _write_run_info(
             "workers": workers,
             "worker_mode": options.local_mode if options.runner == "local" else None,
             "ray": ray_info or previous.get("runner", {}).get("ray"),
+            # Episodes of these outside sites never overlapped, whatever the workers.
+            "one_at_a_time": shared_sites(grid.tasks),
         },
         "options": options.episode_options(),  # a resume gives the same (_resumed)
         "served": served_info(results),

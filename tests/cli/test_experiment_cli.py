@@ -227,6 +227,36 @@ def test_the_last_line_names_only_the_files_written(
     assert "report" not in last and not (output / "report.html").exists()
 
 
+def test_a_run_says_which_outside_sites_episodes_ran_one_at_a_time(
+    tmp_path: Path, stood_in: StoodIn, capsys: pytest.CaptureFixture[str]
+) -> None:
+    grid = tmp_path / "grid.toml"
+    grid.write_text(
+        MAIL_GRID
+        + """
+[[tasks]]
+id = "loan"
+url = "http://127.0.0.1:9/"
+reset = "http://127.0.0.1:9/reset"
+instruction = "Borrow a book."
+plan = [{finish = "done"}]
+""",
+        encoding="utf-8",
+    )
+    for workers, said in (("2", True), ("1", False)):
+        output = tmp_path / f"w{workers}"
+        assert (
+            main(experiment(grid, output, "--no-progress", "--no-report", "--workers", workers))
+            == 0
+        )
+        out = capsys.readouterr().out
+        line = "http://127.0.0.1:9: its episodes ran one at a time"
+        assert (line in out) is said, out
+        assert "tasks loan" in out or not said
+        info = json.loads((output / "run_info.json").read_text(encoding="utf-8"))
+        assert info["runner"]["one_at_a_time"] == {"http://127.0.0.1:9": ["loan"]}
+
+
 # -- Ctrl-C at any moment: `interrupted`, 130, never a traceback --------------------------------
 
 
