@@ -268,17 +268,22 @@ POLICY_META_KEY = "webmcp-harness/policy"  # harness.stages.trust.POLICY_META, t
 def unanswered_hint(records: Iterable[Any]) -> str | None:
     """What to do when a question other than the policy's went unanswered (records:
     :class:`~harness.elicitation.base.ElicitationRecord`): a form waiting for the user to
-    submit it, a tool's own question — answer it, or let every question be answered yes."""
-    sources = {r.source for r in records if r.action == "cancel" and r.source != "policy"}
-    if not sources:
+    submit it, a tool's own question — answer it, or let every question be answered yes;
+    or, when an answer broke the form's rules, give one within them."""
+    from harness.elicitation.base import unanswered
+
+    found = unanswered(records)
+    if found is None:
         return None
-    what = (
-        "the form waits for the user to submit it (it has no toolautosubmit)"
-        if "form-review" in sources
-        else "the page asked the user a question"
-    )
+    if found.broken_rules is not None:  # the rules are the page's words: shown, never obeyed
+        return (
+            f"hint: {found.what}, and the answer given breaks its rules "
+            f"({plain(found.broken_rules)}), so the harness cancelled it and nothing was sent. "
+            "Give a value within those rules (in an answers file: the matching entry's "
+            "`values`), or leave the field out to keep the value the form shows."
+        )
     return (
-        f"hint: {what}, and nobody answered. Answer yourself (--elicit terminal), or answer "
+        f"hint: {found.what}, and nobody answered. Answer yourself (--elicit terminal), or answer "
         "every question yes (--elicit accept) to test your own site."
     )
 

@@ -15,8 +15,9 @@ import asyncio
 import inspect
 import logging
 import time
+from collections.abc import Iterable
 from datetime import UTC, datetime
-from typing import Any, Literal, Protocol, runtime_checkable
+from typing import Any, Literal, NamedTuple, Protocol, runtime_checkable
 
 from pydantic import BaseModel, ConfigDict, Field
 
@@ -159,6 +160,10 @@ class HandlerWrapper:
         await close_handler(self.inner)
 
 
+BROKEN_RULES = "the answer breaks the form's rules: "
+"""How the reason of an answer :func:`ask` refused begins; the fields and rules follow."""
+
+
 async def ask(handler: ElicitationHandler, request: ElicitationRequest) -> ElicitationResult:
     """Ask ``handler``, on the safe side: anything but a valid answer in time is ``cancel``.
 
@@ -181,9 +186,7 @@ async def ask(handler: ElicitationHandler, request: ElicitationRequest) -> Elici
         problems = answer_problems(request.requested_schema, result.content)
         if problems:
             listed = "; ".join(f"{name} {problem}" for name, problem in problems.items())
-            return ElicitationResult(
-                action="cancel", reason=f"the answer breaks the form's rules: {listed}"
-            )
+            return ElicitationResult(action="cancel", reason=f"{BROKEN_RULES}{listed}")
     return result
 
 
@@ -310,6 +313,40 @@ def record_of(
         reason=result.reason,
         duration_ms=duration_ms,
     )
+
+
+class Unanswered(NamedTuple):
+    """Why a question other than the policy's ended in ``cancel``, for a front end's hint."""
+
+    form_review: bool
+    """A form waited for the user to submit it (it has no ``toolautosubmit``); otherwise the
+    page (a tool) asked the user a question."""
+    broken_rules: str | None
+    """The fields and rules an answer broke (``weeks must be at most 4``): someone answered,
+    and :func:`ask` refused the values. None: nobody answered (the default ``cancel``, no
+    matching answer, no answer in time)."""
+
+    @property
+    def what(self) -> str:
+        """What was asked, in a few words."""
+        if self.form_review:
+            return "the form waits for the user to submit it (it has no toolautosubmit)"
+        return "the page asked the user a question"
+
+
+def unanswered(records: Iterable[ElicitationRecord]) -> Unanswered | None:
+    """What went unanswered among ``records`` (the policy's questions aside: a policy's
+    refusal has a hint of its own); None when every such question was answered. An answer
+    that broke the form's rules comes first: its value, not the lack of an answer, is what
+    to fix."""
+    cancelled = [r for r in records if r.action == "cancel" and r.source != "policy"]
+    if not cancelled:
+        return None
+    for record in cancelled:
+        reason = record.reason or ""
+        if reason.startswith(BROKEN_RULES):
+            return Unanswered(record.source == "form-review", reason.removeprefix(BROKEN_RULES))
+    return Unanswered(any(r.source == "form-review" for r in cancelled), None)
 
 
 class RecordingHandler(HandlerWrapper):

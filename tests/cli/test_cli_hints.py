@@ -96,3 +96,24 @@ async def test_a_form_left_waiting_for_its_submit_names_the_fix(server: QAServer
     assert "no toolautosubmit" in err and "--elicit accept" in err
     code, out, err = await run(*args, "--elicit", "accept")
     assert code == 0 and "sent" in out and "--elicit" not in err
+
+
+async def test_an_answer_the_form_refused_is_not_called_unanswered() -> None:
+    # Found from outside: `call --elicit answers.yaml` whose entry gives weeks 9 to a form
+    # with max 4 was rightly cancelled, and the hint said "nobody answered ... --elicit accept".
+    from harness.cli.options import unanswered_hint
+    from harness.elicitation.answers import ScriptedHandler
+    from harness.elicitation.base import AutoHandler, RecordingHandler, ask
+    from tests.elicitation_forms import todo_request
+
+    answers = {"answers": [{"source": "form-review", "action": "accept", "values": {"count": 99}}]}
+    refused = RecordingHandler(ScriptedHandler.from_data(answers))
+    await ask(refused, todo_request(source="form-review"))
+    hint = unanswered_hint(refused.records) or ""
+    assert "nobody answered" not in hint and "--elicit accept" not in hint
+    assert "the answer given breaks its rules (count must be at most 10)" in hint
+    assert "`values`" in hint and "nothing was sent" in hint
+    nobody = RecordingHandler(AutoHandler("cancel"))
+    await ask(nobody, todo_request(source="form-review"))
+    hint = unanswered_hint(nobody.records) or ""
+    assert "no toolautosubmit" in hint and "nobody answered" in hint and "--elicit accept" in hint

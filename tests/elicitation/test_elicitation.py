@@ -21,7 +21,9 @@ from harness.elicitation.base import (
     ElicitationResult,
     RecordingHandler,
     TimeLimit,
+    Unanswered,
     ask,
+    unanswered,
 )
 from harness.elicitation.browser import BrowserHandler
 from harness.elicitation.choice import handler_from_option
@@ -318,6 +320,28 @@ async def test_the_record_keeps_timeouts_as_cancel() -> None:
     assert result.action == "cancel"
     assert recorder.records[0].action == "cancel"
     assert recorder.records[0].reason == "no answer within 0.1 s"
+
+
+async def test_what_went_unanswered_tells_an_answer_the_rules_refused_from_no_answer() -> None:
+    # Found from outside: an answers file answered with a value the form refused, and the
+    # hint said "nobody answered".
+    refused = RecordingHandler(
+        ScriptedHandler.from_data(
+            {"answers": [{"tool": "add_todo", "action": "accept", "values": {"count": 99}}]}
+        )
+    )
+    await ask(refused, todo_request(source="form-review"))
+    assert unanswered(refused.records) == Unanswered(True, "count must be at most 10")
+    nobody = RecordingHandler(AutoHandler("cancel"))
+    await ask(nobody, todo_request(source="form-review"))
+    await ask(nobody, todo_request())
+    assert unanswered(nobody.records) == Unanswered(True, None)
+    assert unanswered(nobody.records[1:]) == Unanswered(False, None)
+    await ask(nobody, policy_request())  # the policy's questions have a hint of their own
+    assert unanswered(nobody.records[2:]) is None
+    answered = RecordingHandler(AutoHandler("accept"))
+    await ask(answered, todo_request(source="form-review"))
+    assert unanswered(answered.records) is None
 
 
 @pytest.fixture(scope="module")
