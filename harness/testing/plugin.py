@@ -64,7 +64,7 @@ from harness.agent_view import agent_tool
 from harness.browser.chromium import ENV_VAR, QUIET_FLAGS, chromium_args, find_chromium
 from harness.catalog import Settle
 from harness.elicitation.answers import load_answers
-from harness.elicitation.base import ElicitationHandler, close_handler
+from harness.elicitation.base import ElicitationHandler, close_handler, unanswered
 from harness.elicitation.choice import ELICIT_CHOICES, handler_from_option
 from harness.elicitation.wording import plain
 from harness.errors import BrowserNotFound, ConfigError, HarnessError, SessionClosed, UnknownTool
@@ -440,7 +440,7 @@ def describe_session(session: _session.Session) -> str:
         lines.append(f"{index}. {outcome.tool} {arguments} → {status}: {result_summary(result)}")
     if not session.history:
         lines.append("no calls")
-    hint = refusal_hint(session)
+    hint = refusal_hint(session) or unanswered_hint(session)
     if hint is not None:
         lines.append(hint)
     # Page text for a person: without the agent's frames, what the session withheld still
@@ -466,6 +466,27 @@ def refusal_hint(session: _session.Session) -> str | None:
         f"hint: the policy blocked {tools}. Testing your own site's tools? Run without a "
         'policy: @pytest.mark.webmcp(policy="none") (or --webmcp-policy none), or give a '
         "policy file without that rule."
+    )
+
+
+def unanswered_hint(session: _session.Session) -> str | None:
+    """What to do when a form waited for its submit, or the page asked a question, and
+    nobody answered (the default answer is cancel): let the test answer; or, when an answer
+    broke the form's rules, give one within them."""
+    found = unanswered(session.elicitations)
+    if found is None:
+        return None
+    if found.broken_rules is not None:
+        return (
+            f"hint: {found.what}, and the answer given breaks its rules "
+            f"({found.broken_rules}), so the harness cancelled it and nothing was sent. Give a "
+            "value within those rules (in an answers file: the matching entry's `values`), "
+            "or leave the field out to keep the value the form shows."
+        )
+    return (
+        f"hint: {found.what}, and nobody answered (the default answer is cancel). Testing "
+        'your own site? Let the test say yes: @pytest.mark.webmcp(elicit="accept") (or '
+        '--webmcp-elicit accept), or answer from a file: @pytest.mark.webmcp(elicit="answers.yaml").'
     )
 
 

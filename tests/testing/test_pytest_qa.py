@@ -4,6 +4,8 @@
 
 from __future__ import annotations
 
+import json
+
 import pytest
 
 from harness import BrowserPool, Harness
@@ -135,3 +137,42 @@ async def test_a_failing_test_s_report_names_the_fix_for_a_policy_refusal(
         assert (await fresh.call("wipe")).error_kind is None
         assert "hint:" not in describe_session(fresh)
         await fresh.close()
+
+
+LOAN_FORM = """<!doctype html><form toolname="loan_book" tooldescription="Borrows a book."
+  action="/done"><input name="isbn" required>
+  <input name="weeks" type="number" min="1" max="4" value="2"><button>Borrow</button></form>"""
+
+
+async def test_a_failing_test_s_report_names_the_fix_for_a_form_left_waiting(
+    browser_pool: BrowserPool,
+) -> None:
+    # Found from outside: "the review was cancelled (auto-cancel)" and no word of what to do.
+    from harness.elicitation.answers import ScriptedHandler
+
+    async with (
+        serve({"/": LOAN_FORM, "/done": "<p>done</p>"}) as server,
+        Harness(browsers=browser_pool, settle=Settle.quiet_ms(100)) as harness,
+    ):
+        session = await harness.open(server.url("/"))
+        session.policy = None
+        outcome = await session.call("loan_book", {"isbn": "978"})
+        assert outcome.is_error and "review was cancelled" in json.dumps(outcome.agent_json())
+        report = describe_session(session)
+        assert "no toolautosubmit" in report and "nobody answered" in report
+        assert '@pytest.mark.webmcp(elicit="accept")' in report
+        assert "--webmcp-elicit accept" in report
+        await session.close()
+
+        # An answer was given, with a value the form refuses: its rule is the fix.
+        answers = {
+            "answers": [{"source": "form-review", "action": "accept", "values": {"weeks": 9}}]
+        }
+        refused = await harness.open(server.url("/"))
+        refused.policy = None
+        refused.elicitation = ScriptedHandler.from_data(answers)
+        assert (await refused.call("loan_book", {"isbn": "978"})).is_error
+        report = describe_session(refused)
+        assert "nobody answered" not in report and 'elicit="accept"' not in report
+        assert "breaks its rules (weeks must be at most 4)" in report
+        await refused.close()
