@@ -150,7 +150,8 @@ def _add_qa_options(site: argparse.ArgumentParser) -> None:
         default=[],
         choices=list(PROPERTY_NAMES),
         metavar="NAME",
-        help=f"with --fuzz: only this property (repeatable): {', '.join(PROPERTY_NAMES)}",
+        help="with --fuzz: only this property; repeat the option for several (--fuzz-property "
+        f"no-throw --fuzz-property idempotent): {', '.join(PROPERTY_NAMES)}",
     )
     site.add_argument(
         "--fuzz-examples",
@@ -173,7 +174,8 @@ def _add_qa_options(site: argparse.ArgumentParser) -> None:
         metavar="FILE",
         help="a catalog file (`webmcp-harness snapshot URL --output FILE`) the page must still "
         "match: each change is a catalog-<kind> finding with drift's severity (fail → error, "
-        "warn → warning). Once for every URL, or once per URL in the URLs' order",
+        "warn → warning). Once for every URL, or repeated once per URL in the URLs' order "
+        "(--catalog-baseline A.json --catalog-baseline B.json)",
     )
 
 

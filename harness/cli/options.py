@@ -92,8 +92,28 @@ def parse(parser: Parser, argv: list[str]) -> argparse.Namespace:
     args, extras = parser.parse_known_args(argv)
     if extras:
         owner: Parser = getattr(args, "usage_parser", parser)
-        owner.error(f"unrecognized arguments: {' '.join(extras)}")
+        hint = _one_value_each(owner, argv, extras[0])
+        owner.error(f"unrecognized arguments: {' '.join(extras)}{hint}")
     return args
+
+
+def _one_value_each(owner: Parser, argv: list[str], extra: str) -> str:
+    """When ``extra`` follows the value of a repeatable option that takes one value
+    (``--catalog-baseline A B``), how to give several; empty otherwise."""
+    for index, token in enumerate(argv):
+        if token != extra:
+            continue
+        start = index - 1
+        while start >= 0 and not argv[start].startswith("-"):
+            start -= 1
+        action = owner._option_string_actions.get(argv[start]) if start >= 0 else None
+        if isinstance(action, argparse._AppendAction) and index - start >= 2:
+            option, value = argv[start], action.metavar or "VALUE"
+            return (
+                f" ({option} takes one {value}: repeat it for each, "
+                f"{option} {value} {option} {value})"
+            )
+    return ""
 
 
 # What a page's address on the command line may be (anything else is a usage error):

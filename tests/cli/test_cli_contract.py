@@ -79,6 +79,33 @@ async def test_a_mistyped_or_abbreviated_flag_is_a_usage_error_of_its_sub_comman
     assert "Traceback" not in err and out == ""
 
 
+@pytest.mark.parametrize(
+    ("given", "repeated"),
+    [
+        (
+            ["--catalog-baseline", "a.json", "b.json"],
+            "--catalog-baseline FILE --catalog-baseline FILE",
+        ),
+        (
+            ["--fuzz", "--fuzz-property", "no-throw", "idempotent"],
+            "--fuzz-property NAME --fuzz-property NAME",
+        ),
+    ],
+)
+def test_two_values_after_a_one_value_option_say_to_repeat_it(
+    given: list[str], repeated: str, capsys: pytest.CaptureFixture[str]
+) -> None:
+    # Found from outside: `site URL… --catalog-baseline A B` (as the README's synopsis read)
+    # answered only "unrecognized arguments: B"; several values take the option repeated.
+    from harness.cli import main
+
+    urls = ["http://127.0.0.1:9/a", "http://127.0.0.1:9/b"]
+    assert main(["conformance", "site", *urls, *given, "--no-progress"]) == 2
+    err = capsys.readouterr().err
+    assert f"unrecognized arguments: {given[-1]} (" in err
+    assert f"repeat it for each, {repeated})" in err
+
+
 @pytest.mark.slow
 @pytest.mark.parametrize(
     "args",
