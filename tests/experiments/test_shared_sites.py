@@ -114,6 +114,18 @@ async def test_a_reset_sites_episodes_give_the_same_outcomes_with_any_number_of_
     assert set(outcomes[1].values()) == {("ok", True)} and len(outcomes[1]) == 4
 
 
+@pytest.mark.slow  # a local Ray instance, two actors with their Chromium (~1 min)
+async def test_ray_actors_take_turns_on_a_reset_site_too(tmp_path: Path, site: str) -> None:
+    pytest.importorskip("ray", reason="Ray is not installed: pip install 'webmcp-harness[ray]'")
+    grid = tmp_path / "grid.toml"
+    grid.write_text(grid_text({"dune": site, "emma": site}, seeds=2), encoding="utf-8")
+    study = await run_experiment(
+        load_grid(grid),
+        RunOptions(output=tmp_path / "ray", workers=2, runner="ray", progress=False, report=False),
+    )
+    assert [(r.status, r.success) for r in study.results] == [("ok", True)] * 4
+
+
 def specs(text: str, tmp_path: Path) -> list[EpisodeSpec]:
     path = tmp_path / "grid.toml"
     path.write_text(text, encoding="utf-8")
