@@ -179,3 +179,22 @@ async def test_the_reader_refuses_what_wpt_fyi_refuses(tmp_path: Path) -> None:
                 }
             )
         )
+
+
+def test_the_reader_fails_where_wpt_fyi_fails_to_store_a_result_or_loses_one() -> None:
+    # results-processor/wptreport.py's write_result_directory: directory + test, opened 'wb'.
+    refused = [
+        (["/mine/"], "IsADirectoryError"),
+        (["/a", "/a/b"], "FileExistsError"),
+        (["/a/b", "/a"], "IsADirectoryError"),
+        (["/a/b", "/a//b"], "stored over"),
+        (["/a/./b", "/a/b"], "stored over"),
+        (["/../../x"], "outside"),
+        (["/a\x00"], "ValueError"),
+        (["/a\ud800"], "UnicodeEncodeError"),
+        (["/" + "x" * 256], "File name too long"),
+        (["/" + "x/" * 600 + "y"], "Cloud Storage"),
+    ]
+    for tests, message in refused:
+        with pytest.raises(wptfyi.Refused, match=message):
+            wptfyi.read_tests(tests)
