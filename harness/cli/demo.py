@@ -290,7 +290,7 @@ async def act_audit(console: Console, url: str) -> None:
     from harness.conformance.audit import SiteTarget, audit_sites
 
     console.rule("[bold]6. A site audit[/] — conformance site on a page full of defects")
-    _, audits = await audit_sites([SiteTarget(url, "/evil/")])
+    _, audits = await audit_sites([SiteTarget(url, "/evil/{index}")])
     findings = [f for audit in audits for f in audit.findings]
     table = Table("severity", "findings", "codes (a few)")
     for severity in ("error", "warning", "info"):

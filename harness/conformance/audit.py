@@ -52,6 +52,7 @@ from harness.conformance.findings import (
     finding,
     lint,
 )
+from harness.conformance.ids import apart, page_id, url_path
 from harness.conformance.page_reads import (
     READ_TIMEOUT_S,
     FrameWorld,
@@ -166,10 +167,12 @@ def site_targets(urls: Sequence[tuple[str, str]]) -> list[SiteTarget]:
     """The test id of each ``(url, site name)``: ``/<site>/<path>``, the path relative to the
     directory of the site's first URL (its start URL) when the URL is on the start URL's
     origin and under it, else ``/<site>/@root/<the URL's own path>``; the query is kept, the
-    host and port never are. Raises :class:`ConfigError` for a bad site name or two URLs
-    with one id (two origins' pages at one path)."""
+    host and port never are. Each id is a file path wpt.fyi can store a result at
+    (:mod:`harness.conformance.ids`): a directory's page is ``{index}``, a page whose id is
+    another's directory ``{page}`` in it. Raises :class:`ConfigError` for a bad site name or
+    two URLs with one id (two origins' pages at one path)."""
     starts: dict[str, tuple[str, str]] = {}
-    targets: list[SiteTarget] = []
+    found: list[tuple[str, str]] = []
     for url, name in urls:
         if not SITE_NAME.match(name):
             raise ConfigError(
@@ -178,17 +181,25 @@ def site_targets(urls: Sequence[tuple[str, str]]) -> list[SiteTarget]:
             )
         parts = urlsplit(url)
         origin = f"{parts.scheme}://{parts.netloc}"
-        base = starts.setdefault(name, (origin, parts.path[: parts.path.rfind("/") + 1] or "/"))
-        path = parts.path or "/"
-        inside = origin == base[0] and path.startswith(base[1])
-        relative = path[len(base[1]) :] if inside else f"{OUTSIDE_START}{path}"
-        test = f"/{name}/{relative}" + (f"?{parts.query}" if parts.query else "")
-        if any(t.test == test for t in targets):
+        # The path the browser asks for: `/app/../x` is not inside /app/.
+        path = url_path(parts.path)
+        base = starts.setdefault(name, (origin, path[: path.rfind("/") + 1]))
+        if origin == base[0] and path.startswith(base[1]):
+            relative = path[len(base[1]) :]
+            if relative.split("/")[0] == OUTSIDE_START:  # a page's own @root is not ours
+                relative = "%40" + relative[1:]
+        else:
+            relative = f"{OUTSIDE_START}{path}"
+        found.append((url, page_id(f"/{name}", relative, parts.query)))
+    ids = apart(test for _, test in found)
+    targets: list[SiteTarget] = []
+    for url, test in found:
+        if any(t.test == ids[test] for t in targets):
             raise ConfigError(
-                f"{url} and an earlier URL both become the test {test!r}; audit them in "
+                f"{url} and an earlier URL both become the test {ids[test]!r}; audit them in "
                 "separate runs, or give each site its own --name."
             )
-        targets.append(SiteTarget(url, test))
+        targets.append(SiteTarget(url, ids[test]))
     return targets
 
 

@@ -90,7 +90,9 @@ async def test_the_evil_site_fails_the_run_and_the_baseline_decides_what_is_expe
         "conformance", "site", "bundled:evil", "--output", str(first), "--no-progress", timeout=300
     )
     assert code == 1, err
-    assert "unexpected: [polyfill] /evil/ › consequential-unannotated · transfer_funds" in out
+    assert (
+        "unexpected: [polyfill] /evil/{index} › consequential-unannotated · transfer_funds" in out
+    )
     findings = json.loads((first / "findings.json").read_text(encoding="utf-8"))
     codes = {(f["code"], f["tool"]) for f in findings["sites"][0]["findings"]}
     assert {(d["code"], d["tool"]) for d in planted()} <= codes
@@ -111,11 +113,11 @@ async def test_the_evil_site_fails_the_run_and_the_baseline_decides_what_is_expe
         timeout=300,
     )
     assert code == 0, err + out
-    assert "now expected: [polyfill] /evil/ › tool-shadowing · transfer_funds" in out
+    assert "now expected: [polyfill] /evil/{index} › tool-shadowing · transfer_funds" in out
 
     # A pass the baseline does not expect fails the run as surely as a failure.
     data = yaml.safe_load(baseline.read_text(encoding="utf-8"))
-    data["polyfill"]["/evil/"]["subtests"]["description-long · account_summary"] = {
+    data["polyfill"]["/evil/{index}"]["subtests"]["description-long · account_summary"] = {
         "status": "FAIL",
         "reason": "pretend it was long",
     }
@@ -137,7 +139,7 @@ async def test_the_evil_site_fails_the_run_and_the_baseline_decides_what_is_expe
     )
     assert code == 1, err
     assert (
-        "unexpected: [polyfill] /evil/ › description-long · account_summary: PASS (expected FAIL)"
+        "unexpected: [polyfill] /evil/{index} › description-long · account_summary: PASS (expected FAIL)"
         in out
     )
     # --fail-on warning turns the warnings into failures: --diff lists them as regressions.

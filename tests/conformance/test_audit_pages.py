@@ -164,13 +164,13 @@ def test_site_test_ids_keep_the_path_and_drop_host_and_port() -> None:
         ]
     )
     assert [t.test for t in targets] == [
-        "/shop/",
+        "/shop/{index}",  # a directory's page: a file wpt.fyi can store (test_ids.py)
         "/shop/cart?step=2",
         "/shop/@root/other.html",  # outside /app/: never the id of /app/other.html
-        "/site/",
+        "/site/{index}",
     ]
     moved = site_targets([("http://10.0.0.7:41234/app/", "shop")])
-    assert moved[0].test == "/shop/"
+    assert moved[0].test == "/shop/{index}"
     with pytest.raises(ConfigError, match="both become the test"):
         site_targets(
             [(f"http://127.0.0.1:{port}/x", "site") for port in (1, 2, 3)]  # 2 and 3: /@root/x
