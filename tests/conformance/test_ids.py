@@ -12,8 +12,11 @@ import pytest
 from harness.conformance.audit import site_targets
 from harness.conformance.ids import ID_BYTES, SEGMENT_BYTES, apart, storable
 from harness.conformance.ua.suite import all_files
+from harness.conformance.wpt import discover
 from tests.conformance import wptfyi
 from tests.console_script import run_script
+
+TESTHARNESS = '<script src="/resources/testharness.js"></script>'
 
 # What a site's URLs look like, the start page first (its directory is the site's root).
 SITE = [
@@ -95,6 +98,25 @@ def test_ids_that_are_files_already_stay_as_they_are() -> None:
         assert storable(test) == test
     assert apart(["/a/b.html", "/a/c.html"]) == {"/a/b.html": "/a/b.html", "/a/c.html": "/a/c.html"}
     wptfyi.read_tests([file.path for file in all_files()])
+
+
+def test_a_wpt_variant_never_steers_where_a_reader_writes(tmp_path: Path) -> None:
+    webmcp = tmp_path / "webmcp"
+    webmcp.mkdir()
+    variants = ["?a/../../../../outside", "?/", "?x//y", "?long=" + "v" * 300, "?ok"]
+    meta = "".join(f'<meta name="variant" content="{v}">' for v in variants)
+    (webmcp / "t.html").write_text(meta + TESTHARNESS, encoding="utf-8")
+    tests = discover(tmp_path)
+    assert [t.path for t in tests] == [f"/webmcp/t.html{v}" for v in variants]  # what loads
+    ids = [t.test for t in tests]
+    assert ids[:3] == [
+        "/webmcp/t.html?a/%2E%2E/%2E%2E/%2E%2E/%2E%2E/outside",
+        "/webmcp/t.html?/{index}",
+        "/webmcp/t.html?x/{}/y",
+    ]
+    assert ids[4] == "/webmcp/t.html?ok"
+    assert len(wptfyi.read_tests(ids).stored) == len(ids)
+    assert [t.test for t in discover(tmp_path, [ids[0]])] == [ids[0]]  # --tests by its id
 
 
 @pytest.mark.timeout(300)

@@ -25,9 +25,10 @@ as passes.
 from __future__ import annotations
 
 import re
-from dataclasses import dataclass
+from dataclasses import dataclass, replace
 from pathlib import Path
 
+from harness.conformance.ids import apart, storable
 from harness.errors import ConfigError
 
 DEFAULT_TIMEOUT_S = 10.0
@@ -110,6 +111,10 @@ class WptTest:
     path: str
     timeout: float = DEFAULT_TIMEOUT_S
     skip: str | None = None
+    test: str = ""
+    """Its id in the reports: ``path`` itself, unless that is no file path wpt.fyi can store
+    a result at (a variant's ``..``, a trailing ``/``: :mod:`harness.conformance.ids`).
+    Set by :func:`discover`."""
 
 
 _WINDOW_ONLY = "this runner runs window scopes only"
@@ -251,6 +256,18 @@ def discover(root: Path, include: list[str] | None = None) -> list[WptTest]:
         if include and not any(p.startswith(common) or common.startswith(p) for p in include):
             continue
         for test in tests_of_file(root, path):
-            if not include or any(test.path.startswith(prefix) for prefix in include):
+            test = replace(test, test=storable(test.path))
+            if not include or any(
+                test.path.startswith(prefix) or test.test.startswith(prefix) for prefix in include
+            ):
                 tests.append(test)
-    return tests
+    ids = apart(test.test for test in tests)
+    seen: dict[str, str] = {}
+    for test in tests:
+        other = seen.setdefault(ids[test.test], test.path)
+        if other != test.path:
+            raise ConfigError(
+                f"{other} and {test.path} both become the test {ids[test.test]!r} (a path "
+                "wpt.fyi can store); rename a variant, or leave one out with --tests."
+            )
+    return [replace(test, test=ids[test.test]) for test in tests]

@@ -228,12 +228,12 @@ async def run_wpt(
             results = []
             for test in tests:
                 if test.skip is not None:
-                    result = TestResult(test=test.path, status="SKIP", message=test.skip)
+                    result = TestResult(test=test.test, status="SKIP", message=test.skip)
                 else:
                     result = await _run_one(harness, config, server, test, timeout or test.timeout)
                 results.append(result)
                 if progress is not None:
-                    progress(test.path, result.status)
+                    progress(test.test, result.status)
     finally:
         await server.stop()
     return Report(
@@ -260,7 +260,7 @@ async def _run_one(
     page.on("crash", lambda _page: collected.crashed.set())
     page.on("console", lambda message: collected.heard(message.text))
     server.unserved.clear()
-    result = TestResult(test=test.path, status="OK")
+    result = TestResult(test=test.test, status="OK")
     try:
         try:
             await page.goto(server.url(test.path), wait_until="commit", timeout=timeout * 1000)
