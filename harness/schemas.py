@@ -18,6 +18,8 @@ and every session frozen behind a server that never answers. So:
   belongs to its own resource), so a duty that follows references (redaction's walk)
   looks at the very subschema validation applies; one it cannot read for certain is
   reported, never guessed;
+- :func:`keyword_locations` says where in the schema a validation error's keyword is
+  (jsonschema's own path leaves out the ``$ref`` steps it followed);
 - :func:`compiled_validator_for` gives a compiled (``jsonschema-rs``) validator for the
   schemas whose every keyword means the same to it as to jsonschema — a fast *yes* for
   a hot path; a *no* (or a schema outside that set) is left to :func:`validator_for`.
@@ -28,12 +30,13 @@ May import: nothing of the harness (it sits with ``models`` at the bottom).
 from __future__ import annotations
 
 from collections import Counter
-from collections.abc import Iterator
+from collections.abc import Iterator, Sequence
 from typing import Any, NamedTuple
 from urllib.parse import unquote, urldefrag, urljoin
 
 import jsonschema_rs
 from jsonschema import Draft202012Validator
+from jsonschema.exceptions import ValidationError
 from jsonschema.protocols import Validator
 from jsonschema_specifications import REGISTRY as _SPECIFICATIONS  # type: ignore[import-untyped]
 from referencing import Registry, Resource
@@ -47,6 +50,7 @@ __all__ = [
     "References",
     "Unresolvable",
     "compiled_validator_for",
+    "keyword_locations",
     "resolve_references",
     "subschemas",
     "unresolvable_references",
@@ -248,6 +252,55 @@ def compiled_validator_for(schema: Any) -> Any | None:
         return jsonschema_rs.Draft202012Validator(schema, offline=True)
     except Exception:  # a malformed schema: the reference validator says what it makes of it
         return None
+
+
+def keyword_locations(root: Any, errors: Sequence[ValidationError]) -> list[tuple[str | int, ...]]:
+    """Where in ``root`` (the schema the validator was made of: ``validator.schema``) the
+    keyword each of ``errors`` failed on is.
+
+    jsonschema's ``absolute_schema_path`` leaves out every ``$ref`` it followed: a
+    ``required`` at ``/$defs/Shelf`` reached through ``/properties/shelves/items``'s
+    ``$ref`` is at ``/properties/shelves/items/required`` there, a place that need not
+    exist. An error carries the very subschema its keyword is in (the resolver hands out
+    the schema's own objects, through ``$id`` and ``$anchor`` too), and that object is found
+    in ``root``. A ``false`` subschema carries nothing to find: its error keeps
+    jsonschema's path (the place of the ``$ref`` that led to it)."""
+    places: dict[int, tuple[str | int, ...]] | None = None
+    found = []
+    for error in errors:
+        path = tuple(error.absolute_schema_path)
+        keyword, schema = error.validator, error.schema
+        if not isinstance(keyword, str) or not isinstance(schema, dict):
+            found.append(path)
+            continue
+        if places is None:
+            places = _places(root)
+        where = places.get(id(schema))
+        if where is None:  # not an object of root (a meta-schema's): as jsonschema says
+            found.append(path)
+            continue
+        # What follows the keyword in the path is inside it (a `false` under `properties`).
+        last = len(path) - 1 - path[::-1].index(keyword) if keyword in path else len(path)
+        found.append((*where, keyword, *path[last + 1 :]))
+    return found
+
+
+def _places(root: Any) -> dict[int, tuple[str | int, ...]]:
+    """The JSON pointer (as tokens) of every object and array in ``root``, by identity."""
+    places: dict[int, tuple[str | int, ...]] = {}
+    # Iterative, not recursive: a page can nest a schema deeper than Python's stack.
+    stack: list[tuple[Any, tuple[str | int, ...]]] = [(root, ())]
+    while stack:
+        node, where = stack.pop()
+        if id(node) in places:
+            continue
+        if isinstance(node, dict):
+            places[id(node)] = where
+            stack.extend((value, (*where, key)) for key, value in node.items())
+        elif isinstance(node, list):
+            places[id(node)] = where
+            stack.extend((value, (*where, index)) for index, value in enumerate(node))
+    return places
 
 
 def unresolvable_references(schema: Any) -> list[str]:

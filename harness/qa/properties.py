@@ -47,7 +47,7 @@ from mcp_types import CallToolResult, TextContent
 
 from harness.models import CallOutcome, Tool
 from harness.qa.observe import PageState, Window
-from harness.schemas import Unresolvable
+from harness.schemas import Unresolvable, keyword_locations
 from harness.stages.framing import unframed
 from harness.stages.navigation import ui_redirect_target
 from harness.stages.redaction import sensitive_paths
@@ -231,10 +231,13 @@ def check_output_schema(seen: Observation) -> str | None:
     if structured is None:
         return "the result has no structuredContent, though the tool declares an outputSchema"
     errors: list[ValidationError] = []
+    places: list[tuple[str | int, ...]] = []
     try:
         problem = schema_problem(schema) or outside_references_problem("outputSchema", schema)
         if problem is None:
-            errors = list(result_validator(schema).iter_errors(structured))
+            validator = result_validator(schema)
+            errors = list(validator.iter_errors(structured))[:3]
+            places = keyword_locations(validator.schema, errors)
     except Unresolvable as exc:  # a reference the static check did not see: never fetched
         problem = f"it refers to {str(exc.args[0] if exc.args else exc)!r}, outside itself"
     except RecursionError:
@@ -249,9 +252,8 @@ def check_output_schema(seen: Observation) -> str | None:
         return None
     visible = _Visible(seen)
     problems = [
-        f"{visible.place(e.absolute_path)}: fails `{e.validator}` "
-        f"(schema {_schema_pointer(e.absolute_schema_path)})"
-        for e in errors[:3]
+        f"{visible.place(e.absolute_path)}: fails `{e.validator}` (schema {_schema_pointer(at)})"
+        for e, at in zip(errors, places, strict=True)
     ]
     return "structuredContent does not fit the outputSchema: " + "; ".join(problems)
 

@@ -33,6 +33,7 @@ from harness.models import META_PREFIX, CatalogWarning, PerTool, Tool, error_res
 from harness.schemas import (
     Unresolvable,
     compiled_validator_for,
+    keyword_locations,
     unresolvable_references,
     validator_for,
 )
@@ -318,12 +319,8 @@ def validate_arguments(tool: Tool, arguments: Any) -> list[ArgumentProblem]:
     )
     errors = sorted(validator.iter_errors(arguments), key=lambda e: (list(e.path), e.message))
     return [
-        ArgumentProblem(
-            path=_pointer(e.absolute_path),
-            message=e.message,
-            schema_path=_pointer(e.absolute_schema_path),
-        )
-        for e in errors
+        ArgumentProblem(path=_pointer(e.absolute_path), message=e.message, schema_path=_pointer(at))
+        for e, at in zip(errors, keyword_locations(validator.schema, errors), strict=True)
     ]
 
 

@@ -39,11 +39,21 @@ def tools() -> str:
     )
 
 
+# A result field that breaks a schema reached through `$ref`.
+SHELF_TOOL = """document.modelContext.registerTool({
+  name: "shelf", description: "Lists books with their year.", annotations: {readOnlyHint: true},
+  inputSchema: {type: "object", properties: {}},
+  outputSchema: {type: "object", properties: {books: {type: "array", items: {$ref: "#/$defs/Book"}}},
+                 $defs: {Book: {type: "object", properties: {year: {type: "integer"}}}}},
+  execute: async () => ({books: [{year: 1990}, {year: "1991"}]}),
+});"""
+
+
 @pytest.fixture(scope="module")
 async def report(browser_pool: BrowserPool) -> AsyncIterator[FuzzReport]:
     # The check is the harness's, after the call: one backend shows it.
     async with (
-        serve({"/": page(tools())}) as server,
+        serve({"/": page(tools() + SHELF_TOOL)}) as server,
         Harness(browsers=browser_pool, settle=Settle.quiet_ms(100)) as harness,
     ):
         session = await harness.open(server.url("/"))
@@ -82,3 +92,10 @@ def test_an_output_schema_that_cannot_be_used_says_what_is_wrong_and_what_to_do(
     assert message.startswith("the outputSchema cannot be used to check results: ")
     assert "/properties/value/type" in message  # where the schema is wrong
     assert "fix the outputSchema" in message
+
+
+def test_a_keyword_reached_through_a_ref_is_named_where_it_is(report: FuzzReport) -> None:
+    # Not "/properties/books/items/properties/year/type": no such place in the schema.
+    status, message = result(report, "shelf")
+    assert status == "failed", report.describe()
+    assert "/books/1/year: fails `type` (schema /$defs/Book/properties/year/type)" in message

@@ -138,3 +138,64 @@ def test_a_forms_pattern_is_checked_as_html_reads_it_the_whole_value() -> None:
     [problem] = validate_arguments(form, {"phone": "x123x"})
     assert problem.path == "/phone" and "^(?:[0-9]{3})$" in problem.message
     assert validate_arguments(script, {"phone": "x123x"}) == []  # JSON Schema's own reading
+
+
+REFERRED = {
+    "$id": "https://shelves.example/schema",
+    "type": "object",
+    "properties": {
+        "shelves": {"type": "array", "items": {"$ref": "#/$defs/Shelf"}},
+        "label": {"$ref": "label"},  # the resource whose $id is "label", by its URI
+        "size": {"$ref": "#size"},  # an $anchor
+        "width": {"$ref": "label#/$defs/Width"},  # a pointer inside that resource
+    },
+    "$defs": {
+        "Shelf": {"type": "object", "required": ["name"], "properties": {"name": {}}},
+        "Label": {
+            "$id": "label",
+            "type": "string",
+            "$defs": {"Width": {"type": "integer", "maximum": 3}},
+        },
+        "Size": {"$anchor": "size", "minimum": 0},
+    },
+}
+
+
+def test_a_schema_path_through_a_ref_names_where_the_keyword_is() -> None:
+    # jsonschema's own paths leave out the $ref step ("/properties/shelves/items/required",
+    # which is nowhere in the schema): the path given is where the failing keyword is.
+    tool = Tool(
+        name="t", description="d", inputSchema=REFERRED, origin="http://a.test", frame="main"
+    )
+    problems = validate_arguments(tool, {"shelves": [{}], "label": 5, "size": -1, "width": 9})
+    assert {p.path: p.schema_path for p in problems} == {
+        "/shelves/0": "/$defs/Shelf/required",
+        "/label": "/$defs/Label/type",
+        "/size": "/$defs/Size/minimum",
+        "/width": "/$defs/Label/$defs/Width/maximum",
+    }
+    result = check_arguments(tool, {"shelves": [{}]})
+    assert result is not None and result.meta is not None
+    [problem] = result.meta["webmcp-harness/validation"]
+    assert problem["schema_path"] == "/$defs/Shelf/required"
+
+
+def test_a_schema_path_through_a_dynamic_ref_and_to_a_false_schema() -> None:
+    tree = {
+        "$id": "https://tree.example/node",
+        "$dynamicAnchor": "node",
+        "type": "object",
+        "properties": {
+            "n": {"type": "integer"},
+            "kids": {"type": "array", "items": {"$dynamicRef": "#node"}},
+            "never": {"$ref": "#/$defs/Never"},
+        },
+        "$defs": {"Never": False},
+    }
+    tool = Tool(name="t", description="d", inputSchema=tree, origin="http://a.test", frame="main")
+    problems = validate_arguments(tool, {"kids": [{"n": "x"}], "never": 1})
+    # A `false` schema holds no keyword: the path stops at the $ref that leads to it.
+    assert {p.path: p.schema_path for p in problems} == {
+        "/kids/0/n": "/properties/n/type",
+        "/never": "/properties/never",
+    }
