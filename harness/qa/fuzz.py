@@ -75,6 +75,15 @@ SHRINK_CALLS = 60
 
 Status = Literal["passed", "failed", "not-applicable", "skipped"]
 
+NO_ANSWER = {
+    "changed": "the page had registered the tool again, and did not run it",
+    "navigation": "the page navigated away before the tool answered",
+    "cancelled": "the call was cancelled before the tool answered",
+    "unanswered": "the browser never found the tool in its frame",
+}
+"""Why a call the fuzzer made itself got no answer from the tool, by its status: it
+decides no property."""
+
 
 @dataclass(frozen=True)
 class FuzzOptions:
@@ -197,7 +206,8 @@ class FuzzReport(BaseModel):
                 )
                 head = f"  {tool.tool}  {result.property}: {status}"
                 if result.status == "passed":
-                    head += f" ({result.examples} input{'s' if result.examples != 1 else ''})"
+                    more = f"; {result.reason}" if result.reason else ""
+                    head += f" ({result.examples} input{'s' if result.examples != 1 else ''}{more})"
                 elif result.reason:
                     head += f" ({result.reason})"
                 lines.append(head)
@@ -463,12 +473,23 @@ class Fuzzer:
                     database_key=hashlib.sha256(key.encode("utf-8")).digest(),
                 )
             except NoSuchExample:
-                if probe.gone is None:
+                answered = probe.calls - probe.unanswered
+                if probe.gone is None and (answered or not probe.unanswered):
+                    more = (
+                        f"{probe.unanswered} more got no answer: {probe.unanswered_reason}"
+                        if probe.unanswered
+                        else ""
+                    )
                     results += [
-                        PropertyResult(property=n, status="passed", examples=probe.calls)
+                        PropertyResult(property=n, status="passed", examples=answered, reason=more)
                         for n in remaining
                     ]
                     break
+                if probe.gone is None:
+                    stopped = (
+                        f"the tool gave no answer to any of the {probe.unanswered} input(s) "
+                        f"tried: {probe.unanswered_reason}"
+                    )
             except Exception as exc:
                 if probe.error is not None:
                     raise probe.error from None  # the page went away, or the harness failed
@@ -499,7 +520,11 @@ class Fuzzer:
         if not names:
             return []
         value: Any = NearMiss(example, "the given example") if kind == "near-miss" else example
-        found = self.run(self._check(tool, kind, value, names))
+        try:
+            found = self.run(self._check(tool, kind, value, names))
+        except _NoAnswer as exc:
+            reason = f"the tool gave no answer to the example: {exc}"
+            return [PropertyResult(property=n, status="skipped", reason=reason) for n in names]
         return [
             self._failed(tool, n, found[n], value, 1, 1)
             if n in found
@@ -564,6 +589,7 @@ class Fuzzer:
     async def _home(self) -> None:
         """Back on the document the run started on, if a call left it."""
         await self.session.settled()
+        await self.watch.landed(self.options.timeout)
         if self._refused or self.session.page.url != self.start_url:
             self._refused = False
             await self.session.open(self.start_url)
@@ -571,6 +597,8 @@ class Fuzzer:
     async def _settle(self) -> None:
         await self.session.settled()
         await asyncio.sleep(QUIET_S)
+        # A navigation the call started is the call's: seen after it, not in the next one.
+        await self.watch.landed(self.options.timeout)
 
     async def _state(self, wanted: bool) -> PageState | None:
         return await page_state(self.session) if wanted else None
@@ -607,24 +635,38 @@ class Fuzzer:
         return seen
 
     async def _near_miss(self, tool: Tool, miss: NearMiss) -> NearMissObservation:
-        await self._home()
-        outcome = await self.session.call(tool.name, miss.arguments, timeout=self.options.timeout)
-        seen = NearMissObservation(tool=tool, mistake=miss.mistake, harness_kind=outcome.error_kind)
-        if tool.source != "script":
-            return seen
-        # What the tool does when a browser that does not validate hands it the input.
-        before = await page_state(self.session)
-        window = self.watch.window()
-        seen.tool_refused = await self._unchecked(tool, miss.arguments)
-        await self._settle()
-        after = await page_state(self.session)
-        seen.tool_changes = _changes(window, before, after)
-        return seen
+        refused: bool | str = ""
+        for _ in range(2):  # once more on a fresh page when the tool gave no answer
+            await self._home()
+            outcome = await self.session.call(
+                tool.name, miss.arguments, timeout=self.options.timeout
+            )
+            seen = NearMissObservation(
+                tool=tool, mistake=miss.mistake, harness_kind=outcome.error_kind
+            )
+            if tool.source != "script":
+                return seen
+            # What the tool does when a browser that does not validate hands it the input:
+            # the tool as the page offers it now (the page may have been loaded again since
+            # the run began, and the page runs no registration but the one it holds).
+            current = self.session.pipeline.lookup(tool.name)
+            before = await page_state(self.session)
+            window = self.watch.window()
+            refused = await self._unchecked(current, miss.arguments)
+            await self._settle()
+            if isinstance(refused, bool):
+                after = await page_state(self.session)
+                seen.tool_refused = refused
+                seen.tool_changes = _changes(window, before, after)
+                return seen
+            self._refused = True  # load the page again before the next try
+        raise _NoAnswer(refused)
 
-    async def _unchecked(self, tool: Tool, arguments: dict[str, Any]) -> bool:
+    async def _unchecked(self, tool: Tool, arguments: dict[str, Any]) -> bool | str:
         """Run the tool with arguments no stage checked; True when it refused them
-        (threw, or returned an ``isError`` result). Only the status is looked at: the
-        result itself goes nowhere."""
+        (threw, or returned an ``isError`` result), False when it accepted them, and why
+        it did not say when it gave no answer (it did not run, the page went away). Only the
+        status is looked at: the result itself goes nowhere."""
         backend, call_id = self.session.backend, f"qa-{uuid.uuid4().hex[:12]}"
         try:
             raw = await asyncio.wait_for(
@@ -633,6 +675,8 @@ class Fuzzer:
         except TimeoutError:
             await backend.cancel(call_id, "the fuzzer's timeout")
             return False
+        if raw.status in NO_ANSWER:
+            return NO_ANSWER[raw.status]
         if raw.status == "error":
             return True
         if raw.status != "ok":
@@ -641,6 +685,11 @@ class Fuzzer:
             return bool(normalize(raw).is_error)
         except Exception:  # a result the pipeline would refuse: not a refusal of the input
             return False
+
+
+class _NoAnswer(Exception):
+    """The tool gave no answer to an input, twice (why is the message): the input decides
+    nothing about it."""
 
 
 class _Probe:
@@ -663,6 +712,9 @@ class _Probe:
         """The input whose call found the tool gone from the page (None: still there)."""
         self.error: Exception | None = None
         """What a call raised (the search ends with it; Hypothesis's own errors are not it)."""
+        self.unanswered = 0
+        """Inputs the tool gave no answer to (:class:`_NoAnswer`): they decided nothing."""
+        self.unanswered_reason = ""
 
     def __call__(self, value: Any) -> bool:
         key = json.dumps(
@@ -682,6 +734,10 @@ class _Probe:
             except UnknownTool:
                 self.gone = value.arguments if isinstance(value, NearMiss) else value
                 return False
+            except _NoAnswer as exc:
+                self.unanswered += 1
+                self.unanswered_reason = str(exc)
+                return False  # not kept: asked again, it is tried again
             except Exception as exc:
                 self.error = exc
                 raise

@@ -12,6 +12,7 @@ control's name), never by the value.
 
 from __future__ import annotations
 
+import asyncio
 import contextlib
 from dataclasses import dataclass, field
 from typing import Any
@@ -172,6 +173,8 @@ class PageWatch:
         self.allow_writes = allow_writes
         self.origin = origin_of(session.page.url)
         self.current = Window()
+        self._in_flight: set[Request] = set()
+        """Navigations of the top frame requested and not landed yet."""
 
     def window(self) -> Window:
         """A new window: what happens from now on is recorded in it."""
@@ -186,13 +189,31 @@ class PageWatch:
         path = request.url.split("?", 1)[0].split("#", 1)[0].removeprefix(origin) or "/"
         return f"{request.method} {'«a secret-looking path»' if secret_kind(path) else path}{where}"
 
+    async def landed(self, timeout: float) -> None:
+        """Wait, at most ``timeout`` s, until no navigation of the top frame is in flight:
+        one a call started (a tool sets ``location`` just after it answers, and the next
+        page is slow to come) lands while that call is watched, not during the next one,
+        and the page is not loaded again under it."""
+        loop = asyncio.get_running_loop()
+        deadline = loop.time() + timeout
+        while self._in_flight and loop.time() < deadline:
+            await asyncio.sleep(0.02)
+
     def _on_request(self, request: Request) -> None:
         if request.method.upper() not in SAFE_METHODS:
             self.current.unsafe.append(self._described(request))
+        with contextlib.suppress(PlaywrightError):  # a worker's request has no frame
+            if request.is_navigation_request() and request.frame.parent_frame is None:
+                self._in_flight.add(request)
+
+    def _on_request_ended(self, request: Request) -> None:
+        # Finished (after its document committed) or failed (a download, an abort, a 204).
+        self._in_flight.discard(request)
 
     def _on_navigated(self, frame: Frame) -> None:
         if frame.parent_frame is None:
             self.current.navigations.append(frame.url)
+            self._in_flight.clear()
 
     async def _guard(self, route: Route, request: Request) -> None:
         allowed = request.method.upper() in SAFE_METHODS or (
@@ -207,6 +228,8 @@ class PageWatch:
     async def __aenter__(self) -> PageWatch:
         page = self.session.page
         page.on("request", self._on_request)
+        page.on("requestfinished", self._on_request_ended)
+        page.on("requestfailed", self._on_request_ended)
         page.on("framenavigated", self._on_navigated)
         await self.session.context.route("**/*", self._guard)
         return self
@@ -214,6 +237,8 @@ class PageWatch:
     async def __aexit__(self, *exc: object) -> None:
         page = self.session.page
         page.remove_listener("request", self._on_request)
+        page.remove_listener("requestfinished", self._on_request_ended)
+        page.remove_listener("requestfailed", self._on_request_ended)
         page.remove_listener("framenavigated", self._on_navigated)
         with contextlib.suppress(PlaywrightError):
             await self.session.context.unroute("**/*", self._guard)

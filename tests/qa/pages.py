@@ -3,6 +3,7 @@ correct one, served with a small API that counts the writes it gets."""
 
 from __future__ import annotations
 
+import asyncio
 from collections.abc import AsyncIterator
 from contextlib import asynccontextmanager
 from dataclasses import dataclass, field
@@ -185,14 +186,18 @@ class QAServer:
 
 
 @asynccontextmanager
-async def serve(pages: dict[str, str]) -> AsyncIterator[QAServer]:
-    """Serve ``pages`` (path → HTML) on a free loopback port."""
+async def serve(
+    pages: dict[str, str], *, slow: dict[str, float] | None = None
+) -> AsyncIterator[QAServer]:
+    """Serve ``pages`` (path → HTML) on a free loopback port; a path in ``slow`` is answered
+    that many seconds late."""
     server = QAServer(pages=dict(pages))
 
     async def show(request: web.Request) -> web.Response:
         html = server.pages.get(request.path)
         if html is None:
             raise web.HTTPNotFound()
+        await asyncio.sleep((slow or {}).get(request.path, 0))
         return web.Response(text=html, content_type="text/html")
 
     async def hits(request: web.Request) -> web.Response:
