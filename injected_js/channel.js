@@ -387,6 +387,8 @@ declarativeHooks.send = (fieldsText) => sendToHarness('{"secret":' + SECRET_JSON
 const backend = startModelContext();
 if (backend !== null) installLegacySurfaces(backend);
 if (backend !== null) installDeclarativeTools(backend);
+// An insecure document has no WebMCP, but Chromium's SubmitEvent keeps its members there.
+if (backend === null && NativeSubmitEventPrototypeGetAgentInvoked === null) installSubmitEventMembers();
 
 // This document's token. The harness learns it twice: from this message (Playwright names
 // the frame that sent it) and from `whoami` run in a CDP execution context. That pairs each

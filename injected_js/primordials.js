@@ -75,7 +75,10 @@ const MessageChannelCtor = MessageChannel;
 const MessagePortPrototypePostMessage = uncurryThis(MessagePort.prototype.postMessage);
 const WindowPostMessage = uncurryThis(globalThis.postMessage);
 
-const CryptoRandomUUID = uncurryThis(Crypto.prototype.randomUUID);
+// Not randomUUID(): it is [SecureContext], absent from a data: frame or an http:// page on a
+// host that is not loopback, where the script must run to its end all the same.
+const CryptoGetRandomValues = uncurryThis(Crypto.prototype.getRandomValues);
+const Uint8ArrayCtor = Uint8Array;
 const theCrypto = globalThis.crypto;
 const ConsoleWarn = globalThis.console.warn.bind(globalThis.console);
 
@@ -427,8 +430,19 @@ function chromiumJSONText(value) {
   return JSONStringify(value);
 }
 
+// A random (version 4) UUID, as crypto.randomUUID() writes one. Typed array elements and a
+// string's characters are read without any lookup the page could patch.
+const HEX_DIGITS = "0123456789abcdef";
 function newUUID() {
-  return CryptoRandomUUID(theCrypto);
+  const bytes = CryptoGetRandomValues(theCrypto, new Uint8ArrayCtor(16));
+  bytes[6] = (bytes[6] & 0x0f) | 0x40;
+  bytes[8] = (bytes[8] & 0x3f) | 0x80;
+  let text = "";
+  for (let i = 0; i < 16; i++) {
+    if (i === 4 || i === 6 || i === 8 || i === 10) text += "-";
+    text += HEX_DIGITS[bytes[i] >> 4] + HEX_DIGITS[bytes[i] & 0x0f];
+  }
+  return text;
 }
 
 // Chromium's own WebMCP, when it has one (native_layer.js layers on it). Captured before any
