@@ -91,6 +91,7 @@ const MESSAGES = ObjectFreeze({
   fromOrigins: "Only secure origins are allowed in the fromOrigins list.",
   notAllowed: 'Access to the feature "tools" is disallowed by permissions policy.',
   notFullyActive: "The document is not active.", // Chromium's words for a detached document
+  notActive: "The document is not active.", // and for one without a browsing context
   unknown: "The operation failed for an unknown transient reason (e.g. out of memory).",
   toolFailed:
     "Tool was executed but the invocation failed. For example, the script function threw an error",

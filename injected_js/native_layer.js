@@ -27,6 +27,59 @@ function observePromise(promise, onFulfilled, onRejected) {
   return safeThen(promise, onFulfilled, onRejected);
 }
 
+// A document without a browsing context (a <template>'s content document, one from
+// createHTMLDocument(), new Document() or DOMParser) gets a ModelContext from Chromium too,
+// and Chromium binds the frame's WebMCP host for it at that first read. A frame's second bind
+// kills its renderer (Chromium 156, measured without the harness: reading the page's own
+// `document.modelContext` and a template's, in either order, crashes the tab). The layer has
+// read its own document's, so Chromium's object for such a document is never asked for; the
+// document gets a stand-in, which does what Chromium's does there: an EventTarget on
+// ModelContext.prototype whose methods convert their arguments and then reject with
+// InvalidStateError "The document is not active.".
+function inactiveModelContext(document) {
+  const object = new EventTargetCtor();
+  ObjectSetPrototypeOf(object, NativeModelContextPrototype);
+  inactiveModelContexts.set(object, true);
+  modelContextOfDocument.set(document, object);
+  return object;
+}
+
+// A stand-in's method: Chromium's conversions (`convert`, which throws a TypeError), then
+// the rejection every inactive document's call gets.
+function inactiveModelContextSteps(operation, argumentCount, convert) {
+  try {
+    if (argumentCount < 1) throw failedToExecute(operation, "1 argument required, but only 0 present.");
+    convert();
+  } catch (error) {
+    return PromiseReject(error);
+  }
+  return PromiseReject(domException(MESSAGES.notActive, "InvalidStateError"));
+}
+
+// An `on…` attribute of ModelContext.prototype that also serves the stand-ins (as the
+// polyfill's attributes do, events.js); Chromium's own objects keep Chromium's accessor.
+function defineInactiveEventHandler(type, desc) {
+  const name = `on${type}`;
+  ObjectDefineProperty(NativeModelContextPrototype, name, {
+    __proto__: null,
+    enumerable: desc.enumerable,
+    configurable: true,
+    get: {
+      [name]() {
+        if (!inactiveModelContexts.has(this)) return ReflectApply(desc.get, this, []);
+        const record = eventHandlerRecord(this, type);
+        return record === undefined ? null : record.value;
+      },
+    }[name],
+    set: {
+      [name](value) {
+        if (!inactiveModelContexts.has(this)) return ReflectApply(desc.set, this, [value]);
+        setEventHandler(this, type, isObject(value) ? value : null);
+      },
+    }[name],
+  });
+}
+
 function installNativeLayer() {
   // Chromium binds a document's WebMCP host the first time its `modelContext` is read. An
   // iframe's initial about:blank document that a page touched (a postMessage into it) and
@@ -42,6 +95,7 @@ function installNativeLayer() {
     if (nativeObject === null) {
       nativeObject = ReflectApply(nativeModelContextDescriptor.get, ownDocument, []);
       if (nativeObject === null || nativeObject === undefined) return nativeObject;
+      modelContextOfDocument.set(ownDocument, nativeObject);
       for (let i = 0; i < nativeReady.length; i++) nativeReady[i](nativeObject);
     }
     return nativeObject;
@@ -215,6 +269,12 @@ function installNativeLayer() {
   const registerTool = {
     registerTool(tool, options = undefined) {
       const surface = modelContextAccessedThrough;
+      if (inactiveModelContexts.has(this)) {
+        return inactiveModelContextSteps("registerTool", arguments.length, () => {
+          convertModelContextTool(tool, "registerTool");
+          convertRegisterToolOptions(options, "registerTool");
+        });
+      }
       if (this !== nativeObject || arguments.length < 1) {
         return ReflectApply(nativeRegisterTool, this, arguments);
       }
@@ -234,6 +294,12 @@ function installNativeLayer() {
   // and anything the check cannot read, is Chromium's.
   const executeTool = {
     executeTool(tool, inputObject = undefined, options = undefined) {
+      if (inactiveModelContexts.has(this)) {
+        return inactiveModelContextSteps("executeTool", arguments.length, () => {
+          convertRegisteredTool(tool);
+          convertExecuteToolOptions(options);
+        });
+      }
       if (this === nativeObject && isObject(tool) && isObject(inputObject)) {
         let violation = null;
         try {
@@ -251,6 +317,17 @@ function installNativeLayer() {
   }.executeTool;
   defineMethod(NativeModelContextPrototype, "executeTool", executeTool);
 
+  const getTools = {
+    getTools(options = undefined) {
+      if (inactiveModelContexts.has(this)) {
+        return inactiveModelContextSteps("getTools", 1, () => convertGetToolsOptions(options));
+      }
+      return ReflectApply(nativeGetToolsMethod, this, arguments);
+    },
+  }.getTools;
+  defineMethod(NativeModelContextPrototype, "getTools", getTools);
+  nativeEventHandlerDescriptors.forEach((desc, type) => defineInactiveEventHandler(type, desc));
+
   // document.modelContext, through the native getter, noting the surface like the polyfill.
   ObjectDefineProperty(Document.prototype, "modelContext", {
     __proto__: null,
@@ -262,7 +339,12 @@ function installNativeLayer() {
           // The window's newer document, in a reused realm (realm.js): renew the layer for it.
           return currentDocumentRun().modelContext ?? undefined;
         }
-        const value = this === ownDocument ? native() : ReflectApply(nativeModelContextDescriptor.get, this, []);
+        let value;
+        if (this === ownDocument) value = native();
+        else if (modelContextOfDocument.has(this)) value = modelContextOfDocument.get(this);
+        // ("Illegal invocation" for anything but a document, as the native getter.)
+        else if (DocumentPrototypeGetDefaultView(this) === null) value = inactiveModelContext(this);
+        else value = ReflectApply(nativeModelContextDescriptor.get, this, []);
         if (value === nativeObject) modelContextAccessedThrough = "document.modelContext";
         return value;
       },

@@ -454,8 +454,17 @@ const NativeModelContextPrototype =
     : null;
 const nativeRegisterTool =
   NativeModelContextPrototype !== null ? NativeModelContextPrototype.registerTool : null;
-const nativeGetTools =
-  NativeModelContextPrototype !== null ? uncurryThis(NativeModelContextPrototype.getTools) : null;
+const nativeGetToolsMethod = NativeModelContextPrototype !== null ? NativeModelContextPrototype.getTools : null;
+const nativeGetTools = nativeGetToolsMethod !== null ? uncurryThis(nativeGetToolsMethod) : null;
+// The `on…` event handler attributes' accessors, by event type.
+const nativeEventHandlerDescriptors = new SafeMap();
+if (NativeModelContextPrototype !== null) {
+  const types = ["toolchange", "toolactivated", "toolcancel"];
+  for (let i = 0; i < types.length; i++) {
+    const desc = ObjectGetOwnPropertyDescriptor(NativeModelContextPrototype, `on${types[i]}`);
+    if (desc !== undefined) nativeEventHandlerDescriptors.set(types[i], desc);
+  }
+}
 const nativeExecuteToolMethod =
   NativeModelContextPrototype !== null ? NativeModelContextPrototype.executeTool : null;
 const nativeExecuteTool = nativeExecuteToolMethod !== null ? uncurryThis(nativeExecuteToolMethod) : null;

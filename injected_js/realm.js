@@ -14,6 +14,12 @@
 
 let currentDocumentState = null;
 
+// Native mode: the ModelContext of each document of this realm that the layer answered for
+// (native_layer.js), kept for the realm's life: a document keeps its object after its
+// window moved on to a newer document, as in Chromium. Stand-ins are in both maps.
+const modelContextOfDocument = new SafeWeakMap(); // document → its ModelContext
+const inactiveModelContexts = new SafeWeakMap(); // the layer's stand-ins → true
+
 function currentDocumentRun() {
   if (currentDocumentState !== null && currentDocumentState.document === WindowGetDocument(ownWindow)) {
     return currentDocumentState;
