@@ -39,6 +39,27 @@ function listenOnWindow(type, listener, capture) {
   EventTargetPrototypeAddEventListener(ownWindow, type, wrapped, { __proto__: null, capture });
 }
 
+// document.open() erases every listener of the document's window (HTML: "erase all event
+// listeners and handlers"), these among them, and keeps the document, its realm and this
+// state: a same-origin iframe rewritten with open()/write()/close() would hear no other
+// frame again. The open() also replaces the document's children, which a MutationObserver
+// (which open() keeps) sees; the listeners are added again then, in their order. Adding one
+// that is still there changes nothing.
+function listenOnWindowAgain() {
+  if (documentRetired) return;
+  for (let i = 0; i < windowListeners.length; i++) {
+    const entry = windowListeners[i];
+    EventTargetPrototypeAddEventListener(ownWindow, entry.type, entry.wrapped, {
+      __proto__: null,
+      capture: entry.capture,
+    });
+  }
+}
+MutationObserverPrototypeObserve(new MutationObserverCtor(listenOnWindowAgain), ownDocument, {
+  __proto__: null,
+  childList: true,
+});
+
 // A newer document in the reused window that nothing else meets (no script of its own reads
 // `document.modelContext`, no frame or harness talks to it) is met by its own
 // DOMContentLoaded, which reaches the window: its state starts then, and its forms become
