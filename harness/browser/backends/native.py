@@ -289,9 +289,16 @@ class NativeBackend(ChannelBackend):
             return None
         siblings = [i for i, r in self._cdp_frames.items() if r["parentId"] == parent_id]
         candidates = [f for f in parent.child_frames if not f.is_detached()]
-        for frame in candidates:
-            if frame.url == record["url"] and frame.name == record["name"]:
-                return frame
+        # Siblings alike in URL and name (two about:blank iframes, two ads from one URL) are
+        # told apart by their order, which CDP and Playwright both keep as they attached:
+        # the first alike was taken for each, and its tools were listed as the other's.
+        alike = [i for i in siblings if self._cdp_frames[i]["url"] == record["url"]]
+        alike = [i for i in alike if self._cdp_frames[i]["name"] == record["name"]]
+        matches = [f for f in candidates if (f.url, f.name) == (record["url"], record["name"])]
+        if len(matches) == len(alike):
+            return matches[alike.index(cdp_id)]
+        if len(matches) == 1:
+            return matches[0]
         index = siblings.index(cdp_id)
         return candidates[index] if index < len(candidates) else None
 
