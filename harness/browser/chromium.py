@@ -77,7 +77,16 @@ PLAYWRIGHT_ENABLED_FEATURES: tuple[str, ...] = (
 # opens as two hidden pages (chrome://omnibox-popup.top-chrome, a renderer of their own)
 # with every browser context; nothing the harness drives uses an address bar. Off, a
 # context and its first page cost about a third less of the machine (README, Performance).
-HARNESS_DISABLED_FEATURES: tuple[str, ...] = ("WebUIOmniboxPopup", "WebUIOmniboxAimPopup")
+# And sandboxed iframes in a process of their own (IsolateSandboxedIframes): Playwright's
+# init script reaches such a frame's process too late for a `srcdoc` document, whose scripts
+# then run without the injected JS (no `document.modelContext` on the polyfill, no layer on
+# native); in the embedder's process it runs first, as in every other frame. Site isolation
+# (a process per site) stays as it is.
+HARNESS_DISABLED_FEATURES: tuple[str, ...] = (
+    "WebUIOmniboxPopup",
+    "WebUIOmniboxAimPopup",
+    "IsolateSandboxedIframes",
+)
 
 _DISABLE = "--disable-features="
 _ENABLE = "--enable-features="
