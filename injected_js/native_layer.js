@@ -78,6 +78,7 @@ function defineInactiveEventHandler(type, desc) {
       },
     }[name],
   });
+  readAccessorsAsNative(NativeModelContextPrototype, name);
 }
 
 function installNativeLayer() {
