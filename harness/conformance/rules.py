@@ -444,7 +444,7 @@ _RULES = (
         "catalog-annotation",
         "error",
         "An annotation changed (an error for readOnlyHint flipped, an acting hint turned on, "
-        "sensitiveHint turned off)",
+        "sensitiveHint turned off, toolautosubmit turned on)",
         "Check the annotation says what the tool does; take a new baseline when it is meant.",
         "seed 001 (annotations the user agent decides on); MCP ToolAnnotations",
         "catalog",

@@ -16,7 +16,9 @@ class                     what                                                  
                                                                                  consequential /
                                                                                  open-world turned
                                                                                  on, sensitiveHint
-                                                                                 turned off; warn
+                                                                                 turned off,
+                                                                                 autosubmit turned
+                                                                                 on; warn
 ``input-widened``         the inputSchema accepts what it refused                fail
 ``input-narrowed``        the inputSchema refuses what it accepted               warn
 ``input-changed``         both, or a change the comparison cannot order          fail
@@ -77,9 +79,12 @@ ChangeKind = Literal[
 # Annotations that say a tool acts on the world: a new tool declaring one, or one turned
 # on, gates a deploy.
 ACTING_HINTS = ("destructiveHint", "consequentialHint", "openWorldHint")
+# A <form toolname>'s toolautosubmit: on, an agent's call submits the form without the
+# user's review (without it the filled form waits for the user), so turning it on gates.
+AUTOSUBMIT = "autosubmit"
 # The annotations compared by the value the policy reads, a hint left out included; the
 # others (title, inputMetadata, …) by what is declared.
-_HINTS = frozenset({*BOOLEAN_HINTS, "sensitiveHint"})
+_HINTS = frozenset({*BOOLEAN_HINTS, "sensitiveHint", AUTOSUBMIT})
 
 
 class Change(BaseModel):
@@ -294,6 +299,10 @@ def _gate(hint: str, was: bool | None, now: bool | None) -> str | None:
         return "an acting hint turned on" if now else "an acting hint no longer ruled out"
     if hint == "sensitiveHint" and was is True and now is not True:
         return "sensitiveHint turned off"
+    if hint == AUTOSUBMIT and was is False and now is not False:
+        if now:
+            return "the form is submitted without the user's review"
+        return "the form may be submitted without the user's review"
     return None
 
 

@@ -169,6 +169,11 @@ def test_a_removed_tool_warns() -> None:
         # Read-only, a tool is not destructive whatever destructiveHint says (MCP).
         ({"readOnlyHint": True, "destructiveHint": False}, {"readOnlyHint": True}, "warn"),
         ({"destructiveHint": False}, {"destructiveHint": "no"}, "fail"),  # not a boolean
+        # toolautosubmit: an agent's call submits the form, the user no longer reviews it.
+        ({}, {"autosubmit": True}, "fail"),
+        ({"autosubmit": False}, {"autosubmit": True}, "fail"),
+        ({}, {"autosubmit": "yes"}, "fail"),  # not a boolean: unknown
+        ({"autosubmit": True}, {}, "warn"),  # the user reviews it again
     ],
 )
 def test_annotation_flips(old: dict[str, Any], new: dict[str, Any], severity: str) -> None:
@@ -188,6 +193,21 @@ def test_a_hint_left_out_is_shown_with_the_default_it_takes() -> None:
         "an acting hint turned on; openWorldHint false → (not declared: MCP's default, "
         "true): an acting hint turned on"
     )
+
+
+def test_autosubmit_turned_on_says_the_user_no_longer_reviews_the_form(
+    tmp_path: Path, capsys: pytest.CaptureFixture[str]
+) -> None:
+    form = {"source": "declarative", "annotations": {}}
+    old = write(tmp_path / "old.json", tool("pay_fine", **form))
+    new = write(
+        tmp_path / "new.json", tool("pay_fine", **{**form, "annotations": {"autosubmit": True}})
+    )
+    assert main(["diff", old, new]) == 1
+    assert (
+        "FAIL  pay_fine: annotations changed: autosubmit (not declared) → true: the form is "
+        "submitted without the user's review (gates)"
+    ) in capsys.readouterr().out
 
 
 def with_qty(**qty: Any) -> dict[str, Any]:
