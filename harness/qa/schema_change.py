@@ -3,7 +3,9 @@
 describes rather than constrains) or ``marked`` (an ``x-`` keyword: validators ignore it, a
 user agent may read it — the harness's ``x-sensitive``, a site's own).
 
-:func:`compare_schemas` orders two schemas keyword by keyword, each change a
+:func:`compare_schemas` orders two schemas keyword by keyword, through every keyword that
+holds a subschema (``anyOf`` branches in any order, ``not`` turned round, ``$defs`` where
+they are, as the ``$ref`` keywords use them: :mod:`harness.qa.schema_refs`), each change a
 :class:`SchemaChange` with its path; :func:`lost_marks` finds the ``x-sensitive`` marks one
 lost. :mod:`harness.qa.drift` grades a catalog's changes with them.
 """
@@ -11,10 +13,12 @@ lost. :mod:`harness.qa.drift` grades a catalog's changes with them.
 from __future__ import annotations
 
 import json
-from collections.abc import Callable, Hashable, Iterator
+from collections.abc import Callable, Hashable, Iterable, Iterator
 from typing import Any, Literal
 
-from pydantic import BaseModel, ConfigDict
+from pydantic import BaseModel, ConfigDict, Field
+
+from harness.qa.schema_refs import ANYWHERE, DEFINITIONS, ROOT, references
 
 # Schema keywords that describe rather than constrain (a change is a description change).
 _DOC_KEYWORDS = frozenset(
@@ -37,6 +41,10 @@ _UPPER_BOUNDS = (
     "maxProperties",
     "maxContains",
 )
+# Keywords whose value lists schemas, in an order that does not count.
+_BRANCHES = ("allOf", "anyOf", "oneOf")
+# Keywords whose value maps a property name to what its presence asks for.
+_DEPENDENCIES = ("dependentSchemas", "dependentRequired", "dependencies")
 _HANDLED = frozenset(
     {
         "type",
@@ -46,6 +54,16 @@ _HANDLED = frozenset(
         "patternProperties",
         "additionalProperties",
         "items",
+        "prefixItems",
+        "contains",
+        "propertyNames",
+        "not",
+        "if",
+        "then",
+        "else",
+        *_BRANCHES,
+        *DEFINITIONS,
+        *_DEPENDENCIES,
         *_LOWER_BOUNDS,
         *_UPPER_BOUNDS,
         *_DOC_KEYWORDS,
@@ -65,6 +83,9 @@ class SchemaChange(BaseModel):
     direction: Direction
     path: str
     what: str
+    # The definition (``/$defs/Name``) the change lies in: its direction is as the definition
+    # reads, until :func:`compare_schemas` turns it by where the $refs to it are.
+    within: str | None = Field(default=None, exclude=True, repr=False)
 
     def describe(self) -> str:
         """``/properties/qty/maximum: 10 → 100 (widened)``."""
@@ -201,8 +222,29 @@ def compare_schemas(old: Any, new: Any, path: str = "") -> Iterator[SchemaChange
     or unknown), ``described`` (a keyword that describes rather than constrains),
     ``marked`` (an ``x-`` keyword: validators ignore it, a user agent may read it).
 
+    Every keyword that holds a subschema is followed (``anyOf``, ``not``, ``if``, ``$defs``,
+    …), each change named by its path; branches are matched whatever their order, and a
+    definition is compared where it is, ordered as the $refs that use it read it (under
+    ``not`` the other way round).
+
     Any JSON value is taken, at any position, and none raises: a value not of the shape
     JSON Schema gives its keyword is compared as a plain value (``changed``)."""
+    uses = references(old, path)
+    for target, polarities in references(new, path).items():
+        uses.setdefault(target, set()).update(polarities)
+    for change in _compare(old, new, path):
+        if change.within is None:
+            polarities = {1} | uses.get(ROOT, set())
+        else:
+            polarities = set(uses.get(change.within, set()))
+        polarities |= uses.get(ANYWHERE, set())
+        if not polarities and change.path == change.within:
+            continue  # a definition added or removed that nothing uses: validators never read it
+        yield _turned(change, polarities)
+
+
+def _compare(old: Any, new: Any, path: str) -> Iterator[SchemaChange]:
+    """:func:`compare_schemas` with each definition's changes as the definition reads."""
     if same_json(old, new):
         return
     was, now = ({} if old is True else old), ({} if new is True else new)
@@ -217,12 +259,25 @@ def compare_schemas(old: Any, new: Any, path: str = "") -> Iterator[SchemaChange
             direction = "widened"
         yield SchemaChange(direction=direction, path=path, what=f"{_value(old)} → {_value(new)}")
         return
-    yield from _compare_type(_get(was, "type"), _get(now, "type"), f"{path}/type")
-    yield from _compare_bounds(was, now, path)
-    yield from _compare_enum(_get(was, "enum"), _get(now, "enum"), f"{path}/enum")
-    yield from _compare_objects(was, now, path)
-    yield from _compare_items(was, now, path)
-    yield from _compare_unevaluated(was, now, path)
+    found = [
+        *_compare_type(_get(was, "type"), _get(now, "type"), f"{path}/type"),
+        *_compare_bounds(was, now, path),
+        *_compare_enum(_get(was, "enum"), _get(now, "enum"), f"{path}/enum"),
+        *_compare_objects(was, now, path),
+        *_compare_items(was, now, path),
+        *_compare_applicators(was, now, path),
+        *_compare_dependencies(was, now, path),
+        *_compare_definitions(was, now, path),
+    ]
+    others = list(_compare_others(was, now, path))
+    yield from found
+    yield from _compare_unevaluated(was, now, path, [*found, *others])
+    yield from others
+
+
+def _compare_others(old: dict[str, Any], new: dict[str, Any], path: str) -> Iterator[SchemaChange]:
+    """The keywords compared by their value alone, ``x-`` keywords and descriptions."""
+    was, now = old, new
     for key in sorted((was.keys() | now.keys()) - _HANDLED, key=str):
         if same_json(_get(was, key), _get(now, key)):
             continue
@@ -321,23 +376,23 @@ def _required(value: Any) -> frozenset[str] | None:
     return None
 
 
-def _compare_objects(old: dict[str, Any], new: dict[str, Any], path: str) -> Iterator[SchemaChange]:
-    was, now = _get(old, "required"), _get(new, "required")
+def _compare_required(was: Any, now: Any, path: str) -> Iterator[SchemaChange]:
+    """A list of names that must be present (``required``, a ``dependentRequired`` entry)."""
     was_required, now_required = _required(was), _required(now)
     if was_required is None or now_required is None:
         if not same_json(was, now):
             yield SchemaChange(
-                direction="changed", path=f"{path}/required", what=f"{_value(was)} → {_value(now)}"
+                direction="changed", path=path, what=f"{_value(was)} → {_value(now)}"
             )
-    else:
-        for name in sorted(was_required - now_required):
-            yield SchemaChange(
-                direction="widened", path=f"{path}/required", what=f"{name!r} no longer required"
-            )
-        for name in sorted(now_required - was_required):
-            yield SchemaChange(
-                direction="narrowed", path=f"{path}/required", what=f"{name!r} now required"
-            )
+        return
+    for name in sorted(was_required - now_required):
+        yield SchemaChange(direction="widened", path=path, what=f"{name!r} no longer required")
+    for name in sorted(now_required - was_required):
+        yield SchemaChange(direction="narrowed", path=path, what=f"{name!r} now required")
+
+
+def _compare_objects(old: dict[str, Any], new: dict[str, Any], path: str) -> Iterator[SchemaChange]:
+    yield from _compare_required(_get(old, "required"), _get(new, "required"), f"{path}/required")
     was, now = _get(old, "properties"), _get(new, "properties")
     if not (_is_map(was) and _is_map(now)) and not same_json(was, now):
         yield SchemaChange(
@@ -347,7 +402,7 @@ def _compare_objects(old: dict[str, Any], new: dict[str, Any], path: str) -> Ite
     for name in sorted(was_props.keys() | now_props.keys(), key=str):
         where = f"{path}/properties/{name}"
         if name in was_props and name in now_props:
-            yield from compare_schemas(was_props[name], now_props[name], where)
+            yield from _compare(was_props[name], now_props[name], where)
         elif name in now_props:
             yield _declared(_undeclared(old, name), now_props[name], where, added=True)
         else:
@@ -421,7 +476,7 @@ def _declared(was: Any, now: Any, path: str, *, added: bool) -> SchemaChange:
     if undeclared is not True:
         verb = "answered" if added else "answers"
         what += f" (undeclared, it {verb} to {_value(undeclared)})"
-    directions = {c.direction for c in compare_schemas(was, now, path)} - {"described", "marked"}
+    directions = {c.direction for c in _compare(was, now, path)} - {"described", "marked"}
     direction: Direction = "described"
     if directions:
         direction = directions.pop() if len(directions) == 1 else "changed"
@@ -447,7 +502,7 @@ def _compare_patterns(
     )
     for pattern in sorted(was.keys() | now.keys(), key=str):
         if pattern in was and pattern in now:
-            yield from compare_schemas(was[pattern], now[pattern], f"{where}/{pattern}")
+            yield from _compare(was[pattern], now[pattern], f"{where}/{pattern}")
             continue
         direction: Direction = "changed"
         if open_both:
@@ -464,9 +519,7 @@ def _compare_subschema(was: Any, now: Any, path: str) -> Iterator[SchemaChange]:
     if not (_is_schema(was) and _is_schema(now)):
         yield SchemaChange(direction="changed", path=path, what=f"{_value(was)} → {_value(now)}")
     elif isinstance(was, dict) or isinstance(now, dict):
-        yield from compare_schemas(
-            True if was is _ABSENT else was, True if now is _ABSENT else now, path
-        )
+        yield from _compare(True if was is _ABSENT else was, True if now is _ABSENT else now, path)
     elif (now is False) != (was is False):
         direction: Direction = "narrowed" if now is False else "widened"
         yield SchemaChange(direction=direction, path=path, what=f"{_value(was)} → {_value(now)}")
@@ -481,30 +534,227 @@ def _compare_items(old: dict[str, Any], new: dict[str, Any], path: str) -> Itera
         yield from _compare_subschema(was, now, f"{path}/items")
     # items applies after prefixItems: a prefix changed moves the items it applies to.
     was_prefix, now_prefix = _get(old, "prefixItems"), _get(new, "prefixItems")
-    if not same_json(was_prefix, now_prefix) and not (_free(was) and _free(now)):
+    where = f"{path}/prefixItems"
+    if same_json(was_prefix, now_prefix):
+        return
+    if not (_free(was) and _free(now)):
         yield SchemaChange(
             direction="changed",
-            path=f"{path}/prefixItems",
+            path=where,
             what="the prefix changed, and with it the items that items applies to",
         )
+    elif not (_is_listed(was_prefix) and _is_listed(now_prefix)):
+        yield _presence(was_prefix, now_prefix, where, _is_list)
+    else:
+        # Items free after the prefix: each position is a schema of its own, absent ``true``.
+        before, after = ([] if v is _ABSENT else v for v in (was_prefix, now_prefix))
+        for index in range(max(len(before), len(after))):
+            yield from _compare_subschema(
+                before[index] if index < len(before) else _ABSENT,
+                after[index] if index < len(after) else _ABSENT,
+                f"{where}/{index}",
+            )
 
 
 def _compare_unevaluated(
-    old: dict[str, Any], new: dict[str, Any], path: str
+    old: dict[str, Any], new: dict[str, Any], path: str, found: list[SchemaChange]
 ) -> Iterator[SchemaChange]:
     """unevaluatedProperties and unevaluatedItems apply to what no other keyword evaluated:
-    any other keyword changed moves what they apply to (a property declared where
-    unevaluatedProperties is false is one the schema refused before)."""
+    any other keyword's change of meaning (``found``: not a description, nor branches
+    reordered) moves what they apply to (a property declared where unevaluatedProperties is
+    false is one the schema refused before)."""
+    own = (f"{path}/unevaluatedProperties", f"{path}/unevaluatedItems")
+    beside = [c for c in found if c.direction not in ("described", "marked") and c.path not in own]
     for key in ("unevaluatedProperties", "unevaluatedItems"):
         if _free(_get(old, key)) and _free(_get(new, key)):
             continue
-        others = (old.keys() | new.keys()) - _DOC_KEYWORDS - {key}
-        if any(
-            not str(k).startswith("x-") and not same_json(_get(old, k), _get(new, k))
-            for k in others
-        ):
+        if beside:
             yield SchemaChange(
                 direction="changed",
                 path=f"{path}/{key}",
                 what="what it applies to changed with the keywords beside it",
             )
+
+
+# -- the keywords that apply subschemas --------------------------------------------------
+#
+# A subschema's change moves the whole one way (a conjunct or a branch: allOf, anyOf, then,
+# else, contains, a dependentSchemas entry…), the other way (not), or either (oneOf takes
+# what exactly one branch takes, if selects then or else): the turn is applied to every change
+# found inside it.
+
+_FLIPPED: dict[Direction, Direction] = {"widened": "narrowed", "narrowed": "widened"}
+# A change of a definition added or removed (its direction: where a $ref uses it).
+_DEFINITION_ADDED, _DEFINITION_REMOVED = "definition added", "definition removed"
+
+
+def _turned(change: SchemaChange, polarities: set[int]) -> SchemaChange:
+    """``change`` as seen from a place that uses it with ``polarities`` (1: the same way,
+    -1: the other, 0: either; none: not used at all)."""
+    if change.direction not in _FLIPPED or polarities <= {1}:
+        return change
+    if polarities == {-1}:
+        return change.model_copy(update={"direction": _FLIPPED[change.direction]})
+    return change.model_copy(update={"direction": "changed"})
+
+
+def _turn(changes: Iterable[SchemaChange], polarity: int) -> Iterator[SchemaChange]:
+    """Every change found under a keyword of ``polarity``; a definition's are left as it
+    reads them (the $refs that use it turn them)."""
+    for change in changes:
+        yield change if change.within is not None else _turned(change, {polarity})
+
+
+def _is_listed(value: Any) -> bool:
+    """A keyword whose value lists schemas (``anyOf``, ``prefixItems``), or its absence."""
+    return value is _ABSENT or isinstance(value, list)
+
+
+def _brief(value: Any, limit: int = 60) -> str:
+    """A value shown in a line: a subschema is named by its path, not printed whole."""
+    text = _value(value)
+    return text if len(text) <= limit else text[: limit - 1] + "…"
+
+
+def _summed(changes: Iterable[SchemaChange], path: str, what: str) -> SchemaChange | None:
+    """One change for many at ``path`` (a branch added, say): their direction if they agree,
+    ``changed`` if not; None when there are none."""
+    found = list(changes)
+    if not found:
+        return None
+    directions = {c.direction for c in found}
+    ordered = directions - {"described", "marked"}
+    direction: Direction = "described" if "described" in directions else "marked"
+    if ordered:
+        direction = ordered.pop() if len(ordered) == 1 else "changed"
+    return SchemaChange(direction=direction, path=path, what=what)
+
+
+def _compare_applicators(
+    old: dict[str, Any], new: dict[str, Any], path: str
+) -> Iterator[SchemaChange]:
+    for key in _BRANCHES:
+        yield from _compare_branches(key, _get(old, key), _get(new, key), f"{path}/{key}")
+    was, now = _get(old, "not"), _get(new, "not")
+    if not same_json(was, now):
+        if not (_is_schema(was) and _is_schema(now)):
+            yield SchemaChange(direction="changed", path=f"{path}/not", what=_shown(was, now))
+        else:  # no not: as if it were not false
+            was, now = (False if v is _ABSENT else v for v in (was, now))
+            yield from _turn(_compare(was, now, f"{path}/not"), -1)
+    was, now = _get(old, "if"), _get(new, "if")
+    if not same_json(was, now):
+        # if chooses between then and else: which way its change moves the whole depends
+        # on them; a missing one applies neither.
+        if was is _ABSENT or now is _ABSENT or not (_is_schema(was) and _is_schema(now)):
+            yield SchemaChange(direction="changed", path=f"{path}/if", what=_shown(was, now))
+        else:
+            yield from _turn(_compare(was, now, f"{path}/if"), 0)
+    for key in ("then", "else", "propertyNames"):
+        yield from _compare_subschema(_get(old, key), _get(new, key), f"{path}/{key}")
+    was, now = _get(old, "contains"), _get(new, "contains")
+    if not same_json(was, now):
+        if was is _ABSENT or now is _ABSENT or not (_is_schema(was) and _is_schema(now)):
+            yield _presence(was, now, f"{path}/contains", _is_schema)
+        else:
+            # Under maxContains, more items matching may be too many.
+            capped = "maxContains" in old or "maxContains" in new
+            yield from _turn(_compare(was, now, f"{path}/contains"), 0 if capped else 1)
+
+
+def _shown(was: Any, now: Any) -> str:
+    return f"{_brief(was)} → {_brief(now)}"
+
+
+def _compare_branches(key: str, was: Any, now: Any, path: str) -> Iterator[SchemaChange]:
+    """allOf, anyOf, oneOf: each branch compared with the one at its place; one added or
+    removed."""
+    if same_json(was, now):
+        return
+    if not (_is_listed(was) and _is_listed(now)):
+        yield SchemaChange(direction="changed", path=path, what=_shown(was, now))
+        return
+    if key != "allOf" and (was is _ABSENT or now is _ABSENT):
+        # No anyOf (oneOf) takes anything; one takes what its branches take.
+        listed = now if was is _ABSENT else was
+        direction: Direction = "narrowed" if was is _ABSENT else "widened"
+        verb = "added" if was is _ABSENT else "removed"
+        yield SchemaChange(direction=direction, path=path, what=f"{verb}, {len(listed)} branches")
+        return
+    before, after = ([] if v is _ABSENT else list(v) for v in (was, now))
+    left, moved = list(range(len(before))), list(range(len(after)))  # place by place
+    polarity = 0 if key == "oneOf" else 1
+    paired = min(len(left), len(moved))
+    for i, j in zip(left[:paired], moved[:paired], strict=True):
+        yield from _turn(_compare(before[i], after[j], f"{path}/{j}"), polarity)
+    # allOf asks for every branch (a new one narrows), anyOf for one (a new one widens).
+    nothing = key == "allOf"
+    for j in moved[paired:]:
+        added = _summed(_compare(nothing, after[j], f"{path}/{j}"), f"{path}/{j}", "branch added")
+        if added is not None:
+            yield _turned(added, {polarity})
+    for i in left[paired:]:
+        removed = _summed(
+            _compare(before[i], nothing, f"{path}/{i}"), f"{path}/{i}", "branch removed"
+        )
+        if removed is not None:
+            yield _turned(removed, {polarity})
+
+
+def _compare_dependencies(
+    old: dict[str, Any], new: dict[str, Any], path: str
+) -> Iterator[SchemaChange]:
+    """dependentSchemas (a schema), dependentRequired (names) and draft 7's dependencies
+    (either): what an object with the property must also be, each a conjunct."""
+    for key in _DEPENDENCIES:
+        was, now = _get(old, key), _get(new, key)
+        where = f"{path}/{key}"
+        if same_json(was, now):
+            continue
+        if not (_is_map(was) and _is_map(now)):
+            yield SchemaChange(direction="changed", path=where, what=_shown(was, now))
+            continue
+        before = was if isinstance(was, dict) else {}
+        after = now if isinstance(now, dict) else {}
+        for name in sorted(before.keys() | after.keys(), key=str):
+            first, second = before.get(name, _ABSENT), after.get(name, _ABSENT)
+            names = key == "dependentRequired" or (
+                key == "dependencies"
+                and (isinstance(first, list) or isinstance(second, list))
+                and _is_listed(first)
+                and _is_listed(second)
+            )
+            if names:
+                yield from _compare_required(first, second, f"{where}/{name}")
+            else:
+                yield from _compare_subschema(first, second, f"{where}/{name}")
+
+
+def _compare_definitions(
+    old: dict[str, Any], new: dict[str, Any], path: str
+) -> Iterator[SchemaChange]:
+    """$defs (draft 7's definitions) compared where they are, each change marked as lying in
+    its definition: :func:`compare_schemas` orders it as the $refs to it read it."""
+    for key in DEFINITIONS:
+        was, now = _get(old, key), _get(new, key)
+        where = f"{path}/{key}"
+        if same_json(was, now):
+            continue
+        if not (_is_map(was) and _is_map(now)):
+            yield SchemaChange(direction="changed", path=where, what=_shown(was, now))
+            continue
+        before = was if isinstance(was, dict) else {}
+        after = now if isinstance(now, dict) else {}
+        for name in sorted(before.keys() | after.keys(), key=str):
+            place = f"{where}/{name}"
+            if name in before and name in after:
+                changes: Iterable[SchemaChange] = _compare(before[name], after[name], place)
+            else:
+                what = _DEFINITION_ADDED if name in after else _DEFINITION_REMOVED
+                changes = [SchemaChange(direction="changed", path=place, what=what)]
+            for change in changes:
+                yield (
+                    change
+                    if change.within is not None
+                    else change.model_copy(update={"within": place})
+                )

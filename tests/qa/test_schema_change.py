@@ -1,0 +1,410 @@
+"""Schemas compared through every keyword that holds a subschema ($defs, anyOf, oneOf, allOf,
+not, if/then/else, prefixItems, dependentSchemas, …): each change classed by what it means
+to an agent, and named by a JSON pointer (pure Python: catalogs made from Tool values)."""
+
+from __future__ import annotations
+
+import json
+from collections.abc import Iterator
+from pathlib import Path
+from typing import Any
+
+import pytest
+from hypothesis import assume, given, settings
+from hypothesis import strategies as st
+
+from harness.cli import main
+from harness.qa.drift import diff_catalogs
+from harness.qa.schema_change import compare_schemas
+from tests.qa.test_drift import accepts, catalog, check_witnesses, kind_of, tool, write
+
+# What pydantic and zod emit: a parameter that reaches its schema through $ref.
+SHELF = {
+    "type": "object",
+    "required": ["name"],
+    "properties": {"name": {"type": "string", "description": "Shelf name"}},
+}
+
+
+def shelves(**shelf: Any) -> dict[str, Any]:
+    """The shelve tool's inputSchema, its Shelf definition changed by ``shelf``."""
+    return {
+        "type": "object",
+        "properties": {"shelves": {"type": "array", "items": {"$ref": "#/$defs/Shelf"}}},
+        "$defs": {"Shelf": {**SHELF, **shelf}},
+    }
+
+
+def described_name(text: str) -> dict[str, Any]:
+    return {"properties": {"name": {"type": "string", "description": text}}}
+
+
+def test_a_description_inside_defs_is_a_description_warning_at_its_pointer(
+    tmp_path: Path, capsys: pytest.CaptureFixture[str]
+) -> None:
+    old = write(tmp_path / "old.json", tool("shelve", inputSchema=shelves()))
+    new = write(
+        tmp_path / "new.json",
+        tool("shelve", inputSchema=shelves(**described_name("The shelf's full name"))),
+    )
+    assert main(["diff", old, new]) == 0
+    out = capsys.readouterr().out
+    assert "WARN  shelve: description changed" in out
+    assert (
+        '/$defs/Shelf/properties/name/description: "Shelf name" → "The shelf\'s full name" '
+        "(described)" in out
+    )
+    assert "inputSchema changed" not in out
+
+
+@pytest.mark.parametrize(
+    ("new", "kind", "detail", "old_only", "new_only"),
+    [
+        (
+            shelves(required=[]),
+            "input-widened",
+            "/$defs/Shelf/required: 'name' no longer required (widened)",
+            None,
+            {"shelves": [{}]},
+        ),
+        (
+            shelves(
+                properties={"name": {"type": "string", "description": "Shelf name", "maxLength": 3}}
+            ),
+            "input-narrowed",
+            "/$defs/Shelf/properties/name/maxLength: (none) → 3 (narrowed)",
+            {"shelves": [{"name": "Fiction"}]},
+            None,
+        ),
+    ],
+)
+def test_a_constraint_inside_defs_is_ordered_as_anywhere_else(
+    new: dict[str, Any], kind: str, detail: str, old_only: Any, new_only: Any
+) -> None:
+    check_witnesses(shelves(), new, old_only, new_only)
+    [change] = diff_catalogs(
+        catalog(tool("shelve", inputSchema=shelves())), catalog(tool("shelve", inputSchema=new))
+    ).changes
+    assert (change.kind, change.details) == (kind, [detail])
+
+
+def test_a_description_inside_a_branch_is_a_description_warning() -> None:
+    def key(text: str) -> dict[str, Any]:
+        return {
+            "type": "object",
+            "properties": {
+                "key": {"anyOf": [{"type": "string", "description": text}, {"type": "integer"}]}
+            },
+        }
+
+    [change] = diff_catalogs(
+        catalog(tool(inputSchema=key("An ISBN"))), catalog(tool(inputSchema=key("An ISBN-13")))
+    ).changes
+    assert (change.kind, change.severity) == ("description", "warn")
+    assert change.details == [
+        '/properties/key/anyOf/0/description: "An ISBN" → "An ISBN-13" (described)'
+    ]
+
+
+def at(schema: dict[str, Any]) -> dict[str, Any]:
+    """``schema`` as parameter ``v`` of an object."""
+    return {"type": "object", "properties": {"v": schema}}
+
+
+STRING = {"type": "string"}
+INTEGER = {"type": "integer"}
+NULL = {"type": "null"}
+
+
+@pytest.mark.parametrize(
+    ("old", "new", "kind", "old_only", "new_only"),
+    [
+        # Inside a branch, a bound is a bound: the direction of the whole follows it.
+        (
+            at({"anyOf": [{"type": "string", "maxLength": 3}, INTEGER]}),
+            at({"anyOf": [{"type": "string", "maxLength": 9}, INTEGER]}),
+            "input-widened",
+            None,
+            {"v": "long"},
+        ),
+        (
+            at({"allOf": [STRING, {"maxLength": 9}]}),
+            at({"allOf": [STRING, {"maxLength": 3}]}),
+            "input-narrowed",
+            {"v": "long"},
+            None,
+        ),
+        # A branch more: anyOf takes more, allOf asks more; a branch less the other way.
+        (
+            at({"anyOf": [STRING]}),
+            at({"anyOf": [STRING, INTEGER]}),
+            "input-widened",
+            None,
+            {"v": 1},
+        ),
+        (
+            at({"anyOf": [STRING, INTEGER]}),
+            at({"anyOf": [STRING]}),
+            "input-narrowed",
+            {"v": 1},
+            None,
+        ),
+        (
+            at({"allOf": [STRING]}),
+            at({"allOf": [STRING, {"maxLength": 3}]}),
+            "input-narrowed",
+            {"v": "long"},
+            None,
+        ),
+        (at({}), at({"allOf": [STRING]}), "input-narrowed", {"v": 1}, None),
+        # not turns a change around: a wider exclusion takes less.
+        (
+            at({"not": {"type": "string", "maxLength": 3}}),
+            at({"not": {"type": "string", "maxLength": 9}}),
+            "input-narrowed",
+            {"v": "long"},
+            None,
+        ),
+        (at({"not": STRING}), at({}), "input-widened", None, {"v": "x"}),
+        # oneOf refuses what two branches take: a wider branch may refuse, so not ordered.
+        (
+            at({"oneOf": [{"type": "string", "maxLength": 3}, {"type": "string", "minLength": 5}]}),
+            at({"oneOf": [{"type": "string", "maxLength": 6}, {"type": "string", "minLength": 5}]}),
+            "input-changed",
+            {"v": "longer"},
+            {"v": "four"},
+        ),
+        # if selects then or else: a wider if moves values from else to then.
+        (
+            at({"if": {"maxLength": 3}, "then": STRING, "else": INTEGER}),
+            at({"if": {"maxLength": 5}, "then": STRING, "else": INTEGER}),
+            "input-changed",
+            None,
+            {"v": "four"},
+        ),
+        (
+            at({"if": STRING, "then": {"maxLength": 3}}),
+            at({"if": STRING, "then": {"maxLength": 9}}),
+            "input-widened",
+            None,
+            {"v": "long"},
+        ),
+        (
+            at({"if": STRING, "else": INTEGER}),
+            at({"if": STRING, "else": {"type": ["integer", "null"]}}),
+            "input-widened",
+            None,
+            {"v": None},
+        ),
+        # prefixItems position by position (items left free).
+        (
+            at({"prefixItems": [STRING, INTEGER]}),
+            at({"prefixItems": [STRING, {"type": ["integer", "null"]}]}),
+            "input-widened",
+            None,
+            {"v": ["a", None]},
+        ),
+        (
+            at({"prefixItems": [STRING]}),
+            at({"prefixItems": [STRING, INTEGER]}),
+            "input-narrowed",
+            {"v": ["a", "b"]},
+            None,
+        ),
+        # dependentSchemas, propertyNames, contains: each a subschema.
+        (
+            {"type": "object", "dependentSchemas": {"a": {"required": ["b"]}}},
+            {"type": "object", "dependentSchemas": {"a": {"required": ["b", "c"]}}},
+            "input-narrowed",
+            {"a": 1, "b": 1},
+            None,
+        ),
+        (
+            {"type": "object", "propertyNames": {"maxLength": 3}},
+            {"type": "object", "propertyNames": {"maxLength": 5}},
+            "input-widened",
+            None,
+            {"abcd": 1},
+        ),
+        (
+            at({"contains": {"type": "string", "maxLength": 3}}),
+            at({"contains": {"type": "string", "maxLength": 5}}),
+            "input-widened",
+            None,
+            {"v": ["four"]},
+        ),
+        (
+            {"type": "object", "dependentRequired": {"a": ["b"]}},
+            {"type": "object", "dependentRequired": {"a": []}},
+            "input-widened",
+            None,
+            {"a": 1},
+        ),
+        # A definition used under not is turned around with it.
+        (
+            {"$defs": {"S": {"type": "string", "maxLength": 3}}, "not": {"$ref": "#/$defs/S"}},
+            {"$defs": {"S": {"type": "string", "maxLength": 9}}, "not": {"$ref": "#/$defs/S"}},
+            "input-narrowed",
+            "long",
+            None,
+        ),
+        # ... used both ways (or through oneOf), not ordered.
+        (
+            {
+                "$defs": {"S": {"type": "string", "maxLength": 3}},
+                "anyOf": [{"$ref": "#/$defs/S"}, {"not": {"$ref": "#/$defs/S"}, "type": "array"}],
+            },
+            {
+                "$defs": {"S": {"type": "string", "maxLength": 9}},
+                "anyOf": [{"$ref": "#/$defs/S"}, {"not": {"$ref": "#/$defs/S"}, "type": "array"}],
+            },
+            "input-changed",
+            None,
+            "long",
+        ),
+        # ... and through another definition.
+        (
+            {
+                "$defs": {"S": {"type": "string", "maxLength": 3}, "T": {"$ref": "#/$defs/S"}},
+                "not": {"$ref": "#/$defs/T"},
+            },
+            {
+                "$defs": {"S": {"type": "string", "maxLength": 9}, "T": {"$ref": "#/$defs/S"}},
+                "not": {"$ref": "#/$defs/T"},
+            },
+            "input-narrowed",
+            "long",
+            None,
+        ),
+        # A definition a $ref now names, that was not there: not ordered.
+        (
+            {"$ref": "#/$defs/S"},
+            {"$ref": "#/$defs/S", "$defs": {"S": STRING}},
+            "input-changed",
+            None,
+            None,
+        ),
+    ],
+)
+def test_each_subschema_keyword_is_ordered_for_a_validator(
+    old: dict[str, Any], new: dict[str, Any], kind: str, old_only: Any, new_only: Any
+) -> None:
+    check_witnesses(old, new, old_only, new_only)
+    assert not (new_only is not None and kind == "input-narrowed")
+    assert not (old_only is not None and kind == "input-widened")
+    severity = "warn" if kind == "input-narrowed" else "fail"
+    assert kind_of(old, new) == [(kind, severity, "set_qty")]
+
+
+def test_a_definition_added_that_nothing_refers_to_changes_no_meaning() -> None:
+    old = {"type": "object", "$defs": {"Old": STRING}}
+    new = {"type": "object", "$defs": {"Old": INTEGER, "New": STRING}}
+    [change] = diff_catalogs(catalog(tool(inputSchema=old)), catalog(tool(inputSchema=new))).changes
+    # An unused definition's own change is still shown, ordered as if it were used.
+    assert (change.kind, change.details) == (
+        "input-changed",
+        ['/$defs/Old/type: "string" → "integer" (changed)'],
+    )
+    assert list(compare_schemas({"$defs": {}}, {"$defs": {"New": STRING}})) == []
+
+
+def test_changes_name_their_place_and_never_dump_a_subtree() -> None:
+    old = at({"anyOf": [{"type": "object", "properties": {"a": STRING, "b": INTEGER}}, NULL]})
+    new = at({"anyOf": [{"type": "object", "properties": {"a": STRING, "b": NULL}}, NULL]})
+    assert [c.describe() for c in compare_schemas(old, new)] == [
+        '/properties/v/anyOf/0/properties/b/type: "integer" → "null" (changed)'
+    ]
+    added = at({"anyOf": [STRING, {"type": "object", "properties": {"deep": STRING}}]})
+    found = [c.describe() for c in compare_schemas(at({"anyOf": [STRING]}), added)]
+    assert found == ["/properties/v/anyOf/1: branch added (widened)"]
+
+
+# -- every classification against a validator ---------------------------------------------
+
+SAMPLES = [None, True, 0, 5, 2.5, "a", "long", [], [1], ["a", 1], {}, {"a": 1}, {"a": "x", "b": 2}]
+LEAVES = st.one_of(
+    st.sampled_from([{"type": t} for t in ("string", "integer", "array", "object", "null")]),
+    st.builds(lambda n: {"maxLength": n}, st.integers(0, 4)),
+    st.builds(lambda n: {"minimum": n}, st.integers(0, 5)),
+    st.builds(lambda e: {"enum": e}, st.lists(st.sampled_from([1, "a", None, 5]), min_size=1)),
+    st.sampled_from([True, False, {}, {"$ref": "#/$defs/D"}, {"description": "x"}]),
+)
+
+
+def _applied(inner: st.SearchStrategy[Any]) -> st.SearchStrategy[Any]:
+    branches = st.lists(inner, min_size=1, max_size=3)
+    return st.one_of(
+        *(st.builds(lambda b, k=k: {k: b}, branches) for k in ("anyOf", "allOf", "oneOf")),
+        *(st.builds(lambda s, k=k: {k: s}, inner) for k in ("not", "items", "contains")),
+        st.builds(lambda i, t, e: {"if": i, "then": t, "else": e}, inner, inner, inner),
+        st.builds(lambda s, r: {"properties": {"a": s}, "required": r}, inner, st.just(["a"])),
+        st.builds(lambda p: {"prefixItems": p}, st.lists(inner, max_size=2)),
+        st.builds(lambda s: {"contains": s, "maxContains": 1}, inner),
+        st.builds(lambda s: {"dependentSchemas": {"a": s}}, inner),
+    )
+
+
+SCHEMAS = st.recursive(LEAVES, _applied, max_leaves=6)
+
+
+@st.composite
+def edited(draw: st.DrawFn) -> tuple[dict[str, Any], dict[str, Any]]:
+    """A schema with a definition D (used through $refs), and the same with one place edited:
+    replaced, a keyword dropped, a list reversed, a number moved by one."""
+    root, definition = draw(SCHEMAS), draw(LEAVES)
+    old = {"allOf": [root], "$defs": {"D": definition}}
+    places = list(_places(old))
+    path = draw(st.sampled_from(places))
+    node = _at(old, path)
+    how = draw(st.sampled_from(["replace", "drop", "reverse", "move"]))
+    if how == "replace" or not (isinstance(node, dict) and node):
+        edit = draw(SCHEMAS)
+    else:
+        key = draw(st.sampled_from(sorted(node)))
+        value = node[key]
+        edit = {k: v for k, v in node.items() if k != key}
+        if how == "reverse" and isinstance(value, list):
+            edit[key] = value[::-1]
+        elif how == "move" and isinstance(value, int) and not isinstance(value, bool):
+            edit[key] = value + draw(st.sampled_from([-1, 1]))
+    new = json.loads(json.dumps(old))
+    if path:
+        _at(new, path[:-1])[path[-1]] = edit
+    # D refers to itself: the validator would recurse for ever.
+    assume(all("$ref" not in json.dumps(s.get("$defs")) for s in (old, new)))
+    return old, new
+
+
+def _places(schema: Any, path: tuple[Any, ...] = ()) -> Iterator[tuple[Any, ...]]:
+    yield path
+    if isinstance(schema, dict):
+        for key, value in schema.items():
+            if isinstance(value, dict) and key in ("properties", "dependentSchemas", "$defs"):
+                for name, item in value.items():
+                    yield from _places(item, (*path, key, name))
+            elif isinstance(value, dict | bool):
+                yield from _places(value, (*path, key))
+            elif isinstance(value, list) and key in ("anyOf", "allOf", "oneOf", "prefixItems"):
+                for index, item in enumerate(value):
+                    yield from _places(item, (*path, key, index))
+
+
+def _at(schema: Any, path: tuple[Any, ...]) -> Any:
+    for step in path:
+        schema = schema[step]
+    return schema
+
+
+@settings(max_examples=300, deadline=None)
+@given(pair=edited())
+def test_a_validator_never_shows_a_change_the_classification_hides(
+    pair: tuple[dict[str, Any], dict[str, Any]],
+) -> None:
+    old, new = pair
+    ordered = {c.direction for c in compare_schemas(old, new)} - {"described", "marked"}
+    for instance in SAMPLES:
+        was, now = accepts(old, instance), accepts(new, instance)
+        if was and not now:  # new refuses what old took: never "no change", never widened
+            assert ordered and ordered != {"widened"}, instance
+        if now and not was:
+            assert ordered and ordered != {"narrowed"}, instance
