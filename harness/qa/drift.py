@@ -33,8 +33,9 @@ class                     what                                                  
 ``title`` / ``source``    the title, or script ↔ declarative                     info / warn
 ``rewritten``             what no class above covers: a schema or annotation     info; warn
                           written differently with the same meaning (an          when only the
-                          ``enum`` reordered, ``1.0`` for ``1``), or only the    fingerprint
-                          fingerprint (a file edited, another version's)         changed
+                          ``enum`` or ``anyOf`` branches reordered, ``1.0``      fingerprint
+                          for ``1``), or only the fingerprint (a file edited,    changed
+                          another version's)
 ========================  =====================================================  ========
 
 Every tool whose fingerprint changed gets at least one change: what the comparison does not

@@ -667,8 +667,8 @@ def _shown(was: Any, now: Any) -> str:
 
 
 def _compare_branches(key: str, was: Any, now: Any, path: str) -> Iterator[SchemaChange]:
-    """allOf, anyOf, oneOf: each branch compared with the one at its place; one added or
-    removed."""
+    """allOf, anyOf, oneOf: branches matched whatever their order, each compared with the
+    one it matches (or the one at its turn among those left); one added or removed."""
     if same_json(was, now):
         return
     if not (_is_listed(was) and _is_listed(now)):
@@ -682,7 +682,16 @@ def _compare_branches(key: str, was: Any, now: Any, path: str) -> Iterator[Schem
         yield SchemaChange(direction=direction, path=path, what=f"{verb}, {len(listed)} branches")
         return
     before, after = ([] if v is _ABSENT else list(v) for v in (was, now))
-    left, moved = list(range(len(before))), list(range(len(after)))  # place by place
+    left = list(range(len(before)))
+    moved: list[int] = []
+    canonical = [_canonical(branch) for branch in before]
+    for index, branch in enumerate(after):
+        written = _canonical(branch)
+        match = next((i for i in left if canonical[i] == written), None)
+        if match is None:
+            moved.append(index)
+        else:
+            left.remove(match)
     polarity = 0 if key == "oneOf" else 1
     paired = min(len(left), len(moved))
     for i, j in zip(left[:paired], moved[:paired], strict=True):

@@ -319,6 +319,46 @@ def test_changes_name_their_place_and_never_dump_a_subtree() -> None:
     assert found == ["/properties/v/anyOf/1: branch added (widened)"]
 
 
+# -- the same meaning, written in another order -----------------------------------------
+
+
+REORDERED = [
+    (at({"anyOf": [STRING, INTEGER]}), at({"anyOf": [INTEGER, STRING]})),
+    (at({"allOf": [STRING, {"maxLength": 10}]}), at({"allOf": [{"maxLength": 10}, STRING]})),
+    (at({"oneOf": [STRING, INTEGER]}), at({"oneOf": [INTEGER, STRING]})),
+    (at({"type": ["string", "null"]}), at({"type": ["null", "string"]})),
+    (
+        {"type": "object", "required": ["a", "b"], "properties": {"a": STRING, "b": STRING}},
+        {"type": "object", "required": ["b", "a"], "properties": {"b": STRING, "a": STRING}},
+    ),
+]
+
+
+@pytest.mark.parametrize(("old", "new"), REORDERED)
+def test_branches_reordered_are_rewritten_at_info(old: dict[str, Any], new: dict[str, Any]) -> None:
+    assert list(compare_schemas(old, new)) == []
+    found = kind_of(old, new)
+    assert found in ([], [("rewritten", "info", "set_qty")])
+
+
+def test_diff_passes_the_gate_when_branches_are_only_reordered(
+    tmp_path: Path, capsys: pytest.CaptureFixture[str]
+) -> None:
+    old = write(tmp_path / "old.json", tool(inputSchema=REORDERED[0][0]))
+    new = write(tmp_path / "new.json", tool(inputSchema=REORDERED[0][1]))
+    assert main(["diff", old, new, "--json"]) == 0
+    [change] = json.loads(capsys.readouterr().out)["changes"]
+    assert (change["kind"], change["severity"]) == ("rewritten", "info")
+
+
+def test_a_branch_moved_and_edited_is_compared_with_itself() -> None:
+    old = at({"anyOf": [{"type": "string", "maxLength": 3}, INTEGER, NULL]})
+    new = at({"anyOf": [NULL, {"type": "string", "maxLength": 9}, INTEGER]})
+    assert [c.describe() for c in compare_schemas(old, new)] == [
+        "/properties/v/anyOf/1/maxLength: 3 → 9 (widened)"
+    ]
+
+
 # -- every classification against a validator ---------------------------------------------
 
 SAMPLES = [None, True, 0, 5, 2.5, "a", "long", [], [1], ["a", 1], {}, {"a": 1}, {"a": "x", "b": 2}]
