@@ -372,13 +372,21 @@ class Scrubber:
 class _Search:
     """Where any of ``texts`` occurs in a string: leftmost first, and where several start at
     one place the longest, none overlapping (Aho-Corasick, in Rust: built and run in time
-    linear in the texts and the string, whatever the page chose them to be)."""
+    linear in the texts and the string, whatever the page chose them to be).
+
+    The automaton reads UTF-8, which has no lone surrogates (JavaScript strings do): a text
+    or string that holds one is searched with each lone surrogate written as a character of
+    Unicode's private use plane 15 instead, one for one, so that places stay the same (a
+    string that holds those characters themselves may match more, never less)."""
 
     def __init__(self, size: tuple[int, int], texts: list[str]) -> None:
         self.size = size  # how many withheld texts and handles it was made for
         self.texts = texts
         self._automaton = (
-            ahocorasick_rs.AhoCorasick(texts, matchkind=ahocorasick_rs.MatchKind.LeftmostLongest)
+            ahocorasick_rs.AhoCorasick(
+                [_without_surrogates(text) for text in texts],
+                matchkind=ahocorasick_rs.MatchKind.LeftmostLongest,
+            )
             if texts
             else None
         )
@@ -388,13 +396,25 @@ class _Search:
         if self._automaton is None:
             return []
         texts = self.texts
-        return [
-            (start, end, texts[index])
-            for index, start, end in self._automaton.find_matches_as_indexes(value)
-        ]
+        return [(start, end, texts[index]) for index, start, end in self._matches(value)]
 
     def found_in(self, value: str) -> bool:
-        return self._automaton is not None and bool(self._automaton.find_matches_as_indexes(value))
+        return self._automaton is not None and bool(self._matches(value))
+
+    def _matches(self, value: str) -> list[tuple[int, int, int]]:
+        assert self._automaton is not None
+        try:
+            return self._automaton.find_matches_as_indexes(value)
+        except UnicodeEncodeError:  # a lone surrogate
+            return self._automaton.find_matches_as_indexes(_without_surrogates(value))
+
+
+_PRIVATE_USE = 0xF0000  # plane 15's private use area: 2 048 of its characters stand in
+
+
+def _without_surrogates(text: str) -> str:
+    """``text`` with each lone surrogate written as its private-use stand-in."""
+    return _LONE_SURROGATE.sub(lambda m: chr(_PRIVATE_USE + ord(m.group(0)) - 0xD800), text)
 
 
 def _leftmost_longest(spans: list[tuple[int, int, str]]) -> list[tuple[int, int, str]]:

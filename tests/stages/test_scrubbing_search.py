@@ -60,3 +60,14 @@ def test_a_text_is_searched_for_in_a_few_forms_not_one_per_encoding() -> None:
     for written in (rows[12_345], quote(rows[12_345]), json.dumps(rows[12_345])[1:-1]):
         assert scrubber.text(f"see {written}.") == "see wmh-result-0.", written
     assert scrubber.scrub({"other": "nothing withheld here"}) == {"other": "nothing withheld here"}
+
+
+def test_lone_surrogates_are_searched_for_and_in() -> None:
+    # JavaScript strings may hold them, UTF-8 cannot: the search of a result holding one
+    # raised UnicodeEncodeError (found by tests/test_schemas.py's lone-surrogate value).
+    scrubber = Scrubber()
+    scrubber.withhold("HX\ud800-secret", "wmh-secret-0")
+    scrubber.withhold("plain-secret", "wmh-secret-1")
+    shown = scrubber.text("a \udfff b HX\ud800-secret c plain-secret \ud800")
+    assert shown == "a \udfff b wmh-secret-0 c wmh-secret-1 \ud800"
+    assert scrubber.scrub({"k": ["\udc00", "HX\ud800-secret"]}) == {"k": ["\udc00", "wmh-secret-0"]}
