@@ -18,20 +18,10 @@ import pytest
 from harness.mcp.request_ids import RequestIds
 from tests.conftest import PageServer
 from tests.mcp.test_mcp_server import http_server
+from tests.mcp.test_mcp_session_release import HEADERS, INITIALIZE
 
 pytestmark = pytest.mark.timeout(120)
 
-HEADERS = {"Content-Type": "application/json", "Accept": "application/json, text/event-stream"}
-INITIALIZE = {
-    "jsonrpc": "2.0",
-    "id": 1,
-    "method": "initialize",
-    "params": {
-        "protocolVersion": "2025-11-25",
-        "capabilities": {},
-        "clientInfo": {"name": "test", "version": "1"},
-    },
-}
 BAD_IDS: list[Any] = [None, 1.5, True, [14], {"n": 1}]
 
 

@@ -156,11 +156,17 @@ def test_an_untyped_subschema_with_keywords_is_drawn_one_type_at_a_time(
 ) -> None:
     # hypothesis-jsonschema's own drawing of such a schema (it may be an object) raised
     # AttributeError on the current Hypothesis, and fuzz skipped the tool.
+    kinds = drawn_kinds(untyped)
+    assert {"dict", "str", "list"} <= kinds, kinds
+
+
+def drawn_kinds(untyped: dict[str, Any]) -> set[str]:
+    """The Python types drawn for a required member ``x`` of schema ``untyped``; every value
+    drawn fits the schema."""
     schema = {"type": "object", "properties": {"x": untyped}, "required": ["x"]}
     values = drawn(schema)
     assert values and all(not validate_arguments(tool(schema), v) for v in values)
-    kinds = {type(v["x"]).__name__ for v in values}
-    assert {"dict", "str", "list"} <= kinds, kinds
+    return {type(v["x"]).__name__ for v in values}
 
 
 @pytest.mark.parametrize(
@@ -177,8 +183,5 @@ def test_an_untyped_subschema_under_combinators_is_drawn_one_type_at_a_time(
 ) -> None:
     # Left to hypothesis-jsonschema, such a schema (it may be an object) raised AttributeError
     # out of every draw, as the plain untyped one did.
-    schema = {"type": "object", "properties": {"x": untyped}, "required": ["x"]}
-    values = drawn(schema)
-    assert values and all(not validate_arguments(tool(schema), v) for v in values)
-    kinds = {type(v["x"]).__name__ for v in values}
+    kinds = drawn_kinds(untyped)
     assert {"dict", "list"} <= kinds, kinds
