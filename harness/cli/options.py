@@ -302,6 +302,12 @@ def unanswered_hint(records: Iterable[Any]) -> str | None:
             "Give a value within those rules (in an answers file: the matching entry's "
             "`values`), or leave the field out to keep the value the form shows."
         )
+    if found.cancelled_by is not None:
+        return (
+            f"hint: {found.what}, and {found.cancelled_by} answers cancel, so nothing was "
+            "sent. To send it, make that entry `action: accept` (or put an entry that "
+            "accepts before it)."
+        )
     return (
         f"hint: {found.what}, and nobody answered. Answer yourself (--elicit terminal), or answer "
         "every question yes (--elicit accept) to test your own site."

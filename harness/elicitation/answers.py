@@ -21,7 +21,13 @@ from ada_url import URL
 from pydantic import BaseModel, ConfigDict, Field, field_validator, model_validator
 from pydantic import ValidationError as ModelError
 
-from harness.elicitation.base import Action, ElicitationRequest, ElicitationResult, Source
+from harness.elicitation.base import (
+    SCRIPTED_ANSWER,
+    Action,
+    ElicitationRequest,
+    ElicitationResult,
+    Source,
+)
 from harness.elicitation.wording import WORDING
 from harness.errors import ConfigError
 from harness.inputs import load_input
@@ -195,7 +201,7 @@ class ScriptedHandler:
         for index, entry in enumerate(self.answers):
             if not entry.matches(request):
                 continue
-            reason = f"scripted answer #{index + 1}"
+            reason = f"{SCRIPTED_ANSWER}{index + 1}"
             if entry.action != "accept":
                 return ElicitationResult(action=entry.action, reason=reason)
             values = request.starting_values()

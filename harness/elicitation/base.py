@@ -163,6 +163,9 @@ class HandlerWrapper:
 BROKEN_RULES = "the answer breaks the form's rules: "
 """How the reason of an answer :func:`ask` refused begins; the fields and rules follow."""
 
+SCRIPTED_ANSWER = "scripted answer #"
+"""How the reason of an answers file's answer begins; the entry's number (from 1) follows."""
+
 
 async def ask(handler: ElicitationHandler, request: ElicitationRequest) -> ElicitationResult:
     """Ask ``handler``, on the safe side: anything but a valid answer in time is ``cancel``.
@@ -325,6 +328,9 @@ class Unanswered(NamedTuple):
     """The fields and rules an answer broke (``weeks must be at most 4``): someone answered,
     and :func:`ask` refused the values. None: nobody answered (the default ``cancel``, no
     matching answer, no answer in time)."""
+    cancelled_by: str | None = None
+    """Who answered ``cancel`` on purpose (``the answers file's entry #2``), when nobody
+    left a question unanswered and no answer broke the rules."""
 
     @property
     def what(self) -> str:
@@ -338,15 +344,24 @@ def unanswered(records: Iterable[ElicitationRecord]) -> Unanswered | None:
     """What went unanswered among ``records`` (the policy's questions aside: a policy's
     refusal has a hint of its own); None when every such question was answered. An answer
     that broke the form's rules comes first: its value, not the lack of an answer, is what
-    to fix."""
+    to fix; then a question nobody answered; then an answers file's deliberate ``cancel``.
+    A person's or an MCP client's own ``cancel`` (a result without a reason) is an answer
+    they chose: nothing to hint."""
     cancelled = [r for r in records if r.action == "cancel" and r.source != "policy"]
-    if not cancelled:
-        return None
     for record in cancelled:
         reason = record.reason or ""
         if reason.startswith(BROKEN_RULES):
             return Unanswered(record.source == "form-review", reason.removeprefix(BROKEN_RULES))
-    return Unanswered(any(r.source == "form-review" for r in cancelled), None)
+    nobody = [r for r in cancelled if r.reason and not r.reason.startswith(SCRIPTED_ANSWER)]
+    if nobody:
+        return Unanswered(any(r.source == "form-review" for r in nobody), None)
+    for record in cancelled:
+        if record.reason and record.reason.startswith(SCRIPTED_ANSWER):
+            entry = record.reason.removeprefix(SCRIPTED_ANSWER)
+            return Unanswered(
+                record.source == "form-review", None, f"the answers file's entry #{entry}"
+            )
+    return None
 
 
 class RecordingHandler(HandlerWrapper):

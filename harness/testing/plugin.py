@@ -483,6 +483,12 @@ def unanswered_hint(session: _session.Session) -> str | None:
             "value within those rules (in an answers file: the matching entry's `values`), "
             "or leave the field out to keep the value the form shows."
         )
+    if found.cancelled_by is not None:
+        return (
+            f"hint: {found.what}, and {found.cancelled_by} answers cancel, so nothing was "
+            "sent. To send it, make that entry `action: accept` (or put an entry that "
+            "accepts before it)."
+        )
     return (
         f"hint: {found.what}, and nobody answered (the default answer is cancel). Testing "
         'your own site? Let the test say yes: @pytest.mark.webmcp(elicit="accept") (or '

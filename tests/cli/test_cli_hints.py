@@ -117,3 +117,28 @@ async def test_an_answer_the_form_refused_is_not_called_unanswered() -> None:
     await ask(nobody, todo_request(source="form-review"))
     hint = unanswered_hint(nobody.records) or ""
     assert "no toolautosubmit" in hint and "nobody answered" in hint and "--elicit accept" in hint
+
+
+async def test_an_answers_file_that_cancels_on_purpose_is_not_called_unanswered() -> None:
+    # Found from outside: an answers file whose entry says `action: cancel` got the hint
+    # "nobody answered ... --elicit accept": the file did answer, and its entry is the fix.
+    from harness.cli.options import unanswered_hint
+    from harness.elicitation.answers import ScriptedHandler
+    from harness.elicitation.base import RecordingHandler, ask
+    from tests.elicitation_forms import todo_request
+
+    answers = {
+        "answers": [
+            {"source": "tool-question", "action": "accept"},
+            {"source": "form-review", "action": "cancel"},
+        ]
+    }
+    chosen = RecordingHandler(ScriptedHandler.from_data(answers))
+    await ask(chosen, todo_request(source="form-review"))
+    hint = unanswered_hint(chosen.records) or ""
+    assert "nobody answered" not in hint and "--elicit accept" not in hint
+    assert "the answers file's entry #2 answers cancel" in hint and "action: accept" in hint
+    # A file with no entry for the question did leave it unanswered.
+    unmatched = RecordingHandler(ScriptedHandler.from_data({"answers": answers["answers"][:1]}))
+    await ask(unmatched, todo_request(source="form-review"))
+    assert "nobody answered" in (unanswered_hint(unmatched.records) or "")

@@ -342,6 +342,17 @@ async def test_what_went_unanswered_tells_an_answer_the_rules_refused_from_no_an
     answered = RecordingHandler(AutoHandler("accept"))
     await ask(answered, todo_request(source="form-review"))
     assert unanswered(answered.records) is None
+    # A cancel someone chose: a person or an MCP client (no reason: nothing to hint), an
+    # answers file's entry (named); a question nobody answered beside it comes first.
+    chose = RecordingHandler(Fixed(ElicitationResult(action="cancel")))
+    await ask(chose, todo_request(source="form-review"))
+    assert unanswered(chose.records) is None
+    scripted = RecordingHandler(
+        ScriptedHandler.from_data({"answers": [{"source": "form-review", "action": "cancel"}]})
+    )
+    await ask(scripted, todo_request(source="form-review"))
+    assert unanswered(scripted.records) == Unanswered(True, None, "the answers file's entry #1")
+    assert unanswered([*scripted.records, *nobody.records[1:2]]) == Unanswered(False, None)
 
 
 @pytest.fixture(scope="module")
