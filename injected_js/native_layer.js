@@ -44,6 +44,27 @@ function inactiveModelContext(document) {
   return object;
 }
 
+// An object JSON.stringify reads as `text` (undefined: as nothing), or that throws `error`
+// when `serialized` is false: what Chromium serializes in place of an input the layer has
+// already serialized. Its own toJSON is the only member read, and the value it gives is
+// built of objects and arrays without prototypes, so no toJSON the page set on
+// Object.prototype or Array.prototype runs a second time.
+function withoutPrototype(key, value) {
+  if (typeof value === "object" && value !== null) ObjectSetPrototypeOf(value, null);
+  return value;
+}
+
+function serializedStandIn(serialized, text, error) {
+  const value = serialized && text !== undefined ? JSONParse(text, withoutPrototype) : undefined;
+  return {
+    __proto__: null,
+    toJSON() {
+      if (!serialized) throw error;
+      return value;
+    },
+  };
+}
+
 // A stand-in's method: Chromium's conversions (`convert`, which throws a TypeError), then
 // the rejection every inactive document's call gets.
 function inactiveModelContextSteps(operation, argumentCount, convert) {
@@ -292,7 +313,9 @@ function installNativeLayer() {
 
   // The page-visible executeTool: input that breaks one of this document's script tools'
   // inputSchema rejects with a DataError before Chromium runs it (schema.js). Anything else,
-  // and anything the check cannot read, is Chromium's.
+  // and anything the check cannot read, is Chromium's. The check serializes the input as
+  // Chromium does (v8::JSON::Stringify); Chromium then gets a stand-in that serializes to the
+  // same text (or throws the same error), so the page's toJSON and getters run once.
   const executeTool = {
     executeTool(tool, inputObject = undefined, options = undefined) {
       if (inactiveModelContexts.has(this)) {
@@ -301,19 +324,37 @@ function installNativeLayer() {
           convertExecuteToolOptions(options);
         });
       }
+      const args = arguments;
       if (this === nativeObject && isObject(tool) && isObject(inputObject)) {
-        let violation = null;
+        let definition;
         try {
-          const definition = ownData(tool, "window") === ownWindow ? sideRegistry.get(ownData(tool, "name")) : undefined;
-          if (definition !== undefined) {
-            violation = inputSchemaViolation(definition.inputSchema, JSONStringify(inputObject));
-          }
+          definition = ownData(tool, "window") === ownWindow ? sideRegistry.get(ownData(tool, "name")) : undefined;
         } catch {
-          violation = null;
+          definition = undefined;
         }
-        if (violation !== null) return PromiseReject(domException(violation, "DataError"));
+        if (definition !== undefined) {
+          let text;
+          let serialized = true;
+          let error;
+          try {
+            text = JSONStringify(inputObject);
+          } catch (thrown) {
+            serialized = false;
+            error = thrown;
+          }
+          let violation = null;
+          if (serialized) {
+            try {
+              violation = inputSchemaViolation(definition.inputSchema, text);
+            } catch {
+              violation = null;
+            }
+          }
+          if (violation !== null) return PromiseReject(domException(violation, "DataError"));
+          args[1] = serializedStandIn(serialized, text, error);
+        }
       }
-      return ReflectApply(nativeExecuteToolMethod, this, arguments);
+      return ReflectApply(nativeExecuteToolMethod, this, args);
     },
   }.executeTool;
   defineMethod(NativeModelContextPrototype, "executeTool", executeTool);

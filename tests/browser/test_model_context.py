@@ -1338,6 +1338,52 @@ async def test_a_tools_schema_is_serialized_once_as_chromium_does(
     assert list(snapshot["inputSchema"]["properties"]) == ["call1"]
 
 
+EXECUTE_INPUT_ONCE_JS = """async () => {
+    await document.modelContext.registerTool({name: 'echo_once', description: 'd',
+        inputSchema: {type: 'object', properties: {n: {type: 'number'}}},
+        execute: (input) => JSON.stringify(input)});
+    const tool = (await document.modelContext.getTools()).find((t) => t.name === 'echo_once');
+    let calls = 0;
+    const shifty = {toJSON() { calls += 1; return {n: calls}; }};
+    const result = await document.modelContext.executeTool(tool, shifty);
+    let thrown = 0;
+    const boom = new Error('boom');
+    const failing = {toJSON() { thrown += 1; throw boom; }};
+    const failed = await document.modelContext.executeTool(tool, failing).then(
+        (value) => `resolved ${value}`,
+        (error) => `rejected ${error === boom ? 'the page error' : String(error)}`);
+    let inherited = 0;
+    Object.prototype.toJSON = function () { inherited += 1; return this; };
+    try {
+        await document.modelContext.executeTool(tool, {a: {b: [{}]}});
+    } finally {
+        delete Object.prototype.toJSON;
+    }
+    return {result, calls, failed, thrown, inherited};
+}"""
+
+
+async def test_an_execute_tool_input_is_serialized_once_as_chromium_does(
+    mc: Harnessed, browsers: dict[Mode, Browser]
+) -> None:
+    """Found from outside: Chromium serializes executeTool()'s input once
+    (v8::JSON::Stringify); the native layer, which checks the input against the tool's
+    inputSchema first, serialized it a second time, so a toJSON ran twice and the tool got
+    its second answer. Both backends now run it once, as Chromium alone does, also when it
+    throws, and a toJSON the page put on Object.prototype as often as Chromium alone."""
+    await mc.goto("mc_blank.html")
+    context = await browsers["native"].new_context()
+    try:
+        plain = await context.new_page()
+        await plain.goto(mc.server.url("mc_blank.html"))
+        chromium = await plain.evaluate(EXECUTE_INPUT_ONCE_JS)
+    finally:
+        await context.close()
+    assert chromium["calls"] == 1 and chromium["thrown"] == 1 and chromium["inherited"] > 0
+    assert json.loads(chromium["result"]) == {"n": 1}
+    assert await mc.page.evaluate(EXECUTE_INPUT_ONCE_JS) == chromium
+
+
 @pytest.mark.parametrize(
     "patch",
     [
