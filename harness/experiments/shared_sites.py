@@ -18,16 +18,10 @@ from __future__ import annotations
 
 import asyncio
 from collections.abc import Iterable
-from urllib.parse import urlsplit
 
+from harness.browser.urls import origin_of
 from harness.experiments.grid import EpisodeSpec
 from harness.experiments.tasks import TaskSpec
-
-
-def origin_of(url: str) -> str:
-    """``scheme://host:port`` of ``url`` (the port as written; none: the scheme's own)."""
-    parts = urlsplit(url)
-    return f"{parts.scheme}://{parts.netloc}".lower()
 
 
 def shared_sites(tasks: Iterable[TaskSpec]) -> dict[str, list[str]]:

@@ -23,6 +23,7 @@ from pydantic import (
     model_validator,
 )
 
+from harness.browser.urls import http_url, parse
 from harness.experiments.limits import MAX_SETTLE_MS, MAX_STEPS, at_most
 
 SLUG = re.compile(r"^[A-Za-z0-9_.-]{1,80}$")
@@ -310,8 +311,13 @@ class TaskSpec(BaseModel):
     def _one_place(self) -> TaskSpec:
         if (self.site is None) == (self.url is None):
             raise ValueError("a task has exactly one of `site` (a bundled site) and `url`")
-        if self.url is not None and not re.match(r"^https?://", self.url):
+        if self.url is not None and http_url(self.url) is None:
             raise ValueError(f"url {self.url!r} must be an http(s) URL")
+        if self.reset is not None and http_url(self.reset) is None:
+            raise ValueError(
+                f"reset {self.reset!r} must be an absolute http(s) URL (the harness POSTs "
+                "to it before each episode), e.g. 'http://127.0.0.1:8000/reset'"
+            )
         return self
 
     @property
@@ -319,7 +325,8 @@ class TaskSpec(BaseModel):
         """The site column of the tables: the bundled site's name, or the URL's host."""
         if self.site is not None:
             return self.site
-        return re.sub(r"^https?://", "", self.url or "").split("/")[0]
+        parsed = parse(self.url or "")
+        return parsed.host if parsed is not None else ""
 
     @property
     def is_injection_task(self) -> bool:

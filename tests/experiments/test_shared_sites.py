@@ -12,6 +12,7 @@ from pathlib import Path
 import pytest
 from aiohttp import web
 
+from harness.errors import ConfigError
 from harness.experiments import RunOptions, load_grid, run_experiment
 from harness.experiments.grid import EpisodeSpec
 from harness.experiments.shared_sites import EpisodeQueue, shared_sites
@@ -184,3 +185,26 @@ async def test_a_put_back_episode_runs_again_once_its_site_is_free(tmp_path: Pat
     assert await queue.take() == one
     await queue.finished(one)
     assert await queue.take() is None
+
+
+def test_one_site_is_one_site_however_its_urls_are_spelled(tmp_path: Path) -> None:
+    # The browser reads `HTTP://127.0.0.1:80/` and `http://127.0.0.1/` as one origin (the
+    # scheme's default port left out, the scheme lower case): so do the turns. Read with
+    # urllib, the two were two sites, and their episodes ran side by side.
+    episodes = specs(
+        grid_text({"a": "HTTP://127.0.0.1:80", "b": "http://127.0.0.1"}, seeds=1), tmp_path
+    )
+    assert shared_sites(spec.task for spec in episodes) == {
+        "http://127.0.0.1": ["borrow-a", "borrow-b"]
+    }
+
+
+def test_a_reset_that_is_not_an_absolute_http_url_is_refused_when_the_grid_loads(
+    tmp_path: Path,
+) -> None:
+    # Before, "/reset" loaded, and every episode then failed on its POST.
+    text = grid_text({"a": "http://127.0.0.1:9001"}, seeds=1).replace(
+        'reset = "http://127.0.0.1:9001/reset"', 'reset = "/reset"'
+    )
+    with pytest.raises(ConfigError, match=r"reset '/reset' must be an absolute http\(s\) URL"):
+        specs(text, tmp_path)
