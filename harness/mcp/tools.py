@@ -27,8 +27,9 @@ from jsonschema.exceptions import best_match
 from harness.agent_view import AgentTool
 from harness.mcp.names import NAVIGATE, RELOAD
 from harness.models import META_PREFIX
-from harness.schemas import unresolvable_references
+from harness.schemas import keyword_locations, unresolvable_references
 from harness.stages.framing import unframed, user_agent_text
+from harness.stages.reasons import place, reason, token
 from harness.stages.validation import outside_references_problem, result_validator, schema_problem
 
 # The MCP annotations the page's hints map to; every other annotation is a label.
@@ -262,11 +263,17 @@ def conform(result: types.CallToolResult, schema: dict[str, Any] | None) -> type
         problem = schema_problem(schema) or outside_references_problem("its outputSchema", schema)
         if problem is None:
             # Read as every page schema is (ECMAScript patterns, formats asserted).
-            error = best_match(result_validator(schema).iter_errors(result.structured_content))
+            validator = result_validator(schema)
+            error = best_match(validator.iter_errors(result.structured_content))
             if error is None:
                 return result
-            where = "/".join(str(p) for p in error.absolute_path) or "(top)"
-            problem = f"at {where}: {error.message[:200]}"
+            # The result's values are the page's: the reason never quotes them (nor the
+            # schema's texts); it names the keyword and where it is.
+            where = place("/".join(str(p) for p in error.absolute_path)) or "(top)"
+            [at] = keyword_locations(validator.schema, [error])
+            at_pointer = "".join("/" + token(p) for p in at)
+            why = reason(error, at_pointer, agents_value=False)
+            problem = f"at {where}: {why} [schema {place(at_pointer)}]"
     note = user_agent_text(
         "webmcp-harness: this result does not match the tool's outputSchema "
         f"({problem}), so it is returned as an error result."

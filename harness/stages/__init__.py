@@ -3,7 +3,8 @@
 A stage takes a typed value (a :class:`~harness.models.CallRequest`, a result) and
 returns one; it never reaches back into a front end. In the order a call meets them:
 
-- ``validation``: arguments against the tool's ``inputSchema``;
+- ``validation``: arguments against the tool's ``inputSchema``; ``reasons`` words why a
+  value does not fit a page's schema without quoting the page's text;
 - ``trust``: the SEP's annotations, ``resolve()``, the session's trust state;
 - ``policy``: block / escalate rules (packs are data files in ``packs/``) and the audit;
 - ``normalization``: what the page returned, as an MCP ``CallToolResult``;

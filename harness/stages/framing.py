@@ -61,6 +61,20 @@ def frame_untrusted(text: str, origin: str) -> str:
     return f'<untrusted-data origin="{origin}">\n{_defused(text)}\n</untrusted-data>'
 
 
+def inline(text: str) -> str:
+    """A page's name as the harness's own words show it, outside any frame (a property
+    name inside a JSON pointer of a refusal): every character that is not printable — a
+    line break, an escape, a character that shows nothing — written as its escape, and
+    every frame marker defused, so the name can neither start a line of its own nor open
+    or close a frame."""
+    if not text.isprintable():
+        text = "".join(
+            char if char.isprintable() else char.encode("unicode_escape").decode("ascii")
+            for char in text
+        )
+    return _defused(text)
+
+
 def _defused(text: str) -> str:
     """``text`` with a backslash after the ``<`` of each marker in it."""
     folded = text

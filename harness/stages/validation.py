@@ -3,7 +3,8 @@
 Native Chromium does not validate arguments against ``inputSchema``; the harness
 does, on both backends, with JSON Schema Draft 2020-12 and format checking. Bad
 arguments never reach ``execute``: the agent gets an ``isError`` result naming
-each problem's JSON pointer, reason and schema path.
+each problem's JSON pointer, reason and schema path. The reasons are the harness's own
+words (:mod:`harness.stages.reasons`): a refusal never quotes the page's schema texts.
 
 Two things are refused besides what the schema says:
 
@@ -39,6 +40,7 @@ from harness.schemas import (
 )
 from harness.stages import patterns
 from harness.stages.normalization import MAX_RESULT_DEPTH, json_depth
+from harness.stages.reasons import place, reason, token
 
 _FORMATS = Draft202012Validator.FORMAT_CHECKER
 _TYPE_KEYWORD = Draft202012Validator.VALIDATORS["type"]
@@ -122,13 +124,13 @@ class ArgumentProblem(BaseModel):
 
     def describe(self) -> str:
         """One human line: where, what, and which schema rule."""
-        where = self.path or "(the arguments object)"
-        rule = f" [schema {self.schema_path}]" if self.schema_path else ""
+        where = place(self.path) or "(the arguments object)"
+        rule = f" [schema {place(self.schema_path)}]" if self.schema_path else ""
         return f"{where}: {self.message}{rule}"
 
 
 def _pointer(parts: Any) -> str:
-    return "".join("/" + str(p).replace("~", "~0").replace("/", "~1") for p in parts)
+    return "".join("/" + token(p) for p in parts)
 
 
 def schema_problem(schema: dict[str, Any]) -> str | None:
@@ -138,7 +140,12 @@ def schema_problem(schema: dict[str, Any]) -> str | None:
             patterns.checkable_schema(schema), format_checker=patterns.SCHEMA_FORMATS
         )
     except SchemaError as exc:
-        return f"{exc.message} (at {_pointer(exc.absolute_path) or '/'})"
+        # The value judged is the page's: worded so that it is not quoted (only a number is).
+        where = _pointer(exc.absolute_path)
+        why = reason(
+            exc, _pointer(exc.absolute_schema_path), agents_value=False, pages_schema=False
+        )
+        return f"{why} (at {place(where) or '/'})"
     except RecursionError:
         return "it is nested too deeply to be checked"
     return None
@@ -149,11 +156,34 @@ def outside_references_problem(what: str, schema: Any) -> str | None:
     refs = unresolvable_references(schema)
     if not refs:
         return None
-    shown = ", ".join(json.dumps(r) for r in refs[:3]) + (" …" if len(refs) > 3 else "")
+    # Named by their places: a reference is the page's text, which a refusal never quotes.
+    places = _places_of(schema, set(refs))
+    shown = ", ".join(place(p) for p in places[:3]) + (" …" if len(places) > 3 else "")
+    where = f"at {shown}" if places else "its `$id`"
     return (
-        f"its {what} refers to {shown}, which is not inside the schema; the harness never "
-        "fetches a schema (a page could make it request any URL or read a local file)"
+        f"its {what} refers outside itself ({where}); the harness never fetches a "
+        "schema (a page could make it request any URL or read a local file)"
     )
+
+
+def _places_of(schema: Any, refs: set[str]) -> list[str]:
+    """The JSON pointers of every ``$ref``, ``$dynamicRef`` or ``$id`` in ``schema`` whose
+    value is one of ``refs``, in document order."""
+    found = []
+    # Iterative, not recursive: a page can nest a schema deeper than Python's stack.
+    stack: list[tuple[Any, str]] = [(schema, "")]
+    while stack:
+        node, where = stack.pop()
+        if isinstance(node, dict):
+            found += [
+                f"{where}/{key}"
+                for key in ("$id", "$ref", "$dynamicRef")
+                if isinstance(node.get(key), str) and node[key] in refs
+            ]
+            stack += [(v, f"{where}/{token(k)}") for k, v in reversed(node.items())]
+        elif isinstance(node, list):
+            stack += [(v, f"{where}/{i}") for i, v in reversed(list(enumerate(node)))]
+    return found
 
 
 def schema_warnings(tools: Iterable[Tool]) -> list[CatalogWarning]:
@@ -319,7 +349,11 @@ def validate_arguments(tool: Tool, arguments: Any) -> list[ArgumentProblem]:
     )
     errors = sorted(validator.iter_errors(arguments), key=lambda e: (list(e.path), e.message))
     return [
-        ArgumentProblem(path=_pointer(e.absolute_path), message=e.message, schema_path=_pointer(at))
+        ArgumentProblem(
+            path=_pointer(e.absolute_path),
+            message=reason(e, _pointer(at)),
+            schema_path=_pointer(at),
+        )
         for e, at in zip(errors, keyword_locations(validator.schema, errors), strict=True)
     ]
 
@@ -381,11 +415,8 @@ def check_arguments(tool: Tool, arguments: Any) -> CallToolResult | None:
                 return None
     try:
         problems = validate_arguments(tool, arguments)
-    except Unresolvable as exc:  # a reference the static check did not see: still never fetched
-        return _unusable(
-            tool,
-            f"its inputSchema refers to {str(exc.args[0] if exc.args else exc)!r}, outside itself",
-        )
+    except Unresolvable:  # a reference the static check did not see: still never fetched
+        return _unusable(tool, "its inputSchema refers outside itself")
     except RecursionError:
         return _unusable(tool, "its inputSchema (or the arguments) is nested too deeply")
     if problems:

@@ -103,10 +103,11 @@ def test_warnings_follow_each_tools_dialect() -> None:
     assert pattern_warnings([tool("\\p{RGI_Emoji}", "declarative")]) == []
 
 
-def test_a_forms_refusal_shows_the_pattern_as_html_reads_it() -> None:
+def test_a_forms_refusal_says_its_pattern_is_read_as_html_reads_it() -> None:
     [problem] = validate_arguments(tool(r"[\w&&\d]+", "declarative"), {"v": "abc"})
     assert problem.path == "/v" and problem.schema_path == "/properties/v/pattern"
-    assert r"'^(?:[\\w&&\\d]+)$'" in problem.message and "v flag" in problem.message
+    # How it was read is said; the pattern itself, the page's text, is never quoted.
+    assert "v flag, whole value" in problem.message and "&&" not in problem.message
 
 
 def test_the_time_budget_holds_in_both_dialects() -> None:
@@ -117,7 +118,8 @@ def test_the_time_budget_holds_in_both_dialects() -> None:
         search(runaway, value, dialect=patterns.HTML)
     refused = check_arguments(tool(runaway, "declarative"), {"v": value})
     assert refused is not None and "took over 1 s" in refused.content[0].text  # type: ignore[union-attr]
-    assert "^(?:([[a-z]--[aeiou]]+)+)$" in refused.content[0].text  # type: ignore[union-attr]
+    text = refused.content[0].text  # type: ignore[union-attr]
+    assert "[schema /properties/v/pattern]" in text and "--[aeiou]" not in text
     assert check_arguments(tool(runaway, "declarative"), {"v": "xyz"}) is None
     with pytest.raises(PatternTimeout):
         search(r"^(\w+)+$", "a" * 40 + "!")
