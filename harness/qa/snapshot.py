@@ -16,9 +16,13 @@ same catalog always gives the same bytes and a change gives a small text diff::
 
 A tool of the page's own origin has the origin ``"self"`` and a tool of the main frame the
 frame ``"main"``; a frame of the page's own origin is named by its path (``"/inner.html"``),
-another origin's frame by its URL: the same site served on another host or port (staging, a
-test's free port) gives the same tools. The fingerprint covers what an agent is shown (name,
-title, description, schemas, annotations, source): one changed character changes it.
+another origin's frame by its origin and path: the same site served on another host or port
+(staging, a test's free port) gives the same tools, and a frame loaded with a query new on every
+load (``widget.html?cb=<Date.now()>``, to bust a cache) the same name. Two frames at one path
+share the name; their tools stay apart by their names, which a page's catalog offers once each
+(the second definition is refused), and a file that lists one tool twice is refused. The
+fingerprint covers what an agent is shown (name, title, description, schemas, annotations,
+source): one changed character changes it.
 """
 
 from __future__ import annotations
@@ -40,6 +44,8 @@ from harness.models import Tool
 CATALOG_FORMAT = "webmcp-harness catalog/1"
 SELF_ORIGIN = "self"
 MAIN_FRAME = "main"
+# URL schemes whose URLs name a place (a host and a path) that a query does not change.
+_PLACED = frozenset({"http:", "https:", "file:"})
 
 
 class CatalogEntry(BaseModel):
@@ -100,11 +106,19 @@ def fingerprint(tool: Tool) -> str:
 
 def frame_name(frame_url: str, page_origin: str) -> str:
     """How the file names a frame: by its path when it is of the page's own (http) origin,
-    so that the site on another host or port names it the same; else by its URL."""
+    so that the site on another host or port names it the same; another origin's (or a
+    ``file:`` URL's) by its scheme, host and path; one that names no such place
+    (``about:srcdoc``, ``data:``, ``blob:``) by its URL. Never with a query or fragment,
+    which a page may make new on every load (``widget.html?cb=<Date.now()>``)."""
+    if frame_url.startswith("/"):
+        # A file written when the frame's query and fragment were kept.
+        return frame_url.split("?", 1)[0].split("#", 1)[0]
     parsed = parse(frame_url)
-    if parsed is None or page_origin == "null" or origin_of(frame_url) != page_origin:
+    if parsed is None or parsed.protocol not in _PLACED:
         return frame_url
-    return f"{parsed.pathname}{parsed.search}{parsed.hash}"
+    if page_origin != "null" and origin_of(frame_url) == page_origin:
+        return parsed.pathname
+    return f"{parsed.protocol}//{parsed.host}{parsed.pathname}"
 
 
 def _entry(tool: Tool, page_origin: str) -> CatalogEntry:
@@ -157,16 +171,28 @@ def read_snapshot(path: str | Path) -> CatalogSnapshot:
         first = exc.errors()[0]
         where = "/".join(str(p) for p in first["loc"])
         raise ConfigError(f"{path}: {where}: {first['msg']}; was it edited by hand?") from None
-    return _frames_by_path(snapshot)
+    snapshot = _frames_by_path(snapshot)
+    seen: set[tuple[str, str, str]] = set()
+    for tool in snapshot.tools:
+        if tool.key in seen:
+            # A diff matches tools by origin, frame and name: one would hide the other.
+            raise ConfigError(
+                f"{path} lists {tool.label()} twice (a frame named by its path, without its "
+                "query); a page's catalog offers a name once. Was it edited by hand? Take it "
+                "again with `webmcp-harness snapshot URL --output FILE`."
+            )
+        seen.add(tool.key)
+    return snapshot
 
 
 def _frames_by_path(snapshot: CatalogSnapshot) -> CatalogSnapshot:
-    """A file written when a frame of the page's own origin was named by its whole URL
-    (port included), read as one written now: that frame named by its path."""
+    """A file written when a frame was named by its whole URL (port, query or fragment
+    included), read as one written now: the page's own frame named by its path, another
+    origin's by its origin and path."""
     page_origin = origin_of(snapshot.url)
     tools = [
         t.model_copy(update={"frame": frame_name(t.frame, page_origin)})
-        if t.origin == SELF_ORIGIN and t.frame != MAIN_FRAME
+        if t.frame != MAIN_FRAME
         else t
         for t in snapshot.tools
     ]

@@ -88,12 +88,43 @@ def test_a_same_origin_frame_is_named_by_its_path_on_any_host_or_port() -> None:
 
     first, moved = site(8101), site(9999)
     by_name = {t.name: t for t in first.tools}
-    assert (by_name["inner"].origin, by_name["inner"].frame) == ("self", "/inner.html?tab=2#top")
-    assert by_name["inner"].label() == "inner (/inner.html?tab=2#top)"
-    # Another origin's frame keeps its URL: it is not the page's to move.
+    # By its path alone: a query or fragment may change on every load.
+    assert (by_name["inner"].origin, by_name["inner"].frame) == ("self", "/inner.html")
+    assert by_name["inner"].label() == "inner (/inner.html)"
+    # Another origin's frame keeps its origin: it is not the page's to move.
     assert by_name["widget"].frame == "https://widgets.example/embed"
     assert first.for_comparison() == moved.for_comparison()  # webmcp.catalog_snapshot()
     assert diff_catalogs(first, moved).changes == []
+
+
+def send_message(frame_url: str, max_length: int = 100) -> Tool:
+    """A chat widget's tool, in a frame at ``frame_url``."""
+    schema = {
+        "type": "object",
+        "properties": {"text": {"type": "string", "maxLength": max_length}},
+        "required": ["text"],
+    }
+    return framed("send_message", frame_url).model_copy(update={"input_schema": schema})
+
+
+@pytest.mark.parametrize(
+    "frame",
+    [
+        "http://127.0.0.1:8101/widget.html?cb={}#x",  # the page's own: by its path
+        "https://widgets.example/chat?cb={}#x",  # another origin's: by origin and path
+        "file:///srv/site/widget.html?cb={}#x",  # a file's: by its URL without the query
+    ],
+)
+def test_a_frame_loaded_with_a_new_query_each_time_keeps_its_name(frame: str) -> None:
+    # widget.html?cb=<Date.now()>: a cache-busting query, new on every load.
+    first = catalog(send_message(frame.format(1795982651232)))
+    again = catalog(send_message(frame.format(1795982653200)))
+    assert "?" not in first.tools[0].frame and "#" not in first.tools[0].frame
+    assert diff_catalogs(first, again).changes == []
+    # So a real change of its tool is seen as one, and gates.
+    widened = catalog(send_message(frame.format(1795982660000), max_length=100000))
+    [change] = diff_catalogs(first, widened).changes
+    assert (change.kind, change.severity) == ("input-widened", "fail")
 
 
 def test_a_file_that_names_a_same_origin_frame_by_its_url_is_read_by_its_path(
@@ -109,6 +140,40 @@ def test_a_file_that_names_a_same_origin_frame_by_its_url_is_read_by_its_path(
     )
     assert read_snapshot(path).tools[0].frame == "/inner.html"
     assert diff_catalogs(read_snapshot(path), moved).changes == []
+
+
+@pytest.mark.parametrize(
+    ("written", "read"),
+    [
+        ("/widget.html?cb=1795982651232#x", "/widget.html"),
+        ("http://127.0.0.1:8101/widget.html?cb=1795982651232#x", "/widget.html"),
+        ("https://widgets.example/chat?cb=1795982651232#x", "https://widgets.example/chat"),
+    ],
+)
+def test_a_file_that_names_a_frame_with_its_query_is_read_without_it(
+    tmp_path: Path, written: str, read: str
+) -> None:
+    # What snapshot wrote before: the frame's query and fragment kept, new on every load.
+    url = "https://widgets.example/chat" if written.startswith("https:") else PAGE + "widget.html"
+    data = json.loads(catalog(send_message(url)).to_json())
+    data["tools"][0]["frame"] = written
+    path = tmp_path / "old.json"
+    path.write_text(json.dumps(data))
+    assert read_snapshot(path).tools[0].frame == read
+    now = catalog(send_message(url + "?cb=1795982653200#x"))
+    assert diff_catalogs(read_snapshot(path), now).changes == []
+
+
+def test_a_file_that_lists_one_tool_twice_in_one_frame_is_refused(tmp_path: Path) -> None:
+    # A page's catalog offers each name once (a second definition is refused), so snapshot
+    # never writes this; a file edited by hand (or two old entries, /w.html?a and /w.html?b,
+    # now one frame) would have one tool hide the other in a diff.
+    data = json.loads(catalog(send_message(PAGE + "w.html?a")).to_json())
+    data["tools"].append({**data["tools"][0], "frame": "/w.html?b"})
+    path = tmp_path / "twice.json"
+    path.write_text(json.dumps(data))
+    with pytest.raises(ConfigError, match=r"send_message.*/w\.html.*twice"):
+        read_snapshot(path)
 
 
 def test_a_file_round_trips_and_a_bad_one_says_what_to_do(tmp_path: Path) -> None:
