@@ -34,8 +34,10 @@ class                     what                                                  
 ``rewritten``             what no class above covers: a schema or annotation     info; warn
                           written differently with the same meaning (an          when only the
                           ``enum`` or ``anyOf`` branches reordered, ``1.0``      fingerprint
-                          for ``1``), or only the fingerprint (a file edited,    changed
-                          another version's)
+                          for ``1``, ``const: x`` for ``enum: [x]``,             changed
+                          ``required`` or ``properties`` moved into an
+                          ``allOf`` branch), or only the fingerprint (a file
+                          edited, another version's)
 ========================  =====================================================  ========
 
 Every tool whose fingerprint changed gets at least one change: what the comparison does not
@@ -55,7 +57,8 @@ from typing import Any, Literal
 from pydantic import BaseModel, ConfigDict, Field
 
 from harness.models import BOOLEAN_HINTS
-from harness.qa.schema_change import SchemaChange, lost_marks, same_json, schema_changes
+from harness.qa.schema_change import SchemaChange, lost_marks, schema_changes
+from harness.qa.schema_spelling import same_json
 from harness.qa.snapshot import CatalogEntry, CatalogSnapshot
 from harness.stages.policy import ABSENT, Facts
 from harness.stages.trust import MCP_HINT_DEFAULTS, READINGS, Reading

@@ -5,20 +5,22 @@ user agent may read it — the harness's ``x-sensitive``, a site's own).
 
 :func:`compare_schemas` orders two schemas keyword by keyword, through every keyword that
 holds a subschema (``anyOf`` branches in any order, ``not`` turned round, ``$defs`` where
-they are, as the ``$ref`` keywords use them: :mod:`harness.qa.schema_refs`), each change a
-:class:`SchemaChange` with its path; :func:`lost_marks` finds the ``x-sensitive`` marks one
-lost. :mod:`harness.qa.drift` grades a catalog's changes with them.
+they are, as the ``$ref`` keywords use them: :mod:`harness.qa.schema_refs`), as written and
+in their normal form (:mod:`harness.qa.schema_spelling`: one spelling of each meaning), each
+change a :class:`SchemaChange` with its path; :func:`lost_marks` finds the ``x-sensitive``
+marks one lost. :mod:`harness.qa.drift` grades a catalog's changes with them.
 """
 
 from __future__ import annotations
 
 import json
-from collections.abc import Callable, Hashable, Iterable, Iterator
+from collections.abc import Callable, Iterable, Iterator
 from typing import Any, Literal
 
 from pydantic import BaseModel, ConfigDict, Field
 
 from harness.qa.schema_refs import ANYWHERE, DEFINITIONS, ROOT, references
+from harness.qa.schema_spelling import canonical, normal_form, same_json
 
 # Schema keywords that describe rather than constrain (a change is a description change).
 _DOC_KEYWORDS = frozenset(
@@ -137,29 +139,6 @@ _UNKNOWN: Any = object()  # what a name answers to, when the comparison cannot t
 _REGEX_SYNTAX = frozenset("\\.^$|?*+()[]{}")
 
 
-def _canonical(value: Any) -> Hashable:
-    """``value`` as a hashable key with JSON's equality: ``true`` is not ``1`` (as it is in
-    Python), ``1`` is ``1.0``, and the order of an object's keys does not count."""
-    if isinstance(value, dict):
-        return ("object", frozenset((key, _canonical(item)) for key, item in value.items()))
-    if isinstance(value, list):
-        return ("array", tuple(_canonical(item) for item in value))
-    if isinstance(value, bool) or value is None or isinstance(value, str):
-        return (type(value).__name__, value)
-    if isinstance(value, int | float):
-        return ("number", "NaN" if value != value else value)
-    return ("other", repr(value))
-
-
-def same_json(was: Any, now: Any) -> bool:
-    """Whether two JSON values are equal as JSON: ``true`` is not ``1``, ``1`` is ``1.0``,
-    an object's keys in any order (and too deep to tell: not the same)."""
-    try:
-        return was is now or _canonical(was) == _canonical(now)
-    except RecursionError:
-        return False  # too deep to tell: not the same, which gates
-
-
 def _get(schema: dict[str, Any], key: str) -> Any:
     return schema.get(key, _ABSENT)
 
@@ -227,8 +206,39 @@ def compare_schemas(old: Any, new: Any, path: str = "") -> Iterator[SchemaChange
     definition is compared where it is, ordered as the $refs that use it read it (under
     ``not`` the other way round).
 
+    A schema written differently with the same meaning is no change: the two are compared
+    as written and in :func:`~harness.qa.schema_spelling.normal_form` (a ``const`` as an
+    ``enum`` of its one value, ``allOf`` branches of ``required`` names or ``properties``
+    merged into their schema), and the comparison that orders the change better is given
+    (no change, then one direction; as written when they order it alike). Its pointers name
+    places in the schemas it compared: the normal form's, when that is the one given.
+
     Any JSON value is taken, at any position, and none raises: a value not of the shape
     JSON Schema gives its keyword is compared as a plain value (``changed``)."""
+    written = list(_compare_whole(old, new, path))
+    try:
+        normal_old, normal_new = normal_form(old), normal_form(new)
+    except RecursionError:
+        normal_old, normal_new = old, new  # too deep to rewrite: compared as written
+    if _disorder(written) and (normal_old is not old or normal_new is not new):
+        normal = list(_compare_whole(normal_old, normal_new, path))
+        if _disorder(normal) < _disorder(written):
+            yield from normal
+            return
+    yield from written
+
+
+def _disorder(changes: list[SchemaChange]) -> int:
+    """How little a comparison's changes order the whole: 0 no change of meaning, 1 one
+    way, 2 both ways or unknown."""
+    ordered = {c.direction for c in changes} - {"described", "marked"}
+    if not ordered:
+        return 0
+    return 1 if ordered in ({"widened"}, {"narrowed"}) else 2
+
+
+def _compare_whole(old: Any, new: Any, path: str) -> Iterator[SchemaChange]:
+    """:func:`compare_schemas` of the schemas as they are written."""
     uses = references(old, path)
     for target, polarities in references(new, path).items():
         uses.setdefault(target, set()).update(polarities)
@@ -355,10 +365,10 @@ def _compare_enum(was: Any, now: Any, path: str) -> Iterator[SchemaChange]:
     if not isinstance(was, list) or not isinstance(now, list):
         yield _presence(was, now, path, _is_list)
         return
-    was_keys = {_canonical(v) for v in was}
-    now_keys = {_canonical(v) for v in now}
-    added = [v for v in now if _canonical(v) not in was_keys]
-    removed = [v for v in was if _canonical(v) not in now_keys]
+    was_keys = {canonical(v) for v in was}
+    now_keys = {canonical(v) for v in now}
+    added = [v for v in now if canonical(v) not in was_keys]
+    removed = [v for v in was if canonical(v) not in now_keys]
     if not added and not removed:
         return  # the same values, reordered or repeated
     direction: Direction = "widened" if not removed else "narrowed" if not added else "changed"
@@ -684,10 +694,10 @@ def _compare_branches(key: str, was: Any, now: Any, path: str) -> Iterator[Schem
     before, after = ([] if v is _ABSENT else list(v) for v in (was, now))
     left = list(range(len(before)))
     moved: list[int] = []
-    canonical = [_canonical(branch) for branch in before]
+    keys = [canonical(branch) for branch in before]
     for index, branch in enumerate(after):
-        written = _canonical(branch)
-        match = next((i for i in left if canonical[i] == written), None)
+        written = canonical(branch)
+        match = next((i for i in left if keys[i] == written), None)
         if match is None:
             moved.append(index)
         else:

@@ -10,7 +10,7 @@ from pathlib import Path
 from typing import Any
 
 import pytest
-from hypothesis import assume, given, settings
+from hypothesis import assume, example, given, settings
 from hypothesis import strategies as st
 
 from harness.cli import main
@@ -361,14 +361,22 @@ def test_a_branch_moved_and_edited_is_compared_with_itself() -> None:
 
 # -- every classification against a validator ---------------------------------------------
 
-SAMPLES = [None, True, 0, 5, 2.5, "a", "long", [], [1], ["a", 1], {}, {"a": 1}, {"a": "x", "b": 2}]
+SAMPLES = [
+    *(None, True, 0, 1, 5, 2.5, "a", "long", [], [1], ["a", 1], {}, {"a": 1}, {"a": "x", "b": 2}),
+    *({"b": "a"}, {"a": 5, "b": None}, {"a": {"a": 1}}),
+]
+VALUES = st.sampled_from([1, "a", None, 5, 1.0])
 LEAVES = st.one_of(
     st.sampled_from([{"type": t} for t in ("string", "integer", "array", "object", "null")]),
     st.builds(lambda n: {"maxLength": n}, st.integers(0, 4)),
     st.builds(lambda n: {"minimum": n}, st.integers(0, 5)),
-    st.builds(lambda e: {"enum": e}, st.lists(st.sampled_from([1, "a", None, 5]), min_size=1)),
+    st.builds(lambda e: {"enum": e}, st.lists(VALUES, min_size=1, max_size=3)),
+    st.builds(lambda v: {"const": v}, VALUES),
+    st.builds(lambda v, e: {"const": v, "enum": e}, VALUES, st.lists(VALUES, max_size=2)),
     st.sampled_from([True, False, {}, {"$ref": "#/$defs/D"}, {"description": "x"}]),
 )
+# What additionalProperties may say of the names the properties beside it do not declare.
+EXTRA = st.sampled_from([True, False, {}, {"type": "integer"}])
 
 
 def _applied(inner: st.SearchStrategy[Any]) -> st.SearchStrategy[Any]:
@@ -378,6 +386,28 @@ def _applied(inner: st.SearchStrategy[Any]) -> st.SearchStrategy[Any]:
         *(st.builds(lambda s, k=k: {k: s}, inner) for k in ("not", "items", "contains")),
         st.builds(lambda i, t, e: {"if": i, "then": t, "else": e}, inner, inner, inner),
         st.builds(lambda s, r: {"properties": {"a": s}, "required": r}, inner, st.just(["a"])),
+        # allOf branches that ask for names or properties, beside the parent's own.
+        st.builds(
+            lambda s, t, name, x: {
+                "properties": {"a": s},
+                "additionalProperties": x,
+                "allOf": [{"properties": {name: t}, "required": [name]}],
+            },
+            inner,
+            inner,
+            st.sampled_from(["a", "b"]),
+            EXTRA,
+        ),
+        st.builds(
+            lambda s, x: {"allOf": [{"properties": {"a": s}}], "additionalProperties": x},
+            inner,
+            EXTRA,
+        ),
+        st.builds(
+            lambda s, x: {"allOf": [{"properties": {"a": s}, "additionalProperties": x}]},
+            inner,
+            EXTRA,
+        ),
         st.builds(lambda p: {"prefixItems": p}, st.lists(inner, max_size=2)),
         st.builds(lambda s: {"contains": s, "maxContains": 1}, inner),
         st.builds(lambda s: {"dependentSchemas": {"a": s}}, inner),
@@ -393,11 +423,16 @@ def edited(draw: st.DrawFn) -> tuple[dict[str, Any], dict[str, Any]]:
     replaced, a keyword dropped, a list reversed, a number moved by one."""
     root, definition = draw(SCHEMAS), draw(LEAVES)
     old = {"allOf": [root], "$defs": {"D": definition}}
+    how = draw(st.sampled_from(["replace", "drop", "reverse", "move", "respell"]))
     places = list(_places(old))
+    if how == "respell":  # somewhere a respelling applies, if there is such a place
+        places = [p for p in places if respelled(_at(old, p), exact=False)] or places
     path = draw(st.sampled_from(places))
     node = _at(old, path)
-    how = draw(st.sampled_from(["replace", "drop", "reverse", "move"]))
-    if how == "replace" or not (isinstance(node, dict) and node):
+    respellings = respelled(node, exact=False)
+    if how == "respell" and respellings:
+        edit = draw(st.sampled_from(respellings))
+    elif how in ("replace", "respell") or not (isinstance(node, dict) and node):
         edit = draw(SCHEMAS)
     else:
         key = draw(st.sampled_from(sorted(node)))
@@ -413,6 +448,40 @@ def edited(draw: st.DrawFn) -> tuple[dict[str, Any], dict[str, Any]]:
     # D refers to itself: the validator would recurse for ever.
     assume(all("$ref" not in json.dumps(s.get("$defs")) for s in (old, new)))
     return old, new
+
+
+def respelled(node: Any, *, exact: bool) -> list[dict[str, Any]]:
+    """``node`` written each other way this test knows: a one-value enum as const and back,
+    ``required`` or ``properties`` moved into an allOf branch, a branch merged into ``node``.
+    ``exact``: only those that accept the same values (``properties`` moved away from an
+    ``additionalProperties`` that reads their names is not; a branch merged up may not be)."""
+    if not isinstance(node, dict):
+        return []
+    found = []
+    rest = {k: v for k, v in node.items() if k not in ("enum", "const")}
+    if "const" not in node and isinstance(node.get("enum"), list) and len(node["enum"]) == 1:
+        found.append({**rest, "const": node["enum"][0]})
+    if "const" in node and "enum" not in node:
+        found.append({**rest, "enum": [node["const"]]})
+    branches = node.get("allOf", [])
+    names_free = node.get("additionalProperties", True) in (True, {})
+    for key in ("required", "properties"):
+        if (
+            key in node
+            and isinstance(branches, list)
+            and (not exact or key == "required" or names_free)
+        ):
+            moved = {k: v for k, v in node.items() if k not in (key, "allOf")}
+            found.append({**moved, "allOf": [*branches, {key: node[key]}]})
+    if not exact and isinstance(branches, list):
+        for index, branch in enumerate(branches):
+            if isinstance(branch, dict) and branch.keys() <= {"required", "properties"}:
+                others = branches[:index] + branches[index + 1 :]
+                merged = {**node, **branch, **({"allOf": others} if others else {})}
+                if not others:
+                    merged.pop("allOf", None)
+                found.append(merged)
+    return found
 
 
 def _places(schema: Any, path: tuple[Any, ...] = ()) -> Iterator[tuple[Any, ...]]:
@@ -437,6 +506,27 @@ def _at(schema: Any, path: tuple[Any, ...]) -> Any:
 
 @settings(max_examples=300, deadline=None)
 @given(pair=edited())
+# Spellings alike that are not one meaning (schema_spelling must not make them one).
+@example(pair=({"allOf": [{"type": "string"}, {"type": "integer"}]}, {"type": "string"}))
+@example(pair=({"const": 1, "enum": [5]}, {"const": 1}))
+@example(
+    pair=(
+        {"properties": {"a": INTEGER}, "additionalProperties": False},
+        {"additionalProperties": False, "allOf": [{"properties": {"a": INTEGER}}]},
+    )
+)
+@example(
+    pair=(
+        {"properties": {"a": INTEGER}},
+        {"properties": {"a": {"minimum": 3}}, "allOf": [{"properties": {"a": INTEGER}}]},
+    )
+)
+@example(
+    pair=(
+        {"allOf": [{"properties": {"a": INTEGER}, "additionalProperties": False}]},
+        {"properties": {"a": INTEGER}},
+    )
+)
 def test_a_validator_never_shows_a_change_the_classification_hides(
     pair: tuple[dict[str, Any], dict[str, Any]],
 ) -> None:
@@ -448,3 +538,33 @@ def test_a_validator_never_shows_a_change_the_classification_hides(
             assert ordered and ordered != {"widened"}, instance
         if now and not was:
             assert ordered and ordered != {"narrowed"}, instance
+
+
+@st.composite
+def respelling(draw: st.DrawFn) -> tuple[dict[str, Any], dict[str, Any]]:
+    """A schema, and the same with one place written another way with the same meaning."""
+    old = {"allOf": [draw(SCHEMAS)], "$defs": {"D": draw(LEAVES)}}
+    places = [p for p in _places(old) if respelled(_at(old, p), exact=True)]
+    assume(places)
+    path = draw(st.sampled_from(places))
+    edit = draw(st.sampled_from(respelled(_at(old, path), exact=True)))
+    new = json.loads(json.dumps(old))
+    if path:
+        _at(new, path[:-1])[path[-1]] = edit
+    else:
+        new = edit
+    assume(all("$ref" not in json.dumps(s.get("$defs")) for s in (old, new)))
+    return old, new
+
+
+@settings(max_examples=200, deadline=None)
+@given(pair=respelling())
+def test_a_schema_written_another_way_with_the_same_meaning_is_no_change(
+    pair: tuple[dict[str, Any], dict[str, Any]],
+) -> None:
+    old, new = pair
+    for instance in SAMPLES:  # the respelling keeps the meaning, as far as samples tell
+        assert accepts(old, instance) == accepts(new, instance), instance
+    for was, now in ((old, new), (new, old)):
+        ordered = [c.describe() for c in compare_schemas(was, now)]
+        assert [c for c in ordered if not c.endswith(("(described)", "(marked)"))] == []
