@@ -309,6 +309,31 @@ def _episodes(grid: Grid, options: RunOptions) -> list[EpisodeSpec]:
     return changed
 
 
+def _check_cassettes(episodes: list[EpisodeSpec], done: set[str]) -> None:
+    """A :class:`RunRefused` naming the cassettes to replay that are not there, for the
+    episodes still to run (``done``: those a resumed run has): such an episode could only
+    crash, and a resume would run it again to crash the same way."""
+    replayed = [
+        Path(spec.cassette)
+        for spec in episodes
+        if spec.cassette is not None and spec.cassette_mode == "replay" and spec.id not in done
+    ]
+    missing = [path for path in replayed if not path.is_file()]
+    if not missing:
+        return
+    shown = ", ".join(path.name for path in missing[:MISSING_SHOWN])
+    more = f" and {len(missing) - MISSING_SHOWN} more" if len(missing) > MISSING_SHOWN else ""
+    raise RunRefused(
+        f"--replay-cassettes {missing[0].parent}: no cassette for {len(missing)} of the "
+        f"{len(replayed)} episodes to replay ({shown}{more}); record them first "
+        "(--record-cassettes with this grid), or replay the grid they were recorded with."
+    )
+
+
+MISSING_SHOWN = 5
+"""How many missing cassettes a refusal names (then how many more)."""
+
+
 def _make_cassettes_directory(options: RunOptions) -> None:
     if options.cassettes is None or options.cassette_mode != "record":
         return
@@ -397,8 +422,12 @@ async def run_experiment(
 ) -> Study:
     """Run (or resume) ``grid`` into ``options.output``; every file is written at the end."""
     episodes = _episodes(grid, options)  # its options checked before anything is written
+    if not options.resume:
+        _check_cassettes(episodes, done=set())
     store, held = _prepare(grid, options)
     try:
+        if options.resume:  # the episodes it already has need no cassette
+            _check_cassettes(episodes, store.done())
         _make_cassettes_directory(options)
         return await _run(grid, options, store, episodes, console)
     finally:

@@ -1,6 +1,7 @@
 """An experiment holds its output directory while it runs: a second run into it (a resume,
 or a fresh run that looked before the first had written) is refused, not run beside it;
-options refused before the run leave no output behind."""
+options refused before the run (cassettes to replay that are not all there) leave no output
+behind."""
 
 from __future__ import annotations
 
@@ -75,3 +76,45 @@ async def test_refused_cassette_options_leave_no_output(
             RunOptions(output=output, progress=False, cassettes=afile, cassette_mode="record"),
         )
     assert not output.exists()
+
+
+LLM_GRID = """
+[experiment]
+name = "llm"
+seeds = 3
+policies = ["none"]
+[[agents]]
+name = "gpt"
+spec = "openai:gpt-4o-mini"
+options = {base_url = "http://127.0.0.1:9/v1", api_key = "test-key"}
+[[tasks]]
+id = "inbox"
+site = "mail"
+instruction = "What is in my inbox?"
+"""
+
+
+def test_cassettes_to_replay_that_are_not_all_there_are_refused_before_the_run(
+    tmp_path: Path, capsys: pytest.CaptureFixture[str]
+) -> None:
+    from harness.cli.commands import EXIT_USAGE, main
+
+    grid = grid_file(tmp_path, LLM_GRID)
+    cassettes = tmp_path / "cassettes"
+    cassettes.mkdir()
+    # Recorded with seeds = 1: the cassettes of seeds 1 and 2 are not there.
+    (cassettes / "inbox.gpt.none.polyfill.cancel.s0.json").write_text("{}", encoding="utf-8")
+    output = tmp_path / "out"
+    command = ["experiment", str(grid), "--output", str(output), "--no-progress"]
+    assert main([*command, "--replay-cassettes", str(cassettes)]) == EXIT_USAGE
+    err = capsys.readouterr().err
+    assert "no cassette for 2 of the 3 episodes" in err, err
+    assert "inbox.gpt.none.polyfill.cancel.s1.json" in err and ".s2.json" in err
+    assert ".s0.json" not in err and err.count("\n") == 1 and "Traceback" not in err
+    assert not output.exists()  # refused before the run: nothing left behind
+    # A resume needs the cassettes of the episodes it has yet to run, no more.
+    from harness.experiments.runners import _check_cassettes, _episodes
+
+    options = RunOptions(output=output, cassettes=cassettes, cassette_mode="replay")
+    episodes = _episodes(load_grid(grid), options)
+    _check_cassettes(episodes, done={e.id for e in episodes if not e.id.endswith(".s0")})
