@@ -22,6 +22,7 @@ time (one instance serves every worker: :mod:`harness.experiments.shared_sites`)
 from __future__ import annotations
 
 import asyncio
+import errno
 import json
 import os
 import secrets
@@ -174,6 +175,20 @@ def _hold(output: Path) -> int:
     return held
 
 
+def _check_writable(output: Path, *paths: Path) -> None:
+    """A :class:`RunRefused` when this process cannot write the output directory (or the
+    files ``paths`` of it), said before ``results.db`` is opened, which would blame the
+    database that is not there ("unable to open database file")."""
+    for path in (output, *paths):
+        if not os.access(path, os.W_OK):
+            what = "" if path == output else f"; {path.name} cannot be written"
+            raise RunRefused(
+                f"--output {output}: cannot use it as the output directory "
+                f"({os.strerror(errno.EACCES)}{what}); give a directory that can be created "
+                "and written."
+            )
+
+
 def _prepare(grid: Grid, options: RunOptions) -> tuple[ResultStore, int]:
     """The run's result store, and its hold on the output directory (close it at the end)."""
     output = options.output
@@ -185,6 +200,7 @@ def _prepare(grid: Grid, options: RunOptions) -> tuple[ResultStore, int]:
             )
         held = _hold(output)
         try:
+            _check_writable(output, database)
             return _resumed(grid, options, database), held
         except BaseException:
             os.close(held)
@@ -202,6 +218,11 @@ def _prepare(grid: Grid, options: RunOptions) -> tuple[ResultStore, int]:
             "that can be created and written."
         ) from None
     held = _hold(output)
+    try:
+        _check_writable(output)
+    except RunRefused:
+        os.close(held)
+        raise
     if any(output.iterdir()):  # another run began between the look and the hold
         os.close(held)
         raise RunRefused(

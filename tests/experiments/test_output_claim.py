@@ -1,11 +1,14 @@
 """An experiment holds its output directory while it runs: a second run into it (a resume,
 or a fresh run that looked before the first had written) is refused, not run beside it;
-options refused before the run (cassettes to replay that are not all there) leave no output
-behind."""
+options refused before the run (cassettes to replay that are not all there, an output
+directory that cannot be written) leave no output behind."""
 
 from __future__ import annotations
 
+import contextlib
 import os
+import subprocess
+from collections.abc import Iterator
 from pathlib import Path
 
 import pytest
@@ -118,3 +121,64 @@ def test_cassettes_to_replay_that_are_not_all_there_are_refused_before_the_run(
     options = RunOptions(output=output, cassettes=cassettes, cassette_mode="replay")
     episodes = _episodes(load_grid(grid), options)
     _check_cassettes(episodes, done={e.id for e in episodes if not e.id.endswith(".s0")})
+
+
+@contextlib.contextmanager
+def unwritable(directory: Path) -> Iterator[None]:
+    """``directory`` made unwritable for this process: root writes through a chmod, so for
+    root it is made immutable (chattr +i) instead."""
+    if os.geteuid() != 0:
+        directory.chmod(0o555)
+        try:
+            yield
+        finally:
+            directory.chmod(0o755)
+        return
+    made = subprocess.run(["chattr", "+i", str(directory)], capture_output=True, check=False)
+    if made.returncode != 0:
+        pytest.skip(f"chattr +i is not available here: {made.stderr.decode().strip()}")
+    try:
+        yield
+    finally:
+        subprocess.run(["chattr", "-i", str(directory)], check=True)
+
+
+def test_an_output_directory_that_cannot_be_written_is_said_so(
+    tmp_path: Path, capsys: pytest.CaptureFixture[str]
+) -> None:
+    from harness.cli.commands import EXIT_USAGE, main
+
+    grid = grid_file(tmp_path, LLM_GRID)
+    output = tmp_path / "out"
+    output.mkdir()
+    with unwritable(output):
+        code = main(["experiment", str(grid), "--output", str(output), "--no-progress"])
+    err = capsys.readouterr().err
+    assert code == EXIT_USAGE, err
+    assert f"--output {output}: cannot use it as the output directory (Permission denied)" in err
+    assert "give a directory that can be created and written" in err
+    assert "results database" not in err and "Traceback" not in err
+    assert list(output.iterdir()) == []
+    # A resume, the same: its database is there, but nothing could be written beside it.
+    from harness.experiments.results import ResultStore
+
+    ResultStore(output / "results.db").close()
+    with unwritable(output):
+        code = main(["experiment", str(grid), "--output", str(output), "--resume"])
+    err = capsys.readouterr().err
+    assert code == EXIT_USAGE and "cannot use it as the output directory" in err, err
+
+
+def test_a_results_db_that_is_no_database_is_still_said_so(
+    tmp_path: Path, capsys: pytest.CaptureFixture[str]
+) -> None:
+    from harness.cli.commands import EXIT_USAGE, main
+
+    grid = grid_file(tmp_path, LLM_GRID)
+    output = tmp_path / "out"
+    output.mkdir()
+    (output / "results.db").write_text("not sqlite at all, " * 100, encoding="utf-8")
+    command = ["experiment", str(grid), "--output", str(output), "--no-progress", "--resume"]
+    assert main(command) == EXIT_USAGE
+    err = capsys.readouterr().err
+    assert "results.db is not a results database" in err, err
