@@ -16,7 +16,7 @@ the episodes it already has::
     select = ["mail-salaries"]         # only these tasks (optional)
 
     [agentdojo]                        # with suites = ["agentdojo:banking", …] (optional)
-    attacks = ["important_instructions"]
+    attacks = ["explicit_calls"]       # an LLM meets AgentDojo's: "important_instructions", …
     annotations = ["annotated", "bare"]
 
     [[agents]]
@@ -128,6 +128,12 @@ class AgentEntry(BaseModel):
     def is_llm(self) -> bool:
         """Whether a model decides (temperature, seed and cassettes apply)."""
         return self.kind in ("openai", "anthropic")
+
+    @property
+    def model(self) -> str:
+        """The model an AgentDojo attack may address (``openai:MODEL``), ``""`` for an
+        agent that is no model."""
+        return self.spec.partition(":")[2].strip() if self.is_llm else ""
 
 
 class NamedSource(BaseModel):
@@ -616,7 +622,8 @@ def load_grid(path: str | Path) -> Grid:
         )
     if agentdojo_suites:
         adojo = parsed.agentdojo or AgentDojoSettings()
-        tasks.extend(tasks_of(agentdojo_suites, adojo, str(file)))
+        targets = {agent.spec: agent.model for agent in parsed.agents}
+        tasks.extend(tasks_of(agentdojo_suites, adojo, str(file), targets))
         digest.update(f"agentdojo {agentdojo_version()} {adojo.version}".encode())
     elif parsed.agentdojo is not None:
         raise ConfigError(

@@ -24,22 +24,28 @@ suites = {suites}
 {agentdojo}
 
 [[agents]]
-spec = "scripted"
+spec = "{agent}"
 """
 
 
 def grid(
-    tmp_path: Path, suites: str = '["agentdojo:banking"]', select: str = "", agentdojo: str = ""
+    tmp_path: Path,
+    suites: str = '["agentdojo:banking"]',
+    select: str = "",
+    agentdojo: str = "",
+    agent: str = "scripted",
 ) -> Path:
     path = tmp_path / "grid.toml"
     path.write_text(
-        GRID.format(suites=suites, select=select, agentdojo=agentdojo), encoding="utf-8"
+        GRID.format(suites=suites, select=select, agentdojo=agentdojo, agent=agent),
+        encoding="utf-8",
     )
     return path
 
 
 def test_a_suite_expands_to_its_benign_tasks_and_every_pair(tmp_path: Path) -> None:
-    loaded = load_grid(grid(tmp_path))
+    # An LLM AgentDojo has a name for: the default attack addresses it by that name.
+    loaded = load_grid(grid(tmp_path, agent="openai:gpt-4o-2024-05-13"))
     ids = [t.id for t in loaded.tasks]
     assert len(ids) == 16 + 16 * 9  # banking v1.2.1: 16 user tasks, 9 injection tasks
     assert ids[:2] == ["banking.user_task_0", "banking.user_task_1"]
@@ -65,14 +71,14 @@ def test_attacks_and_annotations_are_axes_of_the_attacked_cases(tmp_path: Path) 
         grid(
             tmp_path,
             select='select = ["banking.user_task_0", "banking.user_task_0.injection_task_2"]',
-            agentdojo='attacks = ["explicit_calls", "tool_knowledge"]\nannotations = ["annotated", "bare"]',
+            agentdojo='attacks = ["explicit_calls", "ignore_previous"]\nannotations = ["annotated", "bare"]',
         )
     )
     cells = {(e.task.id, e.policy.name, e.attack_name, e.annotations) for e in loaded.episodes()}
     # benign: 2 policies × 2 annotations; attacked: × 2 attacks too
     assert len(cells) == 2 * 2 + 2 * 2 * 2
     assert ("banking.user_task_0", "strict", "none", "bare") in cells
-    assert ("banking.user_task_0.injection_task_2", "none", "tool_knowledge", "annotated") in cells
+    assert ("banking.user_task_0.injection_task_2", "none", "ignore_previous", "annotated") in cells
     ids = {e.id for e in loaded.episodes()}
     assert (
         "banking.user_task_0.injection_task_2.scripted.none.polyfill.cancel.explicit_calls.bare.s0"
@@ -131,6 +137,64 @@ def test_bad_agentdojo_settings_say_what_to_do(
 ) -> None:
     with pytest.raises(ConfigError, match=message.replace("[", r"\[").replace("]", r"\]")):
         load_grid(grid(tmp_path, suites=suites, agentdojo=agentdojo))
+
+
+NAMELESS = "explicit_calls, direct, ignore_previous, injecagent, system_message"
+"""The attacks that name no model (what an agent that is no model can meet)."""
+
+
+@pytest.mark.parametrize(
+    ("agent", "agentdojo", "message"),
+    [
+        (  # h19 defect 5: every attacked episode "crashed", exit 1, and --resume again
+            "obedient",
+            "",
+            "grid.toml: AgentDojo's attack 'important_instructions' (the default of "
+            "[agentdojo] attacks) addresses the model by name, and the agent 'obedient' is no "
+            f"model: none of its attacked cases could start. Use an attack that names no "
+            f"model: {NAMELESS} (",
+        ),
+        (
+            "scripted",
+            'attacks = ["explicit_calls", "important_instructions_no_model_name"]',
+            "AgentDojo's attack 'important_instructions_no_model_name' addresses the model by "
+            "name, and the agent 'scripted' is no model",
+        ),
+        (
+            "openai:gpt-4o-mini",
+            'attacks = ["tool_knowledge"]',
+            "AgentDojo's attack 'tool_knowledge' addresses the model by name, and has no name "
+            "for the agent 'openai:gpt-4o-mini' (model 'gpt-4o-mini'; AgentDojo names ",
+        ),
+        (
+            "openai:gpt-4o-2024-05-13",
+            'attacks = ["manual"]',
+            "AgentDojo's attack 'manual' asks a person at the terminal for every injection",
+        ),
+    ],
+)
+def test_an_attack_an_agent_cannot_meet_is_refused_when_the_grid_loads(
+    tmp_path: Path, agent: str, agentdojo: str, message: str
+) -> None:
+    with pytest.raises(ConfigError) as refused:
+        load_grid(grid(tmp_path, agentdojo=agentdojo, agent=agent))
+    assert message in str(refused.value)
+    if "no model:" in message:
+        assert "important_instructions_no_model_name" not in str(refused.value).split("Use")[1]
+
+
+def test_an_attack_that_runs_for_every_agent_of_the_grid_loads(tmp_path: Path) -> None:
+    text = grid(tmp_path, agentdojo='attacks = ["important_instructions"]', agent="obedient")
+    text.write_text(
+        text.read_text(encoding="utf-8").replace(
+            'spec = "obedient"', 'spec = "openai:gpt-4o-2024-05-13"'
+        ),
+        encoding="utf-8",
+    )
+    assert load_grid(text).agentdojo is not None
+    # Without attacked cases the attacks are no axis: nothing to meet.
+    benign = grid(tmp_path, agentdojo='cases = ["benign", "injection"]', agent="obedient")
+    assert {e.attack_name for e in load_grid(benign).episodes()} == {"none"}
 
 
 def test_explicit_calls_states_the_ground_truth_in_yaml_safe_words() -> None:

@@ -110,7 +110,7 @@ suites = ["agentdojo:slack"]
 select = ["slack.user_task_0", "slack.user_task_0.injection_task_1", "slack.injection_task_2"]
 [agentdojo]
 cases = ["benign", "attacked", "injection"]
-attacks = ["important_instructions", "explicit_calls"]
+attacks = ["ignore_previous", "explicit_calls"]
 annotations = ["annotated", "bare"]
 [[agents]]
 spec = "scripted"

@@ -36,11 +36,6 @@ class Started:
     """The injection vectors the episode's injections sit in (``+``-joined), or ``""``."""
 
 
-def _model(spec: EpisodeSpec) -> str:
-    """The model id an attack may address (an LLM agent's ``openai:MODEL``), else ``""``."""
-    return spec.agent.spec.partition(":")[2].strip() if spec.agent.is_llm else ""
-
-
 def start_episode(site: Any, spec: EpisodeSpec) -> Started:
     """Set ``site`` up for ``spec``'s AgentDojo case; the plan and the injection channel."""
     from harness.sites.agentdojo_app import EpisodeSetup, load_suite
@@ -51,7 +46,7 @@ def start_episode(site: Any, spec: EpisodeSpec) -> Started:
     made: dict[str, str] = {}
     if case.user_task is not None and case.injection_task is not None:
         made = injections(
-            suite, case.user_task, case.injection_task, spec.attack_name, _model(spec)
+            suite, case.user_task, case.injection_task, spec.attack_name, spec.agent.model
         )
     # An injection task's ground truth alone runs, as AgentDojo's own suite check runs it,
     # in the environment of the suite's first user task.

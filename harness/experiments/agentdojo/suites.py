@@ -8,7 +8,8 @@
     [agentdojo]
     version = "v1.2.1"                  # AgentDojo's benchmark version
     cases = ["benign", "attacked"]      # and/or "injection": each injection task's ground truth
-    attacks = ["important_instructions"]  # AgentDojo's attacks by name, or explicit_calls
+    attacks = ["important_instructions"]  # AgentDojo's attacks by name (LLM agents), or
+                                        # explicit_calls (the scripted and obedient agents)
     annotations = ["annotated", "bare"]   # the tools with sites/agentdojo/annotations.toml, or none
     max_steps = 40                      # per episode (travel's ground truths take 20 calls)
 
@@ -20,6 +21,7 @@ by its ``security()`` as AgentDojo's own suite check does).
 from __future__ import annotations
 
 import re
+from collections.abc import Mapping
 from importlib import metadata
 from typing import Annotated, Any, Literal
 
@@ -112,14 +114,31 @@ def load(version: str, name: str) -> Any:
         raise ConfigError(f"{exc}.") from None
 
 
-def tasks_of(names: list[str], settings: AgentDojoSettings, source: str) -> list[TaskSpec]:
-    """The grid's tasks for AgentDojo suites ``names``: every case ``settings`` asks for."""
-    from harness.experiments.agentdojo.attacks import check_attacks
+def tasks_of(
+    names: list[str], settings: AgentDojoSettings, source: str, agents: Mapping[str, str]
+) -> list[TaskSpec]:
+    """The grid's tasks for AgentDojo suites ``names``: every case ``settings`` asks for.
+
+    ``agents`` maps each agent's spec to the model an attack may address (``""``: an agent
+    that is no model); an attack one of them cannot meet is refused here, not in every
+    attacked episode.
+    """
+    from harness.experiments.agentdojo.attacks import check_attacks, check_targets
 
     tasks: list[TaskSpec] = []
     for name in names:
         suite: Any = load(settings.version, name)
         check_attacks(settings.attacks)
+        if "attacked" in settings.cases:
+            try:
+                check_targets(
+                    suite,
+                    settings.attacks,
+                    agents,
+                    defaulted="attacks" not in settings.model_fields_set,
+                )
+            except ConfigError as exc:
+                raise ConfigError(f"{source}: {exc}") from None
         user_tasks = sorted(suite.user_tasks.items(), key=lambda i: _number(i[0]))
         injection_tasks = sorted(suite.injection_tasks.items(), key=lambda i: _number(i[0]))
         for kind in settings.cases:
