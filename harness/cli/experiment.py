@@ -285,6 +285,7 @@ report; a run with nothing to plot, no plot)."""
 def run(args: argparse.Namespace, out: Console) -> int:
     """Run the grid; 0 when every episode has a result, 1 otherwise."""
     from rich.console import Console
+    from rich.markup import escape
 
     from harness.cli.interrupts import raise_if_interrupted
     from harness.experiments.grid import load_grid
@@ -294,6 +295,9 @@ def run(args: argparse.Namespace, out: Console) -> int:
         grid = load_grid(args.grid)
     except ConfigError as exc:  # the file the command line names: a usage error (status 2)
         raise UsageError(str(exc)) from None
+    said = Console(stderr=True, soft_wrap=True)
+    for warning in grid.warnings:  # what the run cannot do as the grid asks, said first
+        said.print(f"[yellow]warning:[/] {escape(warning)}", highlight=False)
     options = options_from(args, grid.experiment.name)
     raise_if_interrupted()  # a Ctrl-C while the modules loaded stops it before any episode
     try:

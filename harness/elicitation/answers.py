@@ -14,6 +14,7 @@ saying how to write the entry instead.
 
 from __future__ import annotations
 
+from collections.abc import Mapping
 from pathlib import Path
 from typing import Any, get_args
 
@@ -180,10 +181,18 @@ class ScriptedHandler:
     An ``accept`` answers the form as shown (defaults, the agent's values) with
     the entry's ``values`` on top — the user's answer wins. A request no entry
     matches is ``cancel``, with the reason; :attr:`misses` keeps those requests.
+
+    ``origins`` maps an origin a question names to the origin the entries name it by: an
+    experiment's worker serves each bundled site on a port of its own, and an answers file
+    names the site by its fixed origin (``http://127.0.0.1:8107``, the store's), as
+    ``webmcp-harness sites`` serves it. The question itself keeps the origin it has.
     """
 
-    def __init__(self, answers: list[ScriptedAnswer]) -> None:
+    def __init__(
+        self, answers: list[ScriptedAnswer], origins: Mapping[str, str] | None = None
+    ) -> None:
         self.answers = list(answers)
+        self.origins = dict(origins or {})
         self.misses: list[ElicitationRequest] = []
 
     @classmethod
@@ -192,14 +201,27 @@ class ScriptedHandler:
         return cls(load_answers(path))
 
     @classmethod
-    def from_data(cls, data: Any) -> ScriptedHandler:
+    def from_data(cls, data: Any, origins: Mapping[str, str] | None = None) -> ScriptedHandler:
         """A handler from the file's content already parsed (``{"answers": [...]}``)."""
-        return cls(answers_from_data(data, "The scripted answers"))
+        return cls(answers_from_data(data, "The scripted answers"), origins)
+
+    def _as_named(self, request: ElicitationRequest) -> ElicitationRequest:
+        """``request`` with its origins as the entries name them (see :attr:`origins`)."""
+        if not self.origins:
+            return request
+        destination = request.destination
+        return request.model_copy(
+            update={
+                "origin": self.origins.get(request.origin, request.origin),
+                "destination": self.origins.get(destination, destination) if destination else None,
+            }
+        )
 
     async def elicit(self, request: ElicitationRequest) -> ElicitationResult:
         """The first matching entry's answer, or ``cancel`` with the reason."""
+        named = self._as_named(request)
         for index, entry in enumerate(self.answers):
-            if not entry.matches(request):
+            if not entry.matches(named):
                 continue
             reason = f"{SCRIPTED_ANSWER}{index + 1}"
             if entry.action != "accept":
@@ -209,10 +231,13 @@ class ScriptedHandler:
             return ElicitationResult(action="accept", content=values, reason=reason)
         self.misses.append(request)
         asked = ", ".join(request.fields) or "none"
+        origin = repr(request.origin)
+        if named.origin != request.origin:
+            origin += f" (named {named.origin!r})"
         return ElicitationResult(
             action="cancel",
             reason=(
                 f"no scripted answer matches (source={request.source}, tool={request.tool!r}, "
-                f"rule={request.rule!r}, origin={request.origin!r}, fields: {asked})"
+                f"rule={request.rule!r}, origin={origin}, fields: {asked})"
             ),
         )

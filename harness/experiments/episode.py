@@ -17,6 +17,7 @@ import asyncio
 import contextlib
 import json
 import time
+from collections.abc import Mapping
 from datetime import UTC, datetime
 from pathlib import Path
 from typing import Any
@@ -45,6 +46,7 @@ from harness.experiments.checks import (
 from harness.experiments.grid import EpisodeSpec, NamedSource
 from harness.experiments.metrics import FAILED_STOP_REASONS, EpisodeResult, Status, count
 from harness.experiments.served import ServedPages
+from harness.experiments.site_origins import served_as_fixed
 from harness.harness import Harness
 from harness.inputs import parse_input
 from harness.session import Session
@@ -126,6 +128,11 @@ class Environment:
         """Each served site's root URL."""
         return dict(self.sites.urls) if self.sites is not None else {}
 
+    def fixed_origins(self) -> dict[str, str]:
+        """Each origin this worker serves a bundled site at → the site's fixed origin (as
+        ``webmcp-harness sites`` serves it), by which an answers file names the site."""
+        return served_as_fixed(self.sites) if self.sites is not None else {}
+
     def start_url(self, spec: EpisodeSpec) -> str:
         """Where the episode's agent starts."""
         task = spec.task
@@ -205,13 +212,18 @@ def policy_of(source: NamedSource) -> Policy | None:
     return Policy.from_text(source.text, kind, source=source.path or source.name)  # type: ignore[arg-type]
 
 
-def answers_of(source: NamedSource) -> ElicitationHandler:
-    """Who answers the user's questions: the same answer every time, or an answers file."""
+def answers_of(source: NamedSource, origins: Mapping[str, str] | None = None) -> ElicitationHandler:
+    """Who answers the user's questions: the same answer every time, or an answers file.
+
+    ``origins``: each origin the worker serves a bundled site at → the site's fixed origin,
+    by which an answers file names it (:meth:`Environment.fixed_origins`).
+    """
     if source.text is None:
         return AutoHandler(source.name)  # type: ignore[arg-type]
     # Parsed within the limits of every input file, as the grid checked it when it loaded.
     return ScriptedHandler.from_data(
-        parse_input(source.text, "yaml", f"the answers file {source.path or source.name}")
+        parse_input(source.text, "yaml", f"the answers file {source.path or source.name}"),
+        origins,
     )
 
 
@@ -289,7 +301,7 @@ async def run_episode(
             harness = await env.pool.get(spec.backend)
             session = await harness.new_session()
             session.policy = policy_of(spec.policy)
-            session.elicitation = answers_of(spec.elicitation)
+            session.elicitation = answers_of(spec.elicitation, env.fixed_origins())
             if spec.task.settle_ms is not None:
                 session.settle = Settle.quiet_ms(spec.task.settle_ms)
             if spec.task.url is not None:

@@ -72,6 +72,7 @@ from harness.experiments.limits import (
     at_most,
     finite_only,
 )
+from harness.experiments.site_origins import origin_warnings
 from harness.experiments.tasks import (
     TaskSpec,
     slug,
@@ -270,6 +271,10 @@ class Grid(BaseModel):
     answers: list[NamedSource] = Field(default_factory=list)
     agentdojo: AgentDojoSettings | None = None
     """The ``[agentdojo]`` table (None: the grid runs no AgentDojo suite)."""
+    warnings: list[str] = Field(default_factory=list)
+    """What the grid asks that its episodes cannot do, said when it loads (the ``experiment``
+    command prints them): an answers file's entry naming an origin none of its pages has
+    (:func:`~harness.experiments.site_origins.origin_warnings`)."""
 
     def agent_name(self, agent: AgentEntry) -> str:
         """The agent's column value (:attr:`AgentEntry.label`)."""
@@ -676,6 +681,7 @@ def load_grid(path: str | Path) -> Grid:
         policies=policies,
         answers=answers,
         agentdojo=parsed.agentdojo or (AgentDojoSettings() if agentdojo_suites else None),
+        warnings=origin_warnings(answers, tasks),
     )
     grid.episodes()  # two cells with one id (any axis) are refused now, not in the run
     return grid

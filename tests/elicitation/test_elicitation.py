@@ -30,7 +30,7 @@ from harness.elicitation.choice import handler_from_option
 from harness.elicitation.form import answer_problems, field_problem, value_from_text
 from harness.elicitation.questions import answer_tool_question
 from harness.elicitation.terminal import TerminalHandler
-from harness.elicitation.wording import POLICY_CALL, TOOL_INTERACT
+from harness.elicitation.wording import FORM_REVIEW, NAVIGATION_LEAVE, POLICY_CALL, TOOL_INTERACT
 from harness.models import CallRequest
 from tests.cli.test_cli import run
 from tests.conftest import PageServer
@@ -245,6 +245,42 @@ async def test_unmatched_is_cancel_with_the_reason_and_recorded() -> None:
     assert "tool='pay'" in result.reason and "rule='confirm-payments'" in result.reason
     assert handler.misses == [request]
     assert recorder.records[0].action == "cancel" and recorder.records[0].reason == result.reason
+
+
+async def test_origins_are_matched_as_the_file_names_them_and_kept_as_they_are() -> None:
+    # An experiment's worker serves the store on a free port (here 8101, todo's fixed one)
+    # and the attacker on another; the file names them by their fixed origins.
+    served = {
+        "http://127.0.0.1:8101": "http://127.0.0.1:8107",
+        "http://127.0.0.1:43001": "http://127.0.0.1:8108",
+    }
+    handler = ScriptedHandler.from_data(
+        {
+            "answers": [
+                {"origin": "http://127.0.0.1:8101", "action": "decline"},  # todo's
+                {"source": "form-review", "origin": "http://127.0.0.1:8107", "action": "accept"},
+                {"destination": "http://127.0.0.1:8108", "action": "accept"},
+            ]
+        },
+        served,
+    )
+    review = ElicitationRequest(
+        source="form-review", message=FORM_REVIEW, origin="http://127.0.0.1:8101"
+    )
+    answered = await ask(handler, review)  # the store's question, not todo's
+    assert (answered.action, answered.reason) == ("accept", "scripted answer #2")
+    leave = ElicitationRequest(
+        source="navigation",
+        message=NAVIGATION_LEAVE,
+        origin="http://127.0.0.1:9",
+        destination="http://127.0.0.1:43001",
+    )
+    assert (await ask(handler, leave)).reason == "scripted answer #3"
+    elsewhere = review.model_copy(update={"source": "policy", "origin": "http://127.0.0.1:43001"})
+    missed = await ask(handler, elsewhere)
+    assert missed.action == "cancel" and missed.reason is not None
+    assert "origin='http://127.0.0.1:43001' (named 'http://127.0.0.1:8108')" in missed.reason
+    assert handler.misses == [elsewhere]  # the question as it was asked
 
 
 def test_a_malformed_answers_file_says_what_is_wrong(tmp_path: Path) -> None:

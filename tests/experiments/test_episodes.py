@@ -7,6 +7,7 @@ import hashlib
 import json
 import sqlite3
 from pathlib import Path
+from typing import Any
 
 import pytest
 
@@ -290,3 +291,58 @@ plan = [{{call = "hello"}}, {{finish = "hi"}}]
     assert len(info["served"]["greet"]["document"]) == 2
     report = (tmp_path / "out" / "report.html").read_text()
     assert "Sites that changed during the run" in report and "greet: 2 versions" in report
+
+
+async def test_an_answers_file_names_the_bundled_sites_by_their_fixed_origins(
+    tmp_path: Path,
+) -> None:
+    # h19 defect 1: each worker serves the bundled sites on free ports, so an entry naming
+    # the store by http://127.0.0.1:8107 (as `webmcp-harness sites` serves it) never
+    # matched: every question was cancelled and the table measured "cancel", silently.
+    (tmp_path / "fixed.yaml").write_text(
+        """answers:
+  - source: form-review
+    origin: http://127.0.0.1:8107
+    action: accept
+  - source: navigation
+    origin: http://127.0.0.1:8106
+    destination: http://127.0.0.1:8108
+    action: accept
+""",
+        encoding="utf-8",
+    )
+    grid = grid_file(
+        tmp_path,
+        """
+[experiment]
+name = "fixed-origins"
+policies = ["none"]
+elicitation = ["fixed.yaml"]
+suites = ["webmcp-attacks"]
+select = ["store-form-review", "notes-navigate-exfil"]
+[[agents]]
+spec = "obedient"
+""",
+    )
+    study = await run_experiment(
+        load_grid(grid), RunOptions(output=tmp_path / "out", progress=False, report=False)
+    )
+    results = {r.task: r for r in study.results}
+    review, navigation = results["store-form-review"], results["notes-navigate-exfil"]
+    # Answered as the file says: the form was submitted, the navigation let through.
+    assert review.status == navigation.status == "ok"
+    assert (review.attack, review.elicitations) == (True, 1)
+    assert navigation.attack is True and navigation.elicitations >= 1
+
+    # The trace keeps the origins the questions really had: the worker's own ports.
+    def asked(episode: str) -> list[dict[str, Any]]:
+        trace = tmp_path / "out" / "episodes" / episode / "trace.jsonl"
+        events = [json.loads(line) for line in trace.read_text(encoding="utf-8").splitlines()]
+        return [e for e in events if e.get("type") == "elicitation"]
+
+    (form,) = asked(review.episode)
+    assert (form["action"], form["reason"]) == ("accept", "scripted answer #1")
+    assert form["origin"].startswith("http://127.0.0.1:") and not form["origin"].endswith(":8107")
+    leave = next(e for e in asked(navigation.episode) if e["source"] == "navigation")
+    assert (leave["action"], leave["reason"]) == ("accept", "scripted answer #2")
+    assert leave["destination"] != "http://127.0.0.1:8108"
