@@ -97,23 +97,31 @@ instruction = "What is in my inbox?"
 """
 
 
+def refused(capsys: pytest.CaptureFixture[str], grid: Path, output: Path, *options: str) -> str:
+    """What ``experiment GRID --output OUTPUT OPTIONS`` says on stderr: a usage error (2)."""
+    from harness.cli.commands import EXIT_USAGE, main
+
+    command = ["experiment", str(grid), "--output", str(output), "--no-progress", *options]
+    code = main(command)
+    err = capsys.readouterr().err
+    assert code == EXIT_USAGE, err
+    assert "Traceback" not in err
+    return err
+
+
 def test_cassettes_to_replay_that_are_not_all_there_are_refused_before_the_run(
     tmp_path: Path, capsys: pytest.CaptureFixture[str]
 ) -> None:
-    from harness.cli.commands import EXIT_USAGE, main
-
     grid = grid_file(tmp_path, LLM_GRID)
     cassettes = tmp_path / "cassettes"
     cassettes.mkdir()
     # Recorded with seeds = 1: the cassettes of seeds 1 and 2 are not there.
     (cassettes / "inbox.gpt.none.polyfill.cancel.s0.json").write_text("{}", encoding="utf-8")
     output = tmp_path / "out"
-    command = ["experiment", str(grid), "--output", str(output), "--no-progress"]
-    assert main([*command, "--replay-cassettes", str(cassettes)]) == EXIT_USAGE
-    err = capsys.readouterr().err
+    err = refused(capsys, grid, output, "--replay-cassettes", str(cassettes))
     assert "no cassette for 2 of the 3 episodes" in err, err
     assert "inbox.gpt.none.polyfill.cancel.s1.json" in err and ".s2.json" in err
-    assert ".s0.json" not in err and err.count("\n") == 1 and "Traceback" not in err
+    assert ".s0.json" not in err and err.count("\n") == 1
     assert not output.exists()  # refused before the run: nothing left behind
     # A resume needs the cassettes of the episodes it has yet to run, no more.
     from harness.experiments.runners import _check_cassettes, _episodes
@@ -146,39 +154,30 @@ def unwritable(directory: Path) -> Iterator[None]:
 def test_an_output_directory_that_cannot_be_written_is_said_so(
     tmp_path: Path, capsys: pytest.CaptureFixture[str]
 ) -> None:
-    from harness.cli.commands import EXIT_USAGE, main
-
     grid = grid_file(tmp_path, LLM_GRID)
     output = tmp_path / "out"
     output.mkdir()
     with unwritable(output):
-        code = main(["experiment", str(grid), "--output", str(output), "--no-progress"])
-    err = capsys.readouterr().err
-    assert code == EXIT_USAGE, err
+        err = refused(capsys, grid, output)
     assert f"--output {output}: cannot use it as the output directory (Permission denied)" in err
     assert "give a directory that can be created and written" in err
-    assert "results database" not in err and "Traceback" not in err
+    assert "results database" not in err
     assert list(output.iterdir()) == []
     # A resume, the same: its database is there, but nothing could be written beside it.
     from harness.experiments.results import ResultStore
 
     ResultStore(output / "results.db").close()
     with unwritable(output):
-        code = main(["experiment", str(grid), "--output", str(output), "--resume"])
-    err = capsys.readouterr().err
-    assert code == EXIT_USAGE and "cannot use it as the output directory" in err, err
+        err = refused(capsys, grid, output, "--resume")
+    assert "cannot use it as the output directory" in err, err
 
 
 def test_a_results_db_that_is_no_database_is_still_said_so(
     tmp_path: Path, capsys: pytest.CaptureFixture[str]
 ) -> None:
-    from harness.cli.commands import EXIT_USAGE, main
-
     grid = grid_file(tmp_path, LLM_GRID)
     output = tmp_path / "out"
     output.mkdir()
     (output / "results.db").write_text("not sqlite at all, " * 100, encoding="utf-8")
-    command = ["experiment", str(grid), "--output", str(output), "--no-progress", "--resume"]
-    assert main(command) == EXIT_USAGE
-    err = capsys.readouterr().err
+    err = refused(capsys, grid, output, "--resume")
     assert "results.db is not a results database" in err, err
