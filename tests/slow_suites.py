@@ -124,6 +124,7 @@ SUITES = (
             "tests/conformance/test_audit_pages.py",
             "tests/conformance/test_audit_qa.py",
             "tests/conformance/test_flakes.py",
+            "tests/conformance/test_report_outputs.py",
             "tests/conformance/wpt/**/*",
         ),
         ("harness/conformance/**/*", "harness/qa/**/*", *BROWSER, *PIPELINE),

@@ -41,6 +41,7 @@ from harness.cli.options import (
     URL_HELP,
     Interrupted,
     Parser,
+    ReaderGone,
     UsageError,
     add_elicit_options,
     add_page_options,
@@ -636,7 +637,7 @@ def _console() -> Console:
             # rich's own answer is a silent exit 1 (a failure, to the caller's script):
             # the reader left, which main() ends the way a pipeline does.
             self.quiet = True
-            raise BrokenPipeError(errno.EPIPE, "the reader of the output went away")
+            raise ReaderGone(errno.EPIPE, "the reader of the output went away")
 
     return Output(soft_wrap=True)
 

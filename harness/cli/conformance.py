@@ -4,7 +4,8 @@ Exit status: 0 when every result is what the baseline expects; 1 for unexpected 
 (a failure, or a pass the baseline did not expect — and, for ``site``, a finding at or
 above ``--fail-on`` that the baseline does not list); 2 for usage errors (a bad option, a
 baseline or ``--diff`` file that cannot be read, a ``--wpt-root`` without ``webmcp/``);
-3 when the harness could not run (no browser, a page that cannot be reached).
+3 when the harness could not run (no browser, a page that cannot be reached). A reader of
+stdout that left (``| head``) ends the command quietly with 141, as for every command.
 """
 
 from __future__ import annotations
@@ -20,7 +21,7 @@ from datetime import UTC, datetime
 from pathlib import Path
 from typing import TYPE_CHECKING, Any
 
-from harness.cli.options import UsageError, add_settle_options, settle_option
+from harness.cli.options import ReaderGone, UsageError, add_settle_options, settle_option
 from harness.conformance.escaping import clip, one_line
 from harness.elicitation.wording import plain
 from harness.errors import (
@@ -234,6 +235,8 @@ def run(args: argparse.Namespace, out: Console) -> int:
     err = Console(stderr=True, soft_wrap=True)
     try:
         return asyncio.run(_run(args, out, err))
+    except ReaderGone:
+        raise  # `| head`: the CLI ends the command as a pipeline's writer (141), quietly
     except (ConfigError, UsageError) as exc:
         err.print(f"webmcp-harness: {exc}", markup=False, highlight=False)
         return EXIT_USAGE

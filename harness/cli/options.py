@@ -52,6 +52,12 @@ class UsageError(HarnessError):
         self.usage = usage
 
 
+class ReaderGone(BrokenPipeError):
+    """The reader of the command's output went away (``| head``): the command ends as a
+    pipeline's writer does, quietly with 141. Raised by the CLI's console, so that a command
+    can tell it from a pipe of its own run that broke (one to the browser, to a page)."""
+
+
 class Interrupted(KeyboardInterrupt):
     """Ctrl-C (SIGINT) stopped a command, with what the user can do about it: exit status
     130, error code ``interrupted``. Still a :class:`KeyboardInterrupt`, so everything

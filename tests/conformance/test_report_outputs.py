@@ -1,0 +1,109 @@
+"""Where a conformance run's output goes: a reader of stdout that left ends the run as a
+pipeline's writer (141, quietly), as it ends every command; a pipe of the run's own that
+broke is a run that could not run (3).
+
+The in-process tests stand a canned audit in for the browser (``_run_site``): what they
+check is what the command does with a run's results, not the run.
+"""
+
+from __future__ import annotations
+
+import asyncio
+import contextlib
+import errno
+import os
+from pathlib import Path
+from typing import Any
+
+import pytest
+
+from harness.cli import conformance
+from harness.cli.commands import main
+from harness.conformance.results import Report, RunInfo, Subtest, TestResult
+from tests.console_script import SCRIPT
+
+REPORT_FILES = {"wptreport-polyfill.json", "junit.xml", "report.html", "summary.md"}
+
+
+def _canned_audit(monkeypatch: pytest.MonkeyPatch) -> None:
+    """``conformance site`` audits without a browser: one page, one finding above info."""
+
+    async def audit(args: Any, ticker: Any) -> tuple[list[Report], dict[str, Any]]:
+        report = Report(
+            run_info=RunInfo(suite="site", backend="polyfill"),
+            time_start=1_700_000_000_000,
+            time_end=1_700_000_001_000,
+            results=[
+                TestResult(
+                    test="/todo/{index}",
+                    status="OK",
+                    subtests=[
+                        Subtest(name="description-missing · add_todo", status="FAIL"),
+                        Subtest(name="name-invalid · add_todo", status="PASS"),
+                    ],
+                )
+            ],
+        )
+        return [report], {"findings.json": {"sites": []}}
+
+    monkeypatch.setattr(conformance, "_run_site", audit)
+
+
+def _site(output: Path, *more: str) -> list[str]:
+    return ["conformance", "site", "bundled:todo", "--no-progress", "--output", str(output), *more]
+
+
+def _reports(output: Path) -> set[str]:
+    return {p.name for p in output.iterdir()} if output.is_dir() else set()
+
+
+# -- stdout into a pipe -------------------------------------------------------------------
+
+
+def test_a_reader_of_stdout_that_left_ends_the_run_quietly(
+    tmp_path: Path, monkeypatch: pytest.MonkeyPatch, capsys: pytest.CaptureFixture[str]
+) -> None:
+    _canned_audit(monkeypatch)
+    reading, writing = os.pipe()
+    os.close(reading)
+    closed = os.fdopen(writing, "w")
+    monkeypatch.setattr("sys.stdout", closed)
+    code = main(_site(tmp_path / "reports"))
+    monkeypatch.undo()
+    with contextlib.suppress(BrokenPipeError):  # what is still buffered goes nowhere
+        closed.close()
+    assert code == 141
+    assert capsys.readouterr().err == ""
+    assert _reports(tmp_path / "reports") >= REPORT_FILES
+
+
+def test_a_broken_pipe_of_the_run_itself_is_a_run_that_could_not_run(
+    tmp_path: Path, monkeypatch: pytest.MonkeyPatch, capsys: pytest.CaptureFixture[str]
+) -> None:
+    # A pipe to the browser or a page that broke is not the reader of stdout leaving.
+    async def broken(args: Any, ticker: Any) -> Any:
+        raise BrokenPipeError(errno.EPIPE, os.strerror(errno.EPIPE))
+
+    monkeypatch.setattr(conformance, "_run_site", broken)
+    code = main(_site(tmp_path / "reports"))
+    assert code == 3
+    assert "could not run" in capsys.readouterr().err
+
+
+@pytest.mark.slow
+async def test_conformance_into_a_pipe_whose_reader_left_exits_141(tmp_path: Path) -> None:
+    reading, writing = os.pipe()
+    os.close(reading)  # `| head -1` that has gone before the first line
+    try:
+        proc = await asyncio.create_subprocess_exec(
+            SCRIPT,
+            *_site(tmp_path / "reports"),
+            stdout=writing,
+            stderr=asyncio.subprocess.PIPE,
+        )
+    finally:
+        os.close(writing)
+    _, err = await asyncio.wait_for(proc.communicate(), 300)
+    assert proc.returncode == 141, err.decode()
+    assert err == b""
+    assert _reports(tmp_path / "reports") >= REPORT_FILES
