@@ -5,7 +5,8 @@ Exit status: 0 when every result is what the baseline expects; 1 for unexpected 
 above ``--fail-on`` that the baseline does not list); 2 for usage errors (a bad option, a
 baseline or ``--diff`` file that cannot be read, a ``--wpt-root`` without ``webmcp/``);
 3 when the harness could not run (no browser, a page that cannot be reached). A reader of
-stdout that left (``| head``) ends the command quietly with 141, as for every command.
+stdout that left (``| head``) ends the command quietly with 141, as for every command;
+``$GITHUB_STEP_SUMMARY`` that cannot be written is a warning only.
 """
 
 from __future__ import annotations
@@ -314,6 +315,13 @@ async def _run(args: argparse.Namespace, out: Console, err: Console) -> int:
         changed = diff(previous, reports) if previous is not None else None
         view = build_view(title, reports, comparison, baseline, changed, fail_on)
         written = write_reports(output, view, extra)
+    if written.step_summary_problem is not None:
+        err.print(
+            f"webmcp-harness: warning: {written.step_summary_problem}; the reports are in "
+            f"{written.directory}",
+            markup=False,
+            highlight=False,
+        )
     _print_summary(out, view, comparison, changed, written.directory)
     return EXIT_OK if not comparison.unexpected else EXIT_UNEXPECTED
 

@@ -11,7 +11,8 @@
   page text;
 - ``summary.md`` — the short version, appended to ``$GITHUB_STEP_SUMMARY`` when it is set
   (page text in it passes :func:`~harness.conformance.escaping.md_text`: one line, no
-  Markdown syntax of its own).
+  Markdown syntax of its own; a step summary that cannot be written is said, and costs
+  neither a report nor the run's verdict).
 
 Every file's text passes :func:`scrub` last, so a secret that reached a message never
 reaches a report.
@@ -508,6 +509,9 @@ class Written:
     directory: Path
     files: list[Path]
     step_summary: Path | None = None
+    step_summary_problem: str | None = None
+    """Why ``$GITHUB_STEP_SUMMARY`` could not be appended to (the step summary is a
+    courtesy to the CI page: the reports are written, and the run's verdict stands)."""
 
 
 def write_reports(
@@ -516,7 +520,9 @@ def write_reports(
     """Write every report file of ``view`` into ``directory`` (created if needed).
 
     ``extra`` maps more file names to JSON-able values (the audit's ``findings.json``).
-    Appends the Markdown summary to ``$GITHUB_STEP_SUMMARY`` when that is set.
+    Appends the Markdown summary to ``$GITHUB_STEP_SUMMARY`` when that is set, as best it
+    can: a file that cannot be written there is said in :attr:`Written.step_summary_problem`.
+    Raises ``OSError`` when a report file cannot be written.
     """
     import json
 
@@ -542,9 +548,14 @@ def write_reports(
     for trace in sorted((out / "traces").rglob("*.jsonl")) if (out / "traces").is_dir() else []:
         trace.write_text(scrub(trace.read_text(encoding="utf-8")), encoding="utf-8")
     step = os.environ.get("GITHUB_STEP_SUMMARY")
-    step_path: Path | None = None
-    if step:
-        step_path = Path(step)
-        with step_path.open("a", encoding="utf-8", errors="backslashreplace") as handle:
+    if not step:
+        return Written(out, written)
+    try:
+        with Path(step).open("a", encoding="utf-8", errors="backslashreplace") as handle:
             handle.write(scrub(summary))
-    return Written(out, written, step_path)
+    except OSError as exc:
+        problem = (
+            f"cannot append the summary to $GITHUB_STEP_SUMMARY {step} ({exc.strerror or exc})"
+        )
+        return Written(out, written, step_summary_problem=problem)
+    return Written(out, written, Path(step))

@@ -1,6 +1,6 @@
-"""Where a conformance run's output goes: a reader of stdout that left ends the run as a
-pipeline's writer (141, quietly), as it ends every command; a pipe of the run's own that
-broke is a run that could not run (3).
+"""What a conformance run writes besides its results, and where its output goes:
+``$GITHUB_STEP_SUMMARY`` is best effort (a warning, never the run's exit status); a reader
+of stdout that left ends the run as a pipeline's writer (141, quietly).
 
 The in-process tests stand a canned audit in for the browser (``_run_site``): what they
 check is what the command does with a run's results, not the run.
@@ -55,6 +55,29 @@ def _site(output: Path, *more: str) -> list[str]:
 
 def _reports(output: Path) -> set[str]:
     return {p.name for p in output.iterdir()} if output.is_dir() else set()
+
+
+# -- $GITHUB_STEP_SUMMARY -----------------------------------------------------------------
+
+
+@pytest.mark.parametrize("kind", ["in a missing directory", "a directory"])
+def test_a_step_summary_that_cannot_be_written_is_a_warning_and_nothing_else(
+    tmp_path: Path,
+    monkeypatch: pytest.MonkeyPatch,
+    capsys: pytest.CaptureFixture[str],
+    kind: str,
+) -> None:
+    _canned_audit(monkeypatch)
+    step = tmp_path / "no-such-dir" / "summary.md" if kind != "a directory" else tmp_path
+    monkeypatch.setenv("GITHUB_STEP_SUMMARY", str(step))
+    output = tmp_path / "reports"
+    code = main(_site(output))
+    out, err = capsys.readouterr()
+    assert code == 1, out + err  # the finding, not "could not run"
+    assert "unexpected: [polyfill] /todo/{index} › description-missing · add_todo" in out
+    assert _reports(output) >= REPORT_FILES
+    assert "warning" in err and "GITHUB_STEP_SUMMARY" in err and str(step) in err, err
+    assert ("No such file or directory" if kind != "a directory" else "Is a directory") in err
 
 
 # -- stdout into a pipe -------------------------------------------------------------------

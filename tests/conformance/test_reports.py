@@ -137,6 +137,28 @@ def test_the_markdown_summary_is_appended_to_the_github_step_summary(written: Pa
     )
 
 
+@pytest.mark.parametrize("kind", ["in a missing directory", "a directory"])
+def test_a_step_summary_that_cannot_be_appended_to_is_said_and_costs_no_report(
+    tmp_path: Path, monkeypatch: pytest.MonkeyPatch, kind: str
+) -> None:
+    step = tmp_path / "gone" / "summary.md" if kind != "a directory" else tmp_path
+    monkeypatch.setenv("GITHUB_STEP_SUMMARY", str(step))
+    run = _run("polyfill")
+    view = build_view("t", [run], Baseline().compare([run]), Baseline())
+    written = write_reports(tmp_path / "out", view)
+    assert {p.name for p in written.files} == {
+        "wptreport-polyfill.json",
+        "junit.xml",
+        "report.html",
+        "summary.md",
+    }
+    assert written.step_summary is None
+    assert written.step_summary_problem is not None
+    assert str(step) in written.step_summary_problem
+    reason = "No such file or directory" if kind != "a directory" else "Is a directory"
+    assert reason in written.step_summary_problem
+
+
 def test_page_text_in_the_html_is_escaped(written: Path) -> None:
     html = (written / "out" / "report.html").read_text(encoding="utf-8")
     assert "<script>alert(1)</script>" not in html
