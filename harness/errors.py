@@ -63,6 +63,17 @@ class ConfigError(HarnessError):
     """A harness option or input file is invalid; the message says which and why."""
 
 
+class ReportsNotWritten(HarnessError):
+    """A run's reports, or the baseline it updates, could not be written once the run was
+    done (a full disk, a directory made read-only meanwhile: what the command checked
+    before the run had changed); the message names the file, the reason and what was
+    written. ``reports``: the directory of the reports when they were written."""
+
+    def __init__(self, message: str, reports: Path | None = None) -> None:
+        super().__init__(message)
+        self.reports = reports
+
+
 class AgentStopped(HarnessError):
     """An agent ended its run early; ``reason`` becomes the run's stop reason.
 

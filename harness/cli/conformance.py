@@ -3,10 +3,11 @@
 Exit status: 0 when every result is what the baseline expects; 1 for unexpected results
 (a failure, or a pass the baseline did not expect — and, for ``site``, a finding at or
 above ``--fail-on`` that the baseline does not list); 2 for usage errors (a bad option, a
-baseline or ``--diff`` file that cannot be read, a ``--wpt-root`` without ``webmcp/``);
-3 when the harness could not run (no browser, a page that cannot be reached). A reader of
-stdout that left (``| head``) ends the command quietly with 141, as for every command;
-``$GITHUB_STEP_SUMMARY`` that cannot be written is a warning only.
+baseline or ``--diff`` file that cannot be read, a baseline to update that cannot be
+written, a ``--wpt-root`` without ``webmcp/``); 3 when the harness could not run (no
+browser, a page that cannot be reached) or could not write the reports it ran for (a full
+disk). A reader of stdout that left (``| head``) ends the command quietly with 141, as for
+every command; ``$GITHUB_STEP_SUMMARY`` that cannot be written is a warning only.
 """
 
 from __future__ import annotations
@@ -22,7 +23,13 @@ from datetime import UTC, datetime
 from pathlib import Path
 from typing import TYPE_CHECKING, Any
 
-from harness.cli.options import ReaderGone, UsageError, add_settle_options, settle_option
+from harness.cli.options import (
+    ReaderGone,
+    UsageError,
+    add_settle_options,
+    settle_option,
+    writable_file,
+)
 from harness.conformance.escaping import clip, one_line
 from harness.elicitation.wording import plain
 from harness.errors import (
@@ -31,6 +38,7 @@ from harness.errors import (
     HarnessError,
     NativeWebMCPUnavailable,
     PageUnreachable,
+    ReportsNotWritten,
 )
 
 if TYPE_CHECKING:  # imported when the command runs: its parser (and --help) loads none of it
@@ -40,7 +48,7 @@ if TYPE_CHECKING:  # imported when the command runs: its parser (and --help) loa
     from harness.conformance.audit import AuditOptions, SiteTarget
     from harness.conformance.baseline import Comparison, Diff
     from harness.conformance.flakes import RunAgain
-    from harness.conformance.reports import View
+    from harness.conformance.reports import View, Written
     from harness.conformance.results import Report
     from harness.models import BackendName
     from harness.qa.fuzz import FuzzOptions
@@ -241,6 +249,11 @@ def run(args: argparse.Namespace, out: Console) -> int:
     except (ConfigError, UsageError) as exc:
         err.print(f"webmcp-harness: {exc}", markup=False, highlight=False)
         return EXIT_USAGE
+    except ReportsNotWritten as exc:
+        err.print(f"webmcp-harness: {exc}", markup=False, highlight=False)
+        return EXIT_CANNOT_RUN
+    # What is left is the run's own: the browser, the pages, the sites' servers (the files
+    # the command line names were checked before the run, and are written above).
     except (BrowserNotFound, NativeWebMCPUnavailable, PageUnreachable, OSError) as exc:
         err.print(
             f"webmcp-harness: the harness could not run: {exc}", markup=False, highlight=False
@@ -259,8 +272,12 @@ def _backends(choice: str) -> list[BackendName]:
 
 
 def _baseline_path(args: argparse.Namespace) -> Path | None:
+    """The baseline to compare with; one to update is checked writable now, before the
+    run (a :class:`UsageError` otherwise), not found unwritable once the run is done."""
     if args.baseline is not None:
-        if not args.update_baseline and not Path(args.baseline).exists():
+        if args.update_baseline:
+            return writable_file(args.baseline, "--baseline")
+        if not Path(args.baseline).exists():
             # Without --update-baseline a missing file would silently expect every pass.
             raise ConfigError(
                 f"--baseline {args.baseline}: no such file; check the path, or pass "
@@ -270,6 +287,8 @@ def _baseline_path(args: argparse.Namespace) -> Path | None:
     if args.suite == "ua":
         from harness.conformance.ua.suite import BASELINE
 
+        if args.update_baseline:
+            return writable_file(BASELINE, "--update-baseline: the ua suite's own baseline")
         return BASELINE
     if args.update_baseline:
         raise ConfigError("--update-baseline needs --baseline FILE (where to write it).")
@@ -279,7 +298,7 @@ def _baseline_path(args: argparse.Namespace) -> Path | None:
 async def _run(args: argparse.Namespace, out: Console, err: Console) -> int:
     from harness.conformance.baseline import Baseline, diff
     from harness.conformance.flakes import rerun_failures
-    from harness.conformance.reports import build_view, write_reports
+    from harness.conformance.reports import build_view
     from harness.conformance.results import load_reports
 
     baseline_path = _baseline_path(args)
@@ -305,16 +324,18 @@ async def _run(args: argparse.Namespace, out: Console, err: Console) -> int:
                 title = "webmcp-harness conformance: web-platform-tests webmcp/"
         if args.rerun_failures:
             await rerun_failures(reports, baseline, args.rerun_failures, _run_again(args))
+        update: tuple[Path, Comparison] | None = None  # where to, and what it changes
         if args.update_baseline and baseline_path is not None:
-            updated = baseline.updated(reports)
-            changes = baseline.compare(reports)
-            updated.save(baseline_path)
-            _print_update(out, baseline_path, changes)
-            baseline = updated
+            update = baseline_path, baseline.compare(reports)
+            baseline = baseline.updated(reports)
         comparison = baseline.compare(reports)
         changed = diff(previous, reports) if previous is not None else None
         view = build_view(title, reports, comparison, baseline, changed, fail_on)
-        written = write_reports(output, view, extra)
+        try:
+            written = _write(output, view, extra, update[0] if update else None)
+        except ReportsNotWritten as exc:
+            _print_summary(out, view, comparison, changed, exc.reports)  # the run's results
+            raise
     if written.step_summary_problem is not None:
         err.print(
             f"webmcp-harness: warning: {written.step_summary_problem}; the reports are in "
@@ -322,8 +343,36 @@ async def _run(args: argparse.Namespace, out: Console, err: Console) -> int:
             markup=False,
             highlight=False,
         )
+    if update is not None:
+        _print_update(out, *update)
     _print_summary(out, view, comparison, changed, written.directory)
     return EXIT_OK if not comparison.unexpected else EXIT_UNEXPECTED
+
+
+def _write(output: Path, view: View, extra: dict[str, Any], baseline_to: Path | None) -> Written:
+    """The reports, then (``baseline_to``) the view's baseline, updated: both were checked
+    writable before the run; should one fail now all the same (a full disk), the reports
+    are written first, and a :class:`ReportsNotWritten` says what was not."""
+    from harness.conformance.reports import write_reports
+
+    try:
+        written = write_reports(output, view, extra)
+    except OSError as exc:
+        where = exc.filename or output
+        raise ReportsNotWritten(
+            f"cannot write the reports: {where} ({exc.strerror or exc}); make room or fix "
+            f"{output}'s permissions, and run again"
+        ) from None
+    if baseline_to is not None:
+        try:
+            view.baseline.save(baseline_to)
+        except OSError as exc:
+            raise ReportsNotWritten(
+                f"cannot write the updated baseline {baseline_to} ({exc.strerror or exc}); "
+                f"this run's reports are in {written.directory}",
+                reports=written.directory,
+            ) from None
+    return written
 
 
 REPORT_FILES = ("wptreport-*.json", "junit.xml", "report.html", "summary.md", "findings.json")
@@ -640,8 +689,14 @@ def _print_update(out: Console, path: Path, changes: Comparison) -> None:
 
 
 def _print_summary(
-    out: Console, view: View, comparison: Comparison, changed: Diff | None, directory: Path
+    out: Console,
+    view: View,
+    comparison: Comparison,
+    changed: Diff | None,
+    directory: Path | None,
 ) -> None:
+    """The results on stdout, ending with the verdict and where the reports are (``None``:
+    they could not be written)."""
     for backend in view.backends:
         cell = view.totals.get(backend)
         if cell is not None:
@@ -670,4 +725,5 @@ def _print_summary(
     verdict = (
         "as expected" if not comparison.unexpected else f"{len(comparison.unexpected)} unexpected"
     )
-    out.print(f"{verdict}; reports in {directory}", markup=False, highlight=False)
+    where = f"reports in {directory}" if directory is not None else "no reports written"
+    out.print(f"{verdict}; {where}", markup=False, highlight=False)

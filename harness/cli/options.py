@@ -17,6 +17,7 @@ from __future__ import annotations
 
 import argparse
 import json
+import os
 import re
 import sys
 from collections.abc import Iterable
@@ -24,7 +25,7 @@ from pathlib import Path
 from typing import TYPE_CHECKING, Any, NoReturn
 
 from harness.elicitation.wording import plain
-from harness.errors import ConfigError, HarnessError
+from harness.errors import ConfigError, HarnessError, file_in_the_way
 
 if TYPE_CHECKING:
     from harness.catalog import Settle
@@ -378,3 +379,47 @@ def output_directory(path: str | Path, option: str = "--output") -> Path:
             "give a writable path."
         ) from exc
     return directory
+
+
+def writable_file(path: str | Path, option: str) -> Path:
+    """``path``, a file a command writes once its run is done (``--baseline`` with
+    ``--update-baseline``), checked before the run: one that could not be written then is
+    a usage error now, and the run's results are not lost to it. Nothing is made (the
+    directories on the way are made when the file is written)."""
+    file = Path(path)
+    blocked = file_in_the_way(file)
+    if blocked is not None:
+        raise UsageError(
+            f"{option} {file}: {blocked} is a file, not a directory; give a path whose "
+            "directories exist or can be made."
+        )
+    if file.is_dir():
+        raise UsageError(f"{option} {file} is a directory; give the file's path.")
+    # The file itself when it is there, else the directory it (or its first missing
+    # parent) would be made in.
+    target = next(p for p in (file, *file.parents) if p.exists())
+    refused = _write_refused(target)
+    if refused is not None:
+        where = "it" if target == file else f"into {target}"
+        raise UsageError(
+            f"{option} {file}: cannot write {where} ({refused}); give a path that can be written."
+        )
+    return file
+
+
+def _write_refused(path: Path) -> str | None:
+    """Why nothing can be written at ``path`` — into it when it is a directory, over it
+    when it is a file — or None. Tried, not guessed from the mode (root, read-only mounts,
+    immutable files), and nothing is left: a file made in a directory is unnamed or
+    removed at once, an existing file is opened without truncating it."""
+    import tempfile
+
+    try:
+        if path.is_dir():
+            with tempfile.TemporaryFile(dir=path):
+                pass
+        else:
+            os.close(os.open(path, os.O_WRONLY | os.O_APPEND | os.O_NONBLOCK))
+    except OSError as exc:
+        return exc.strerror or str(exc)
+    return None

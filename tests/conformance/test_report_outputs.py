@@ -1,6 +1,8 @@
-"""What a conformance run writes besides its results, and where its output goes:
-``$GITHUB_STEP_SUMMARY`` is best effort (a warning, never the run's exit status); a reader
-of stdout that left ends the run as a pipeline's writer (141, quietly).
+"""What a conformance run writes besides its results, and where its output goes: a baseline
+to update that cannot be written is a usage error before the run (2, nothing left behind),
+one that fails after the run never costs the reports; ``$GITHUB_STEP_SUMMARY`` is best
+effort (a warning, never the run's exit status); a reader of stdout that left ends the run
+as a pipeline's writer (141, quietly).
 
 The in-process tests stand a canned audit in for the browser (``_run_site``): what they
 check is what the command does with a run's results, not the run.
@@ -19,8 +21,10 @@ import pytest
 
 from harness.cli import conformance
 from harness.cli.commands import main
+from harness.conformance.baseline import Baseline
 from harness.conformance.results import Report, RunInfo, Subtest, TestResult
-from tests.console_script import SCRIPT
+from tests.console_script import SCRIPT, run_script
+from tests.unwritable import unwritable_directory
 
 REPORT_FILES = {"wptreport-polyfill.json", "junit.xml", "report.html", "summary.md"}
 
@@ -55,6 +59,59 @@ def _site(output: Path, *more: str) -> list[str]:
 
 def _reports(output: Path) -> set[str]:
     return {p.name for p in output.iterdir()} if output.is_dir() else set()
+
+
+# -- the baseline to update ---------------------------------------------------------------
+
+
+@pytest.mark.parametrize("where", ["under a file", "an unwritable directory"])
+async def test_a_baseline_that_cannot_be_written_is_refused_before_the_run(
+    tmp_path: Path, where: str
+) -> None:
+    (tmp_path / "afile").write_text("x", encoding="utf-8")
+    baseline, said = tmp_path / "afile" / "baseline.yml", "is a file, not a directory"
+    refusing: contextlib.AbstractContextManager[Path] = contextlib.nullcontext(tmp_path)
+    if where == "an unwritable directory":
+        baseline, said = tmp_path / "ro" / "baseline.yml", "cannot write"
+        refusing = unwritable_directory(tmp_path / "ro")
+    output = tmp_path / "reports"
+    with refusing:
+        code, out, err = await run_script(
+            "conformance",
+            "site",
+            "http://127.0.0.1:9/",  # never opened: the command stops before any browser
+            "--no-progress",
+            "--output",
+            str(output),
+            "--baseline",
+            str(baseline),
+            "--update-baseline",
+            timeout=120,
+        )
+    assert code == 2, out + err
+    assert f"--baseline {baseline}" in err and said in err, err
+    assert "give" in err and "Traceback" not in err  # what to do
+    assert not output.exists(), "a refused run leaves no report directory"
+    assert not baseline.exists()
+
+
+def test_a_baseline_that_fails_to_save_after_the_run_costs_no_report(
+    tmp_path: Path, monkeypatch: pytest.MonkeyPatch, capsys: pytest.CaptureFixture[str]
+) -> None:
+    _canned_audit(monkeypatch)
+
+    def disk_full(self: Baseline, path: str | Path) -> None:
+        raise OSError(errno.ENOSPC, os.strerror(errno.ENOSPC), str(path))
+
+    monkeypatch.setattr(Baseline, "save", disk_full)
+    baseline, output = tmp_path / "baseline.yml", tmp_path / "reports"
+    code = main(_site(output, "--baseline", str(baseline), "--update-baseline"))
+    out, err = capsys.readouterr()
+    assert code == 3, out + err
+    assert _reports(output) >= REPORT_FILES, "the reports are written before the baseline"
+    assert f"baseline {baseline}" in err and "No space left on device" in err, err
+    assert str(output) in err and "could not run" not in err, err  # where the reports are
+    assert f"as expected; reports in {output}" in out  # the results, against the update
 
 
 # -- $GITHUB_STEP_SUMMARY -----------------------------------------------------------------
