@@ -378,6 +378,12 @@ def output_directory(path: str | Path, option: str = "--output") -> Path:
             f"{option} {directory}: cannot make that directory ({exc.strerror or exc}); "
             "give a writable path."
         ) from exc
+    refused = _write_refused(directory)
+    if refused is not None:
+        raise UsageError(
+            f"{option} {directory}: cannot write into that directory ({refused}); "
+            "give a writable path."
+        )
     return directory
 
 

@@ -16,10 +16,11 @@ from mcp import StdioServerParameters, types
 from mcp.client.client import Client
 from mcp.client.stdio import stdio_client
 
-from harness.cli.options import LATE_TOOL_HINT
+from harness.cli.options import LATE_TOOL_HINT, UsageError, output_directory
 from harness.stages.framing import unframed
 from tests.conftest import PageServer, free_port
 from tests.console_script import SCRIPT, run_script
+from tests.unwritable import unwritable_directory
 
 BLOCK_ECHO = """
 [[rules]]
@@ -376,3 +377,18 @@ async def test_an_output_directory_that_cannot_be_made_is_refused_before_the_run
     code, _, err = await run_script(*args, str(blocker / "reports"))
     assert code == 2, err
     assert "cannot make that directory" in err and "Traceback" not in err
+
+
+@pytest.mark.parametrize(
+    "args", [["selftest", "--quick", "--out"], ["bench", "--quick", "--json", "--output"]]
+)
+async def test_an_output_directory_that_cannot_be_written_is_refused_before_the_run(
+    tmp_path: Path, args: list[str]
+) -> None:
+    # The run took minutes, then its reports could not be written (exit 1): all was lost.
+    with unwritable_directory(tmp_path / "ro") as ro:
+        with pytest.raises(UsageError, match="cannot write into that directory"):
+            output_directory(ro, args[-1])
+        code, _, err = await run_script(*args, str(ro), timeout=120)
+    assert code == 2, err
+    assert f"{args[-1]} {ro}: cannot write into that directory" in err and "Traceback" not in err
