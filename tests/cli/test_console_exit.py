@@ -10,7 +10,7 @@ import sys
 # An object whose finalizer only a torn-down interpreter runs (a module global's), an atexit
 # handler, then the console script with the given arguments.
 SCRIPT = """
-import atexit, sys, threading, time
+import atexit, sys, threading
 
 class Finalized:
     def __del__(self):
@@ -21,7 +21,10 @@ atexit.register(lambda: print("atexit ran", flush=True))
 if "--with-thread" in sys.argv:
     sys.argv.remove("--with-thread")
     def work():
-        time.sleep(0.5)
+        # Still working whenever the command ends, however long it takes: it ends once the
+        # interpreter's shutdown has stopped the main thread (a process ended with
+        # os._exit never gets there, and never prints).
+        threading.main_thread().join()
         print("thread finished", flush=True)
     threading.Thread(target=work).start()
 sys.argv[0] = "webmcp-harness"
