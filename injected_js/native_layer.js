@@ -315,7 +315,8 @@ function installNativeLayer() {
   // inputSchema rejects with a DataError before Chromium runs it (schema.js). Anything else,
   // and anything the check cannot read, is Chromium's. The check serializes the input as
   // Chromium does (v8::JSON::Stringify); Chromium then gets a stand-in that serializes to the
-  // same text (or throws the same error), so the page's toJSON and getters run once.
+  // same text (or throws the page's own exception), so the page's toJSON and getters run
+  // once.
   const executeTool = {
     executeTool(tool, inputObject = undefined, options = undefined) {
       if (inactiveModelContexts.has(this)) {
@@ -351,7 +352,11 @@ function installNativeLayer() {
             }
           }
           if (violation !== null) return PromiseReject(domException(violation, "DataError"));
-          args[1] = serializedStandIn(serialized, text, error);
+          // What JSON.stringify itself refuses (a BigInt, a cycle) Chromium words as its own
+          // error: it gets the input as it is, to refuse it so.
+          if (serialized || jsonStringifyRefusal(error) === null) {
+            args[1] = serializedStandIn(serialized, text, error);
+          }
         }
       }
       return ReflectApply(nativeExecuteToolMethod, this, args);
