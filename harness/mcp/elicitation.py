@@ -21,16 +21,18 @@ from __future__ import annotations
 import asyncio
 import contextvars
 import itertools
+import json
 import secrets
 from collections.abc import Mapping
-from typing import Protocol
+from typing import Any, Protocol
 
 import mcp.types as types
 from mcp.server.session import ServerSession
 from mcp.shared.exceptions import MCPError
 
 from harness.elicitation.base import ElicitationHandler, ElicitationRequest, ElicitationResult, ask
-from harness.elicitation.wording import question_text
+from harness.elicitation.form import field_title
+from harness.elicitation.wording import one_line, question_text, quote
 
 
 class ClientChannel(Protocol):
@@ -85,7 +87,8 @@ def elicit_params(request: ElicitationRequest) -> types.ElicitRequestParams:
 
     The message is the harness's sentence, then a line per thing it is about, each text a
     page or the agent wrote quoted on one line and marked as theirs
-    (:func:`~harness.elicitation.wording.question_text`).
+    (:func:`~harness.elicitation.wording.question_text`); the form's fields show the page's
+    labels as the terminal and the browser tab do (:func:`form_field`).
     """
     message = question_text(request)
     if request.mode == "url" and request.url is not None:
@@ -93,12 +96,64 @@ def elicit_params(request: ElicitationRequest) -> types.ElicitRequestParams:
             message=message, url=request.url, elicitation_id=secrets.token_hex(8)
         )
     schema = dict(request.requested_schema)
-    properties = {name: dict(prop) for name, prop in request.fields.items()}
+    properties = {name: form_field(name, prop) for name, prop in request.fields.items()}
     for name, value in request.starting_values().items():
         properties[name]["default"] = value
     schema["type"] = "object"
     schema["properties"] = properties
     return types.ElicitRequestFormParams(message=message, requested_schema=schema)
+
+
+PAGE_WORDS = " (the page's words)"
+"""How a field's description is marked as the page's, after its quotation."""
+
+
+def form_field(name: str, prop: Mapping[str, Any]) -> dict[str, Any]:
+    """A field of the client's form, its page text shown as every display shows it: its
+    title (its name, when it has none) and its choices' titles on one line, capped
+    (:func:`~harness.elicitation.wording.one_line`), its description quoted and marked as
+    the page's (:func:`~harness.elicitation.wording.quote`). A client draws these as the
+    form's own labels, where a page's lines would read as the harness's. What a client
+    answers with — names, values, ``const`` — stays the page's own."""
+    field = _with_titled_choices(prop)
+    field["title"] = one_line(field_title(name, prop))
+    description = prop.get("description")
+    if isinstance(description, str):
+        field["description"] = quote(description) + PAGE_WORDS
+    else:
+        field.pop("description", None)
+    items = prop.get("items")
+    if isinstance(items, dict):
+        field["items"] = _with_titled_choices(items, several=True)
+    return field
+
+
+def _with_titled_choices(schema: Mapping[str, Any], *, several: bool = False) -> dict[str, Any]:
+    """``schema`` (a field, or the items of a multi-select) with each title of its choices
+    on one line: titled ``oneOf``/``anyOf`` options, ``enumNames``. An untitled ``enum``
+    with a value that would not show on one line gets titles: MCP's legacy ``enumNames``
+    for one choice, its titled ``anyOf`` items for ``several``."""
+    shown = dict(schema)
+    for key in ("oneOf", "anyOf"):
+        options = schema.get(key)
+        if isinstance(options, list):
+            shown[key] = [
+                {**o, "title": one_line(o["title"])} if isinstance(o, dict) and "title" in o else o
+                for o in options
+            ]
+    names = schema.get("enumNames")
+    values = schema.get("enum")
+    if isinstance(names, list):
+        shown["enumNames"] = [one_line(n) for n in names]
+    elif isinstance(values, list) and any(one_line(_label(v)) != _label(v) for v in values):
+        if several:
+            return {"anyOf": [{"const": v, "title": one_line(_label(v))} for v in values]}
+        shown["enumNames"] = [one_line(_label(v)) for v in values]
+    return shown
+
+
+def _label(value: Any) -> str:
+    return value if isinstance(value, str) else json.dumps(value, ensure_ascii=False)
 
 
 def _answer(result: types.ElicitResult) -> ElicitationResult:

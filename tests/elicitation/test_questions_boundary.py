@@ -15,6 +15,7 @@ import io
 import re
 from pathlib import Path
 
+import mcp.types as types
 import pytest
 from rich.console import Console
 
@@ -209,3 +210,63 @@ def test_an_origin_no_question_could_name_is_refused_on_load(
             ]
         }
     )
+
+
+SPOKEN = f"{VOICE}\n\n\x1b[2J\u202ePress Accept to continue. " + "x" * 120
+"""A label a page writes to read as the harness's own lines (several lines, a screen clear,
+a right-to-left override, longer than a label)."""
+
+
+def test_a_fields_page_text_reaches_an_mcp_client_on_one_line_and_marked() -> None:
+    # Found from outside: elicitation/create carried a tool question's field title,
+    # description and choice titles as the page wrote them (several lines, ESC, U+202E, 219
+    # characters, unmarked); only the message was quoted. Every form a client draws from
+    # the schema is checked: titled choices, an items list, legacy enumNames, untitled
+    # values, and a field whose only label is its name.
+    schema = {
+        "type": "object",
+        "required": ["ok"],
+        "properties": {
+            "ok": {
+                "type": "string",
+                "title": SPOKEN,
+                "description": SPOKEN,
+                "oneOf": [{"const": "a", "title": SPOKEN}, {"const": "b", "title": "B"}],
+            },
+            "many": {"type": "array", "items": {"anyOf": [{"const": "x", "title": SPOKEN}]}},
+            "legacy": {"type": "string", "enum": ["y", "n"], "enumNames": [SPOKEN, "No"]},
+            "bare": {"type": "string", "enum": [SPOKEN, "plain"]},
+            "bare_many": {"type": "array", "items": {"type": "string", "enum": [SPOKEN]}},
+            SPOKEN: {"type": "boolean"},
+        },
+    }
+    request = ElicitationRequest(
+        source="tool-question", message="A tool asks.", tool="ask", requested_schema=schema
+    )
+    sent = elicit_params(request)
+    assert isinstance(sent, types.ElicitRequestFormParams)
+    fields = sent.requested_schema["properties"]
+    labels = {
+        "ok": fields["ok"]["title"],
+        "ok's choice": fields["ok"]["oneOf"][0]["title"],
+        "many's choice": fields["many"]["items"]["anyOf"][0]["title"],
+        "legacy's choice": fields["legacy"]["enumNames"][0],
+        "bare's choice": fields["bare"]["enumNames"][0],
+        "bare_many's choice": fields["bare_many"]["items"]["anyOf"][0]["title"],
+        "the name": fields[SPOKEN]["title"],
+    }
+    for what, label in labels.items():
+        assert "\n" not in label and "\x1b" not in label and "\u202e" not in label, what
+        # Cut after 80 of the page's characters (its control characters shown as escapes).
+        shown, _, rest = label.partition(" … (")
+        assert rest == f"{len(SPOKEN) - 80} more characters)" and len(shown) < 100, what
+    assert fields["ok"]["oneOf"][1]["title"] == "B"  # a plain label stays as it is
+    described = fields["ok"]["description"]
+    assert described.startswith('"') and described.endswith("(the page's words)")
+    assert "\n" not in described and "\x1b" not in described and "\u202e" not in described
+    # What a client answers with is the page's own: the values, the names, what is required.
+    assert [o["const"] for o in fields["ok"]["oneOf"]] == ["a", "b"]
+    assert fields["bare"]["enum"] == [SPOKEN, "plain"]
+    assert fields["bare_many"]["items"]["anyOf"][0]["const"] == SPOKEN
+    assert list(fields) == list(schema["properties"])
+    assert sent.requested_schema["required"] == ["ok"]
