@@ -126,6 +126,10 @@ class Session:
         self._settled_document = -1  # the last document whose catalog was waited for
         self.call_timeout = call_timeout
         self.max_result_bytes = max_result_bytes
+        # What the session withheld from its agent, withheld on every channel (results, the
+        # tool list, the harness's messages, console, traces, the user's questions):
+        # harness/stages/scrubbing.py.
+        self.scrubber = Scrubber()
         # Every elicitation, answered by whoever is configured (nobody means "cancel",
         # the safe side), is recorded here, without password or x-sensitive values.
         self.elicitations: list[ElicitationRecord] = []
@@ -151,9 +155,6 @@ class Session:
         """The SEP's annotations this session's calls accumulated."""
         self.audit = AuditTrail()
         """The policy decisions made for this session."""
-        # What the session withheld from its agent, withheld on every channel (results, the
-        # tool list, the harness's messages, console, traces): harness/stages/scrubbing.py.
-        self.scrubber = Scrubber()
         self.vault = Vault(scrubber=self.scrubber)
         """The values withheld from the agent (memory only, cleared on close)."""
         # The user's standing consent to where the page is (harness/stages/navigation.py).
@@ -207,13 +208,20 @@ class Session:
 
     @property
     def elicitation(self) -> ElicitationHandler:
-        """Who answers the user's questions; every answer lands in :attr:`elicitations`."""
+        """Who answers the user's questions; every answer lands in :attr:`elicitations`.
+        It is asked with what the session withheld replaced by its handles, as every
+        other channel is (:mod:`harness.elicitation.withholding`)."""
         return self._elicitation
 
     @elicitation.setter
     def elicitation(self, handler: ElicitationHandler) -> None:
-        if not (isinstance(handler, RecordingHandler) and handler.records is self.elicitations):
-            handler = RecordingHandler(handler, self.elicitations)
+        scrub = self.scrubber.scrub
+        if not (
+            isinstance(handler, RecordingHandler)
+            and handler.records is self.elicitations
+            and handler.scrub == scrub
+        ):
+            handler = RecordingHandler(handler, self.elicitations, scrub=scrub)
         self._elicitation: ElicitationHandler = handler
 
     @property

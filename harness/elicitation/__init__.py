@@ -6,6 +6,8 @@ mid-execution) becomes one :class:`ElicitationRequest`, answered by one
 :class:`ElicitationHandler` with the shape of MCP's ``ElicitResult``.
 
 - ``base``: requests, answers, :func:`ask`, the records, the auto handler and wrappers;
+- ``withholding``: what a session withheld, replaced by its handles in every question it
+  asks and every record of one;
 - ``wording``: the harness's own sentences, and page text quoted as the page's (every
   display builds a question's lines there);
 - ``answers``: answers files (YAML/JSON) and :class:`ScriptedHandler`;
