@@ -217,6 +217,17 @@ class TimeLimit(HandlerWrapper):
         return await ask(self.inner, limited)
 
 
+def time_limit_of(handler: ElicitationHandler) -> float | None:
+    """The time limit the :class:`TimeLimit` wrappers around ``handler``'s answers set (the
+    smallest, wrapped however deep); None without one."""
+    limits = []
+    while isinstance(handler, HandlerWrapper):
+        if isinstance(handler, TimeLimit):
+            limits.append(handler.seconds)
+        handler = handler.inner
+    return min(limits, default=None)
+
+
 # ---------------------------------------------------------------------------
 # Auto and scripted answers.
 

@@ -23,7 +23,7 @@ from mcp.server.subscriptions import InMemorySubscriptionBus, ToolsListChanged
 
 from harness.elicitation.base import ElicitationHandler, RecordingHandler
 from harness.mcp.console import ConsoleForwarder
-from harness.mcp.elicitation import McpElicitationHandler
+from harness.mcp.elicitation import asking_clients
 from harness.session import Session
 
 log = logging.getLogger("harness.mcp.clients")
@@ -137,7 +137,7 @@ class ClientPage:
         local: ElicitationHandler = (
             previous.inner if isinstance(previous, RecordingHandler) else previous
         )
-        session.elicitation = McpElicitationHandler(local)
+        session.elicitation = asking_clients(local)  # within local's time limit too
 
         def restore() -> None:
             session.elicitation = local

@@ -30,7 +30,14 @@ import mcp.types as types
 from mcp.server.session import ServerSession
 from mcp.shared.exceptions import MCPError
 
-from harness.elicitation.base import ElicitationHandler, ElicitationRequest, ElicitationResult, ask
+from harness.elicitation.base import (
+    ElicitationHandler,
+    ElicitationRequest,
+    ElicitationResult,
+    TimeLimit,
+    ask,
+    time_limit_of,
+)
 from harness.elicitation.form import field_title
 from harness.elicitation.wording import one_line, question_text, quote
 
@@ -61,8 +68,9 @@ class McpElicitationHandler:
     ``InputRequiredResult`` on 2026-07-28 requests. Otherwise — no client call
     running, a client without the capability, a mode MCP has no form for
     (``interactive``) — ``fallback``, the configured local handler, answers.
-    Ask it through :func:`harness.elicitation.ask` like any handler: the time limit
-    and the form's rules apply to the client's answers too.
+    Ask it through :func:`harness.elicitation.ask` like any handler: the request's time
+    limit and the form's rules apply to the client's answers too; :func:`asking_clients`
+    puts it under the local handler's :class:`~harness.elicitation.base.TimeLimit`.
     """
 
     def __init__(self, fallback: ElicitationHandler) -> None:
@@ -80,6 +88,16 @@ class McpElicitationHandler:
         closer = getattr(self.fallback, "aclose", None)
         if closer is not None and asyncio.iscoroutinefunction(closer):
             await closer()
+
+
+def asking_clients(local: ElicitationHandler) -> ElicitationHandler:
+    """The handler of a page MCP clients drive: the calling client answers when it can
+    (:class:`McpElicitationHandler`), ``local`` otherwise — both within ``local``'s time
+    limit (``--elicit-timeout``): a client's answer after it is a ``cancel``, and what it
+    would have let through does not happen."""
+    handler = McpElicitationHandler(local)
+    seconds = time_limit_of(local)
+    return handler if seconds is None else TimeLimit(handler, seconds)
 
 
 def elicit_params(request: ElicitationRequest) -> types.ElicitRequestParams:

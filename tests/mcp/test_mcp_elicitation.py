@@ -1,15 +1,33 @@
 """The ``mcp`` elicitation handler: ``harness/mcp/elicitation.py``.
 
 The round trips through real MCP clients (handshake and 2026-07-28, stdio and
-HTTP) are in ``tests/test_mcp_server.py``.
+HTTP) are in ``tests/test_mcp_server.py``; the time limit over a bridge (both eras, both
+backends, on a page the test writes) is here.
 """
 
 from __future__ import annotations
 
-import mcp.types as types
+import asyncio
+import json
+import time
+from typing import Literal
 
-from harness.elicitation.base import AutoHandler, ElicitationRequest, ElicitationResult, ask
+import mcp.types as types
+import pytest
+from mcp.client.client import Client
+
+from harness import Harness
+from harness.elicitation.base import (
+    AutoHandler,
+    ElicitationRequest,
+    ElicitationResult,
+    TimeLimit,
+    ask,
+)
 from harness.mcp.elicitation import McpElicitationHandler, client_channel, elicit_params
+from harness.mcp.server import McpBridge
+from harness.stages.framing import unframed
+from tests.conftest import serve_pages
 
 
 class _Channel:
@@ -69,3 +87,71 @@ def test_questions_become_mcp_forms_with_the_agents_values_as_defaults() -> None
         )
     )
     assert isinstance(opened, types.ElicitRequestURLParams) and opened.url == "https://x.test/"
+
+
+# -- the time limit (--elicit-timeout) ---------------------------------------------
+
+LIMIT_S = 1.0
+LATE_S = 4.0
+LATE_PAGE = """<!doctype html><meta charset="utf-8"><title>late answers</title>
+<script>
+const mc = document.modelContext;
+let deleted = 0;
+mc.registerTool({
+  name: "delete_all", description: "Deletes everything.", inputSchema: {type: "object"},
+  annotations: {destructiveHint: true},
+  execute: () => { deleted += 1; return "DELETED everything"; },
+});
+mc.registerTool({
+  name: "deleted", description: "How often everything was deleted.",
+  inputSchema: {type: "object"}, annotations: {readOnlyHint: true},
+  execute: () => ({deleted}),
+});
+mc.registerTool({
+  name: "ask", description: "Asks the user for a word.", inputSchema: {type: "object"},
+  execute: async (_input, options) => JSON.stringify(await options.client.requestUserInput({
+    message: "A word, please",
+    requestedSchema: {type: "object", properties: {word: {type: "string"}}},
+  })),
+});
+</script>"""
+
+
+def page_value(result: types.CallToolResult) -> object:
+    """The JSON value a page tool returned (framed text: the page's tools list no
+    ``outputSchema``)."""
+    [block] = result.content
+    assert isinstance(block, types.TextContent)
+    return json.loads(unframed(block.text))
+
+
+@pytest.mark.parametrize("era", ["legacy", "auto"])
+async def test_the_time_limit_bounds_the_clients_answers_too(
+    backend_harness: Harness, era: Literal["legacy", "auto"]
+) -> None:
+    # Found from outside: with --elicit-timeout 2, a client that accepted the escalation of a
+    # destructive call 8 s later still had it run; only the local handler had the limit.
+    async def late(_context: object, _params: types.ElicitRequestParams) -> types.ElicitResult:
+        await asyncio.sleep(LATE_S)
+        return types.ElicitResult(action="accept", content={"word": "late"})
+
+    async with serve_pages({"": LATE_PAGE}) as origin:
+        session = await backend_harness.open(origin + "/")
+        try:
+            session.elicitation = TimeLimit(AutoHandler("cancel"), LIMIT_S)  # --elicit-timeout
+            bridge = McpBridge(session)
+            async with bridge, Client(bridge.server, mode=era, elicitation_callback=late) as client:
+                started = time.monotonic()
+                refused = await client.call_tool("delete_all", {})
+                took = time.monotonic() - started
+                asked = await client.call_tool("ask", {})
+                deleted = await client.call_tool("deleted", {})
+        finally:
+            await session.close()
+    assert refused.is_error and "DELETED" not in refused.model_dump_json()
+    assert page_value(deleted) == {"deleted": 0}
+    assert page_value(asked) == {"action": "cancel"}
+    reasons = [r.reason for r in session.elicitations]
+    assert reasons == [f"no answer within {LIMIT_S:g} s"] * 2
+    if era == "legacy":  # the answer is not waited for (2026-07-28: the client retries once
+        assert took < LATE_S  # it answered, and gets the call's result then)
