@@ -6,6 +6,8 @@
 - ``injection``: the injected JS (``injected_js/``) and its authenticated channel;
 - ``urls``: URLs as the browser reads them (WHATWG): every origin the harness decides;
 - ``frames``: which frames may offer tools, and their origins;
+- ``console``: the page's console, each message with the origin of the frame (or worker)
+  that logged it, as Chromium knows it;
 - ``isolated``: reading a page it does not trust in worlds it cannot patch, within a time
   limit (the audit, the fuzzer's page state, experiments' checks, the doctor);
 - ``backends/``: how tools are found and run in a page (``polyfill``, ``native``),

@@ -34,3 +34,9 @@ def on(session: CDPSession, event: str, handler: Callable[[dict[str, Any]], Any]
     """``session.on(event, handler)``: ``handler`` gets the event's parameters as parsed."""
     raw = _raw(session)
     (raw if raw is not None else session).on(event, handler)
+
+
+def off(session: CDPSession, event: str, handler: Callable[[dict[str, Any]], Any]) -> None:
+    """Undo :func:`on`: ``handler`` hears ``event`` no more."""
+    raw = _raw(session)
+    (raw if raw is not None else session).remove_listener(event, handler)

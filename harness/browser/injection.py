@@ -161,6 +161,11 @@ class PageChannel:
         self._silent: dict[Frame, str] = {}  # frames (at a URL) that never said hello
         # main-world execution contexts: (session, context id) → token (None until asked)
         self._contexts: dict[tuple[CDPSession, int], str | None] = {}
+        # every execution context (any world): (session, context id) → its origin, as
+        # Chromium serializes it (context_origin)
+        self._context_origins: dict[tuple[CDPSession, int], str] = {}
+        # who hears of every session followed (follow), before its Runtime domain is on
+        self._followers: list[Callable[[CDPSession], None]] = []
         # Why the page can answer no more (it crashed; its browser went away), or None.
         self.broken: str | None = None
         self._broken: asyncio.Future[str] | None = None  # made by install(), on its loop
@@ -202,22 +207,53 @@ class PageChannel:
     async def _follow(self, session: CDPSession) -> None:
         def created(params: dict[str, Any]) -> None:
             ctx = params["context"]
+            self._context_origins[(session, ctx["id"])] = str(ctx.get("origin", ""))
             if (ctx.get("auxData") or {}).get("isDefault"):
                 self._contexts[(session, ctx["id"])] = None
                 self._arrived()
 
         def destroyed(params: dict[str, Any]) -> None:
             self._contexts.pop((session, params["executionContextId"]), None)
+            self._context_origins.pop((session, params["executionContextId"]), None)
 
         def cleared(_: dict[str, Any]) -> None:
-            for key in [k for k in self._contexts if k[0] is session]:
-                del self._contexts[key]
+            self._forget_contexts(session)
 
         cdp.on(session, "Runtime.executionContextCreated", created)
         cdp.on(session, "Runtime.executionContextDestroyed", destroyed)
         cdp.on(session, "Runtime.executionContextsCleared", cleared)
         self._sessions.append(session)
+        for follower in list(self._followers):
+            follower(session)
         await cdp.send(session, "Runtime.enable")
+
+    def _forget_contexts(self, session: CDPSession) -> None:
+        for key in [k for k in self._contexts if k[0] is session]:
+            del self._contexts[key]
+        for key in [k for k in self._context_origins if k[0] is session]:
+            del self._context_origins[key]
+
+    def follow(self, follower: Callable[[CDPSession], None]) -> Callable[[], None]:
+        """Call ``follower`` with every CDP session the channel follows: the page's, and each
+        out-of-process frame's once it is attached (:meth:`oopif_session`) — before the
+        channel turns its Runtime domain on, so that ``follower`` hears all the session
+        reports (Chromium sends the console messages it kept then, too); with the sessions
+        followed already, at once. Returns how to stop."""
+        self._followers.append(follower)
+        for session in list(self._sessions):
+            follower(session)
+
+        def stop() -> None:
+            if follower in self._followers:
+                self._followers.remove(follower)
+
+        return stop
+
+    def context_origin(self, session: CDPSession, context_id: int) -> str | None:
+        """The origin of an execution context of ``session``'s target as Chromium gave it
+        (``Runtime.ExecutionContextDescription.origin``: ``://`` for an opaque one); None
+        for a context the channel does not know."""
+        return self._context_origins.get((session, context_id))
 
     async def _on_binding(self, source: dict[str, Any], payload: Any = None, *_: Any) -> None:
         message = self._authenticate(payload)
@@ -467,8 +503,7 @@ class PageChannel:
     def _oopif_closed(self, frame: Frame, session: CDPSession) -> None:
         if self._oopif.get(frame) is session:
             del self._oopif[frame]
-        for key in [k for k in self._contexts if k[0] is session]:
-            del self._contexts[key]
+        self._forget_contexts(session)
         if session in self._sessions:
             self._sessions.remove(session)
 

@@ -45,6 +45,18 @@ def origin_of(url: str) -> str:
     return str(parsed.origin)
 
 
+def worker_origin(url: str) -> str:
+    """The origin of a worker whose script is at ``url``, as the browser gives it: an
+    http(s) script's own; a ``blob:`` script's, the origin of the document that made it
+    (the URL parser's reading: ``blob:http://a.test/…`` is ``http://a.test``'s); ``null``
+    for anything else (a ``data:`` worker's origin is opaque)."""
+    parsed = parse(url)
+    if parsed is None or parsed.protocol not in (*HTTP_SCHEMES, "blob:"):
+        return "null"
+    origin = str(parsed.origin)
+    return origin if origin_of(origin) == origin else "null"
+
+
 def resolve(base: str, url: str) -> str | None:
     """``url`` resolved against ``base`` the way the browser resolves a link, serialized;
     None when the result is not a URL."""

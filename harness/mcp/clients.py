@@ -21,6 +21,7 @@ from typing import Any
 from mcp.server.connection import Connection
 from mcp.server.subscriptions import InMemorySubscriptionBus, ToolsListChanged
 
+from harness.browser.backends.polyfill import ChannelBackend
 from harness.elicitation.base import ElicitationHandler, RecordingHandler
 from harness.mcp.console import ConsoleForwarder
 from harness.mcp.elicitation import asking_clients
@@ -144,10 +145,9 @@ class ClientPage:
 
         self._undo.append(restore)
         self._undo.append(session.on_tools_changed(lambda _change: self._note_change(session)))
-        if self.console is not None:
-            on_console = self.console.listener(session.page, session.scrubber)
-            session.page.on("console", on_console)
-            self._undo.append(lambda: session.page.remove_listener("console", on_console))
+        if self.console is not None and isinstance(session.backend, ChannelBackend):
+            channel = session.backend.channel
+            self._undo.append(self.console.watch(session.page, channel, session.scrubber))
 
     async def close(self) -> None:
         """Stop telling its clients; close the session if it is the client's own."""

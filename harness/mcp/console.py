@@ -1,12 +1,14 @@
 """The page's console during a call, as MCP log notifications (opt-in: ``--forward-console``).
 
 While a client's ``tools/call`` of a page tool runs, every console message of that client's
-page becomes a ``notifications/message`` on that call's stream: the console type maps to a
-log level (``debug`` → debug, ``log``/``info`` → info, ``warning`` → warning, ``error``/
-``assert`` → error), the logger is ``page``, and the data is the text framed as untrusted
-page text (``<untrusted-data origin=…>``), with every text the session withheld from its
-agents replaced by its handle. It is off by default: a page may print anything to its
-console, secrets the harness was never told about included.
+page logged during the call becomes a ``notifications/message`` on that call's stream: the
+console type maps to a log level (``debug`` → debug, ``log``/``info`` → info, ``warning`` →
+warning, ``error``/``assert`` → error), the logger is ``page``, and the data is the text
+framed as untrusted page text with the origin of what logged it — the document's, a
+cross-origin frame's own, as the browser knows it (:mod:`harness.browser.console`) — with
+every text the session withheld from its agents replaced by its handle. It is off by
+default: a page may print anything to its console, secrets the harness was never told
+about included.
 
 Who gets what follows MCP: on handshake-era connections, ``logging/setLevel`` sets the
 least level sent (``info`` until a client sets one); on 2026-07-28 requests, the bridge sends
@@ -18,6 +20,7 @@ from __future__ import annotations
 import asyncio
 import contextlib
 import itertools
+import time
 import weakref
 from collections.abc import Callable, Iterator
 from dataclasses import dataclass
@@ -29,7 +32,8 @@ from mcp.server.context import ServerRequestContext
 from mcp.server.session import ServerSession
 from mcp.types.version import MODERN_PROTOCOL_VERSIONS
 
-from harness.browser.urls import origin_of
+from harness.browser.console import ConsoleMessage, PageConsole
+from harness.browser.injection import PageChannel
 from harness.stages.framing import frame_untrusted
 from harness.stages.scrubbing import Scrubber
 
@@ -73,30 +77,33 @@ class ConsoleForwarder:
         # 2026-07-28: the request's _meta log level decides (none: nothing is sent).
         meta = (ctx.params or {}).get("_meta") if modern else None
         allowed = allowed_log_levels(ctx.protocol_version, meta) if modern else None
-        self._calls[key] = _Call(ctx.session, ctx.request_id, allowed, page)
+        self._calls[key] = _Call(ctx.session, ctx.request_id, allowed, page, time.time() * 1000)
         try:
             yield
         finally:
             self._calls.pop(key, None)
 
-    def listener(self, page: Any, withheld: Scrubber | None = None) -> Callable[[Any], None]:
-        """The handler of ``page``'s Playwright ``console`` event: each message goes to every
-        call that runs on that page now (framed with the page's origin; what its session
-        withheld, ``withheld``, replaced)."""
+    def watch(
+        self, page: Any, channel: PageChannel, withheld: Scrubber | None = None
+    ) -> Callable[[], None]:
+        """Send ``page``'s console (heard through its ``channel``) to every call that runs on
+        that page, each message framed with its own origin, what its session withheld
+        (``withheld``) replaced. Returns how to stop."""
+        console = PageConsole(page, channel, lambda message: self._forward(page, message, withheld))
+        console.start()
+        return console.stop
 
-        def on_console(message: Any) -> None:
-            self._forward(page, message, withheld)
-
-        return on_console
-
-    def _forward(self, page: Any, message: Any, withheld: Scrubber | None) -> None:
-        level = CONSOLE_LEVELS.get(str(message.type), DEFAULT_LEVEL)
-        text = str(message.text)
+    def _forward(self, page: Any, message: ConsoleMessage, withheld: Scrubber | None) -> None:
+        level = CONSOLE_LEVELS.get(message.type, DEFAULT_LEVEL)
+        text = message.text
         if withheld is not None:
             text = withheld.text(text)
-        data = frame_untrusted(text, origin_of(page.url))
+        data = frame_untrusted(text, message.origin)
         for call in list(self._calls.values()):
-            if call.page is not page or not self._wanted(call, level):
+            # (A frame followed late reports what it logged before: not this call's.)
+            if call.page is not page or message.timestamp < call.since:
+                continue
+            if not self._wanted(call, level):
                 continue
             task = asyncio.ensure_future(self._send(call, level, data))
             self._tasks.add(task)
@@ -121,9 +128,11 @@ class ConsoleForwarder:
 @dataclass(frozen=True)
 class _Call:
     """A running call that gets the console: its session, request, (2026-07-28) the levels
-    its request asked for, and the page it runs on."""
+    its request asked for, the page it runs on, and when it started (milliseconds since the
+    epoch: what was logged before is not its)."""
 
     session: ServerSession
     request_id: types.RequestId | None
     allowed: frozenset[types.LoggingLevel] | None
     page: object  # whose console it gets
+    since: float
