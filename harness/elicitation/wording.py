@@ -119,13 +119,35 @@ def quote(text: Any, limit: int = QUOTE_LIMIT) -> str:
 def one_line(text: Any, limit: int = LABEL_LIMIT) -> str:
     """A label someone else wrote (a field's title, a choice), as a form shows it: on one
     line (newlines and tabs written ``\\n``, ``\\t``; control characters as escapes), at
-    most ``limit`` characters of it (the rest counted) — so it cannot write lines of its own
-    under the harness's, in its voice. Longer page text is shown by :func:`quote`."""
+    most ``limit`` characters as shown — the escapes and the count of what was cut (``…
+    (139 more characters)``) included, an escape never cut — so it cannot write lines of
+    its own under the harness's, in its voice. Longer page text is shown by :func:`quote`."""
     value = text if isinstance(text, str) else json.dumps(text, ensure_ascii=False)
-    rest = len(value) - limit
-    cut = value[:limit] if rest > 0 else value
-    shown = plain(cut.replace("\n", "\\n").replace("\t", "\\t"))
-    return shown + (f" … ({rest:,} more characters)" if rest > 0 else "")
+    pieces = [_label_piece(ch) for ch in value[: limit + 1]]  # each shows as 1 or more
+    if len(value) <= limit and sum(map(len, pieces)) <= limit:
+        return "".join(pieces)
+    shown = _cut_note(len(value))
+    width = 0
+    for kept in range(1, min(len(value), limit + 1)):
+        width += len(pieces[kept - 1])
+        note = _cut_note(len(value) - kept)
+        if width + len(note) > limit:
+            break
+        shown = "".join(pieces[:kept]) + note
+    return shown
+
+
+def _label_piece(char: str) -> str:
+    """One character of a label as :func:`one_line` shows it."""
+    if char == "\n":
+        return "\\n"
+    if char == "\t":
+        return "\\t"
+    return _visible(char) if unicodedata.category(char) in _HIDDEN else char
+
+
+def _cut_note(rest: int) -> str:
+    return f" … ({rest:,} more characters)"
 
 
 def markdown_cell(text: str) -> str:
