@@ -20,12 +20,8 @@ from harness.browser.marks import mark
 from harness.catalog import Catalog, Settle, SettleReport
 from harness.declarative.invocation import SeedTools, install_seed_stage, seed_tools_of
 from harness.declarative.review import FormReviewer, FormReviewMode
-from harness.elicitation.base import (
-    AutoHandler,
-    ElicitationHandler,
-    ElicitationRecord,
-    RecordingHandler,
-)
+from harness.elicitation.base import AutoHandler, ElicitationHandler, ElicitationRecord
+from harness.elicitation.withholding import WithholdingRecorder
 from harness.errors import ConfigError, PageCrashed, PageUnreachable, SessionClosed
 from harness.models import (
     CallOutcome,
@@ -217,11 +213,11 @@ class Session:
     def elicitation(self, handler: ElicitationHandler) -> None:
         scrub = self.scrubber.scrub
         if not (
-            isinstance(handler, RecordingHandler)
+            isinstance(handler, WithholdingRecorder)
             and handler.records is self.elicitations
             and handler.scrub == scrub
         ):
-            handler = RecordingHandler(handler, self.elicitations, scrub=scrub)
+            handler = WithholdingRecorder(handler, self.elicitations, scrub)
         self._elicitation: ElicitationHandler = handler
 
     @property

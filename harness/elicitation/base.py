@@ -6,8 +6,8 @@ answered ``cancel`` — the safe side; nothing the user did not approve goes on.
 
 Here: :class:`AutoHandler` (the same answer every time), :class:`TimeLimit`, and
 :class:`RecordingHandler`, which keeps the session's record of every elicitation
-without the values of password and ``x-sensitive`` fields, and asks with what the
-session withheld replaced by its handles (:mod:`harness.elicitation.withholding`).
+without the values of password and ``x-sensitive`` fields (a session's also withholds
+what the session withheld: :mod:`harness.elicitation.withholding`).
 """
 
 from __future__ import annotations
@@ -29,7 +29,6 @@ from harness.elicitation.form import (
     properties_of,
     required_of,
 )
-from harness.elicitation.withholding import Scrub, restored, withheld_from
 from harness.errors import ConfigError
 
 log = logging.getLogger("harness.elicitation")
@@ -382,38 +381,33 @@ class RecordingHandler(HandlerWrapper):
 
     The time limit and the form's rules are applied inside (through :func:`ask`),
     so timeouts and refused answers are recorded as the ``cancel`` they become.
-
-    With ``scrub`` (a session's: :meth:`~harness.stages.scrubbing.Scrubber.scrub`), what the
-    session withheld is withheld from its questions too: the wrapped handler is asked, and
-    the record made, with every text a page or the agent wrote in the question scrubbed
-    (:func:`~harness.elicitation.withholding.withheld_from`); the answer's values are
-    scrubbed in the record, and given back to the asker as :func:`restored` reads them.
     """
 
     def __init__(
-        self,
-        inner: ElicitationHandler,
-        records: list[ElicitationRecord] | None = None,
-        *,
-        scrub: Scrub | None = None,
+        self, inner: ElicitationHandler, records: list[ElicitationRecord] | None = None
     ) -> None:
         super().__init__(inner)
         self.records: list[ElicitationRecord] = [] if records is None else records
-        self.scrub = scrub
 
     async def elicit(self, request: ElicitationRequest) -> ElicitationResult:
         """Ask the wrapped handler and record the answer (also when interrupted)."""
-        shown = request if self.scrub is None else withheld_from(request, self.scrub)
         at = datetime.now(UTC)
         started = time.perf_counter()
         result = ElicitationResult(action="cancel", reason="interrupted before an answer")
         try:
-            result = await ask(self.inner, shown)
+            result = await ask(self.inner, request)
         finally:
             elapsed = (time.perf_counter() - started) * 1000
-            record = record_of(shown, result, at=at, duration_ms=elapsed)
-            if self.scrub is not None:
-                said = {"values": self.scrub(record.values), "reason": self.scrub(record.reason)}
-                record = record.model_copy(update=said)
-            self.records.append(record)
-        return restored(result, request, shown)
+            self.records.append(self.record(request, result, at=at, duration_ms=elapsed))
+        return result
+
+    def record(
+        self,
+        request: ElicitationRequest,
+        result: ElicitationResult,
+        *,
+        at: datetime,
+        duration_ms: float,
+    ) -> ElicitationRecord:
+        """What :attr:`records` keeps of one question and its answer (:func:`record_of`)."""
+        return record_of(request, result, at=at, duration_ms=duration_ms)

@@ -6,11 +6,12 @@ a value the session withheld (a key one tool returned, quoted by the next tool's
 ``requestUserInput``). Whoever answers sees the question: an MCP client (the agent's host,
 which may hand it to its model or answer it by itself), a terminal whose output may be
 logged, a browser tab; and the session's record of it goes into ``call --json`` and traces.
-So a session asks every handler :func:`withheld_from` its question: each text a page or the
-agent wrote in it passed through the session's scrubber
-(:class:`~harness.stages.scrubbing.Scrubber`), as results, tool lists and the console are.
-The harness's own words (``message``, ``notes``, ``rule``) stay as written: answers files
-match them.
+So a session asks through a :class:`WithholdingRecorder`: every handler gets
+:func:`withheld_from` the question — each text a page or the agent wrote in it passed
+through the session's scrubber (:class:`~harness.stages.scrubbing.Scrubber`), as results,
+tool lists and the console are — and the record keeps that question, the answer's values
+scrubbed too. The harness's own words (``message``, ``notes``, ``rule``) stay as written:
+answers files match them.
 
 An answer that leaves a value as it was shown (a default, the agent's value: now a handle)
 gives the page that value as it was written (:func:`restored`): the page gets back its own
@@ -21,16 +22,52 @@ from __future__ import annotations
 
 import json
 from collections.abc import Callable
-from typing import TYPE_CHECKING, Any
+from datetime import datetime
+from typing import Any
 
+from harness.elicitation.base import (
+    ElicitationHandler,
+    ElicitationRecord,
+    ElicitationRequest,
+    ElicitationResult,
+    RecordingHandler,
+)
 from harness.elicitation.form import is_sensitive, properties_of
-
-if TYPE_CHECKING:
-    from harness.elicitation.base import ElicitationRequest, ElicitationResult
 
 Scrub = Callable[[Any], Any]
 """A session's scrubber (:meth:`~harness.stages.scrubbing.Scrubber.scrub`): a JSON value with
 every text withheld in the session replaced by its handle; the value itself when none is."""
+
+
+class WithholdingRecorder(RecordingHandler):
+    """A session's handler: a :class:`~harness.elicitation.base.RecordingHandler` that asks
+    ``inner``, and records, every question :func:`withheld_from` it (``scrub``: the
+    session's), the answer's values and reason scrubbed in the record, and gives the asker
+    the answer :func:`restored`."""
+
+    def __init__(
+        self, inner: ElicitationHandler, records: list[ElicitationRecord], scrub: Scrub
+    ) -> None:
+        super().__init__(inner, records)
+        self.scrub = scrub
+
+    async def elicit(self, request: ElicitationRequest) -> ElicitationResult:
+        """Ask and record the question as it may be shown; answer the asker's own."""
+        shown = withheld_from(request, self.scrub)
+        return restored(await super().elicit(shown), request, shown)
+
+    def record(
+        self,
+        request: ElicitationRequest,
+        result: ElicitationResult,
+        *,
+        at: datetime,
+        duration_ms: float,
+    ) -> ElicitationRecord:
+        """The record, with what the answer said scrubbed (a person may type anything)."""
+        record = super().record(request, result, at=at, duration_ms=duration_ms)
+        said = {"values": self.scrub(record.values), "reason": self.scrub(record.reason)}
+        return record.model_copy(update=said)
 
 
 def withheld_from(request: ElicitationRequest, scrub: Scrub) -> ElicitationRequest:

@@ -29,11 +29,11 @@ from harness.elicitation.base import (
     ElicitationHandler,
     ElicitationRequest,
     ElicitationResult,
-    RecordingHandler,
     ask,
 )
 from harness.elicitation.browser import render_form
 from harness.elicitation.terminal import TerminalHandler
+from harness.elicitation.withholding import WithholdingRecorder
 from harness.mcp.elicitation import elicit_params
 from harness.mcp.server import McpBridge
 from harness.stages.framing import unframed
@@ -175,7 +175,7 @@ async def test_a_sensitive_field_stays_sensitive_whatever_was_withheld() -> None
     scrubber = Scrubber()
     scrubber.withhold("password", "wmh-secret-0123456789abcdef")
     records: list[Any] = []
-    handler = RecordingHandler(AutoHandler("accept"), records, scrub=scrubber.scrub)
+    handler = WithholdingRecorder(AutoHandler("accept"), records, scrubber.scrub)
     request = ElicitationRequest(
         source="tool-question",
         message="A tool asks.",
