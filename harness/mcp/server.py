@@ -151,7 +151,9 @@ class McpBridge:
     handshake era (an ``Mcp-Session-Id``) gets a page of its own, opened at ``start_url``
     as ``session`` was (``open_page``), released when its session ends. While it runs, each
     page's elicitation handler is wrapped in an :class:`McpElicitationHandler` (the previous
-    handler answers for clients that cannot); on exit the bridge's page gets its own back.
+    handler answers for clients that cannot), within the previous handler's time limit
+    (:func:`~harness.mcp.elicitation.asking_clients`); on exit the bridge's page gets its
+    own back.
     """
 
     def __init__(
