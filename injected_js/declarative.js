@@ -1548,12 +1548,18 @@ function afterSubmitDispatch(run) {
   );
 }
 
-// Window, capture phase, registered before any page script: every submit and reset of a form
-// whose tool is running passes here first.
-function onSubmitCapture(event) {
-  const form = EventPrototypeGetTarget(event);
-  const run = runningDeclarativeTools.get(form);
-  if (run === undefined) return;
+// A submit event of a form whose tool is running is agent-invoked, and is the run's
+// submission. Chromium marks it before any listener runs, wherever the form lives; the
+// polyfill cannot mark it before dispatch, and no one listener of its own comes first
+// everywhere: a form's submit event does not leave its tree (it is not composed), so a
+// page's capture listener on a shadow root the parser made, added before the polyfill found
+// the root, runs before the polyfill's. So the event is claimed by whatever meets it first
+// during its dispatch: the polyfill's capture listeners (the window's, each root's), or the
+// page reading `agentInvoked`, calling `respondWith()` or stopping the event's propagation
+// (which would hide it from the polyfill's listener after its own).
+function claimSubmitEvent(event) {
+  const run = runningDeclarativeTools.get(EventPrototypeGetTarget(event));
+  if (run === undefined || run.submitEvent === event) return;
   agentInvokedEvents.set(event, true);
   run.submitEvent = event;
   // A submission the user (or the page) started: look at the outcome once it was dispatched.
@@ -1561,6 +1567,50 @@ function onSubmitCapture(event) {
     duringSubmitDispatch(run);
     queueGlobalTask(() => afterSubmitDispatch(run));
   }
+}
+
+// The page looks at a submit event: one being dispatched is claimed first, if it is a run's.
+function claimIfDispatching(event) {
+  if (EventPrototypeGetEventPhase(event) !== 0 && EventPrototypeGetType(event) === "submit") {
+    claimSubmitEvent(event);
+  }
+}
+
+// Window, capture phase, registered before any page script (and each shadow root's, once
+// found): every submit of a form whose tool is running passes here.
+function onSubmitCapture(event) {
+  claimSubmitEvent(event);
+}
+
+// stopPropagation(), stopImmediatePropagation() and `cancelBubble = true`, wrapped: a submit
+// event a page listener stops is claimed first.
+function installPropagationClaims() {
+  const proto = EventCtor.prototype;
+  const stopping = {
+    stopPropagation() {
+      const result = ReflectApply(EventPrototypeStopPropagationMethod, this, arguments);
+      claimIfDispatching(this);
+      return result;
+    },
+    stopImmediatePropagation() {
+      const result = ReflectApply(EventPrototypeStopImmediatePropagationMethod, this, arguments);
+      claimIfDispatching(this);
+      return result;
+    },
+    set cancelBubble(value) {
+      ReflectApply(EventPrototypeCancelBubbleDescriptor.set, this, [value]);
+      if (value) claimIfDispatching(this);
+    },
+  };
+  defineMethod(proto, "stopPropagation", stopping.stopPropagation);
+  defineMethod(proto, "stopImmediatePropagation", stopping.stopImmediatePropagation);
+  ObjectDefineProperty(proto, "cancelBubble", {
+    __proto__: null,
+    get: EventPrototypeCancelBubbleDescriptor.get,
+    set: readAsNative(ObjectGetOwnPropertyDescriptor(stopping, "cancelBubble").set, "set cancelBubble"),
+    enumerable: EventPrototypeCancelBubbleDescriptor.enumerable,
+    configurable: true,
+  });
 }
 
 function onResetCapture(event) {
@@ -1587,6 +1637,7 @@ const polyfilledFormSubmit = {
 const polyfilledSubmitEventMembers = {
   get agentInvoked() {
     SubmitEventPrototypeGetSubmitter(this); // "Illegal invocation" for anything else
+    claimIfDispatching(this);
     return agentInvokedEvents.get(this) === true;
   },
   respondWith(promise) {
@@ -1598,6 +1649,7 @@ const polyfilledSubmitEventMembers = {
         "Failed to execute 'respondWith' on 'SubmitEvent': 1 argument required, but only 0 present.",
       );
     }
+    claimIfDispatching(this);
     if (agentInvokedEvents.get(this) !== true) {
       throw fail("You can only call respondWith on an submit event that has agentInvoked == true.");
     }
@@ -1697,6 +1749,7 @@ function fillReviewedValues(form, values) {
 function installDeclarativePolyfill() {
   installSubmitEventMembers();
   if (documentDomainEnabled) return; // Chromium makes no tools of such a document's forms
+  installPropagationClaims();
   listenOnWindow("submit", onSubmitCapture, true);
   listenOnWindow("reset", onResetCapture, true);
   ArrayPrototypePush(shadowRootListeners, { __proto__: null, type: "submit", listener: onSubmitCapture });

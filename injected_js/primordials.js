@@ -208,6 +208,10 @@ const ValidityStatePrototypeGetValid = uncurryGetter(ValidityState.prototype, "v
 const EventPrototypeGetDefaultPrevented = uncurryGetter(Event.prototype, "defaultPrevented");
 const EventPrototypeGetEventPhase = uncurryGetter(Event.prototype, "eventPhase");
 const EventPrototypeGetTarget = uncurryGetter(Event.prototype, "target");
+const EventPrototypeGetType = uncurryGetter(Event.prototype, "type");
+const EventPrototypeStopPropagationMethod = Event.prototype.stopPropagation;
+const EventPrototypeStopImmediatePropagationMethod = Event.prototype.stopImmediatePropagation;
+const EventPrototypeCancelBubbleDescriptor = ObjectGetOwnPropertyDescriptor(Event.prototype, "cancelBubble");
 // `isTrusted` is [LegacyUnforgeable]: an own accessor of every event; its getter is shared.
 const EventGetIsTrusted = uncurryThis(ObjectGetOwnPropertyDescriptor(new Event("x"), "isTrusted").get);
 const SubmitEventCtor = SubmitEvent;
