@@ -29,16 +29,19 @@ function currentDocumentRun() {
   return currentDocumentState;
 }
 
-// Harness → page: `window[HARNESS.entry](secret, command)` (CHANNEL.md). Non-writable and
-// non-configurable, defined before page scripts run; it answers for the window's current
-// document.
+// Harness → page: `window[HARNESS.entry](secret, commandText)` (CHANNEL.md). Non-writable
+// and non-configurable, defined before page scripts run; it answers for the window's current
+// document. The command is JSON text, parsed here: JSON.parse makes a key "__proto__" an own
+// property (as Chromium's executeTool() hands it to a tool), where an object the harness
+// sent as a value would have lost it.
 ObjectDefineProperty(ownWindow, HARNESS.entry, {
   __proto__: null,
   value: ObjectFreeze(
     {
-      entry(secret, command) {
+      entry(secret, commandText) {
         if (secret !== HARNESS.secret) throw new TypeErrorCtor("denied");
-        return currentDocumentRun().runCommand(command);
+        if (typeof commandText !== "string") throw new TypeErrorCtor("the command must be JSON text");
+        return currentDocumentRun().runCommand(JSONParse(commandText));
       },
     }.entry,
   ),

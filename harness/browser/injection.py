@@ -10,6 +10,7 @@ from __future__ import annotations
 
 import asyncio
 import json
+import math
 import secrets
 from collections.abc import Awaitable, Callable, Coroutine
 from dataclasses import dataclass, field
@@ -112,7 +113,31 @@ class FrameGone(Exception):
 # Runs in the frame's main world through CDP: V8 itself converts the arguments and the
 # result (returnByValue), so no page-patchable built-in ever touches the secret. `window`
 # is [LegacyUnforgeable] and the entry is a non-writable, non-configurable own property.
+# The command goes as JSON text, which the entry parses with the JSON.parse it captured:
+# a CDP object value loses a key named "__proto__" (it becomes the object's prototype),
+# JSON.parse keeps it an own property, as Chromium's executeTool() hands it to a tool.
 _CALL_ENTRY = "function (e, s, c) { return window[e](s, c); }"
+
+
+def command_text(command: Message) -> str:
+    """``command`` as the JSON text the entry point reads: every key kept, ``"__proto__"``
+    too (ASCII only, so lone surrogates cross as escapes; a number JSON cannot write, NaN
+    or an infinity, becomes ``null``, as ``JSON.stringify`` writes it)."""
+    try:
+        return json.dumps(command, allow_nan=False)
+    except ValueError:
+        return json.dumps(_finite(command), allow_nan=False)
+
+
+def _finite(value: Any) -> Any:
+    if isinstance(value, float) and not math.isfinite(value):
+        return None
+    if isinstance(value, dict):
+        return {key: _finite(item) for key, item in value.items()}
+    if isinstance(value, list | tuple):
+        return [_finite(item) for item in value]
+    return value
+
 
 # How long `command` waits for a new document's hello before giving up on the frame.
 HELLO_WAIT_S = 2.0
@@ -341,7 +366,7 @@ class PageChannel:
                         "arguments": [
                             {"value": self.keys.entry},
                             {"value": self.keys.secret},
-                            {"value": command},
+                            {"value": command_text(command)},
                         ],
                         "returnByValue": True,
                         "awaitPromise": True,
