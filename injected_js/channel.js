@@ -334,6 +334,11 @@ function runCommand(command) {
     if (backend === null) return answer(harnessError("NotFoundError", "This document has no WebMCP."));
     return answer(reviewDeclarativeTool(name, readCallId(command), readPlainObject(command, "values")));
   }
+  if (op === "check") {
+    // Native mode, before CDP runs a form: would the form change a value as it is set?
+    if (typeof name !== "string") return commandError('check: "name" must be a string');
+    return answer({ __proto__: null, problem: exactFillProblem(name, readPlainObject(command, "input") ?? {}) });
+  }
   if (op === "invoke" || op === "resolve" || op === "prepare") {
     if (typeof name !== "string") return commandError(`${op}: "name" must be a string`);
     if (backend === null) {

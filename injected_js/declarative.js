@@ -826,9 +826,9 @@ function computeInputSchemaText(model) {
 
 let scratchDocument = null;
 
-// SanitizeValue() of an input of this type: set on a detached input of an inert document, so
-// neither the page nor its observers see it.
-function sanitizedValue(control, text) {
+// A detached input of `control`'s type, with its `attributes` that are set, in an inert
+// document: what is set on it, neither the page nor its observers see.
+function scratchInputLike(control, attributes) {
   if (scratchDocument === null) {
     scratchDocument = DOMImplementationPrototypeCreateHTMLDocument(
       DocumentPrototypeGetImplementation(ownDocument),
@@ -837,7 +837,16 @@ function sanitizedValue(control, text) {
   }
   const scratch = DocumentPrototypeCreateElement(scratchDocument, "input");
   HTMLInputElementPrototypeSetType(scratch, inputType(control));
-  if (ElementPrototypeHasAttribute(control, "multiple")) ElementPrototypeSetAttribute(scratch, "multiple", "");
+  for (let i = 0; i < attributes.length; i++) {
+    const value = ElementPrototypeGetAttribute(control, attributes[i]);
+    if (value !== null) ElementPrototypeSetAttribute(scratch, attributes[i], value);
+  }
+  return scratch;
+}
+
+// SanitizeValue() of an input of this type, as Chromium's fill checks a value.
+function sanitizedValue(control, text) {
+  const scratch = scratchInputLike(control, ["multiple"]);
   HTMLInputElementPrototypeSetValue(scratch, text);
   return HTMLInputElementPrototypeGetValue(scratch);
 }
@@ -999,10 +1008,8 @@ function fillParameter(kind, controls, value) {
   }
 }
 
-// Fills the form from a JSON object: nothing changes unless every entry is valid. Returns the
-// error message, or null.
-function fillFormControls(model, input) {
-  const keys = ObjectKeys(input);
+// Chromium's check of a fill (FillData): the message for the first entry it refuses, or null.
+function fillRefusal(model, input, keys) {
   for (let i = 0; i < keys.length; i++) {
     const name = keys[i];
     const controls = model.byName.get(name);
@@ -1018,11 +1025,105 @@ function fillFormControls(model, input) {
         : `Invalid value for parameter ${name}`;
     }
   }
+  return null;
+}
+
+// Fills the form from a JSON object: nothing changes unless every entry is valid. Returns the
+// error message, or null. `exact` (the harness's calls and reviews): a value the form would
+// change as it is set is refused too (changedValue).
+function fillFormControls(model, input, exact) {
+  const keys = ObjectKeys(input);
+  const refused = fillRefusal(model, input, keys) ?? (exact ? changedValue(model, input, keys) : null);
+  if (refused !== null) return refused;
   for (let i = 0; i < keys.length; i++) {
     const controls = model.byName.get(keys[i]);
     fillParameter(parameterKind(controls), controls, input[keys[i]]);
   }
   return null;
+}
+
+// -------------------------------------------------------------------------------------------
+// The harness's exact fill: the value the agent (or the person reviewing) chose is the one
+// the form holds, or nothing is filled. A control's value sanitization changes some values
+// Chromium's fill takes, and the call would report success with another value submitted:
+// a range rounds a value off its step to the nearest step (clamped to min and max), and a
+// one-line field drops line breaks. The schema cannot always say so (multipleOf only when the
+// step base is a multiple of the step), so such a value is refused, saying what the form
+// takes. Re-spellings of the same value (a color's case, a date-time's seconds, the spaces
+// around an email address or a URL) are not changes. A page's own executeTool() keeps
+// Chromium's way.
+// -------------------------------------------------------------------------------------------
+
+// The message for the first entry the form would change as it is set, or null.
+function changedValue(model, input, keys) {
+  for (let i = 0; i < keys.length; i++) {
+    const controls = model.byName.get(keys[i]);
+    const kind = parameterKind(controls);
+    const text = valueText(input[keys[i]]);
+    let problem = null;
+    if (kind === "range") problem = rangeChange(controls[0], text);
+    else if (kind === "text") problem = lineBreaksChange(controls[0], text);
+    if (problem === null) continue;
+    const shown = problem.shown === null ? "" : ` ${problem.shown}`;
+    return `Invalid value${shown} for parameter ${keys[i]}: ${problem.why}`;
+  }
+  return null;
+}
+
+// A range keeps only base + n × step within [min, max]: an input of the control's attributes,
+// in the inert scratch document, rounds `text` as the form would, and steps to the neighbours.
+function rangeChange(control, text) {
+  const sent = parseHTMLNumber(text);
+  if (sent === null) return null;
+  const scratch = scratchInputLike(control, ["min", "max", "step", "value"]);
+  HTMLInputElementPrototypeSetValue(scratch, text);
+  const heldText = HTMLInputElementPrototypeGetValue(scratch);
+  const held = parseHTMLNumber(heldText);
+  if (held === null || held === sent) return null;
+  let other = null;
+  try {
+    if (held < sent) HTMLInputElementPrototypeStepUp(scratch);
+    else HTMLInputElementPrototypeStepDown(scratch);
+    const stepped = HTMLInputElementPrototypeGetValue(scratch);
+    const value = parseHTMLNumber(stepped);
+    if (value !== null && value !== held && (value < sent) !== (held < sent)) other = stepped;
+  } catch {
+    // No step (step="any"): no neighbour.
+  }
+  let nearest = `the nearest value it takes is ${heldText}`;
+  if (other !== null) {
+    const pair = held < sent ? `${heldText} and ${other}` : `${other} and ${heldText}`;
+    nearest = `the nearest values it takes are ${pair}`;
+  }
+  const range = numberStepRange(control, true);
+  const steps = range.step === range.step ? `steps of ${range.step} from ${range.base}, ` : "";
+  return {
+    __proto__: null,
+    shown: text,
+    why:
+      `the form's range control would change it to ${heldText} (it takes ${steps}between ` +
+      `${range.min} and ${range.max}); ${nearest}. Nothing was filled.`,
+  };
+}
+
+// A one-line field (an input, not a textarea) drops line breaks as it is set: "a\nb" is "ab".
+function lineBreaksChange(control, text) {
+  // The one-line types: text, email, search, tel, url, password (a hidden input keeps them).
+  if (text === null || localNameOf(control) !== "input" || !TEXT_INPUT_TYPES.has(inputType(control))) {
+    return null;
+  }
+  if (StringPrototypeIndexOf(text, "\n") < 0 && StringPrototypeIndexOf(text, "\r") < 0) return null;
+  const why = ": it drops line breaks. Send the value on one line. Nothing was filled.";
+  if (inputType(control) === "password") {
+    // A password is not repeated in a message (results and errors reach traces and logs).
+    return { __proto__: null, shown: null, why: `the form's one-line field would change it${why}` };
+  }
+  const held = JSONStringify(sanitizedValue(control, text));
+  return {
+    __proto__: null,
+    shown: JSONStringify(text),
+    why: `the form's one-line field would change it to ${held}${why}`,
+  };
 }
 
 // The form's current values in the schema's shape (what a person reviewing it sees).
@@ -1422,7 +1523,7 @@ function runDeclarativeTool(definition, inputObject, uuid, callId, signal, compl
   });
   let error = null;
   if (!definition.autosubmit && model.submitButton === null) error = DECLARATIVE_MESSAGES.noSubmitButton;
-  else error = fillFormControls(model, inputObject);
+  else error = fillFormControls(model, inputObject, callId !== null); // the harness's call: exact
   if (error !== null) {
     localPendingToolExecutions.delete(uuid);
     completionSteps(null, false, error, undefined, undefined);
@@ -1741,9 +1842,23 @@ function reviewAnswer(submitted, error) {
   return { __proto__: null, submitted, error };
 }
 
+// What the person reviewing the form changed: filled exactly, as the harness's calls are.
 function fillReviewedValues(form, values) {
   if (values === null) return null;
-  return fillFormControls(formModelOf(form), values);
+  return fillFormControls(formModelOf(form), values, true);
+}
+
+// The `check` op (native mode): the message the harness's exact fill gives for `input` in the
+// first form of that name, or null. Chromium's own fill runs the harness's calls there, and
+// nothing hooks it: the harness asks first. A value Chromium refuses is left to Chromium,
+// which refuses it with its own message.
+function exactFillProblem(toolName, input) {
+  const form = candidateFormNamed(toolName, null);
+  if (form === null) return null;
+  const model = formModelOf(form);
+  const keys = ObjectKeys(input);
+  if (fillRefusal(model, input, keys) !== null) return null;
+  return changedValue(model, input, keys);
 }
 
 function installDeclarativePolyfill() {

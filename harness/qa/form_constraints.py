@@ -15,6 +15,10 @@ mismatch does not hide the rest of the tool's behaviour.
 
 ``minlength``/``maxlength`` are no such mismatch: the browser checks them only on a value a
 person typed, never on one an agent's call filled in (Chromium and the polyfill alike).
+
+The harness refuses, before anything is typed in, a value the form would change as it is
+set (a range rounds a value off its step, a one-line field drops line breaks): the schema
+let it through too, and the fuzzer reports it the same way (:func:`changed_value`).
 """
 
 from __future__ import annotations
@@ -22,7 +26,9 @@ from __future__ import annotations
 import contextlib
 import copy
 import json
+import re
 from dataclasses import dataclass
+from fractions import Fraction
 from typing import Any
 
 from mcp_types import CallToolResult, TextContent
@@ -39,6 +45,20 @@ REFUSED = "Form validation failed: "
 
 _TEXT_LIKE = frozenset({"text", "search", "tel", "url", "email", "password"})
 
+_STEP_FIX = (
+    "Chromium adds multipleOf only when the step base (min, else value, else 0) is a multiple "
+    "of the step; set min to a multiple of step (or leave it out), or say the allowed values "
+    "in its toolparamdescription"
+)
+
+# How the harness refuses a value the form would change as it is set (injected_js/
+# declarative.js, `changedValue`: the same words on both backends).
+_CHANGED = re.compile(
+    r"Invalid value (?:.*? )?for parameter (?P<name>.*?): the form's "
+    r"(?:range control|one-line field) would change it",
+    re.DOTALL,
+)
+
 # The form's listed controls that take part in validation, with what decides it. Read in a
 # world the page cannot patch; the tag is the control's start tag as written (shortened).
 _READ_JS = """(name) => {
@@ -48,7 +68,7 @@ _READ_JS = """(name) => {
   const flags = ['valueMissing', 'typeMismatch', 'patternMismatch', 'tooLong', 'tooShort',
                  'rangeUnderflow', 'rangeOverflow', 'stepMismatch', 'badInput', 'customError'];
   const kept = ['required', 'pattern', 'min', 'max', 'step', 'multiple', 'minlength',
-                'maxlength', 'type'];
+                'maxlength', 'type', 'value'];
   return [...form.elements].filter((c) => c.willValidate && c.name).map((c) => {
     const tag = c.localName;
     const attrs = {};
@@ -119,6 +139,44 @@ def refusal_text(tool: Tool, result: CallToolResult | None) -> str | None:
     return None
 
 
+def changed_value(
+    tool: Tool, result: CallToolResult | None, arguments: dict[str, Any]
+) -> tuple[str, str] | None:
+    """The parameter the harness refused because the form would change its value as it is
+    set, and what it said; None when the call did not end so."""
+    if tool.source != "declarative" or result is None or not result.is_error:
+        return None
+    for block in result.content:
+        if not isinstance(block, TextContent):
+            continue
+        found = _CHANGED.search(block.text)
+        if found is None or found["name"] not in arguments:
+            continue
+        name = found["name"]
+        said = block.text[found.start() :].split("\n", 1)[0]
+        said = said.split(f"for parameter {name}: ", 1)[1].removesuffix(" Nothing was filled.")
+        return name, said.rstrip(".")
+    return None
+
+
+def not_kept(name: str, said: str, controls: list[Control], arguments: dict[str, Any]) -> str:
+    """The report of a value the form would not keep (nothing was filled, so no control's
+    validity says it), with what its author can change."""
+    control = next((c for c in controls if c.name == name), None)
+    where = control.start if control is not None else f"the control named {name!r}"
+    given = json.dumps(arguments[name], ensure_ascii=False)
+    return f"{where} would not keep {given} (the harness refused it: {said}): {_keep_fix(control)}"
+
+
+def _keep_fix(control: Control | None) -> str:
+    if control is not None and control.kind == "range":
+        return _STEP_FIX
+    return (
+        'the schema says only "string"; if the value may hold several lines, make it a '
+        '<textarea>; otherwise add pattern="^[^\\r\\n]*$" so the inputSchema says it'
+    )
+
+
 def mismatches(controls: list[Control], arguments: dict[str, Any]) -> list[str]:
     """What each invalid control refused and how the form's author makes the schema say it."""
     found = []
@@ -182,11 +240,7 @@ def _why_and_fix(control: Control, flag: str, value: Any) -> str:
             f"inputs, not for type={kind}; say the range in its toolparamdescription"
         )
     if flag == "stepMismatch":
-        return (
-            "Chromium adds multipleOf only when the step base (min, else value, else 0) is a "
-            "multiple of the step; set min to a multiple of step (or leave it out), or say the "
-            "allowed values in its toolparamdescription"
-        )
+        return _STEP_FIX
     if flag in ("tooShort", "tooLong"):
         return (
             "Chromium carries no minlength/maxlength into the inputSchema; say the length "
@@ -257,6 +311,12 @@ def accepted_schema(schema: dict[str, Any], controls: list[Control]) -> dict[str
                     member["pattern"] = r"^[a-z0-9._+\-]{1,20}@[a-z0-9]{1,20}(\.[a-z]{2,5}){1,2}$"
                 elif kind == "url":
                     member["pattern"] = r"^https://[a-z0-9]{1,20}\.example(/[a-z0-9]{0,20})?$"
+                elif kind != "textarea":  # one line: the harness refuses line breaks
+                    member["pattern"] = r"^[^\r\n]*$"
+        elif kind == "range" and member.get("type") == "number" and "multipleOf" not in member:
+            allowed = _range_values(attrs)
+            if allowed is not None:
+                member["enum"] = allowed
         elif kind == "checkbox" and required and member.get("type") == "boolean":
             member["const"] = True
         elif kind == "select-one" and required and control.first_option == "":
@@ -264,6 +324,34 @@ def accepted_schema(schema: dict[str, Any], controls: list[Control]) -> dict[str
         elif kind == "select-multiple" and required and member.get("type") == "array":
             member["minItems"] = max(1, int(member.get("minItems", 0)))
     return narrowed
+
+
+def _range_values(attrs: dict[str, str]) -> list[int | float] | None:
+    """The values a range keeps (base + n × step within [min, max]), when there are at
+    most 100 of them; None otherwise, or without a step."""
+
+    def number(name: str) -> Fraction | None:
+        try:
+            return Fraction(attrs[name].strip())
+        except (KeyError, ValueError, ZeroDivisionError):
+            return None
+
+    low, high = number("min"), number("max")
+    low = Fraction(0) if low is None else low
+    high = max(low, Fraction(100) if high is None else high)
+    if attrs.get("step", "").strip().lower() == "any":
+        return None
+    step = number("step")
+    step = Fraction(1) if step is None or step <= 0 else step
+    base = number("min")
+    base = number("value") if base is None else base
+    base = Fraction(0) if base is None else base
+    first = -((base - low) // step)  # the first n with base + n × step >= min
+    count = (high - base) // step - first + 1
+    if count < 1 or count > 100:
+        return None
+    values = (base + (first + i) * step for i in range(int(count)))
+    return [int(v) if v.denominator == 1 else float(v) for v in values]
 
 
 def _without_empty(member: dict[str, Any]) -> None:

@@ -34,7 +34,14 @@ from typing import Any, TypeVar
 from harness.elicitation.base import AutoHandler
 from harness.errors import ConfigError, UnknownTool
 from harness.models import Tool
-from harness.qa.form_constraints import accepted_schema, mismatches, read_form, refusal_text
+from harness.qa.form_constraints import (
+    accepted_schema,
+    changed_value,
+    mismatches,
+    not_kept,
+    read_form,
+    refusal_text,
+)
 from harness.qa.fuzz_report import (
     Failure,
     FuzzOptions,
@@ -469,6 +476,10 @@ class Fuzzer:
                 f"the browser said: {refused[:200]}"
             ]
             self._refused = True  # the next call starts from the form as the page has it
+        elif (changed := changed_value(tool, page_result, arguments)) is not None:
+            # Refused by the harness, not typed in: the form would have changed the value.
+            controls = await read_form(self.session, tool) or []
+            seen.form_refusal = [not_kept(*changed, controls, arguments)]
         if "idempotent" in names and not outcome.is_error and not navigated(seen):
             await self.session.call(tool.name, arguments, timeout=self.options.timeout)
             await self._settle()

@@ -355,11 +355,12 @@ def check_invalid_refused(seen: NearMissObservation) -> str | None:
 
 def check_form_constraints(seen: Observation) -> str | None:
     """``form-constraints``: the browser's validation of the filled form refused input the
-    schema allows (:mod:`harness.qa.form_constraints` says which control, and the fix)."""
+    schema allows, or the harness did, the form being about to change it as it is set
+    (:mod:`harness.qa.form_constraints` says which control, and the fix)."""
     if seen.form_refusal is None:
         return None
     return (
-        "the browser's validation of the form refused input its inputSchema allows (agents "
+        "the form does not take input its inputSchema allows (agents "
         "are shown that schema, send such input and fail): " + "; ".join(seen.form_refusal)
     )
 

@@ -12,6 +12,7 @@ import pytest
 from harness import Harness, Session
 from harness.qa.form_constraints import Control, accepted_schema
 from harness.qa.fuzz import FuzzOptions, FuzzReport, PropertyResult, fuzz
+from harness.qa.fuzz_report import Failure
 from tests.qa.pages import QAServer, serve
 
 
@@ -36,6 +37,11 @@ PAGES = {
     "/fixed": form("find_book", '<input name="title" required pattern=".+">'),
     "/email": form("subscribe", '<input name="email" type="email" required pattern=".+">'),
     "/throws": form("find_book", '<input name="title" required>', THROWS),
+    # Sold in packs of 3 from 1: 1, 4, 7, 10; the schema has no multipleOf (1 is no multiple
+    # of 3), and the range would round any other value to the nearest of those.
+    "/packs": form(
+        "order_boxes", '<input type="range" name="qty" min="1" max="10" step="3" value="1">'
+    ),
     "/results": "<!doctype html><p>results</p>",
 }
 
@@ -67,20 +73,25 @@ def result(report: FuzzReport, prop: str) -> PropertyResult:
     return found
 
 
+def warning(report: FuzzReport) -> Failure:
+    """The ``form-constraints`` warning of a report whose form threw nothing: ``no-throw``
+    held, and the run does not fail for a warning."""
+    warned = result(report, "form-constraints")
+    assert (warned.status, warned.severity) == ("failed", "warning")
+    assert warned.failure is not None
+    assert result(report, "no-throw").status == "passed"
+    assert report.ok
+    return warned.failure
+
+
 async def test_a_required_input_the_schema_lets_be_empty_is_a_warning_with_the_fix(
     harness: Harness, server: QAServer
 ) -> None:
     report = await fuzzed(harness, server, "/required")
-    warned = result(report, "form-constraints")
-    assert (warned.status, warned.severity) == ("failed", "warning")
-    assert warned.failure is not None
-    assert warned.failure.arguments == {"title": ""}
-    message = warned.failure.message
-    assert '<input name="title" required> refused "" (valueMissing)' in message
-    assert 'add pattern=".+" to <input name="title" required>' in message
-    # The form threw nothing: no-throw held, and the run does not fail for a warning.
-    assert result(report, "no-throw").status == "passed"
-    assert report.ok
+    failure = warning(report)
+    assert failure.arguments == {"title": ""}
+    assert '<input name="title" required> refused "" (valueMissing)' in failure.message
+    assert 'add pattern=".+" to <input name="title" required>' in failure.message
     text = report.describe()
     assert "form-constraints: warning" in text
     assert "no property failed; 1 warning (above)" in text
@@ -143,8 +154,55 @@ def test_the_inputs_of_the_other_properties_are_what_the_form_accepts() -> None:
         ],
     )
     assert narrowed["properties"] == {
-        "title": {"type": "string", "minLength": 1},
+        "title": {"type": "string", "minLength": 1, "pattern": "^[^\\r\\n]*$"},
         "agree": {"type": "boolean", "const": True},
         "shelf": {"type": "string", "enum": ["a"], "anyOf": [{"const": "a"}]},
     }
     assert schema["properties"]["title"] == {"type": "string"}  # the tool's own is left alone
+
+
+async def test_a_range_value_off_its_step_is_a_warning_with_the_fix(
+    harness: Harness, server: QAServer
+) -> None:
+    # The harness refuses a value the range would round (nothing is typed in): the schema let
+    # it through, which the fuzzer reports as it reports the form's own refusals.
+    failure = warning(await fuzzed(harness, server, "/packs"))
+    assert failure.arguments["qty"] not in (1, 4, 7, 10)
+    start = '<input type="range" name="qty" min="1" max="10" step="3">'
+    assert f"{start} would not keep " in failure.message
+    assert "(it takes steps of 3 from 1, between 1 and 10)" in failure.message
+    assert "set min to a multiple of step" in failure.message
+
+
+def test_the_other_properties_draw_what_the_form_keeps() -> None:
+    schema = {
+        "type": "object",
+        "properties": {
+            "qty": {"type": "number", "minimum": 1, "maximum": 10},
+            "level": {"type": "number", "minimum": 0, "maximum": 50},
+            "fine": {"type": "number", "minimum": 0, "maximum": 100000},
+            "title": {"type": "string"},
+            "body": {"type": "string"},
+        },
+    }
+
+    def control(name: str, kind: str, **attributes: str) -> Control:
+        tag = "textarea" if kind == "textarea" else "input"
+        return Control(name, tag, kind, attributes, f"<{name}>", ())
+
+    narrowed = accepted_schema(
+        schema,
+        [
+            control("qty", "range", min="1", max="10", step="3"),
+            control("level", "range", max="50", step="0.5", value="0.25"),
+            control("fine", "range", max="100000", step="3", value="1"),  # too many to list
+            control("title", "text"),
+            control("body", "textarea"),
+        ],
+    )["properties"]
+    assert narrowed["qty"]["enum"] == [1, 4, 7, 10]
+    assert narrowed["level"]["enum"][:3] == [0.25, 0.75, 1.25]
+    assert narrowed["level"]["enum"][-1] == 49.75
+    assert "enum" not in narrowed["fine"]
+    assert narrowed["title"]["pattern"] == "^[^\\r\\n]*$"  # a one-line field
+    assert narrowed["body"] == {"type": "string"}

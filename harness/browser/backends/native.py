@@ -884,7 +884,12 @@ class NativeBackend(ChannelBackend):
         if frame is None or cdp_id is None or session is None:
             return RawResult(status="navigation")
         if tool.source == "declarative":
+            changed = _may_change(arguments)
             arguments = form_input(arguments)
+            if changed:
+                refused = await self._exact_fill_problem(frame, tool, arguments)
+                if refused is not None:
+                    return refused
         started = asyncio.get_running_loop().time()
         self._call_frames[call_id] = (frame, self.mark(frame))
         # A script tool runs through Chromium's own executeTool() in the page (the layer's
@@ -915,12 +920,8 @@ class NativeBackend(ChannelBackend):
                     {"frameId": cdp_id, "toolName": tool.name, "input": arguments},
                 )
                 invocation = reply["invocationId"]
-        except FrameGone:
-            return RawResult(status="navigation")
-        except PlaywrightError as exc:
-            if is_gone(exc):
-                return RawResult(status="navigation")
-            return RawResult(status="error", error_name="NotFoundError", error_message=str(exc))
+        except (FrameGone, PlaywrightError) as exc:
+            return _not_run(exc)
         future: asyncio.Future[RawResult] = asyncio.get_running_loop().create_future()
         self._pending[invocation] = future
         if tool.source == "declarative":
@@ -959,6 +960,23 @@ class NativeBackend(ChannelBackend):
             self._submitting.discard(invocation)
             self._declarative.discard(invocation)
             self._cancel_reasons.pop(invocation, None)
+
+    async def _exact_fill_problem(
+        self, frame: Frame, tool: Tool, arguments: dict[str, Any]
+    ) -> RawResult | None:
+        """The harness fills a form exactly (the polyfill's ``invoke`` refuses a value the
+        form would change as it is set); here Chromium's own fill runs the call, and nothing
+        hooks it, so the layer is asked first (``check``). None: fill it."""
+        try:
+            answer = await self.channel.command(
+                frame, {"op": "check", "name": tool.name, "input": arguments}
+            )
+        except (FrameGone, PlaywrightError) as exc:
+            return _not_run(exc)
+        problem = answer.get("problem") if isinstance(answer, dict) else None
+        if not isinstance(problem, str):
+            return None
+        return RawResult(status="error", error_name="UnknownError", error_message=problem)
 
     def _on_responded(self, params: dict[str, Any]) -> None:
         invocation = params.get("invocationId", "")
@@ -1072,6 +1090,25 @@ def _unanswered_warning(info: FrameInfo) -> CatalogWarning:
             "and calls to them may end unanswered. This is a Chromium fault seen under "
             "load; loading the page again gives the frame a new document."
         ),
+    )
+
+
+def _not_run(exc: FrameGone | PlaywrightError) -> RawResult:
+    """How a call ends whose command to the page failed before the tool ran: the document
+    went away (a navigation), or the browser refused the command."""
+    if isinstance(exc, FrameGone) or is_gone(exc):
+        return RawResult(status="navigation")
+    return RawResult(status="error", error_name="NotFoundError", error_message=str(exc))
+
+
+def _may_change(arguments: dict[str, Any]) -> bool:
+    """Whether a form could change one of ``arguments`` as it is set: only a number (a range
+    rounds it to its step) or text with a line break (a one-line field drops it) can be;
+    a call with neither needs no ``check``."""
+    return any(
+        (isinstance(value, int | float) and not isinstance(value, bool))
+        or (isinstance(value, str) and ("\n" in value or "\r" in value))
+        for value in arguments.values()
     )
 
 
