@@ -21,7 +21,8 @@ from __future__ import annotations
 import contextlib
 import copy
 import json
-from collections.abc import Callable
+import warnings
+from collections.abc import Callable, Iterator
 from dataclasses import dataclass, field
 from typing import TYPE_CHECKING, Any
 from urllib.parse import quote, unquote
@@ -113,10 +114,32 @@ def valid_arguments(tool: Tool) -> SearchStrategy[dict[str, Any]]:
     schema = as_draft7(tool.input_schema).schema
     try:
         strategy = _strategy(schema, schema, ())
-        strategy.validate()
+        with _generator_quiet():
+            strategy.validate()
     except (InvalidArgument, ValueError, TypeError, KeyError, RecursionError) as exc:
         raise ConfigError(f"No inputs can be made from {tool.name}'s inputSchema: {exc}") from None
     return strategy.filter(lambda value: isinstance(value, dict) and _fits(tool, value))
+
+
+@contextlib.contextmanager
+def _generator_quiet() -> Iterator[None]:
+    """hypothesis-jsonschema warns (a ``UserWarning``, and Python's ``re`` a
+    ``FutureWarning``) about each ECMAScript pattern Python's ``re`` reads otherwise or not at
+    all: on stderr, with its own paths, in every fuzz run. The harness reads those patterns
+    itself; a value drawn without one is filtered, and the skip's reason names it when none
+    fits. Silenced here, where hypothesis-jsonschema is called, not for the process."""
+    with warnings.catch_warnings():
+        for category in (UserWarning, FutureWarning):
+            warnings.filterwarnings("ignore", category=category, module="hypothesis_jsonschema")
+        yield
+
+
+def _from_schema(schema: Any) -> SearchStrategy[Any]:
+    """hypothesis-jsonschema's values of ``schema``, without its warnings."""
+    from hypothesis_jsonschema import from_schema
+
+    with _generator_quiet():
+        return from_schema(schema)
 
 
 _COMBINED = ("allOf", "not", "if", "then", "else", "patternProperties")
@@ -148,12 +171,11 @@ def _strategy(schema: Any, root: dict[str, Any], refs: tuple[str, ...]) -> Searc
     to the filter of :func:`valid_arguments`: its members are drawn from ``properties``.
     """
     from hypothesis import strategies as st
-    from hypothesis_jsonschema import from_schema
 
     if len(refs) > MAX_DEPTH:
         raise _TooDeep
     if not isinstance(schema, dict):
-        return from_schema(schema)
+        return _from_schema(schema)
     ref = schema.get("$ref")
     if isinstance(ref, str):
         if refs.count(ref) >= MAX_REF_EXPANSIONS:
@@ -173,7 +195,7 @@ def _strategy(schema: Any, root: dict[str, Any], refs: tuple[str, ...]) -> Searc
             # Untyped under combinators: one type at a time too, for the same reason as
             # below (`{"minimum": 3, "not": …}` raised out of every draw).
             return _one_of([{**schema, "type": k} for k in _JSON_TYPES], root, refs)
-        return from_schema({**schema, **_definitions(root)})
+        return _from_schema({**schema, **_definitions(root)})
     for key in ("anyOf", "oneOf"):
         if isinstance(schema.get(key), list) and "type" not in schema:
             return _one_of(schema[key], root, deeper)
@@ -196,16 +218,14 @@ def _strategy(schema: Any, root: dict[str, Any], refs: tuple[str, ...]) -> Searc
         return _with_dependents(objects, schema, {**optional, **drawn}, root, deeper)
     if kind == "array" and isinstance(schema.get("items"), dict | list):
         return _array(schema, root, refs)
-    return from_schema({**schema, **_definitions(root)})
+    return _from_schema({**schema, **_definitions(root)})
 
 
 def _may_be_object(schema: dict[str, Any], root: dict[str, Any]) -> bool:
     """Whether hypothesis-jsonschema finds objects among ``schema``'s values (it would
     draw them itself, and fail)."""
-    from hypothesis_jsonschema import from_schema
-
     try:
-        return not from_schema({**schema, "type": "object", **_definitions(root)}).is_empty
+        return not _from_schema({**schema, "type": "object", **_definitions(root)}).is_empty
     except (ValueError, TypeError, KeyError, RecursionError):
         return False
 

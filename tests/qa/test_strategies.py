@@ -5,6 +5,7 @@ schemas the harness refuses, which leave nothing to draw. No browser: the strate
 from __future__ import annotations
 
 import contextlib
+import warnings
 from typing import Any
 
 import pytest
@@ -185,3 +186,23 @@ def test_an_untyped_subschema_under_combinators_is_drawn_one_type_at_a_time(
     # out of every draw, as the plain untyped one did.
     kinds = drawn_kinds(untyped)
     assert {"dict", "list"} <= kinds, kinds
+
+
+def test_patterns_python_cannot_read_print_no_warning_and_leave_the_filters_alone() -> None:
+    # ECMAScript patterns the harness accepts: hypothesis-jsonschema warned about each on
+    # stderr (its site-packages path, its source line) in every fuzz run.
+    schema = {
+        "type": "object",
+        "properties": {
+            "name": {"type": "string", "pattern": "^[\\p{L} '-]{1,20}$"},
+            "code": {"type": "string", "pattern": "^[[A-Z]&&[^IO]]{2}$"},
+            "sku": {"type": "string", "pattern": "^(?<cat>[A-Z]{2})-\\d{4}$"},
+        },
+    }
+    before = list(warnings.filters)
+    with warnings.catch_warnings(record=True) as caught:
+        warnings.simplefilter("always")
+        drawn(schema, n=10)
+        near_misses(tool(schema))
+    assert [str(w.message)[:80] for w in caught] == []
+    assert warnings.filters == before  # silenced where drawn, not for the rest of the process
