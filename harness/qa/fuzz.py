@@ -68,6 +68,7 @@ from harness.qa.strategies import (
     unread_keywords,
     unusable_schema,
     valid_arguments,
+    why_nothing_fits,
 )
 from harness.session import Session
 from harness.stages.normalization import normalize
@@ -616,11 +617,13 @@ def _undrawable(tool: Tool, exc: Exception, calls: int) -> str:
             f"drawn met the schema); {done}"
         )
     if isinstance(exc, Unsatisfiable):
+        named = why_nothing_fits(tool)
         return (
             f"no input drawn from {tool.name}'s inputSchema fits it as the harness validates "
-            "it: the schema may allow no value at all (a minimum above its maximum, a required "
-            "parameter it does not allow), or use what the generator cannot draw (a pattern "
-            f"with \\p{{…}}); {done}"
+            f"it: {named + '; ' if named else ''}the schema may allow no value at all "
+            f"{'there ' if named else ''}(a minimum above its maximum, a required parameter it "
+            "does not allow), or use what the generator cannot draw (a pattern with "
+            f"\\p{{…}}); {done}"
         )
     said = str(exc).splitlines()[0][:160] if str(exc) else ""
     return (

@@ -10,7 +10,14 @@ refuses it. Hypothesis shrinks both the valid part and the choice of mistake.
 The harness reads a schema as Draft 2020-12, hypothesis-jsonschema as Draft 7 (it reads
 ``items`` as Draft 7 does and passes over the keywords it does not know): before anything
 is drawn, :func:`as_draft7` says the schema in Draft 7's words. What Draft 7 cannot say is
-left to the filter, and named (:func:`unread_keywords`) when no value drawn fits.
+left to the filter, and named (:func:`unread_keywords`) when no value drawn fits; so is the
+keyword that refused every value drawn (:func:`why_nothing_fits`).
+
+Objects are built here, not by hypothesis-jsonschema (whose object drawing fails on the
+current Hypothesis): their members from ``properties``, ``patternProperties`` and
+``additionalProperties`` (keys from ``propertyNames``, as many as ``minProperties`` and
+``maxProperties`` allow), ``allOf`` members folded in, one branch of an ``if``/``then``/
+``else`` or an ``anyOf``/``oneOf`` at a time, a ``const`` or ``enum`` of objects as given.
 
 Hypothesis is an optional dependency (the ``qa`` extra): :func:`require_hypothesis` says
 how to install it.
@@ -22,14 +29,17 @@ import contextlib
 import copy
 import json
 import warnings
+from collections import Counter
 from collections.abc import Callable, Iterator
 from dataclasses import dataclass, field
+from random import Random
 from typing import TYPE_CHECKING, Any
 from urllib.parse import quote, unquote
 
 from harness.errors import ConfigError
 from harness.models import Tool
 from harness.schemas import local_target, subschemas
+from harness.stages.patterns import search
 from harness.stages.validation import (
     outside_references_problem,
     schema_problem,
@@ -101,16 +111,21 @@ def valid_arguments(tool: Tool) -> SearchStrategy[dict[str, Any]]:
     outside itself).
     """
     require_hypothesis()
-    from hypothesis.errors import InvalidArgument
-
     problem = unusable_schema(tool)
     if problem is not None:
         raise ConfigError(
             f"{tool.name}'s inputSchema cannot be used: {problem}. The harness refuses every "
             "call of the tool, so there is nothing to fuzz until the site fixes its schema"
         )
-    # Drawn from the schema in Draft 7's words; every value is checked against the schema
-    # itself below, so what the wording gets wrong costs draws, never a value that does not fit.
+    # Every value is checked against the schema itself, so what the drawing gets wrong
+    # costs draws, never a value that does not fit.
+    return _drawn(tool).filter(lambda value: isinstance(value, dict) and _fits(tool, value))
+
+
+def _drawn(tool: Tool) -> SearchStrategy[Any]:
+    """Values drawn from ``tool``'s schema in Draft 7's words, before the filter."""
+    from hypothesis.errors import InvalidArgument
+
     schema = as_draft7(tool.input_schema).schema
     try:
         strategy = _strategy(schema, schema, ())
@@ -118,7 +133,69 @@ def valid_arguments(tool: Tool) -> SearchStrategy[dict[str, Any]]:
             strategy.validate()
     except (InvalidArgument, ValueError, TypeError, KeyError, RecursionError) as exc:
         raise ConfigError(f"No inputs can be made from {tool.name}'s inputSchema: {exc}") from None
-    return strategy.filter(lambda value: isinstance(value, dict) and _fits(tool, value))
+    return strategy
+
+
+def why_nothing_fits(tool: Tool) -> str | None:
+    """What keeps the values drawn from ``tool``'s schema from fitting it, by keyword: the
+    part of the schema nothing is drawn for (``nothing the generator draws fits
+    /properties/n (`type`, `minimum`, `maximum`)``), else the keyword that refused most of a
+    few values drawn (``every value drawn failed `not` at /not``); None when it cannot tell."""
+    require_hypothesis()
+    from hypothesis import HealthCheck, Phase, find, settings
+
+    schema = as_draft7(tool.input_schema).schema
+    try:
+        strategy = _drawn(tool)
+        with _generator_quiet():
+            empty = strategy.is_empty
+    except ConfigError:
+        return None
+    if empty:
+        place, node = _nothing_drawn_at(schema, schema, ())
+        said = ", ".join(f"`{k}`" for k in node) if isinstance(node, dict) and node else "`false`"
+        return f"nothing the generator draws fits {_pointer(place)} ({said})"
+    refused: Counter[str] = Counter()
+    tried = 0
+
+    def condition(value: Any) -> bool:
+        nonlocal tried
+        tried += 1
+        with contextlib.suppress(Exception):
+            refused.update({p.schema_path for p in validate_arguments(tool, value)})
+        return False
+
+    with _generator_quiet(), contextlib.suppress(Exception):
+        find(
+            strategy,
+            condition,
+            settings=settings(
+                max_examples=30,
+                database=None,
+                phases=[Phase.generate],
+                suppress_health_check=list(HealthCheck),
+            ),
+            random=Random(0),
+        )
+    if not refused:
+        return None
+    [(keyword_at, count)] = refused.most_common(1)
+    how_many = "every value" if count == tried else f"{count} of {tried} values"
+    return f"{how_many} drawn failed `{keyword_at.rsplit('/', 1)[-1]}` at {keyword_at}"
+
+
+def _nothing_drawn_at(schema: Any, root: dict[str, Any], path: JsonPath) -> tuple[JsonPath, Any]:
+    """Where in ``schema`` nothing can be drawn (``path`` to it, and the subschema there):
+    the deepest required member with no value to draw, else ``schema`` itself."""
+    if isinstance(schema, dict):
+        properties = schema.get("properties")
+        properties = properties if isinstance(properties, dict) else {}
+        for name in schema.get("required") or []:
+            member = properties.get(name, {}) if isinstance(name, str) else {}
+            with contextlib.suppress(Exception), _generator_quiet():
+                if _strategy(member, root, ("",)).is_empty:
+                    return _nothing_drawn_at(member, root, (*path, "properties", name))
+    return path, schema
 
 
 @contextlib.contextmanager
@@ -149,6 +226,9 @@ MAX_DEPTH = 32
 MAX_REF_EXPANSIONS = 3
 """How often one ``$ref`` is followed within one value: a recursive schema's optional
 members are left out below that, so its values stay shallow but are still drawn."""
+MAX_FOLDED = 64
+"""How many ``allOf`` members are folded into one object schema (a ``$ref`` back to the
+schema would fold for ever)."""
 
 
 class _TooDeep(ValueError):
@@ -162,14 +242,10 @@ _JSON_TYPES = ("null", "boolean", "integer", "number", "string", "array", "objec
 
 
 def _strategy(schema: Any, root: dict[str, Any], refs: tuple[str, ...]) -> SearchStrategy[Any]:
-    """Values of ``schema``: objects, arrays of objects and alternatives built here (the
-    current hypothesis-jsonschema cannot draw objects on the current Hypothesis), the
-    rest by hypothesis-jsonschema. ``refs``: the ``$ref``s followed on the way here, one
-    entry per level (``""`` for a level that followed none).
-
-    An object's combinators (``allOf``, ``if``/``then``, ``patternProperties``, …) are left
-    to the filter of :func:`valid_arguments`: its members are drawn from ``properties``.
-    """
+    """Values of ``schema``: objects (:func:`_object`), arrays of objects and alternatives
+    built here (the current hypothesis-jsonschema cannot draw objects on the current
+    Hypothesis), the rest by hypothesis-jsonschema. ``refs``: the ``$ref``s followed on the
+    way here, one entry per level (``""`` for a level that followed none)."""
     from hypothesis import strategies as st
 
     if len(refs) > MAX_DEPTH:
@@ -184,13 +260,17 @@ def _strategy(schema: Any, root: dict[str, Any], refs: tuple[str, ...]) -> Searc
         if target is None:
             raise ValueError(f"$ref {ref!r} leads outside the schema")
         return _strategy(target, root, (*refs, ref))
+    given = _given(schema)
+    if given is not None:  # the filter applies the rest of the schema
+        return st.sampled_from(given).map(copy.deepcopy)
     deeper = (*refs, "")
     kind = schema.get("type")
     if isinstance(kind, list) and len(kind) > 1 and all(isinstance(k, str) for k in kind):
         # One type at a time (hypothesis-jsonschema fails on a list that names "object").
         return _one_of([{**schema, "type": k} for k in kind], root, refs)
-    is_object = kind == "object" or (kind is None and "properties" in schema)
-    if (any(key in schema for key in _COMBINED) or _dependent_schemas(schema)) and not is_object:
+    if kind == "object" or (kind is None and "properties" in schema):
+        return _object(schema, root, refs)
+    if any(key in schema for key in _COMBINED) or _dependent_schemas(schema):
         if kind is None and _may_be_object(schema, root):
             # Untyped under combinators: one type at a time too, for the same reason as
             # below (`{"minimum": 3, "not": …}` raised out of every draw).
@@ -199,26 +279,254 @@ def _strategy(schema: Any, root: dict[str, Any], refs: tuple[str, ...]) -> Searc
     for key in ("anyOf", "oneOf"):
         if isinstance(schema.get(key), list) and "type" not in schema:
             return _one_of(schema[key], root, deeper)
-    if kind is None and not is_object:
+    if kind is None:
         # Untyped: one type at a time, objects built here (hypothesis-jsonschema's own
         # object drawing fails on the current Hypothesis: `{"minimum": 3}` raised
         # AttributeError out of every draw, and the tool was skipped).
         return _one_of([{**schema, "type": k} for k in _JSON_TYPES], root, refs)
-    if is_object:
-        properties = schema.get("properties")
-        properties = properties if isinstance(properties, dict) else {}
-        required = [n for n in schema.get("required") or [] if isinstance(n, str)]
-        drawn = {n: _strategy(properties.get(n, {}), root, deeper) for n in required}
-        optional = {}
-        for name, sub in properties.items():
-            if name not in drawn:
-                with contextlib.suppress(_TooDeep):  # past the limits: left out
-                    optional[name] = _strategy(sub, root, deeper)
-        objects = st.fixed_dictionaries(drawn, optional=optional)
-        return _with_dependents(objects, schema, {**optional, **drawn}, root, deeper)
     if kind == "array" and isinstance(schema.get("items"), dict | list):
         return _array(schema, root, refs)
     return _from_schema({**schema, **_definitions(root)})
+
+
+def _given(schema: dict[str, Any]) -> list[Any] | None:
+    """The values a ``const`` or ``enum`` that holds objects or arrays allows (None: one of
+    scalars, which hypothesis-jsonschema draws)."""
+    if "const" in schema:
+        values = [schema["const"]]
+    elif isinstance(schema.get("enum"), list) and schema["enum"]:
+        values = schema["enum"]
+    else:
+        return None
+    return values if any(isinstance(v, dict | list) for v in values) else None
+
+
+def _object(
+    schema: dict[str, Any], root: dict[str, Any], refs: tuple[str, ...]
+) -> SearchStrategy[Any]:
+    """Objects of ``schema``: its ``allOf`` folded in, one branch of an ``if`` or an
+    ``anyOf``/``oneOf`` at a time; members from ``properties`` (the required ones always),
+    then from ``patternProperties`` and ``additionalProperties``, then those a member drawn
+    depends on. What is not drawn here (``not``, an ``else`` that needs the ``if`` to fail,
+    members of two ``allOf`` members that clash) is left to the filter of
+    :func:`valid_arguments`."""
+    from hypothesis import strategies as st
+
+    schema = _folded(schema, root, refs)
+    deeper = (*refs, "")
+    branches = _branches(schema)
+    if branches:
+        return _one_of(branches, root, deeper)
+    properties = schema.get("properties")
+    properties = properties if isinstance(properties, dict) else {}
+    required = [n for n in schema.get("required") or [] if isinstance(n, str)]
+    drawn = {n: _strategy(_member(schema, n), root, deeper) for n in required}
+    optional = {}
+    for name, sub in properties.items():
+        if name not in drawn:
+            with contextlib.suppress(_TooDeep):  # past the limits: left out
+                optional[name] = _strategy(sub, root, deeper)
+    objects = _with_more_members(
+        st.fixed_dictionaries(drawn, optional=optional), schema, root, deeper
+    )
+    return _with_dependents(objects, schema, {**optional, **drawn}, root, deeper)
+
+
+def _member(schema: dict[str, Any], name: str) -> Any:
+    """The schema a member ``name`` of ``schema``'s objects is drawn from: its property,
+    else the first ``patternProperties`` entry that matches it, else ``additionalProperties``."""
+    properties = schema.get("properties")
+    if isinstance(properties, dict) and name in properties:
+        return properties[name]
+    patterns = schema.get("patternProperties")
+    for pattern, sub in patterns.items() if isinstance(patterns, dict) else ():
+        with contextlib.suppress(Exception):  # a pattern that cannot be read matches nothing
+            if search(pattern, name) is True:
+                return sub
+    additional = schema.get("additionalProperties", {})
+    return additional if isinstance(additional, dict | bool) else {}
+
+
+def _folded(schema: dict[str, Any], root: dict[str, Any], refs: tuple[str, ...]) -> dict[str, Any]:
+    """``schema`` with the members of its ``allOf`` (nested ones, and ``$ref``s followed)
+    said in it, as one schema a value is drawn from; a member that says something another
+    already says otherwise stays in ``allOf``, to the filter."""
+    pending = schema.get("allOf")
+    if not isinstance(pending, list):
+        return schema
+    folded = {key: value for key, value in schema.items() if key != "allOf"}
+    left: list[Any] = []
+    pending = list(pending)
+    for _ in range(MAX_FOLDED):
+        if not pending:
+            break
+        member = pending.pop(0)
+        target = _followed(member, root, refs)
+        if not isinstance(target, dict):
+            left.append(member)
+            continue
+        inner = target.get("allOf")
+        if isinstance(inner, list):
+            pending += inner
+            target = {key: value for key, value in target.items() if key != "allOf"}
+        merged = _merged(folded, target)
+        if merged is None:
+            left.append(target)
+        else:
+            folded = merged
+    left += pending
+    if left:
+        folded["allOf"] = left
+    return folded
+
+
+def _followed(member: Any, root: dict[str, Any], refs: tuple[str, ...]) -> Any:
+    """``member`` with its ``$ref`` followed (as long as ``refs`` allow), else None."""
+    for _ in range(MAX_REF_EXPANSIONS):
+        ref = member.get("$ref") if isinstance(member, dict) else None
+        if not isinstance(ref, str):
+            return member
+        target = local_target(root, ref)
+        if not isinstance(target, dict) or refs.count(ref) >= MAX_REF_EXPANSIONS:
+            return None
+        rest = {key: value for key, value in member.items() if key != "$ref"}
+        member = _merged(target, rest) if rest else target
+    return None
+
+
+_ANNOTATIONS = ("title", "description", "$comment", "examples", "default", "$defs", "definitions")
+
+
+def _merged(a: dict[str, Any], b: dict[str, Any]) -> dict[str, Any] | None:
+    """One schema that says what ``a`` and ``b`` say, as far as drawing goes (the filter
+    applies both exactly); None when they say one keyword differently in a way not merged
+    here."""
+    out = dict(a)
+    for key, value in b.items():
+        mine = out.get(key)
+        if key in ("properties", "patternProperties") and isinstance(value, dict):
+            if not isinstance(mine, dict):
+                mine = {}
+            out[key] = {
+                **mine,
+                **{n: _both(mine[n], s) if n in mine else s for n, s in value.items()},
+            }
+        elif key == "required" and isinstance(value, list) and isinstance(mine, list):
+            out[key] = list(dict.fromkeys([*mine, *value]))
+        elif key in ("minProperties", "maxProperties") and _count(value) is not None:
+            if _count(mine) is None:
+                out[key] = value
+            else:
+                out[key] = max(mine, value) if key == "minProperties" else min(mine, value)
+        elif key not in out or mine == value or key in _ANNOTATIONS:
+            out.setdefault(key, value)
+        else:
+            return None
+    return out
+
+
+def _both(a: Any, b: Any) -> Any:
+    """A schema of the values of both ``a`` and ``b``."""
+    if a is True or a == {}:
+        return b
+    if b is True or b == {}:
+        return a
+    merged = _merged(a, b) if isinstance(a, dict) and isinstance(b, dict) else None
+    return merged if merged is not None else {"allOf": [a, b]}
+
+
+def _branches(schema: dict[str, Any]) -> list[dict[str, Any]] | None:
+    """``schema`` as alternatives, each drawn on its own: an ``if`` that holds (with its
+    ``then``) or not (the ``else``: a value that meets the ``if`` is the filter's), each
+    member of an ``anyOf``/``oneOf`` with the rest; None when it has none."""
+    condition = schema.get("if")
+    if "if" in schema and ("then" in schema or "else" in schema):
+        base = {k: v for k, v in schema.items() if k not in ("if", "then", "else")}
+        yes = [condition, schema.get("then", True)]
+        no = [schema.get("else", True)]
+        ways = [yes] if condition is True else [no] if condition is False else [yes, no]
+        return [_with_all_of(base, parts) for parts in ways]
+    for key in ("anyOf", "oneOf"):
+        members = schema.get(key)
+        if isinstance(members, list) and members:
+            base = {k: v for k, v in schema.items() if k != key}
+            return [_with_all_of(base, [member]) for member in members]
+    return None
+
+
+def _with_all_of(schema: dict[str, Any], parts: list[Any]) -> dict[str, Any]:
+    """``schema`` that ``parts`` apply to too (folded in when it is drawn)."""
+    parts = [p for p in parts if p is not True]
+    return {**schema, "allOf": [*schema.get("allOf", []), *parts]} if parts else schema
+
+
+_ANY_VALUE_TEXT = 10
+
+
+def _with_more_members(
+    objects: SearchStrategy[dict[str, Any]],
+    schema: dict[str, Any],
+    root: dict[str, Any],
+    refs: tuple[str, ...],
+) -> SearchStrategy[dict[str, Any]]:
+    """``objects`` with members beyond ``properties``: from ``patternProperties`` and
+    ``additionalProperties``, keys from ``propertyNames``; as many as ``minProperties`` asks
+    and — when the schema says what such members are — up to three more, at most
+    ``maxProperties``."""
+    from hypothesis import strategies as st
+
+    properties = schema.get("properties")
+    properties = properties if isinstance(properties, dict) else {}
+    patterns = schema.get("patternProperties")
+    patterns = patterns if isinstance(patterns, dict) else {}
+    additional = schema.get("additionalProperties", True)
+    names = schema.get("propertyNames", True)
+    least = _count(schema.get("minProperties")) or 0
+    most = _count(schema.get("maxProperties"))
+    said = bool(patterns) or (isinstance(additional, dict) and additional != {})
+    if names is False or not (said or least):
+        return objects
+    sources = []
+    for pattern, member in patterns.items():
+        key: dict[str, Any] = {"type": "string", "pattern": pattern}
+        if isinstance(names, dict):
+            key = {"type": "string", "allOf": [{"pattern": pattern}, names]}
+        with contextlib.suppress(_TooDeep):
+            sources.append(st.tuples(_strategy(key, root, refs), _strategy(member, root, refs)))
+    if additional is not False:
+        keys = (
+            _strategy({**names, "type": "string"}, root, refs)
+            if isinstance(names, dict)
+            else st.text(max_size=_ANY_VALUE_TEXT)
+        )
+        with contextlib.suppress(_TooDeep):
+            values = (
+                _strategy(additional, root, refs)
+                if isinstance(additional, dict) and additional != {}
+                else st.one_of(
+                    st.none(), st.booleans(), st.integers(), st.text(max_size=_ANY_VALUE_TEXT)
+                )
+            )
+            sources.append(st.tuples(keys, values))
+    if not sources:
+        return objects
+    pairs = st.one_of(sources).filter(lambda pair: pair[0] not in properties)
+
+    @st.composite
+    def more(draw: Callable[[SearchStrategy[Any]], Any]) -> dict[str, Any]:
+        value: dict[str, Any] = draw(objects)
+        low = max(0, least - len(value))
+        high = low + 3 if said else low
+        if most is not None:
+            high = min(high, most - len(value))
+        if high < low:
+            return value  # too many members already: the filter refuses it
+        extra = draw(st.lists(pairs, min_size=low, max_size=high, unique_by=lambda p: p[0]))
+        for name, member in extra:
+            value.setdefault(name, member)
+        return value
+
+    return more()
 
 
 def _may_be_object(schema: dict[str, Any], root: dict[str, Any]) -> bool:

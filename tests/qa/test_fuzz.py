@@ -192,6 +192,10 @@ async def test_tools_it_cannot_search_are_skipped_with_why_and_the_others_still_
         "old_draft": "skipped",
     }
     assert "may allow no value at all" in results["impossible"].reason
+    assert (  # the keywords of the member nothing can be drawn for
+        "nothing the generator draws fits /properties/n (`type`, `minimum`, `maximum`)"
+        in results["impossible"].reason
+    )
     assert "always broken" in message(report, "sum_list")
     assert "the tool left the page during the run" in results["vanishes"].reason
     assert "not a valid JSON Schema" in results["old_draft"].reason

@@ -14,7 +14,12 @@ from hypothesis.errors import NoSuchExample
 
 from harness.errors import ConfigError
 from harness.models import Tool
-from harness.qa.strategies import MAX_REF_EXPANSIONS, near_misses, valid_arguments
+from harness.qa.strategies import (
+    MAX_REF_EXPANSIONS,
+    near_misses,
+    valid_arguments,
+    why_nothing_fits,
+)
 from harness.stages.validation import validate_arguments
 
 LIST_NODE = {
@@ -188,6 +193,138 @@ def test_an_untyped_subschema_under_combinators_is_drawn_one_type_at_a_time(
     assert {"dict", "list"} <= kinds, kinds
 
 
+# Everyday schemas every one of whose values the generator used to miss: objects were drawn
+# from `properties` and `required` alone (a const object drawn as {}, no member of a map,
+# if/then/else left to the filter), and fuzz skipped the tool saying its schema "may allow
+# no value at all". Each pairs with what a draw must reach.
+SATISFIABLE = {
+    "a const object": (
+        {"type": "object", "properties": {"mode": {"const": {"kind": "fast", "level": 2}}}},
+        lambda value: value.get("mode") == {"kind": "fast", "level": 2},
+    ),
+    "an enum of objects, arrays and null": (
+        {
+            "type": "object",
+            "properties": {"size": {"enum": [{"w": 1, "h": 2}, [1, 2], None]}},
+            "required": ["size"],
+        },
+        lambda value: value["size"] == {"w": 1, "h": 2},
+    ),
+    "a map with additionalProperties and minProperties": (
+        {
+            "type": "object",
+            "properties": {
+                "labels": {
+                    "type": "object",
+                    "additionalProperties": {"type": "string"},
+                    "minProperties": 1,
+                }
+            },
+            "required": ["labels"],
+        },
+        lambda value: len(value["labels"]) >= 2,
+    ),
+    "propertyNames, additionalProperties and min/maxProperties": (
+        {
+            "type": "object",
+            "propertyNames": {"pattern": "^[a-z]{1,8}$"},
+            "additionalProperties": {"type": "integer"},
+            "minProperties": 1,
+            "maxProperties": 3,
+        },
+        lambda value: len(value) == 3,
+    ),
+    "patternProperties beside additionalProperties: false": (
+        {
+            "type": "object",
+            "properties": {"name": {"type": "string"}},
+            "patternProperties": {"^x-[a-z]+$": {"type": "string"}, "^n_": {"type": "integer"}},
+            "additionalProperties": False,
+            "minProperties": 2,
+        },
+        lambda value: any(k.startswith("x-") for k in value) and any(k[:2] == "n_" for k in value),
+    ),
+    "zip codes by country with if/then/else": (
+        {
+            "type": "object",
+            "properties": {"country": {"enum": ["US", "CA"]}, "zip": {"type": "string"}},
+            "required": ["country", "zip"],
+            "if": {"properties": {"country": {"const": "US"}}},
+            "then": {"properties": {"zip": {"pattern": "^[0-9]{5}$"}}},
+            "else": {"properties": {"zip": {"pattern": "^[A-Z][0-9][A-Z] [0-9][A-Z][0-9]$"}}},
+        },
+        lambda value: value["country"] == "CA",
+    ),
+    "required and patterns inside allOf": (
+        {
+            "type": "object",
+            "properties": {"id": {"type": "string"}},
+            "allOf": [
+                {"required": ["id"]},
+                {"properties": {"id": {"pattern": "^ord-[0-9]{4}$"}}},
+                {"$ref": "#/$defs/dated"},
+            ],
+            "$defs": {"dated": {"properties": {"on": {"format": "date"}}, "required": ["on"]}},
+        },
+        lambda value: "id" in value and "on" in value,
+    ),
+    "one member of two, and its pattern, said with anyOf": (
+        {
+            "type": "object",
+            "properties": {"email": {"type": "string"}, "phone": {"type": "string"}},
+            "anyOf": [
+                {"required": ["email"], "properties": {"email": {"pattern": "^[a-z]+@x\\.test$"}}},
+                {"required": ["phone"], "properties": {"phone": {"pattern": "^[0-9]{6}$"}}},
+            ],
+            "additionalProperties": False,
+        },
+        lambda value: "phone" in value,
+    ),
+}
+
+
+@pytest.mark.parametrize("name", SATISFIABLE)
+def test_everyday_objects_are_drawn_and_each_fits(name: str) -> None:
+    schema, reached = SATISFIABLE[name]
+    seen = drawn(schema, lambda value: value is not None and reached(value), n=80)
+    assert seen and reached(seen[-1]), seen[-5:]
+    assert all(validate_arguments(tool(schema), v) == [] for v in seen)
+
+
+def test_both_branches_of_an_if_are_drawn() -> None:
+    schema, _ = SATISFIABLE["zip codes by country with if/then/else"]
+    countries = {v["country"] for v in drawn(schema, n=40)}
+    assert countries == {"US", "CA"}
+
+
+@pytest.mark.parametrize(
+    ("schema", "named"),
+    [
+        # A minimum above its maximum: the keywords of the member nothing can be drawn for.
+        (
+            {
+                "type": "object",
+                "properties": {"n": {"type": "integer", "minimum": 10, "maximum": 5}},
+                "required": ["n"],
+            },
+            "nothing the generator draws fits /properties/n (`type`, `minimum`, `maximum`)",
+        ),
+        # Values are drawn, and every one fails the keyword that refuses them all.
+        (
+            {
+                "type": "object",
+                "properties": {"a": {"type": "string"}},
+                "required": ["a"],
+                "not": {"required": ["a"]},
+            },
+            "every value drawn failed `not` at /not",
+        ),
+    ],
+)
+def test_a_schema_nothing_fits_is_named_by_its_keyword(schema: dict[str, Any], named: str) -> None:
+    assert named in (why_nothing_fits(tool(schema)) or "")
+
+
 def test_patterns_python_cannot_read_print_no_warning_and_leave_the_filters_alone() -> None:
     # ECMAScript patterns the harness accepts: hypothesis-jsonschema warned about each on
     # stderr (its site-packages path, its source line) in every fuzz run.
@@ -204,5 +341,6 @@ def test_patterns_python_cannot_read_print_no_warning_and_leave_the_filters_alon
         warnings.simplefilter("always")
         drawn(schema, n=10)
         near_misses(tool(schema))
+        why_nothing_fits(tool(schema))
     assert [str(w.message)[:80] for w in caught] == []
     assert warnings.filters == before  # silenced where drawn, not for the rest of the process
