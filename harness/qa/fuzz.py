@@ -34,6 +34,7 @@ from typing import Any, TypeVar
 from harness.elicitation.base import AutoHandler
 from harness.errors import ConfigError, UnknownTool
 from harness.models import Tool
+from harness.qa.draft7 import unread_keywords
 from harness.qa.form_constraints import (
     accepted_schema,
     changed_value,
@@ -65,7 +66,6 @@ from harness.qa.strategies import (
     NearMiss,
     near_misses,
     require_hypothesis,
-    unread_keywords,
     unusable_schema,
     valid_arguments,
     why_nothing_fits,

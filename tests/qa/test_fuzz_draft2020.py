@@ -1,7 +1,7 @@
 """Inputs drawn from Draft 2020-12 schemas, which hypothesis-jsonschema reads as Draft 7:
 a tuple (``prefixItems``, ``items: false``) was drawn as ``[]`` and every such tool skipped
 as if its schema allowed no value. The schema is said in Draft 7's words before anything is
-drawn (:func:`harness.qa.strategies.as_draft7`); what those words cannot say is named when
+drawn (:func:`harness.qa.draft7.as_draft7`); what those words cannot say is named when
 nothing drawn fits, and every value is still checked against the schema itself."""
 
 from __future__ import annotations
@@ -21,7 +21,7 @@ from jsonschema import Draft202012Validator
 from harness import BrowserPool, Harness
 from harness.catalog import Settle
 from harness.models import Tool
-from harness.qa import strategies
+from harness.qa import draft7, strategies
 from harness.qa.fuzz import FuzzOptions, FuzzReport, PropertyResult, fuzz
 from harness.stages.validation import validate_arguments
 from tests.qa.pages import page, serve
@@ -138,7 +138,7 @@ def drawn(schema: dict[str, Any], n: int = 30) -> list[Any]:
 
 
 @pytest.mark.parametrize(
-    ("schema", "draft7"),
+    ("schema", "reworded"),
     [
         pytest.param(
             CLOSED_PAIR,
@@ -228,9 +228,9 @@ def drawn(schema: dict[str, Any], n: int = 30) -> list[Any]:
     ],
 )
 def test_the_2020_12_keywords_are_said_in_draft_7_s_words(
-    schema: dict[str, Any], draft7: dict[str, Any]
+    schema: dict[str, Any], reworded: dict[str, Any]
 ) -> None:
-    assert strategies.as_draft7(schema) == strategies.Draft7(draft7, ())
+    assert draft7.as_draft7(schema) == draft7.Draft7(reworded, ())
 
 
 @pytest.mark.parametrize(
@@ -250,8 +250,8 @@ def test_the_2020_12_keywords_are_said_in_draft_7_s_words(
     ],
 )
 def test_what_draft_7_cannot_say_is_kept_and_named(schema: dict[str, Any], unread: str) -> None:
-    assert strategies.as_draft7(schema) == strategies.Draft7(schema, (unread,))
-    assert strategies.unread_keywords(schema) == (unread,)
+    assert draft7.as_draft7(schema) == draft7.Draft7(schema, (unread,))
+    assert draft7.unread_keywords(schema) == (unread,)
 
 
 def test_a_dynamic_ref_across_resources_is_followed_as_a_guess_and_named() -> None:
@@ -261,7 +261,7 @@ def test_a_dynamic_ref_across_resources_is_followed_as_a_guess_and_named() -> No
         "$defs": {"r": {"$id": "https://a.test/r"}, "n": {"$dynamicAnchor": "n"}},
         "items": {"$dynamicRef": "#n"},
     }
-    assert strategies.as_draft7(schema) == strategies.Draft7(
+    assert draft7.as_draft7(schema) == draft7.Draft7(
         {**schema, "items": {"$ref": "#n"}}, ("`$dynamicRef` at /items",)
     )
 
@@ -290,7 +290,7 @@ def test_hypothesis_jsonschema_reads_the_reworded_arrays_as_2020_12_means_them(
     # harness's own drawing of arrays puts that many in (the test above).
     name = data.draw(st.sampled_from(sorted(set(ARRAYS) - {"two urgent tags"})))
     schema = ARRAYS[name]
-    value = data.draw(from_schema(strategies.as_draft7(schema).schema), label=name)
+    value = data.draw(from_schema(draft7.as_draft7(schema).schema), label=name)
     assert Draft202012Validator(schema).is_valid(value), (name, value)
 
 
@@ -307,9 +307,9 @@ def test_every_value_is_checked_against_the_schema_itself_not_the_wording(
 ) -> None:
     # A wording that gets the tuple wrong (no item after the prefix, minItems dropped) costs
     # draws: no value that does not fit the schema itself gets through.
-    def wrong(schema: Any) -> strategies.Draft7:
+    def wrong(schema: Any) -> draft7.Draft7:
         items = {"type": ["string", "integer"]}
-        return strategies.Draft7(args({"v": {"type": "array", "items": items}}, "v"), ())
+        return draft7.Draft7(args({"v": {"type": "array", "items": items}}, "v"), ())
 
     monkeypatch.setattr(strategies, "as_draft7", wrong)
     schema = args({"v": CLOSED_PAIR}, "v")
