@@ -14,7 +14,9 @@ name                   holds when
 ``idempotent``         an ``idempotentHint`` tool called twice with the same input leaves the
                        page as calling it once did
 ``no-navigation``      a tool that does not declare navigation (a ``_meta.uiRedirect`` in
-                       its result, or being a form) leaves the page on its document
+                       its result, or being a form) leaves the page on its document (a
+                       URL it changes in that document, with the history API or a
+                       fragment, is no navigation)
 ``invalid-refused``    a near-miss input is refused before ``execute``: by the harness, and
                        — since Chromium's own WebMCP does not validate arguments — by the
                        tool itself when it gets one unchecked, without changing anything
@@ -313,18 +315,23 @@ def check_idempotent(seen: Observation) -> str | None:
 
 
 def navigated(seen: Observation) -> bool:
-    """Whether the page's top document changed or moved during the call."""
+    """Whether the page's top frame loaded another document during the call. A URL changed
+    in the same document (``history.pushState``/``replaceState``, a fragment) is none: the
+    document, and what the user had in it, stays."""
     if seen.outcome.error_kind == "navigation":
         return True
     if seen.before is None or seen.after is None:
         return bool(seen.window.navigations)
-    return seen.before.document() != seen.after.document() or _no_fragment(
-        seen.before.url
-    ) != _no_fragment(seen.after.url)
+    was, now = seen.before.document(), seen.after.document()
+    if was != now:
+        return True
+    # Neither read (the top frame did not answer): by the URL, as far as it tells.
+    return not was and _no_fragment(seen.before.url) != _no_fragment(seen.after.url)
 
 
 def check_no_navigation(seen: Observation) -> str | None:
-    """``no-navigation``: a navigation the tool did not declare."""
+    """``no-navigation``: a navigation the tool did not declare (another document loaded
+    in the page: :func:`navigated`)."""
     if not navigated(seen):
         return None
     meta = seen.page_result.meta if seen.page_result is not None else None

@@ -1,6 +1,7 @@
 """The fuzzer on pages whose tools navigate, on both backends: a call that did not run
-(the page it was made for went away) is no verdict on the tool, and a navigation is blamed
-on the call that started it, not on the next one."""
+(the page it was made for went away) is no verdict on the tool, a navigation is blamed
+on the call that started it, not on the next one, and a URL changed in the same document
+(the history API, a fragment) is no navigation."""
 
 from __future__ import annotations
 
@@ -71,9 +72,35 @@ document.modelContext.registerTool({
 )
 
 
+# Tools that change the page's URL and keep its document: a filter kept in the query
+# (history.replaceState), a view kept in the path (history.pushState).
+SAME_DOCUMENT = page(
+    """
+const mc = document.modelContext;
+const q = {type: "object", properties: {q: {type: "string", maxLength: 10}}, required: ["q"]};
+mc.registerTool({
+  name: "filter_list", description: "Filters the list shown.", annotations: {readOnlyHint: true},
+  inputSchema: q,
+  execute: async ({q}) => {
+    history.replaceState(null, "", "?q=" + encodeURIComponent(q));
+    return {content: [{type: "text", text: "filtered"}]};
+  },
+});
+mc.registerTool({
+  name: "show_view", description: "Shows a view.", annotations: {readOnlyHint: true},
+  inputSchema: q,
+  execute: async ({q}) => {
+    history.pushState(null, "", "/views/" + encodeURIComponent(q) + "#top");
+    return {content: [{type: "text", text: "shown"}]};
+  },
+});"""
+)
+
+
 @pytest.fixture(scope="module")
 async def server() -> AsyncIterator[QAServer]:
     pages = {
+        "/same": SAME_DOCUMENT,
         "/form": FORM_THEN_TOOL,
         "/late": LATE_THEN_TOOL,
         "/now": GOES_AWAY,
@@ -140,6 +167,17 @@ async def test_a_navigation_that_lands_after_a_tool_s_last_call_is_not_the_next_
     described = report.describe()
     assert statuses(report, "browse_shelf") == {"no-navigation": "failed"}, described
     assert statuses(report, "look") == {"no-navigation": "passed"}, described
+
+
+async def test_a_url_a_tool_changes_in_the_same_document_is_no_navigation(
+    harness: Harness, server: QAServer
+) -> None:
+    # The document (and what the user had on it) stays: nothing for `_meta.uiRedirect` to
+    # declare. A real navigation still fails it (browse_shelf, above).
+    report = await fuzzed(harness, server.url("/same"), properties=["no-navigation"])
+    described = report.describe()
+    assert statuses(report, "filter_list") == {"no-navigation": "passed"}, described
+    assert statuses(report, "show_view") == {"no-navigation": "passed"}, described
 
 
 async def test_a_call_the_page_left_before_the_tool_answered_decides_nothing(
