@@ -6,8 +6,12 @@ checks: ``required`` only makes the key required (``""`` fits ``{"type": "string
 ``type=email`` and ``type=url`` add no format, a date's ``min`` and ``max`` are left out,
 ``multipleOf`` only comes when the step base is a multiple of the step. An agent reads the
 schema, sends what it allows, and the browser's interactive validation refuses the
-submission ("Form validation failed: …"). The tool threw nothing: the schema agents are
-shown lets through what the form refuses. The fuzzer reports that as ``form-constraints``
+submission ("Form validation failed: …"). For a time, a date and time, a month, a week or a
+color, Chromium writes what a value looks like as a regular expression in ``format``, which
+JSON Schema does not read (an unknown format checks nothing): any string fits the schema,
+and the browser's fill of the control refuses what it cannot hold ('Invalid value "0" for
+parameter t'). The tool threw nothing: the schema agents are shown lets through what the
+form refuses. The fuzzer reports that as ``form-constraints``
 (a warning: the form is right by HTML's rules) with the control, the constraint and what a
 form author can change so the schema says it; and draws the inputs of the other properties
 from :func:`accepted_schema` (the schema with what the form checks added), so one such
@@ -42,6 +46,19 @@ from harness.stages.patterns import HTML, PatternTimeout, pattern_flags, search
 REFUSED = "Form validation failed: "
 """How a form tool's call ends when the browser's constraint validation refuses the form
 (Chromium's words; the polyfill's are the same)."""
+FILL_REFUSED = re.compile(r'Invalid value (?:".*" )?for parameter (?P<name>.+)')
+"""How it ends when the browser's fill refuses a value a control cannot hold (before the
+form is changed or submitted; Chromium's words, the polyfill's the same)."""
+
+_FORMAT_IS_A_PATTERN = {
+    "time": "HH:MM, 24-hour",
+    "datetime-local": "YYYY-MM-DDTHH:MM",
+    "month": "YYYY-MM",
+    "week": "YYYY-Www",
+    "color": "#rrggbb",
+}
+"""The controls whose form Chromium writes as a regular expression in ``format``, and that
+form as a description says it."""
 
 _TEXT_LIKE = frozenset({"text", "search", "tel", "url", "email", "password"})
 
@@ -129,13 +146,16 @@ def _control(raw: dict[str, Any]) -> Control:
 
 
 def refusal_text(tool: Tool, result: CallToolResult | None) -> str | None:
-    """The browser's refusal of the filled form, when that is how the call ended (the
-    page's result, to decide by: a report says only what :func:`mismatches` makes of it)."""
+    """The browser's refusal of the call's input, when that is how the call ended: its
+    validation of the filled form refused it, or its fill of a control (the page's result,
+    to decide by: a report says only what :func:`mismatches` makes of it)."""
     if tool.source != "declarative" or result is None or not result.is_error:
         return None
     for block in result.content:
         if isinstance(block, TextContent) and REFUSED in block.text:
             return block.text[block.text.index(REFUSED) + len(REFUSED) :].strip()
+        if isinstance(block, TextContent) and (found := FILL_REFUSED.search(block.text)):
+            return found.group(0).strip()
     return None
 
 
@@ -177,19 +197,44 @@ def _keep_fix(control: Control | None) -> str:
     )
 
 
-def mismatches(controls: list[Control], arguments: dict[str, Any]) -> list[str]:
-    """What each invalid control refused and how the form's author makes the schema say it."""
+def mismatches(controls: list[Control], arguments: dict[str, Any], refused: str = "") -> list[str]:
+    """What each invalid control refused and how the form's author makes the schema say it;
+    ``refused``: the browser's words (:func:`refusal_text`), which name the control its fill
+    refused, if that is what it did."""
+    filled = FILL_REFUSED.fullmatch(refused)
+    if filled is not None:
+        name = filled.group("name")
+        return [
+            f"{control.start} refused {_given(arguments, name)} (a value it cannot hold, which "
+            f"the browser's fill leaves out): {_fill_fix(control)}"
+            for control in controls
+            if control.name == name
+        ][:1]
     found = []
     for control in controls:
         for flag in control.flags:
-            given = (
-                json.dumps(arguments[control.name], ensure_ascii=False)
-                if control.name in arguments
-                else "nothing"
-            )
             why = _why_and_fix(control, flag, arguments.get(control.name))
-            found.append(f"{control.start} refused {given} ({flag}): {why}")
+            found.append(
+                f"{control.start} refused {_given(arguments, control.name)} ({flag}): {why}"
+            )
     return found
+
+
+def _given(arguments: dict[str, Any], name: str) -> str:
+    return json.dumps(arguments[name], ensure_ascii=False) if name in arguments else "nothing"
+
+
+def _fill_fix(control: Control) -> str:
+    """Why the schema let through a value the control cannot hold, and what its author can do."""
+    form = _FORMAT_IS_A_PATTERN.get(control.kind)
+    if form is None:
+        return "say what the control accepts in its toolparamdescription"
+    return (
+        f"Chromium writes what a {control.kind} value looks like as a regular expression in "
+        "`format`, which JSON Schema does not read as one (an unknown format checks nothing), "
+        f'so any string fits the inputSchema; say the form ("{form}") in its '
+        "toolparamdescription"
+    )
 
 
 def _why_and_fix(control: Control, flag: str, value: Any) -> str:
@@ -291,8 +336,10 @@ def _anchored_accepts(anchored: str, value: Any) -> bool:
 
 def accepted_schema(schema: dict[str, Any], controls: list[Control]) -> dict[str, Any]:
     """``schema`` with what ``controls`` check added where JSON Schema can say it: the
-    inputs the form's validation accepts, to draw the other properties' inputs from. What
-    it cannot say (a date's bounds, a step off its base) may still be refused."""
+    inputs the form's validation accepts, to draw the other properties' inputs from (a
+    control whose form Chromium writes in ``format`` gets it as a ``pattern``, of values the
+    control holds). What it cannot say (a date's bounds, a step off its base) may still be
+    refused."""
     narrowed = copy.deepcopy(schema)
     properties = narrowed.get("properties")
     if not isinstance(properties, dict):
@@ -317,6 +364,9 @@ def accepted_schema(schema: dict[str, Any], controls: list[Control]) -> dict[str
             allowed = _range_values(attrs)
             if allowed is not None:
                 member["enum"] = allowed
+        elif kind in _FORMAT_IS_A_PATTERN and member.get("type") == "string":
+            if "pattern" not in member:
+                member["pattern"] = _held(kind, member.get("format"))
         elif kind == "checkbox" and required and member.get("type") == "boolean":
             member["const"] = True
         elif kind == "select-one" and required and control.first_option == "":
@@ -352,6 +402,28 @@ def _range_values(attrs: dict[str, str]) -> list[int | float] | None:
         return None
     values = (base + (first + i) * step for i in range(int(count)))
     return [int(v) if v.denominator == 1 else float(v) for v in values]
+
+
+_YEAR_MONTH = "[1-9][0-9]{3}-(0[1-9]|1[0-2])"  # a year HTML reads (0000 is none), a month
+_MINUTES = "([01][0-9]|2[0-3]):[0-5][0-9]"
+
+
+def _held(kind: str, form: Any) -> str:
+    """A pattern of the values a ``kind`` input holds, within its ``format`` (Chromium's regular
+    expression, which for a time depends on the step): a day every month has, a week every
+    year has, a color in hex digits."""
+    time = (
+        form.split("T", 1)[-1].removeprefix("^")
+        if isinstance(form, str) and form.startswith("^") and form.endswith("$")
+        else f"{_MINUTES}$"
+    )
+    return {
+        "time": f"^{time}",
+        "datetime-local": f"^{_YEAR_MONTH}-(0[1-9]|1[0-9]|2[0-8])T{time}",
+        "month": f"^{_YEAR_MONTH}$",
+        "week": "^[1-9][0-9]{3}-W(0[1-9]|[1-4][0-9]|5[0-2])$",
+        "color": "^#[0-9a-f]{6}$",
+    }[kind]
 
 
 def _without_empty(member: dict[str, Any]) -> None:

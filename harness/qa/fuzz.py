@@ -473,7 +473,7 @@ class Fuzzer:
         refused = refusal_text(tool, page_result)
         if refused is not None:
             controls = await read_form(self.session, tool) or []
-            seen.form_refusal = mismatches(controls, arguments) or [
+            seen.form_refusal = mismatches(controls, arguments, refused) or [
                 f"the browser said: {refused[:200]}"
             ]
             self._refused = True  # the next call starts from the form as the page has it

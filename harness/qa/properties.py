@@ -164,8 +164,9 @@ class Observation:
     again: PageState | None = None
     """The state after the same call a second time (for ``idempotent``)."""
     form_refusal: list[str] | None = None
-    """The browser's validation refused the filled form (None: it did not): what each
-    control refused, and how its author makes the schema say it."""
+    """The browser refused the input (None: it did not) — its validation of the filled form,
+    or its fill of a control: what each control refused, and how its author makes the
+    schema say it."""
 
 
 @dataclass
@@ -361,9 +362,10 @@ def check_invalid_refused(seen: NearMissObservation) -> str | None:
 
 
 def check_form_constraints(seen: Observation) -> str | None:
-    """``form-constraints``: the browser's validation of the filled form refused input the
-    schema allows, or the harness did, the form being about to change it as it is set
-    (:mod:`harness.qa.form_constraints` says which control, and the fix)."""
+    """``form-constraints``: the form does not take input the schema allows — the browser's
+    validation of the filled form or its fill of a control refused it, or the harness did, the
+    form being about to change it as it is set (:mod:`harness.qa.form_constraints` says which
+    control, and the fix)."""
     if seen.form_refusal is None:
         return None
     return (

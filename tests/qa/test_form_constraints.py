@@ -5,14 +5,23 @@ backends."""
 
 from __future__ import annotations
 
+import contextlib
+import json
+import re
 from collections.abc import AsyncIterator
+from datetime import date, datetime
+from typing import Any
 
 import pytest
+from hypothesis import find, settings
+from hypothesis.errors import NoSuchExample
 
 from harness import Harness, Session
+from harness.models import Tool
 from harness.qa.form_constraints import Control, accepted_schema
 from harness.qa.fuzz import FuzzOptions, FuzzReport, PropertyResult, fuzz
 from harness.qa.fuzz_report import Failure
+from harness.qa.strategies import valid_arguments
 from tests.qa.pages import QAServer, serve
 
 
@@ -41,6 +50,12 @@ PAGES = {
     # of 3), and the range would round any other value to the nearest of those.
     "/packs": form(
         "order_boxes", '<input type="range" name="qty" min="1" max="10" step="3" value="1">'
+    ),
+    # Chromium's schema for these says a value's form only as a regular expression in
+    # `format`, which JSON Schema does not read: "0" fits it, and the browser's fill of the
+    # control refuses it ('Invalid value "0" for parameter t').
+    "/time": form(
+        "book_slot", '<input type="time" name="t"><input type="datetime-local" name="at">'
     ),
     "/results": "<!doctype html><p>results</p>",
 }
@@ -125,6 +140,74 @@ async def test_a_form_whose_page_throws_still_fails_no_throw_beside_the_warning(
     assert "threw on valid input" in failed.failure.message
     assert result(report, "form-constraints").status == "failed"
     assert not report.ok
+
+
+async def test_a_value_the_browser_s_fill_refuses_is_a_warning_not_a_throw(
+    harness: Harness, server: QAServer
+) -> None:
+    report = await fuzzed(harness, server, "/time")
+    # Drawn from what the form accepts (a time, a date and time): nothing threw.
+    assert result(report, "no-throw").status == "passed", report.describe()
+    warned = result(report, "form-constraints")
+    assert (warned.status, warned.severity) == ("failed", "warning"), report.describe()
+    assert warned.failure is not None
+    [(name, value)] = warned.failure.arguments.items()
+    message = warned.failure.message
+    control = '<input type="time" name="t">' if name == "t" else '<input type="datetime-local"'
+    assert f"{control}" in message and f"refused {json.dumps(value)}" in message, message
+    assert "as a regular expression in `format`" in message
+    assert report.ok
+
+
+# What Chromium puts in `format` for these controls (step 60 s for time and datetime-local).
+CHROMIUM_FORMATS = {
+    "time": "^([01][0-9]|2[0-3]):[0-5][0-9]$",
+    "datetime-local": "^[0-9]{4}-(0[1-9]|1[0-2])-[0-9]{2}T([01][0-9]|2[0-3]):[0-5][0-9]$",
+    "month": "^[0-9]{4}-(0[1-9]|1[0-2])$",
+    "week": "^[0-9]{4}-W(0[1-9]|[1-4][0-9]|5[0-3])$",
+    "color": "^#[0-9a-zA-Z]{6}$",
+}
+
+
+def html_accepts(kind: str, value: str) -> bool:
+    """Whether HTML's value sanitization of an input of type ``kind`` keeps ``value``."""
+    if kind == "color":
+        return re.fullmatch("#[0-9a-fA-F]{6}", value) is not None
+    if kind == "week":
+        found = re.fullmatch("([0-9]{4,})-W([0-9]{2})", value)
+        try:
+            return found is not None and bool(date.fromisocalendar(*map(int, found.groups()), 1))
+        except ValueError:
+            return False
+    shape = {"time": "%H:%M", "datetime-local": "%Y-%m-%dT%H:%M", "month": "%Y-%m"}[kind]
+    try:
+        datetime.strptime(value, shape)
+    except ValueError:
+        return False
+    return kind == "time" or re.match("[0-9]{4}-", value) is not None  # a year of 4 digits
+
+
+@pytest.mark.parametrize("kind", CHROMIUM_FORMATS)
+def test_the_inputs_of_a_control_whose_form_is_in_format_are_values_it_holds(kind: str) -> None:
+    schema = {
+        "type": "object",
+        "properties": {"v": {"type": "string", "format": CHROMIUM_FORMATS[kind]}},
+        "required": ["v"],
+    }
+    control = Control("v", "input", kind, {"type": kind}, f'<input type="{kind}" name="v">', ())
+    narrowed = accepted_schema(schema, [control])
+    tool = Tool(
+        name="t", description="d", inputSchema=narrowed, origin="http://a.test", frame="main"
+    )
+    seen: list[str] = []
+
+    def condition(value: dict[str, Any]) -> bool:
+        seen.append(value["v"])
+        return False
+
+    with contextlib.suppress(NoSuchExample):
+        find(valid_arguments(tool), condition, settings=settings(max_examples=40, database=None))
+    assert seen and [v for v in seen if not html_accepts(kind, v)] == []
 
 
 def test_the_inputs_of_the_other_properties_are_what_the_form_accepts() -> None:
