@@ -51,7 +51,7 @@ from harness.qa.fuzz_report import (
     Status,
     ToolReport,
 )
-from harness.qa.observe import PageState, PageWatch, Window, page_state
+from harness.qa.observe import OwnChanges, PageState, PageWatch, Window, page_state
 from harness.qa.properties import (
     PROPERTIES,
     NearMissObservation,
@@ -91,6 +91,13 @@ Runner = Callable[[Coroutine[Any, Any, T]], T]
 
 QUIET_S = 0.05
 """How long after a call (and what followed it) the page is watched for late requests."""
+IDLE_S = (0.25, 1.0)
+"""How long the page is watched with nothing called before a call whose changes are
+compared (what changes meanwhile is the page's own): as long as the longest call so far,
+within these bounds (seconds)."""
+OWN_CHANGES_CONCERN = ("read-only", "idempotent", "invalid-refused")
+"""The properties that compare the page's state around a call, leaving out what the page
+changes by itself."""
 SHRINK_CALLS = 60
 """How many more calls shrinking a failure may make."""
 
@@ -121,6 +128,9 @@ class Fuzzer:
         self.watch = PageWatch(session, allow_writes=options.allow_writes)
         self._refused = False
         """The last call left a form filled with what its validation refused: reload."""
+        self.own = OwnChanges()
+        """What the page was seen change by itself, while nothing was called."""
+        self._idle = IDLE_S[0]
 
     def fuzz(self) -> FuzzReport:
         """Fuzz the selected tools; the report says which property broke, and how."""
@@ -330,7 +340,12 @@ class Fuzzer:
                         else ""
                     )
                     results += [
-                        PropertyResult(property=n, status="passed", examples=answered, reason=more)
+                        PropertyResult(
+                            property=n,
+                            status="passed",
+                            examples=answered,
+                            reason="; ".join(filter(None, [more, self._own_note(n)])),
+                        )
                         for n in remaining
                     ]
                     break
@@ -377,7 +392,7 @@ class Fuzzer:
         return [
             self._failed(tool, n, found[n], value, 1, 1)
             if n in found
-            else PropertyResult(property=n, status="passed", examples=1)
+            else PropertyResult(property=n, status="passed", examples=1, reason=self._own_note(n))
             for n in names
         ]
 
@@ -452,12 +467,34 @@ class Fuzzer:
     async def _state(self, wanted: bool) -> PageState | None:
         return await page_state(self.session) if wanted else None
 
+    async def _idle_state(self) -> PageState:
+        """The page's state just before a call, read after watching the page with nothing
+        called for as long as a call takes: what changed meanwhile is the page's own."""
+        first = await page_state(self.session)
+        await asyncio.sleep(self._idle)
+        before = await page_state(self.session)
+        self.own.seen(first, before)
+        return before
+
+    def _took(self, started: float) -> None:
+        """A call whose changes were compared took from ``started`` until now."""
+        took = asyncio.get_running_loop().time() - started
+        self._idle = min(max(self._idle, took), IDLE_S[1])
+
+    def _own_note(self, name: str) -> str:
+        """What a property that held says it left out (empty: nothing, or not such a property)."""
+        if name not in OWN_CHANGES_CONCERN or not self.own.places:
+            return ""
+        return f"left out what the page changes by itself: {self.own.described()}"
+
     async def _observe(
         self, tool: Tool, arguments: dict[str, Any], names: list[str]
     ) -> Observation:
         await self._home()
         wants_state = bool({"read-only", "idempotent", "no-navigation"} & set(names))
-        before = await self._state(wants_state)
+        compares = bool(set(OWN_CHANGES_CONCERN) & set(names))
+        before = await (self._idle_state() if compares else self._state(wants_state))
+        started = asyncio.get_running_loop().time()
         window = self.watch.window()
         outcome = await self.session.call(tool.name, arguments, timeout=self.options.timeout)
         await self._settle()
@@ -469,7 +506,10 @@ class Fuzzer:
             window=window,
             before=before,
             after=await self._state(wants_state),
+            own=OwnChanges(dict(self.own.places)),
         )
+        if compares:
+            self._took(started)
         refused = refusal_text(tool, page_result)
         if refused is not None:
             controls = await read_form(self.session, tool) or []
@@ -503,14 +543,17 @@ class Fuzzer:
             # the tool as the page offers it now (the page may have been loaded again since
             # the run began, and the page runs no registration but the one it holds).
             current = self.session.pipeline.lookup(tool.name)
-            before = await page_state(self.session)
+            before = await self._idle_state()
+            started = asyncio.get_running_loop().time()
             window = self.watch.window()
             refused = await self._unchecked(current, miss.arguments)
             await self._settle()
             if isinstance(refused, bool):
                 after = await page_state(self.session)
+                self._took(started)
                 seen.tool_refused = refused
-                seen.tool_changes = _changes(window, before, after)
+                seen.own = OwnChanges(dict(self.own.places))
+                seen.tool_changes = _changes(window, before, after, seen.own)
                 return seen
             self._refused = True  # load the page again before the next try
         raise _NoAnswer(refused)
@@ -647,12 +690,12 @@ def _shown(arguments: Any) -> str:
     return json.dumps(arguments, ensure_ascii=False, sort_keys=True)
 
 
-def _changes(window: Window, before: PageState, after: PageState) -> list[str]:
+def _changes(window: Window, before: PageState, after: PageState, own: OwnChanges) -> list[str]:
     found = [
         f"sent {r}" + (" (blocked)" if r in window.blocked else "")
         for r in dict.fromkeys([*window.unsafe, *window.blocked])
     ]
-    found += before.storage_changes(after)
+    found += before.storage_changes(after, ignoring=own.places)
     if before.document() != after.document():
         found.append("navigated")
     return found

@@ -4,7 +4,8 @@
 state-changing request is sent only when writes are allowed and only to the page's own
 origin; any other is aborted before it leaves the browser). :func:`page_state` reads what
 the user would lose or see changed: every frame's ``localStorage`` and ``sessionStorage``,
-its form controls' values, its visible text, the cookies, and which document is loaded.
+its form controls' values, its visible text, the cookies, and which document is loaded;
+:class:`OwnChanges` keeps what the page changes by itself, which no call is blamed for.
 
 Nothing read here is printed: a change is described by where it was (a storage key, a
 control's name), never by the value.
@@ -14,6 +15,7 @@ from __future__ import annotations
 
 import asyncio
 import contextlib
+from collections.abc import Collection
 from dataclasses import dataclass, field
 from typing import Any
 
@@ -61,6 +63,12 @@ class FrameState:
     document: str
 
 
+Place = tuple[str, ...]
+"""Where a page's state can change, for telling one change from another: a storage key
+(``("localStorage", frame, key)``), a form control, a cookie, a frame's text, the URL. The
+top frame is ``""`` whatever its URL, which the history API may change under it."""
+
+
 @dataclass(frozen=True)
 class PageState:
     """What the user would see changed: each frame's state (by URL) and the cookies."""
@@ -69,46 +77,81 @@ class PageState:
     frames: dict[str, FrameState]
     cookies: tuple[tuple[str, str, str], ...]
 
-    def storage_changes(self, after: PageState) -> list[str]:
-        """Storage, form controls and cookies that differ (names only, never values)."""
-        found: list[str] = []
-        for url, was in self.frames.items():
-            now = after.frames.get(url)
-            if now is None:
-                continue
+    def differences(self, after: PageState, *, text: bool = True) -> dict[Place, str]:
+        """Every place whose value differs in ``after``, with how a report names it (never
+        by its value); the visible text and the URL only when ``text``."""
+        found: dict[Place, str] = {}
+        for frame, was, now in self._frames_in(after):
             for area in ("local", "session"):
                 old, new = getattr(was, area), getattr(now, area)
                 for key in sorted(old.keys() | new.keys()):
                     if old.get(key) != new.get(key):
-                        found.append(f"{area}Storage[{_name(key)}] changed")
+                        found[(f"{area}Storage", frame, key)] = f"{area}Storage[{_name(key)}]"
             if was.controls != now.controls:
                 before = dict(was.controls)
-                names = [n for n, v in now.controls if before.get(n) != v] or ["(controls)"]
-                found += [f"form control {_name(n)} changed" for n in dict.fromkeys(names)]
+                names = [n for n, v in now.controls if before.get(n) != v]
+                for n in names:
+                    found[("control", frame, n)] = f"form control {_name(n)}"
+                if not names:
+                    found[("controls", frame)] = "form control '(controls)'"
+            if text and was.text != now.text:
+                found[("text", frame)] = "the page's text" if not frame else "a frame's text"
         old_cookies = {c[:2]: c[2] for c in self.cookies}
         new_cookies = {c[:2]: c[2] for c in after.cookies}
         for key in sorted(old_cookies.keys() | new_cookies.keys()):
             if old_cookies.get(key) != new_cookies.get(key):
-                found.append(f"cookie {_name(key[1])} changed")
+                found[("cookie", *key)] = f"cookie {_name(key[1])}"
+        if text and self.url != after.url:
+            found[("url",)] = "the page's URL"
         return found
 
-    def changes(self, after: PageState) -> list[str]:
-        """Everything that differs, the visible text included."""
-        found = self.storage_changes(after)
-        if self.url != after.url:
-            found.append("the page's URL changed")
-        for url, was in self.frames.items():
-            now = after.frames.get(url)
-            if now is not None and was.text != now.text:
-                found.append(
-                    "the page's text changed" if url == self.url else "a frame's text changed"
-                )
-        return found
+    def storage_changes(self, after: PageState, ignoring: Collection[Place] = ()) -> list[str]:
+        """Storage, form controls and cookies that differ (names only, never values), but
+        for the places ``ignoring`` names (what the page changes by itself)."""
+        return _changed(self.differences(after, text=False), ignoring)
+
+    def changes(self, after: PageState, ignoring: Collection[Place] = ()) -> list[str]:
+        """Everything that differs, the visible text and the URL included, but for the
+        places ``ignoring`` names."""
+        return _changed(self.differences(after), ignoring)
 
     def document(self) -> str:
         """Which document the top frame holds (changes with every load)."""
         top = self.frames.get(self.url)
         return top.document if top else ""
+
+    def _frames_in(self, after: PageState) -> list[tuple[str, FrameState, FrameState]]:
+        """Each frame read in both states, as (its place: ``""`` for the top one, else its
+        URL; before; after)."""
+        pairs = []
+        for url, was in self.frames.items():
+            frame = "" if url == self.url else url
+            now = after.frames.get(after.url if url == self.url else url)
+            if now is not None:
+                pairs.append((frame, was, now))
+        return pairs
+
+
+def _changed(found: dict[Place, str], ignoring: Collection[Place]) -> list[str]:
+    return [f"{what} changed" for place, what in found.items() if place not in ignoring]
+
+
+@dataclass
+class OwnChanges:
+    """What a page changes by itself: the places seen change between two reads of it while
+    nothing was called (a clock, a heartbeat in storage). A call's changes leave them out —
+    a tool's own change of such a place cannot be told from the page's."""
+
+    places: dict[Place, str] = field(default_factory=dict)
+
+    def seen(self, first: PageState, second: PageState) -> None:
+        """Add what changed between two reads of the page with no call in between."""
+        self.places.update(first.differences(second))
+
+    def described(self) -> str:
+        """The places, as a report names them (``localStorage['lastActive'], form control
+        'clock'``)."""
+        return ", ".join(sorted(set(self.places.values())))
 
 
 def _name(text: str) -> str:

@@ -29,6 +29,10 @@ name                   holds when
 A form that refuses input its schema allows did not throw: ``no-throw`` holds on that call,
 and ``form-constraints`` reports it.
 
+What the page changes by itself (a clock in a control, a heartbeat in storage: seen change
+while nothing was called, :class:`~harness.qa.observe.OwnChanges`) is left out of what
+``read-only``, ``idempotent`` and ``invalid-refused`` compare, and said where they report.
+
 A check may read the page's own result to decide (:attr:`Observation.page_result`: a value
 redaction withheld still has to fit its schema), but what it says comes from what the
 harness lets be seen: text is quoted from the agent view of the result, and a place in the
@@ -48,7 +52,7 @@ from jsonschema.exceptions import ValidationError
 from mcp_types import CallToolResult, TextContent
 
 from harness.models import CallOutcome, Tool
-from harness.qa.observe import PageState, Window
+from harness.qa.observe import OwnChanges, PageState, Window
 from harness.schemas import Unresolvable, keyword_locations
 from harness.stages.framing import unframed
 from harness.stages.navigation import ui_redirect_target
@@ -163,6 +167,9 @@ class Observation:
     after: PageState | None = None
     again: PageState | None = None
     """The state after the same call a second time (for ``idempotent``)."""
+    own: OwnChanges = field(default_factory=OwnChanges)
+    """What the page changes by itself, as far as seen before the call: left out of the
+    comparisons."""
     form_refusal: list[str] | None = None
     """The browser refused the input (None: it did not) — its validation of the filled form,
     or its fill of a control: what each control refused, and how its author makes the
@@ -179,6 +186,8 @@ class NearMissObservation:
     harness_kind: str | None
     tool_refused: bool | None = None
     tool_changes: list[str] = field(default_factory=list)
+    """What the tool changed, but for what the page changes by itself (``own``)."""
+    own: OwnChanges = field(default_factory=OwnChanges)
 
 
 # -- the checks -----------------------------------------------------------------------------
@@ -292,27 +301,44 @@ def check_sensitive_marked(seen: Observation) -> str | None:
 
 
 def check_read_only(seen: Observation) -> str | None:
-    """``read-only``: no state-changing request, no storage or form change."""
+    """``read-only``: no state-changing request, no storage or form change (but for what
+    the page changes by itself)."""
     blocked = seen.window.blocked
     changes = [
         f"sent {r}" + (" (blocked)" if r in blocked else "")
         for r in dict.fromkeys([*seen.window.unsafe, *blocked])
     ]
     if seen.before is not None and seen.after is not None:
-        changes += seen.before.storage_changes(seen.after)
+        changes += seen.before.storage_changes(seen.after, ignoring=seen.own.places)
     if not changes:
         return None
-    return "a readOnlyHint tool changed state: " + "; ".join(dict.fromkeys(changes))
+    return (
+        "a readOnlyHint tool changed state: "
+        + "; ".join(dict.fromkeys(changes))
+        + (left_out(seen.own))
+    )
 
 
 def check_idempotent(seen: Observation) -> str | None:
-    """``idempotent``: the second call leaves what the first left."""
+    """``idempotent``: the second call leaves what the first left (but for what the page
+    changes by itself)."""
     if seen.after is None or seen.again is None:
         return None
-    changes = seen.after.changes(seen.again)
+    changes = seen.after.changes(seen.again, ignoring=seen.own.places)
     if not changes:
         return None
-    return "calling it again with the same input changed more: " + "; ".join(changes)
+    return (
+        "calling it again with the same input changed more: "
+        + "; ".join(changes)
+        + left_out(seen.own)
+    )
+
+
+def left_out(own: OwnChanges) -> str:
+    """What a report adds when what the page changes by itself was left out of a check."""
+    if not own.places:
+        return ""
+    return f" (left out, as the page changes them by itself: {own.described()})"
 
 
 def navigated(seen: Observation) -> bool:
@@ -351,12 +377,20 @@ def check_invalid_refused(seen: NearMissObservation) -> str | None:
             f"the harness did not refuse the near-miss ({seen.mistake}) before execute "
             f"(the call ended as {seen.harness_kind or 'a result'})"
         )
-    if seen.tool_refused is False or seen.tool_changes:
-        did = "accepted it" if seen.tool_refused is False else "refused it"
-        changed = f" and changed state: {'; '.join(seen.tool_changes)}" if seen.tool_changes else ""
+    given = (
+        f"given the near-miss ({seen.mistake}) unchecked, as Chromium's own WebMCP passes "
+        "arguments, the tool"
+    )
+    changed = "; ".join(seen.tool_changes)
+    if seen.tool_refused is False:
         return (
-            f"given the near-miss ({seen.mistake}) unchecked, as Chromium's own WebMCP passes "
-            f"arguments, the tool {did}{changed}; check the input in execute and throw"
+            f"{given} accepted it{' and changed state: ' + changed if changed else ''}; check "
+            "the input in execute and throw (or return an isError result)" + left_out(seen.own)
+        )
+    if changed:
+        return (
+            f"{given} refused it, but changed state first: {changed}; check the input before "
+            "execute changes anything" + left_out(seen.own)
         )
     return None
 
