@@ -73,7 +73,8 @@ document.modelContext.registerTool({
 
 
 # Tools that change the page's URL and keep its document: a filter kept in the query
-# (history.replaceState), a view kept in the path (history.pushState).
+# (history.replaceState; filter_saved also writes it to storage), a view kept in the path
+# (history.pushState).
 SAME_DOCUMENT = page(
     """
 const mc = document.modelContext;
@@ -83,6 +84,15 @@ mc.registerTool({
   inputSchema: q,
   execute: async ({q}) => {
     history.replaceState(null, "", "?q=" + encodeURIComponent(q));
+    return {content: [{type: "text", text: "filtered"}]};
+  },
+});
+mc.registerTool({
+  name: "filter_saved", description: "Filters the list shown (and keeps the filter).",
+  annotations: {readOnlyHint: true}, inputSchema: q,
+  execute: async ({q}) => {
+    history.replaceState(null, "", "?q=" + encodeURIComponent(q));
+    localStorage.setItem("filter", q);
     return {content: [{type: "text", text: "filtered"}]};
   },
 });
@@ -173,11 +183,16 @@ async def test_a_url_a_tool_changes_in_the_same_document_is_no_navigation(
     harness: Harness, server: QAServer
 ) -> None:
     # The document (and what the user had on it) stays: nothing for `_meta.uiRedirect` to
-    # declare. A real navigation still fails it (browse_shelf, above).
-    report = await fuzzed(harness, server.url("/same"), properties=["no-navigation"])
+    # declare. A real navigation still fails it (browse_shelf, above); a write beside the
+    # new URL is still found (the top frame is compared whatever its URL).
+    properties = ["no-navigation", "read-only"]
+    report = await fuzzed(harness, server.url("/same"), properties=properties)
     described = report.describe()
-    assert statuses(report, "filter_list") == {"no-navigation": "passed"}, described
-    assert statuses(report, "show_view") == {"no-navigation": "passed"}, described
+    held = {"no-navigation": "passed", "read-only": "passed"}
+    assert statuses(report, "filter_list") == held, described
+    assert statuses(report, "show_view") == held, described
+    assert statuses(report, "filter_saved") == {**held, "read-only": "failed"}, described
+    assert "localStorage['filter'] changed" in described
 
 
 async def test_a_call_the_page_left_before_the_tool_answered_decides_nothing(
