@@ -145,8 +145,10 @@ class OwnChanges:
     places: dict[Place, str] = field(default_factory=dict)
 
     def seen(self, first: PageState, second: PageState) -> None:
-        """Add what changed between two reads of the page with no call in between."""
-        self.places.update(first.differences(second))
+        """Add what changed between two reads of the page with no call in between (nothing,
+        when another document came in between: that is no change of the page's own)."""
+        if first.document() == second.document():
+            self.places.update(first.differences(second))
 
     def described(self) -> str:
         """The places, as a report names them (``localStorage['lastActive'], form control
