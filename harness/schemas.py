@@ -22,20 +22,35 @@ and every session frozen behind a server that never answers. So:
   (jsonschema's own path leaves out the ``$ref`` steps it followed);
 - :func:`compiled_validator_for` gives a compiled (``jsonschema-rs``) validator for the
   schemas whose every keyword means the same to it as to jsonschema — a fast *yes* for
-  a hot path; a *no* (or a schema outside that set) is left to :func:`validator_for`.
+  a hot path; a *no* (or a schema outside that set) is left to :func:`validator_for`;
+- a check takes bounded time, whatever the page wrote: inside :func:`within_budget`, every
+  check shares one deadline (:data:`SCHEMA_BUDGET_S`) and stops past it
+  (:class:`SchemaTimeout`), and :func:`off_loop` runs one in a worker thread, so that a
+  schema that takes its whole budget holds up only its own call. Three ways a small schema
+  or value made a check take minutes: alternatives nested in alternatives (``anyOf`` of
+  two ``$ref``s, 17 deep: 2¹⁷ branches), a ``pattern`` that backtracks on many strings
+  (:mod:`harness.stages.patterns`), and ``uniqueItems`` over thousands of objects
+  (jsonschema compares each pair; here they are sorted).
 
 May import: nothing of the harness (it sits with ``models`` at the bottom).
 """
 
 from __future__ import annotations
 
+import asyncio
+import contextlib
+import contextvars
+import functools
+import itertools
+import time
 from collections import Counter
-from collections.abc import Iterator, Sequence
-from typing import Any, NamedTuple
+from collections.abc import Callable, Iterator, Mapping, Sequence
+from concurrent.futures import ThreadPoolExecutor
+from typing import Any, NamedTuple, ParamSpec, TypeVar
 from urllib.parse import unquote, urldefrag, urljoin
 
 import jsonschema_rs
-from jsonschema import Draft202012Validator
+from jsonschema import Draft202012Validator, validators
 from jsonschema.exceptions import ValidationError
 from jsonschema.protocols import Validator
 from jsonschema_specifications import REGISTRY as _SPECIFICATIONS  # type: ignore[import-untyped]
@@ -45,17 +60,31 @@ from referencing.jsonschema import DRAFT202012, DynamicAnchor
 from referencing.jsonschema import SchemaRegistry as _SchemaRegistry
 
 __all__ = [
+    "FAST_PATH_WORK",
     "NO_RETRIEVAL",
+    "SCHEMA_BUDGET_S",
+    "CompiledValidator",
     "Followed",
     "References",
+    "SchemaTimeout",
+    "TooMuchWork",
     "Unresolvable",
     "compiled_validator_for",
     "keyword_locations",
+    "off_loop",
+    "on_time",
     "resolve_references",
+    "spent",
     "subschemas",
+    "time_left",
+    "unique_items",
     "unresolvable_references",
     "validator_for",
+    "within_budget",
 ]
+
+P = ParamSpec("P")
+T = TypeVar("T")
 
 NO_RETRIEVAL: _SchemaRegistry = Registry()
 """A registry that never retrieves: jsonschema adds the meta-schemas, and that is all."""
@@ -144,9 +173,165 @@ def validator_for(
     """A validator for a page's ``schema`` that never resolves a reference outside it.
 
     ``cls`` may be an extension of Draft 2020-12 (the harness's own ``multipleOf``).
-    Validation that reaches an outside reference raises :class:`Unresolvable`.
+    Validation that reaches an outside reference raises :class:`Unresolvable`; inside
+    :func:`within_budget`, one that runs past its budget raises :class:`SchemaTimeout`.
     """
-    return cls(schema, registry=NO_RETRIEVAL, format_checker=format_checker)
+    bounded: type[Validator] = _bounded(cls)
+    return bounded(schema, registry=NO_RETRIEVAL, format_checker=format_checker)
+
+
+# -- the time a check may take ----------------------------------------------------------
+
+SCHEMA_BUDGET_S = 2.0
+"""How long one check of a value against a page's schema may take, all of its work
+together (every keyword, every ``pattern`` match) when run :func:`within_budget`."""
+
+
+class SchemaTimeout(Exception):
+    """A check against a page's schema ran past its budget (:func:`within_budget`)."""
+
+    def __init__(self, seconds: float) -> None:
+        super().__init__(f"the schema could not be checked within {seconds:g} s")
+        self.seconds = seconds
+        """The budget the check had."""
+
+
+class _Budget(NamedTuple):
+    deadline: float  # time.monotonic()
+    seconds: float
+
+
+_BUDGET: contextvars.ContextVar[_Budget | None] = contextvars.ContextVar(
+    "schema_budget", default=None
+)
+
+
+@contextlib.contextmanager
+def within_budget(seconds: float | None = None) -> Iterator[None]:
+    """Every check against a page's schema inside the block shares one deadline,
+    ``seconds`` from now (default :data:`SCHEMA_BUDGET_S`, read now; an enclosing block's
+    earlier deadline stays): past it, the next keyword, type check or ``pattern`` match
+    raises :class:`SchemaTimeout`. A check outside every block is not bounded."""
+    seconds = SCHEMA_BUDGET_S if seconds is None else seconds
+    budget = _Budget(time.monotonic() + seconds, seconds)
+    outer = _BUDGET.get()
+    token = _BUDGET.set(budget if outer is None or budget.deadline < outer.deadline else outer)
+    try:
+        yield
+    finally:
+        _BUDGET.reset(token)
+
+
+def time_left() -> float | None:
+    """Seconds left of the current budget (at most 0 once spent); None outside any."""
+    budget = _BUDGET.get()
+    return None if budget is None else budget.deadline - time.monotonic()
+
+
+def on_time() -> None:
+    """Raise :class:`SchemaTimeout` when the current budget is spent: called by every
+    keyword and type check of a validator from :func:`validator_for`, and by work that
+    walks a page's schema on its own (redaction's walk)."""
+    budget = _BUDGET.get()
+    if budget is not None and time.monotonic() > budget.deadline:
+        raise SchemaTimeout(budget.seconds)
+
+
+def spent() -> SchemaTimeout:
+    """The :class:`SchemaTimeout` of the current budget, for work that ran to its deadline."""
+    budget = _BUDGET.get()
+    return SchemaTimeout(SCHEMA_BUDGET_S if budget is None else budget.seconds)
+
+
+_WORKERS = ThreadPoolExecutor(max_workers=4, thread_name_prefix="schema-check")
+
+
+async def off_loop(check: Callable[P, T], *args: P.args, **kwargs: P.kwargs) -> T:
+    """``check(*args, **kwargs)`` in a worker thread (with the caller's context), so that
+    the event loop (every other session, every other MCP client) runs on meanwhile. The
+    check bounds itself (:func:`within_budget`): a thread cannot be stopped from outside."""
+    context = contextvars.copy_context()
+    call = functools.partial(context.run, check, *args, **kwargs)
+    return await asyncio.get_running_loop().run_in_executor(_WORKERS, call)
+
+
+_TYPES = ("array", "boolean", "integer", "null", "number", "object", "string")
+
+
+def _keyword_on_time(keyword: Callable[..., Any]) -> Callable[..., Any]:
+    @functools.wraps(keyword)
+    def on_time_keyword(validator: Any, value: Any, instance: Any, schema: Any) -> Any:
+        on_time()
+        return keyword(validator, value, instance, schema)
+
+    return on_time_keyword
+
+
+@functools.cache
+def _bounded(cls: Any) -> Any:
+    """``cls`` whose every keyword and every type check first looks at the clock (:func:`on_time`).
+
+    jsonschema's own recursions pass through one or the other: a ``$ref`` or an ``anyOf``
+    through the keywords of what it leads to, the walks of ``unevaluated*`` (which follow
+    ``allOf`` and ``$ref`` without a keyword) through a type check of every subschema. So a
+    check stops soon after its budget is spent, however its schema branches. ``uniqueItems``
+    sorts (:func:`unique_items`)."""
+    checker = cls.TYPE_CHECKER
+
+    def typed(name: str) -> Callable[[Any, Any], bool]:
+        def is_type(_checker: Any, instance: Any) -> bool:
+            on_time()
+            return bool(checker.is_type(instance, name))
+
+        return is_type
+
+    keywords = {**cls.VALIDATORS, "uniqueItems": unique_items}
+    return validators.extend(  # type: ignore[no-untyped-call]
+        cls,
+        {name: _keyword_on_time(keyword) for name, keyword in keywords.items()},
+        type_checker=checker.redefine_many({name: typed(name) for name in _TYPES}),
+    )
+
+
+_JSONSCHEMA_UNIQUE_ITEMS = Draft202012Validator.VALIDATORS["uniqueItems"]
+
+
+def unique_items(
+    validator: Any, unique: Any, instance: Any, schema: Any
+) -> Iterator[ValidationError]:
+    """``uniqueItems`` in O(n log n): the items sorted by a key that is equal exactly when
+    JSON Schema calls two values equal (:func:`_equality_key`), neighbours compared.
+    jsonschema compares objects pair by pair: 3 000 of them took 14 s, 8 000 took 97."""
+    if not unique or not validator.is_type(instance, "array"):
+        return
+    fresh = itertools.count()
+    try:
+        keys = sorted(_equality_key(item, fresh) for item in instance)
+    except TypeError:  # not JSON (a Python caller's own values): jsonschema's way
+        yield from _JSONSCHEMA_UNIQUE_ITEMS(validator, unique, instance, schema)
+        return
+    if any(one == other for one, other in itertools.pairwise(keys)):
+        yield ValidationError(f"{instance!r} has non-unique elements")
+
+
+def _equality_key(value: Any, fresh: Iterator[int]) -> tuple[Any, ...]:
+    """A key that sorts among every JSON value's, and is equal to another exactly when
+    JSON Schema calls the two values equal: ``1`` and ``1.0`` alike, ``true`` and ``1``
+    not; objects by their members whatever their order, arrays item by item. A NaN
+    equals nothing (``fresh`` numbers it). Raises TypeError for what is not JSON."""
+    if value is None:
+        return (0,)
+    if isinstance(value, bool):
+        return (1, value)
+    if isinstance(value, int | float):
+        return (2, value) if value == value else (6, next(fresh))
+    if isinstance(value, str):
+        return (3, value)
+    if isinstance(value, Mapping):
+        return (5, tuple(sorted((key, _equality_key(v, fresh)) for key, v in value.items())))
+    if isinstance(value, Sequence):
+        return (4, tuple(_equality_key(item, fresh) for item in value))
+    raise TypeError(f"not a JSON value: {type(value).__name__}")
 
 
 # Keywords jsonschema-rs and jsonschema read alike (tests/test_schemas.py holds them to it).
@@ -241,17 +426,140 @@ def _every_schema(root: Any) -> Iterator[dict[str, Any]]:
             stack.extend(subschemas(node))
 
 
-def compiled_validator_for(schema: Any) -> Any | None:
+def compiled_validator_for(schema: Any) -> CompiledValidator | None:
     """A compiled validator (``jsonschema-rs``, offline: it never retrieves) for ``schema``,
     or None when the schema uses a keyword the two may read differently, or it does not
-    compile. Its ``is_valid`` may raise for a value Rust cannot hold (a lone surrogate):
-    the caller then asks :func:`validator_for`. Trust only its *yes*."""
+    compile. Its ``is_valid`` may raise for a value Rust cannot hold (a lone surrogate), or
+    one it could take too long on (:class:`TooMuchWork`): the caller then asks
+    :func:`validator_for`. Trust only its *yes*."""
     if not _same_meaning(schema):
         return None
     try:
-        return jsonschema_rs.Draft202012Validator(schema, offline=True)
+        return CompiledValidator(schema, jsonschema_rs.Draft202012Validator(schema, offline=True))
     except Exception:  # a malformed schema: the reference validator says what it makes of it
         return None
+
+
+FAST_PATH_WORK = 10_000_000
+"""The most subschema evaluations (at worst, :meth:`CompiledValidator.work`) the compiled
+validator is given one value for: about a tenth of a second. It cannot be interrupted, and
+it branches as jsonschema does (``allOf`` of two ``$ref``s, 30 deep, takes it minutes), so
+a schema and value that could take longer are left to jsonschema, which keeps a budget."""
+
+
+class TooMuchWork(Exception):
+    """The compiled validator could take too long on this value (:data:`FAST_PATH_WORK`)."""
+
+
+class CompiledValidator:
+    """``jsonschema-rs``'s validator of one schema, given only values it is done with soon."""
+
+    def __init__(self, schema: Any, compiled: Any) -> None:
+        self.schema = schema
+        self._compiled = compiled
+        self._evaluations: dict[tuple[int, int], int] = {}
+
+    def is_valid(self, instance: Any) -> bool:
+        """Whether ``instance`` fits (trust only a *yes*); :class:`TooMuchWork` when checking
+        it could take more than :data:`FAST_PATH_WORK` evaluations."""
+        if self.work(instance) > FAST_PATH_WORK:
+            raise TooMuchWork
+        return bool(self._compiled.is_valid(instance))
+
+    def work(self, instance: Any) -> int:
+        """How many (subschema, value) evaluations checking ``instance`` takes at most
+        (counting stops past :data:`FAST_PATH_WORK`): for each depth, the values there times
+        the ways the schema reaches that depth (:meth:`_reach`)."""
+        counts = _values_by_depth(instance)
+        if counts is None:
+            return FAST_PATH_WORK + 1
+        total = 0
+        try:
+            for depth, count in enumerate(counts):
+                total += count * self._reach(self.schema, depth)
+                if total > FAST_PATH_WORK:
+                    break
+        except RecursionError:  # a $ref chain deeper than Python's stack: no estimate
+            return FAST_PATH_WORK + 1
+        return total
+
+    def _reach(self, node: Any, depth: int) -> int:
+        """The evaluations ``node`` leads to on one value ``depth`` levels below the one
+        it is applied to (at most :data:`FAST_PATH_WORK` + 1). In place, every branch
+        counts (``allOf``, ``anyOf``, ``$ref``, ``if``/``then``/``else``, ``not``,
+        ``dependentSchemas``); one level down, a member's value meets one of ``properties``
+        and ``additionalProperties`` (plus ``propertyNames`` on its key), an item one of
+        ``prefixItems`` and ``items`` (plus ``contains``)."""
+        key = (id(node), depth)
+        found = self._evaluations.get(key)
+        if found is not None:
+            return found
+        total = 0
+        if not isinstance(node, dict):
+            total = 1 if depth == 0 else 0
+        else:
+            if depth == 0:
+                total = 1 + sum(len(node[k]) for k in ("enum", "required") if _sized(node.get(k)))
+            for child in _in_place(self.schema, node):
+                total += self._reach(child, depth)
+            if depth > 0:
+                member = [*_members(node.get("properties")), node.get("additionalProperties")]
+                item = [*_items(node.get("prefixItems")), node.get("items")]
+                total += max(
+                    self._most(member, depth - 1)
+                    + self._most([node.get("propertyNames")], depth - 1),
+                    self._most(item, depth - 1) + self._most([node.get("contains")], depth - 1),
+                )
+        total = min(total, FAST_PATH_WORK + 1)
+        self._evaluations[key] = total
+        return total
+
+    def _most(self, nodes: list[Any], depth: int) -> int:
+        return max((self._reach(n, depth) for n in nodes if n is not None), default=0)
+
+
+def _sized(value: Any) -> bool:
+    return isinstance(value, list | dict)
+
+
+def _members(value: Any) -> list[Any]:
+    return list(value.values()) if isinstance(value, dict) else []
+
+
+def _items(value: Any) -> list[Any]:
+    return value if isinstance(value, list) else []
+
+
+def _in_place(root: Any, node: dict[str, Any]) -> Iterator[Any]:
+    """The subschemas applied to the very value ``node`` is (the compiled validator's keywords)."""
+    ref = node.get("$ref")
+    if isinstance(ref, str):
+        yield local_target(root, ref)
+    for keyword in ("allOf", "anyOf", "oneOf"):
+        yield from _items(node.get(keyword))
+    for keyword in ("not", "if", "then", "else"):
+        if keyword in node:
+            yield node[keyword]
+    yield from _members(node.get("dependentSchemas"))
+
+
+def _values_by_depth(instance: Any) -> list[int] | None:
+    """How many values ``instance`` holds at each depth (itself at 0); None when there are
+    more than :data:`FAST_PATH_WORK` (each costs at least one evaluation)."""
+    counts: list[int] = []
+    level = [instance]
+    while level:
+        counts.append(len(level))
+        if sum(counts) > FAST_PATH_WORK:
+            return None
+        below: list[Any] = []
+        for value in level:
+            if isinstance(value, dict):
+                below.extend(value.values())
+            elif isinstance(value, list):
+                below.extend(value)
+        level = below
+    return counts
 
 
 def keyword_locations(root: Any, errors: Sequence[ValidationError]) -> list[tuple[str | int, ...]]:

@@ -8,15 +8,27 @@ that must never happen is a *yes* where jsonschema says no.
 
 from __future__ import annotations
 
+import itertools
 import math
 from typing import Any
 
 import pytest
 from hypothesis import HealthCheck, assume, given, settings
 from hypothesis import strategies as st
+from jsonschema import Draft202012Validator
+from jsonschema import _utils as jsonschema_utils
+from jsonschema._utils import equal
 from mcp.types import CallToolResult
 
-from harness.schemas import compiled_validator_for, validator_for
+from harness.schemas import (
+    FAST_PATH_WORK,
+    SchemaTimeout,
+    TooMuchWork,
+    compiled_validator_for,
+    time_left,
+    validator_for,
+    within_budget,
+)
 from harness.stages.redaction import redact
 from harness.stages.vault import Vault
 from tests.stages.test_redaction import sensitive_results, tool
@@ -167,3 +179,129 @@ def test_a_value_the_compiled_validator_cannot_read_is_decided_by_jsonschema() -
         assert agent is not None and "sk-secret-1234" not in str(agent)
         assert [item.path for item in redaction.withheld] == ["/structuredContent/token"]
         assert structured["token"] == "sk-secret-1234"  # the tool's own result is untouched
+
+
+# -- the time a check may take (harness/schemas.py: within_budget, uniqueItems, the fast path) --
+
+
+def branching(levels: int, keyword: str = "anyOf", leaf: Any = None) -> dict[str, Any]:
+    """A schema whose ``v`` is ``levels`` of ``keyword: [{$ref: next}, {$ref: next}]``: a
+    checker that follows every branch does 2**levels checks of the leaf."""
+    defs: dict[str, Any] = {
+        f"a{i}": {keyword: [{"$ref": f"#/$defs/a{i + 1}"}, {"$ref": f"#/$defs/a{i + 1}"}]}
+        for i in range(levels)
+    }
+    defs[f"a{levels}"] = leaf or {"type": "string", "minLength": 5}
+    return {"type": "object", "properties": {"v": {"$ref": "#/$defs/a0"}}, "$defs": defs}
+
+
+def test_a_check_whose_branches_multiply_stops_at_its_budget() -> None:
+    # 17 levels: jsonschema took 16 to 43 s on {"v": "x"} (each level doubles it).
+    validator = validator_for(branching(17))
+    late = r"could not be checked within 0\.2 s"
+    with pytest.raises(SchemaTimeout, match=late), within_budget(0.2):
+        list(validator.iter_errors({"v": "x"}))
+    # Outside any budget nothing changes: a small one is answered as before.
+    assert [e.validator for e in validator_for(branching(3)).iter_errors({"v": "x"})] == ["anyOf"]
+
+
+def test_the_walks_of_unevaluated_properties_keep_the_budget_too() -> None:
+    # jsonschema's unevaluatedProperties follows allOf and $ref by itself (no keyword runs
+    # in between): only its type check of each subschema passes the clock.
+    schema = branching(20, "allOf", {"type": "object"})
+    schema = {"unevaluatedProperties": False, "$ref": "#/$defs/a0", "$defs": schema["$defs"]}
+    with pytest.raises(SchemaTimeout), within_budget(0.2):
+        validator_for(schema).is_valid({"extra": 1})
+
+
+def test_an_enclosing_budget_keeps_its_earlier_deadline() -> None:
+    with within_budget(0.05), within_budget(60):
+        left = time_left()
+        assert left is not None and left <= 0.05
+    assert time_left() is None
+
+
+JSON = st.recursive(
+    st.one_of(
+        st.none(),
+        st.booleans(),
+        st.integers(-2, 2),
+        st.sampled_from([0.0, -0.0, 1.0, 2.0, 0.5]),
+        st.sampled_from(["", "a", "1"]),
+    ),
+    lambda inner: st.one_of(
+        st.lists(inner, max_size=3), st.dictionaries(st.sampled_from("ab"), inner, max_size=2)
+    ),
+    max_leaves=6,
+)
+
+
+@settings(max_examples=500, deadline=None)
+@given(st.lists(JSON, max_size=6))
+def test_unique_items_finds_the_pairs_jsonschema_calls_equal(items: list[Any]) -> None:
+    """The sorted check against JSON Schema's equality as jsonschema defines it (1 == 1.0,
+    true != 1, objects by members, arrays in order), pair by pair."""
+    unique = not any(equal(a, b) for a, b in itertools.combinations(items, 2))
+    assert validator_for({"uniqueItems": True}).is_valid(items) == unique
+
+
+def test_unique_items_is_right_where_jsonschema_s_own_shortcut_is_not() -> None:
+    # jsonschema sorts first and compares neighbours; Python sorts [1] and [True] as equal,
+    # so the two [1]s end up apart and it calls the list unique.
+    items = [[1], [True], [1]]
+    assert Draft202012Validator({"uniqueItems": True}).is_valid(items)
+    assert not validator_for({"uniqueItems": True}).is_valid(items)
+    assert validator_for({"uniqueItems": True}).is_valid([1, True, "1", [1], {"a": 1}, None])
+    assert not validator_for({"uniqueItems": True}).is_valid(
+        [{"a": 1, "b": [2]}, {"b": [2.0], "a": 1}]
+    )
+
+
+def pair_comparisons(monkeypatch: pytest.MonkeyPatch) -> dict[str, int]:
+    """Counts the pairs jsonschema's equality is asked about from now on (``["pairs"]``)."""
+    counted = {"pairs": 0}
+
+    def counting(one: Any, two: Any) -> bool:
+        counted["pairs"] += 1
+        return bool(equal(one, two))
+
+    monkeypatch.setattr(jsonschema_utils, "equal", counting)
+    return counted
+
+
+def test_unique_items_over_thousands_of_objects_compares_no_pairs(
+    monkeypatch: pytest.MonkeyPatch,
+) -> None:
+    """jsonschema compared 3 000 distinct objects pair by pair (4.5 million comparisons, 14 s
+    on the event loop); they are sorted now. Counted, not timed."""
+    counted = pair_comparisons(monkeypatch)
+    schema = {"type": "array", "uniqueItems": True, "items": {"type": "object"}}
+    items = [{"i": i} for i in range(3000)]
+    assert validator_for(schema).is_valid(items)
+    assert not validator_for(schema).is_valid([*items, {"i": 1500.0}])
+    assert counted["pairs"] == 0
+
+
+def test_the_compiled_validator_is_given_only_values_it_is_done_with_soon() -> None:
+    """jsonschema-rs follows every branch of an allOf too, and cannot be stopped: 30 levels
+    of allOf took it minutes on a value that fits. Such a value goes to jsonschema (which
+    keeps a budget); the estimate of the work counts, it does not time."""
+    deep = compiled_validator_for(branching(30, "allOf"))
+    assert deep is not None and deep.work({"v": "xxxxx"}) > FAST_PATH_WORK
+    with pytest.raises(TooMuchWork):
+        deep.is_valid({"v": "xxxxx"})
+    shallow = compiled_validator_for(branching(10, "allOf"))
+    assert shallow is not None and shallow.is_valid({"v": "xxxxx"})
+    # Wide and long values of a plain schema stay on the fast path: a member meets one of
+    # `properties`, an item one of `items`.
+    wide = {"type": "array", "items": {"properties": {k: {"type": "integer"} for k in "abcde"}}}
+    plain = compiled_validator_for(wide)
+    rows = [dict.fromkeys("abcde", 1) for _ in range(10_000)]
+    assert plain is not None and plain.work(rows) == 1 + 10_000 + 50_000
+    assert plain.is_valid(rows)
+    # A recursive schema: each level reached once (an object in `kids` twice: the `$ref`,
+    # then the root it leads to).
+    tree = compiled_validator_for(
+        {"type": "object", "properties": {"kids": {"type": "array", "items": {"$ref": "#"}}}}
+    )
+    assert tree is not None and tree.work({"kids": [{"kids": [{}]}, {}]}) == 1 + 1 + 2 * 2 + 1 + 2
