@@ -45,7 +45,7 @@ from harness.stages.normalization import (
     normalize,
     too_large_message,
 )
-from harness.stages.validation import check_arguments
+from harness.stages.validation import check_arguments, check_arguments_async
 
 __all__ = ["AfterCall", "BeforeCall", "CallRequest", "Pipeline", "StageWork", "check_arguments"]
 
@@ -162,7 +162,7 @@ class Pipeline:
     async def _run(
         self, request: CallRequest, before: list[BeforeCall]
     ) -> tuple[CallToolResult, ErrorKind | None]:
-        refused = check_arguments(request.tool, request.arguments)
+        refused = await check_arguments_async(request.tool, request.arguments)
         if refused is not None:
             return refused, "validation"
         for stage in before:

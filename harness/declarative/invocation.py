@@ -73,7 +73,7 @@ from harness.elicitation.base import ElicitationHandler, ElicitationRequest, Quo
 from harness.elicitation.wording import TOOL_ELICIT
 from harness.models import META_PREFIX, CallRequest, CatalogWarning, StageSlots, Tool, error_result
 from harness.stages.trust import request_annotations_header
-from harness.stages.validation import check_arguments
+from harness.stages.validation import check_arguments_async
 
 log = logging.getLogger("harness.declarative")
 
@@ -607,7 +607,7 @@ class SeedStage:
                 "Nothing was submitted."
             )
         merged = merge_answer(request.arguments, seed.plan, answer.content)
-        refused = check_arguments(tool, merged)
+        refused = await check_arguments_async(tool, merged)
         if refused is not None:
             return refused
         problems = extra_problems(tool.input_schema, merged)  # HTML's rules bind the user too

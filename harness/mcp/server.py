@@ -85,7 +85,7 @@ from harness.mcp.tools import (
     output_schema,
 )
 from harness.models import error_result
-from harness.schemas import validator_for
+from harness.schemas import off_loop, validator_for
 from harness.session import Session
 from harness.stages.framing import user_agent_text
 from harness.stages.navigation import navigate_as_agent, resolve_url
@@ -441,7 +441,9 @@ class McpBridge:
             raise self._unknown(session, name) from None
         tool = session.catalog.get(page_name)
         schema = output_schema(agent_tool(tool, framing=self.framing)) if tool else None
-        return conform(outcome.result, schema)
+        # Off the event loop: checking a result may take its whole budget, and every other
+        # client is served meanwhile.
+        return await off_loop(conform, outcome.result, schema)
 
     async def _start_parked(
         self,

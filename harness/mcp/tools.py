@@ -22,15 +22,19 @@ import re
 from typing import Any
 
 import mcp.types as types
-from jsonschema.exceptions import best_match
 
 from harness.agent_view import AgentTool
 from harness.mcp.names import NAVIGATE, RELOAD
 from harness.models import META_PREFIX
-from harness.schemas import keyword_locations, unresolvable_references
+from harness.schemas import SchemaTimeout, keyword_locations, unresolvable_references
 from harness.stages.framing import unframed, user_agent_text
 from harness.stages.reasons import place, reason, token
-from harness.stages.validation import outside_references_problem, result_validator, schema_problem
+from harness.stages.validation import (
+    outside_references_problem,
+    result_error,
+    result_validator,
+    schema_problem,
+)
 
 # The MCP annotations the page's hints map to; every other annotation is a label.
 MCP_HINTS = {
@@ -249,6 +253,9 @@ def conform(result: types.CallToolResult, schema: dict[str, Any] | None) -> type
     A tool that lists no outputSchema sends no ``structuredContent``: its values are
     page text no schema vouches for, which a client could hand its model unframed;
     their data is in the result's (framed) text (:func:`harness.stages.framing.mirror_structured`).
+    A result the check cannot finish with in its budget (:func:`~harness.stages.validation.result_error`)
+    is not vouched for either: an ``isError`` result saying so. The check takes up to its
+    budget: run it off the event loop (:func:`harness.schemas.off_loop`).
     """
     if schema is None:
         if result.structured_content is None:
@@ -262,18 +269,21 @@ def conform(result: types.CallToolResult, schema: dict[str, Any] | None) -> type
     else:
         problem = schema_problem(schema) or outside_references_problem("its outputSchema", schema)
         if problem is None:
-            # Read as every page schema is (ECMAScript patterns, formats asserted).
-            validator = result_validator(schema)
-            error = best_match(validator.iter_errors(result.structured_content))
-            if error is None:
-                return result
-            # The result's values are the page's: the reason never quotes them (nor the
-            # schema's texts); it names the keyword and where it is.
-            where = place("/".join(str(p) for p in error.absolute_path)) or "(top)"
-            [at] = keyword_locations(validator.schema, [error])
-            at_pointer = "".join("/" + token(p) for p in at)
-            why = reason(error, at_pointer, agents_value=False)
-            problem = f"at {where}: {why} [schema {place(at_pointer)}]"
+            try:
+                # Read as every page schema is (ECMAScript patterns, formats asserted).
+                error = result_error(schema, result.structured_content)
+            except SchemaTimeout as late:  # not vouched for, as with an unreadable schema
+                problem = f"{late} on this result"
+            else:
+                if error is None:
+                    return result
+                # The result's values are the page's: the reason never quotes them (nor the
+                # schema's texts); it names the keyword and where it is.
+                where = place("/".join(str(p) for p in error.absolute_path)) or "(top)"
+                [at] = keyword_locations(result_validator(schema).schema, [error])
+                at_pointer = "".join("/" + token(p) for p in at)
+                why = reason(error, at_pointer, agents_value=False)
+                problem = f"at {where}: {why} [schema {place(at_pointer)}]"
     note = user_agent_text(
         "webmcp-harness: this result does not match the tool's outputSchema "
         f"({problem}), so it is returned as an error result."

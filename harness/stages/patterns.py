@@ -22,6 +22,10 @@ on the agent's string (``^(a+)+$`` on ``"aaaa…!"``) and cannot be interrupted 
 matches therefore run in a small child process of their own (:class:`_Matcher`), which is
 killed and replaced when one match overruns :data:`PATTERN_BUDGET_S`; the argument is then
 refused with a message saying so (:class:`PatternTimeout`), and validation never hangs.
+A match also ends with the budget of the whole check it is part of
+(:func:`harness.schemas.within_budget`): fifteen such strings took fifteen seconds.
+Each check that runs at once (in its own worker thread) has a child of its own
+(:class:`_Matchers`), so no check waits for another's runaway pattern.
 """
 
 from __future__ import annotations
@@ -39,6 +43,7 @@ import regress
 from jsonschema import Draft202012Validator, FormatChecker
 from jsonschema.exceptions import ValidationError
 
+from harness import schemas
 from harness.models import CatalogWarning, Tool
 
 # Keywords whose values are schemas, or lists or maps of schemas (Draft 2020-12).
@@ -189,7 +194,32 @@ class _Matcher:
             raise PatternTimeout(pattern)
 
 
-_MATCHER = _Matcher()
+class _Matchers:
+    """Idle matcher children, one lent to each match: checks that run at once (each in a
+    worker thread, :func:`harness.schemas.off_loop`) never queue behind another's runaway
+    pattern. At most :attr:`KEEP` wait idle; the others are stopped when given back."""
+
+    KEEP = 4
+
+    def __init__(self) -> None:
+        self._lock = threading.Lock()
+        self._idle: list[_Matcher] = []
+
+    def search(self, pattern: str, flags: str, text: str, budget: float) -> bool:
+        with self._lock:
+            matcher = self._idle.pop() if self._idle else _Matcher()
+        try:
+            return matcher.search(pattern, flags, text, budget)
+        finally:
+            with self._lock:
+                kept = len(self._idle) < self.KEEP
+                if kept:
+                    self._idle.append(matcher)
+            if not kept:
+                matcher._stop()
+
+
+_MATCHERS = _Matchers()
 
 
 def search(
@@ -204,7 +234,21 @@ def search(
     flags = pattern_flags(pattern, dialect)
     if flags is None:
         return None
-    return _MATCHER.search(dialect.source(pattern), flags, text, budget)
+    return _MATCHERS.search(dialect.source(pattern), flags, text, budget)
+
+
+def search_in_budget(pattern: str, text: str, dialect: PatternDialect = JSON_SCHEMA) -> bool | None:
+    """:func:`search` within :data:`PATTERN_BUDGET_S` and what is left of the check's budget
+    (:func:`harness.schemas.within_budget`): :class:`PatternTimeout` when the match alone
+    overran, :class:`~harness.schemas.SchemaTimeout` when the check's budget ran out."""
+    left = schemas.time_left()
+    if left is None or left > PATTERN_BUDGET_S:
+        return search(pattern, text, dialect=dialect)
+    schemas.on_time()
+    try:
+        return search(pattern, text, budget=max(left, 0.0), dialect=dialect)
+    except PatternTimeout:
+        raise schemas.spent() from None  # the match ran to the check's deadline
 
 
 def _clip(text: str) -> str:
@@ -231,7 +275,7 @@ def _pattern_keyword(dialect: PatternDialect) -> Any:
         if not isinstance(pattern, str) or not validator.is_type(instance, "string"):
             return
         try:
-            found = search(pattern, instance, dialect=dialect)
+            found = search_in_budget(pattern, instance, dialect)
         except PatternTimeout:
             yield _timeout_error(dialect.source(pattern))
             return
@@ -255,7 +299,7 @@ def pattern_properties_keyword(
     for pattern, subschema in patterns.items():
         for key, value in instance.items():
             try:
-                found = isinstance(pattern, str) and search(pattern, key)
+                found = isinstance(pattern, str) and search_in_budget(pattern, key)
             except PatternTimeout:
                 yield _timeout_error(pattern)
                 return

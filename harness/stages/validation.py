@@ -13,6 +13,10 @@ Two things are refused besides what the schema says:
 - numbers JavaScript cannot hold as sent: NaN and ±Infinity, integers too large for a
   double (they would reach ``execute`` as ``null``), and integers beyond ±(2⁵³−1) where
   the schema says ``integer`` (they would reach it rounded).
+
+A check takes at most :data:`~harness.schemas.SCHEMA_BUDGET_S` for all its work; arguments
+it could not finish checking are refused, never sent (fail closed). In the pipeline it runs
+off the event loop (:func:`check_arguments_async`), so other sessions go on meanwhile.
 """
 
 from __future__ import annotations
@@ -26,17 +30,20 @@ from functools import lru_cache
 from typing import Any
 
 from jsonschema import Draft202012Validator, validators
-from jsonschema.exceptions import SchemaError, ValidationError
+from jsonschema.exceptions import SchemaError, ValidationError, best_match
 from mcp_types import CallToolResult
 from pydantic import BaseModel, ConfigDict
 
 from harness.models import META_PREFIX, CatalogWarning, PerTool, Tool, error_result
 from harness.schemas import (
+    SchemaTimeout,
     Unresolvable,
     compiled_validator_for,
     keyword_locations,
+    off_loop,
     unresolvable_references,
     validator_for,
+    within_budget,
 )
 from harness.stages import patterns
 from harness.stages.normalization import MAX_RESULT_DEPTH, json_depth
@@ -278,6 +285,15 @@ def result_validator(schema: Any) -> Any:
     return _result_validator(_canonical(schema))
 
 
+def result_error(schema: Any, structured: Any) -> ValidationError | None:
+    """The most telling way ``structured`` breaks ``schema`` (None: it fits), read by
+    :func:`result_validator`, within the schema budget: raises
+    :class:`~harness.schemas.SchemaTimeout` when the check cannot finish in time."""
+    with within_budget():
+        error: ValidationError | None = best_match(result_validator(schema).iter_errors(structured))
+    return error
+
+
 class _Plan(BaseModel):
     """What validating one tool's calls takes, worked out once per tool: its schema's
     checks (or why they could not be made), and a compiled validator whose *yes* is
@@ -414,7 +430,10 @@ def check_arguments(tool: Tool, arguments: Any) -> CallToolResult | None:
             if plan.fast.is_valid(arguments):
                 return None
     try:
-        problems = validate_arguments(tool, arguments)
+        with within_budget():
+            problems = validate_arguments(tool, arguments)
+    except SchemaTimeout as late:  # not checked, so not sent
+        return _unchecked(tool, late)
     except Unresolvable:  # a reference the static check did not see: still never fetched
         return _unusable(tool, "its inputSchema refers outside itself")
     except RecursionError:
@@ -425,6 +444,35 @@ def check_arguments(tool: Tool, arguments: Any) -> CallToolResult | None:
             {META_PREFIX + "validation": [p.model_dump() for p in problems]},
         )
     return None
+
+
+async def check_arguments_async(tool: Tool, arguments: Any) -> CallToolResult | None:
+    """:func:`check_arguments` without holding the event loop: the compiled validator's
+    *yes* comes at once (its work is bounded: :data:`~harness.schemas.FAST_PATH_WORK`);
+    anything else is checked in a worker thread, within its budget, while the loop serves
+    every other session (a check that took its whole budget froze them all)."""
+    if _fits_at_once(tool, arguments):
+        return None
+    return await off_loop(check_arguments, tool, arguments)
+
+
+def _fits_at_once(tool: Tool, arguments: Any) -> bool:
+    fast = _plan(tool).fast
+    if fast is None or json_depth(arguments) > MAX_ARGUMENT_DEPTH or not _plain_numbers(arguments):
+        return False
+    try:
+        return bool(fast.is_valid(arguments))
+    except Exception:  # too much work for it, or a value Rust cannot hold: jsonschema decides
+        return False
+
+
+def _unchecked(tool: Tool, late: SchemaTimeout) -> CallToolResult:
+    return error_result(
+        f"Tool {tool.name!r} was not run: {late} on these arguments (its inputSchema takes "
+        "too long on them: a pattern that backtracks, alternatives nested in alternatives, "
+        "or very large arguments), so they were not checked. Send smaller or simpler "
+        "arguments; if that does not help, the site has to simplify its schema."
+    )
 
 
 def _unusable(tool: Tool, problem: str) -> CallToolResult:

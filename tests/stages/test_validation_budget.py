@@ -1,0 +1,186 @@
+"""A call's schema work has a budget, and runs off the event loop (h17, defects 1–3).
+
+Three ways a page's schema, or an agent's arguments, made one check take seconds to hours,
+synchronously on the event loop that serves every session and every MCP client:
+a ``pattern`` that backtracks, on each of many strings (one second each, one after
+another); alternatives nested in alternatives (``anyOf`` of two ``$ref``s, 17 deep);
+``uniqueItems`` over thousands of objects (jsonschema compares each pair). Now each check
+shares one budget (``harness.schemas.SCHEMA_BUDGET_S``) and is refused, never sent, when it
+cannot finish in it; it runs in a worker thread, and the other sessions are answered
+meanwhile. Nothing here is timed: the tests count matches and comparisons, or ask whether
+another session was answered before the slow check ended.
+"""
+
+from __future__ import annotations
+
+import asyncio
+import contextlib
+from collections.abc import AsyncIterator
+from typing import Any
+
+import pytest
+from mcp.client.client import Client
+
+from harness import Harness, schemas
+from harness.mcp.server import McpBridge
+from harness.mcp.tools import conform
+from harness.models import Tool
+from harness.session import Session
+from harness.stages.patterns import _Matcher
+from harness.stages.validation import check_arguments
+from tests.conftest import serve_pages
+from tests.test_schemas import branching, pair_comparisons
+
+BACKTRACKS = "^(a+)+$"  # on "aaaa…a!" an ECMAScript engine backtracks for ever
+STRINGS = ["a" * 40 + "!" for _ in range(15)]
+
+
+def tool(input_schema: dict[str, Any]) -> Tool:
+    return Tool(
+        name="t", description="d", inputSchema=input_schema, origin="http://a.test", frame="main"
+    )
+
+
+def refusal(tool_: Tool, arguments: dict[str, Any]) -> str:
+    refused = check_arguments(tool_, arguments)
+    assert refused is not None and refused.is_error
+    return str(refused.content[0].text)  # type: ignore[union-attr]
+
+
+def test_backtracking_strings_share_one_budget(monkeypatch: pytest.MonkeyPatch) -> None:
+    """15 strings a pattern backtracks on were 15 matches of 1 s each (15 s on the event
+    loop; 600 strings, 10 minutes). Now they share the check's budget: counted matches."""
+    matches = 0
+    search = _Matcher.search
+
+    def counted(self: _Matcher, *args: Any) -> bool:
+        nonlocal matches
+        matches += 1
+        return search(self, *args)
+
+    monkeypatch.setattr(_Matcher, "search", counted)
+    tags = tool({"type": "object", "properties": {"tags": {"items": {"pattern": BACKTRACKS}}}})
+    text = refusal(tags, {"tags": STRINGS})
+    assert f"the schema could not be checked within {schemas.SCHEMA_BUDGET_S:g} s" in text
+    assert "'t' was not run" in text
+    assert matches <= schemas.SCHEMA_BUDGET_S / 1.0 + 1
+    # One such string is still one match, refused as before, with the pattern named.
+    assert "took over 1 s" in refusal(tags, {"tags": STRINGS[:1]})
+
+
+def test_alternatives_nested_in_alternatives_are_refused_at_the_budget() -> None:
+    """17 levels took 16 to 43 s (call_timeout=3 did not apply: the check runs before the
+    call); each level more doubles it."""
+    text = refusal(tool(branching(17)), {"v": "x"})
+    assert f"the schema could not be checked within {schemas.SCHEMA_BUDGET_S:g} s" in text
+    assert "'t' was not run" in text
+    # A shallow one is checked as before.
+    assert "not valid under any of the given schemas" in refusal(tool(branching(4)), {"v": "x"})
+
+
+def test_unique_items_over_thousands_of_objects_names_the_real_problem(
+    monkeypatch: pytest.MonkeyPatch,
+) -> None:
+    """3 000 distinct objects (38 KB) were 4.5 million comparisons, 14 s on the event loop,
+    before the wrong `count` was named. Counted: none are made now."""
+    counted = pair_comparisons(monkeypatch)
+    items = {"type": "array", "uniqueItems": True, "items": {"type": "object"}}
+    add = tool({"type": "object", "properties": {"items": items, "count": {"type": "integer"}}})
+    text = refusal(add, {"items": [{"i": i} for i in range(3000)], "count": "three"})
+    assert "/count: 'three' is not of type 'integer'" in text and "/items" not in text
+    assert "non-unique" in refusal(add, {"items": [{"i": 1}, {"i": 1.0}]})
+    assert counted["pairs"] == 0
+
+
+def test_a_result_that_cannot_be_checked_in_time_is_not_vouched_for() -> None:
+    """The MCP bridge checks a success result against its outputSchema; one it cannot
+    finish with in the budget is returned as an error result, as an unreadable check is."""
+    import mcp.types as types
+
+    result = types.CallToolResult(
+        content=[types.TextContent(type="text", text='{"v":"x"}')], structured_content={"v": "x"}
+    )
+    conformed = conform(result, branching(17))
+    assert conformed.is_error is True
+    note = str(conformed.content[-1].text)  # type: ignore[union-attr]
+    assert "does not match the tool's outputSchema" in note
+    assert f"the schema could not be checked within {schemas.SCHEMA_BUDGET_S:g} s" in note
+    assert conformed.content[0] == result.content[0]  # what the agent would have seen, kept
+
+
+# -- two sessions: the other one is answered while a check takes its whole budget ----------
+
+PAGE = (
+    """<!doctype html><script>
+const mc = document.modelContext; window.ran = [];
+const run = (name, value) => async () => { window.ran.push(name); return value; };
+const defs = {};
+for (let i = 0; i < 17; i++) defs['a' + i] = {anyOf: [{$ref: '#/$defs/a' + (i + 1)}, {$ref: '#/$defs/a' + (i + 1)}]};
+defs.a17 = {type: 'string', minLength: 5};
+const branching = {type: 'object', properties: {v: {$ref: '#/$defs/a0'}}, $defs: defs};
+const empty = {type: 'object', properties: {}};
+mc.registerTool({name: 'ping', description: 'ping', inputSchema: empty,
+  annotations: {readOnlyHint: true}, execute: run('ping', 'pong')});
+mc.registerTool({name: 'tag', description: 'tag', annotations: {readOnlyHint: true},
+  inputSchema: {type: 'object', properties: {tags: {type: 'array', items: {type: 'string',
+    pattern: '"""
+    + BACKTRACKS
+    + """'}}}},
+  execute: run('tag', 'tagged')});
+mc.registerTool({name: 'get', description: 'get', inputSchema: empty, outputSchema: branching,
+  annotations: {readOnlyHint: true}, execute: run('get', {v: 'x'})});
+</script>"""
+)
+BUDGET_S = 6.0  # longer than the default, so that "answered meanwhile" has a wide margin
+
+
+@contextlib.asynccontextmanager
+async def two_sessions(harness: Harness) -> AsyncIterator[tuple[Session, Session]]:
+    """Two sessions of ``harness``, each on a page of its own (``PAGE``)."""
+    async with (
+        serve_pages({"": PAGE}) as origin,
+        await harness.open(origin) as a,
+        await harness.open(origin) as b,
+    ):
+        yield a, b
+
+
+async def answered_meanwhile(slow: asyncio.Task[Any], other: Any) -> Any:
+    """Run ``other`` once ``slow`` has started, and return ``slow``'s outcome; fails unless
+    ``other`` was answered while ``slow`` was still running (its check took its whole
+    budget: without this, the event loop was held for all of it, and ``other`` waited)."""
+    await asyncio.sleep(1.0)  # `slow` is past its page round trip, into its check
+    assert not slow.done()
+    answered = await other
+    assert answered.result.is_error is not True, answered
+    assert not slow.done(), "the other session was answered only after the slow check"
+    return await slow
+
+
+async def test_another_session_is_answered_while_one_call_s_arguments_are_checked(
+    backend_harness: Harness, monkeypatch: pytest.MonkeyPatch
+) -> None:
+    monkeypatch.setattr(schemas, "SCHEMA_BUDGET_S", BUDGET_S)
+    async with two_sessions(backend_harness) as (a, b):
+        slow = asyncio.create_task(a.call("tag", {"tags": STRINGS}))
+        outcome = await answered_meanwhile(slow, b.call("ping"))
+        assert outcome.result.is_error and outcome.error_kind == "validation"
+        text = outcome.result.content[0].text  # type: ignore[union-attr]
+        assert f"the schema could not be checked within {BUDGET_S:g} s" in text
+        assert await a.page.evaluate("window.ran") == []  # never sent to the page
+        assert await b.page.evaluate("window.ran") == ["ping"]
+
+
+async def test_another_session_is_answered_while_an_mcp_client_s_result_is_checked(
+    backend_harness: Harness, monkeypatch: pytest.MonkeyPatch
+) -> None:
+    monkeypatch.setattr(schemas, "SCHEMA_BUDGET_S", BUDGET_S)
+    async with two_sessions(backend_harness) as (a, b):
+        bridge = McpBridge(a)
+        async with bridge, Client(bridge.server, mode="legacy") as client:
+            slow = asyncio.create_task(client.call_tool("get", {}))
+            result = await answered_meanwhile(slow, b.call("ping"))
+    assert result.is_error is True
+    assert f"the schema could not be checked within {BUDGET_S:g} s on this result" in str(
+        result.content
+    )
