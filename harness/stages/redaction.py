@@ -43,6 +43,7 @@ from pydantic import BaseModel, ConfigDict, TypeAdapter, ValidationError
 
 from harness.browser.urls import origin_of, resolve, scheme_of
 from harness.models import META_PREFIX, CallRequest, Tool
+from harness.schemas import SchemaTimeout, within_budget
 from harness.stages.framing import PAGE_RESULT_KINDS, user_agent_text
 from harness.stages.scrubbing import (
     MAX_SEARCHED_TEXTS,
@@ -472,11 +473,23 @@ def redact(
     whole: str | None = None,
 ) -> Redaction:
     """The agent view of ``result`` (a result of ``tool``); what it withholds goes to ``vault``.
-    ``whole``: withhold the whole result, for this reason, whatever the tool declares."""
-    if whole is not None:
-        parts = _parts(result)
-        parts.meta.pop(REDACTED_META_KEY, None)
-        return _placeholder(_Run(tool, vault, call_id, ttl_cap), result, parts, whole)
+    ``whole``: withhold the whole result, for this reason, whatever the tool declares. The
+    reading of the outputSchema keeps the schema budget: one that cannot be read in time
+    withholds the whole result (fail closed)."""
+    if whole is None:
+        try:
+            with within_budget():
+                return _redact(tool, result, vault, call_id, ttl_cap)
+        except SchemaTimeout as late:
+            whole = str(late)
+    parts = _parts(result)
+    parts.meta.pop(REDACTED_META_KEY, None)
+    return _placeholder(_Run(tool, vault, call_id, ttl_cap), result, parts, whole)
+
+
+def _redact(
+    tool: Tool, result: CallToolResult, vault: Vault, call_id: str, ttl_cap: float
+) -> Redaction:
     hinted = tool.annotations.get("sensitiveHint") is True
     schema = tool.output_schema
     marked = schema is not None and marks_sensitive(schema)

@@ -12,13 +12,18 @@ leads nowhere certain is reported as unresolved, and redaction withholds the who
 result. The schema is planned once (:class:`_Plan`), not per call: the walk descends
 only into subschemas from which a mark can be reached, so a result's bulk is never
 visited. :func:`sensitivity_warnings` flags tools whose declarations disagree.
+
+Patterns are read as validation reads them (ECMAScript, in the matcher child that stops a
+pattern that backtracks: Python's ``re`` cannot be stopped, and ``^(a+)+$`` on a key of 40
+``a``s and a ``!`` held the whole harness for days), and the walk and ``fits`` keep the
+schema budget (:func:`harness.schemas.within_budget`): a schema whose branches multiply
+(``anyOf`` of two ``$ref``s, level after level) raises :class:`~harness.schemas.SchemaTimeout`.
 """
 
 from __future__ import annotations
 
 import contextlib
 import json
-import re
 from dataclasses import dataclass, field
 from functools import lru_cache
 from typing import Any, NamedTuple
@@ -26,11 +31,15 @@ from typing import Any, NamedTuple
 from harness.models import CatalogWarning, Tool
 from harness.schemas import (
     References,
+    SchemaTimeout,
     compiled_validator_for,
+    on_time,
     resolve_references,
     subschemas,
-    validator_for,
+    within_budget,
 )
+from harness.stages.patterns import PatternTimeout, search_in_budget
+from harness.stages.validation import result_validator
 
 JsonPath = tuple[str | int, ...]
 """A location in a JSON value: object keys and array indexes."""
@@ -50,18 +59,13 @@ def marks_sensitive(schema: Any) -> bool:
     return False
 
 
-@lru_cache(maxsize=256)
-def _pattern(pattern: str) -> re.Pattern[str] | None:
-    try:
-        return re.compile(pattern)
-    except re.error:
-        return None
-
-
 def _matches(pattern: str, key: str) -> bool:
-    compiled = _pattern(pattern)
-    # A pattern Python cannot read might match: fail safe.
-    return compiled is None or compiled.search(key) is not None
+    # A pattern that is no ECMAScript regex, or that runs past its time, might match:
+    # fail safe. (The budget of the whole check running out raises SchemaTimeout.)
+    try:
+        return search_in_budget(pattern, key) is not False
+    except PatternTimeout:
+        return True
 
 
 _BRANCHES = ("allOf", "anyOf", "oneOf")
@@ -127,7 +131,8 @@ class _Plan:
                 if self._compiled.is_valid(instance):
                     return True
         if self._validator is None:
-            self._validator = validator_for(self.root)
+            # As validation reads a result: ECMAScript patterns, stopped when they run long.
+            self._validator = result_validator(self.root)
         return bool(self._validator.is_valid(instance))
 
 
@@ -217,6 +222,7 @@ class _Walk:
     def visit(self, schema: Any, instance: Any, path: JsonPath, refs: frozenset[int]) -> None:
         if id(schema) not in self.plan.live:  # nothing below it: no mark, no lost $ref
             return
+        on_time()  # branches in branches multiply: the walk keeps the check's budget
         if schema.get("x-sensitive") is True:
             self.found.setdefault(path, _label(schema, path))
             return
@@ -362,10 +368,14 @@ def fits(schema: dict[str, Any], instance: Any) -> bool:
 
     The schema is not checked against the metaschema first (that costs a tenth of a
     second per schema); a malformed one fails here instead, on the safe side. The
-    validator is compiled once per schema (it is kept with the schema's plan).
+    validator is compiled once per schema (it is kept with the schema's plan). Raises
+    :class:`~harness.schemas.SchemaTimeout` when the check cannot finish in its budget.
     """
     try:
-        return _plan(schema).fits(instance)
+        with within_budget():
+            return _plan(schema).fits(instance)
+    except SchemaTimeout:
+        raise
     except Exception:  # a malformed schema can fail in any way: the safe side is "no fit"
         return False
 

@@ -304,6 +304,34 @@ def test_a_result_whose_fields_cannot_be_found_is_withheld_whole(value: Any, rea
     assert reason in out.content[0].text  # type: ignore[union-attr]
 
 
+def test_a_sensitive_schema_whose_branches_multiply_withholds_the_result_within_the_budget() -> (
+    None
+):
+    """16 levels of `anyOf: [{$ref: next}, {$ref: next}]` over an x-sensitive leaf: the walk
+    and the fit check followed every branch, on the event loop (24 s for the fit check,
+    doubling with each level). Both keep the schema budget now; what could not be read in
+    it is withheld whole."""
+    defs: dict[str, Any] = {
+        f"a{i}": {"anyOf": [{"$ref": f"#/$defs/a{i + 1}"}, {"$ref": f"#/$defs/a{i + 1}"}]}
+        for i in range(16)
+    }
+    defs["a16"] = {"type": "string", "minLength": 5, "x-sensitive": True}
+    schema = {"type": "object", "properties": {"v": {"$ref": "#/$defs/a0"}}, "$defs": defs}
+    out = redact(tool(schema, hint=None), page_result({"v": CANARY[:4]}), Vault()).result
+    assert CANARY[:4] not in agent(out) and listed(out)[0]["kind"] == "result"
+    assert "the schema could not be checked within" in out.content[0].text  # type: ignore[union-attr]
+
+
+def test_a_key_pattern_that_backtracks_is_stopped_and_the_value_withheld() -> None:
+    """The walk matched patternProperties with Python's `re`, which cannot be stopped:
+    `^(a+)+$` on a key of 30 `a`s and a `!` held the whole harness for minutes (40: days).
+    It matches as validation does now, in the matcher child; a match that runs out of time
+    might have matched, so what it covers is withheld."""
+    schema = {"type": "object", "patternProperties": {"^(a+)+$": {"x-sensitive": True}}}
+    out = redact(tool(schema, hint=None), page_result({"a" * 30 + "!": CANARY}), Vault()).result
+    assert CANARY not in agent(out)
+
+
 def test_page_meta_does_not_survive_a_whole_withheld_result() -> None:
     raw = CallToolResult.model_validate(
         {
