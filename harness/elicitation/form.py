@@ -20,7 +20,7 @@ from typing import Any
 from jsonschema import Draft202012Validator
 from jsonschema.exceptions import ValidationError
 
-from harness.schemas import validator_for
+from harness.schemas import validator_for, within_budget
 
 
 def properties_of(schema: Mapping[str, Any]) -> dict[str, dict[str, Any]]:
@@ -127,7 +127,8 @@ def field_problem(prop: Mapping[str, Any], value: Any) -> str | None:
     """
     try:
         validator = _field_validator(json.dumps(prop, sort_keys=True))
-        error = next(iter(validator.iter_errors(value)), None)
+        with within_budget():  # a page's field schema can branch without end
+            error = next(iter(validator.iter_errors(value)), None)
     except Exception as exc:  # a rule Python cannot compile (e.g. an exotic pattern)
         return f"the field's rules cannot be checked ({type(exc).__name__})"
     return None if error is None else _describe(error, prop)
