@@ -1,5 +1,5 @@
 """The compiled validator (jsonschema-rs) against jsonschema: it may only say *yes* where
-jsonschema says yes, on the schemas it is given for (harness/schemas.py).
+jsonschema says yes, on the schemas it is given for (harness/schemas/).
 
 Redaction trusts the compiled validator's *yes* ("this result fits its outputSchema, so the
 walk finds every marked field") and asks jsonschema after every *no*; so the one thing
@@ -181,7 +181,7 @@ def test_a_value_the_compiled_validator_cannot_read_is_decided_by_jsonschema() -
         assert structured["token"] == "sk-secret-1234"  # the tool's own result is untouched
 
 
-# -- the time a check may take (harness/schemas.py: within_budget, uniqueItems, the fast path) --
+# -- the time a check may take (harness/schemas/budget.py; the compiled validator's work) --
 
 
 def branching(levels: int, keyword: str = "anyOf", leaf: Any = None) -> dict[str, Any]:

@@ -5,7 +5,7 @@ synchronously on the event loop that serves every session and every MCP client:
 a ``pattern`` that backtracks, on each of many strings (one second each, one after
 another); alternatives nested in alternatives (``anyOf`` of two ``$ref``s, 17 deep);
 ``uniqueItems`` over thousands of objects (jsonschema compares each pair). Now each check
-shares one budget (``harness.schemas.SCHEMA_BUDGET_S``) and is refused, never sent, when it
+shares one budget (``harness.budget.SCHEMA_BUDGET_S``) and is refused, never sent, when it
 cannot finish in it; it runs in a worker thread, and the other sessions are answered
 meanwhile. Nothing here is timed: the tests count matches and comparisons, or ask whether
 another session was answered before the slow check ended.
@@ -21,10 +21,11 @@ from typing import Any
 import pytest
 from mcp.client.client import Client
 
-from harness import Harness, schemas
+from harness import Harness
 from harness.mcp.server import McpBridge
 from harness.mcp.tools import conform
 from harness.models import Tool
+from harness.schemas import budget
 from harness.session import Session
 from harness.stages.patterns import _Matcher
 from harness.stages.validation import check_arguments
@@ -61,9 +62,9 @@ def test_backtracking_strings_share_one_budget(monkeypatch: pytest.MonkeyPatch) 
     monkeypatch.setattr(_Matcher, "search", counted)
     tags = tool({"type": "object", "properties": {"tags": {"items": {"pattern": BACKTRACKS}}}})
     text = refusal(tags, {"tags": STRINGS})
-    assert f"the schema could not be checked within {schemas.SCHEMA_BUDGET_S:g} s" in text
+    assert f"the schema could not be checked within {budget.SCHEMA_BUDGET_S:g} s" in text
     assert "'t' was not run" in text
-    assert matches <= schemas.SCHEMA_BUDGET_S / 1.0 + 1
+    assert matches <= budget.SCHEMA_BUDGET_S / 1.0 + 1
     # One such string is still one match, refused as before, with the pattern named.
     assert "took over 1 s" in refusal(tags, {"tags": STRINGS[:1]})
 
@@ -72,7 +73,7 @@ def test_alternatives_nested_in_alternatives_are_refused_at_the_budget() -> None
     """17 levels took 16 to 43 s (call_timeout=3 did not apply: the check runs before the
     call); each level more doubles it."""
     text = refusal(tool(branching(17)), {"v": "x"})
-    assert f"the schema could not be checked within {schemas.SCHEMA_BUDGET_S:g} s" in text
+    assert f"the schema could not be checked within {budget.SCHEMA_BUDGET_S:g} s" in text
     assert "'t' was not run" in text
     # A shallow one is checked as before.
     assert "not valid under any of the given schemas" in refusal(tool(branching(4)), {"v": "x"})
@@ -104,7 +105,7 @@ def test_a_result_that_cannot_be_checked_in_time_is_not_vouched_for() -> None:
     assert conformed.is_error is True
     note = str(conformed.content[-1].text)  # type: ignore[union-attr]
     assert "does not match the tool's outputSchema" in note
-    assert f"the schema could not be checked within {schemas.SCHEMA_BUDGET_S:g} s" in note
+    assert f"the schema could not be checked within {budget.SCHEMA_BUDGET_S:g} s" in note
     assert conformed.content[0] == result.content[0]  # what the agent would have seen, kept
 
 
@@ -160,7 +161,7 @@ async def answered_meanwhile(slow: asyncio.Task[Any], other: Any) -> Any:
 async def test_another_session_is_answered_while_one_call_s_arguments_are_checked(
     backend_harness: Harness, monkeypatch: pytest.MonkeyPatch
 ) -> None:
-    monkeypatch.setattr(schemas, "SCHEMA_BUDGET_S", BUDGET_S)
+    monkeypatch.setattr(budget, "SCHEMA_BUDGET_S", BUDGET_S)
     async with two_sessions(backend_harness) as (a, b):
         slow = asyncio.create_task(a.call("tag", {"tags": STRINGS}))
         outcome = await answered_meanwhile(slow, b.call("ping"))
@@ -174,7 +175,7 @@ async def test_another_session_is_answered_while_one_call_s_arguments_are_checke
 async def test_another_session_is_answered_while_an_mcp_client_s_result_is_checked(
     backend_harness: Harness, monkeypatch: pytest.MonkeyPatch
 ) -> None:
-    monkeypatch.setattr(schemas, "SCHEMA_BUDGET_S", BUDGET_S)
+    monkeypatch.setattr(budget, "SCHEMA_BUDGET_S", BUDGET_S)
     async with two_sessions(backend_harness) as (a, b):
         bridge = McpBridge(a)
         async with bridge, Client(bridge.server, mode="legacy") as client:

@@ -23,34 +23,24 @@ and every session frozen behind a server that never answers. So:
 - :func:`compiled_validator_for` gives a compiled (``jsonschema-rs``) validator for the
   schemas whose every keyword means the same to it as to jsonschema — a fast *yes* for
   a hot path; a *no* (or a schema outside that set) is left to :func:`validator_for`;
-- a check takes bounded time, whatever the page wrote: inside :func:`within_budget`, every
-  check shares one deadline (:data:`SCHEMA_BUDGET_S`) and stops past it
-  (:class:`SchemaTimeout`), and :func:`off_loop` runs one in a worker thread, so that a
-  schema that takes its whole budget holds up only its own call. Three ways a small schema
-  or value made a check take minutes: alternatives nested in alternatives (``anyOf`` of
-  two ``$ref``s, 17 deep: 2¹⁷ branches), a ``pattern`` that backtracks on many strings
-  (:mod:`harness.stages.patterns`), and ``uniqueItems`` over thousands of objects
-  (jsonschema compares each pair; here they are sorted).
+- a check takes bounded time, whatever the page wrote (:mod:`harness.schemas.budget`): inside
+  :func:`within_budget`, every validator from :func:`validator_for` stops at one deadline
+  (:class:`SchemaTimeout`), and the compiled validator is given only values whose worst-case
+  work is bounded (:data:`FAST_PATH_WORK`): it cannot be stopped.
 
-May import: nothing of the harness (it sits with ``models`` at the bottom).
+May import: nothing of the harness outside this package (it sits with ``models`` at the
+bottom).
 """
 
 from __future__ import annotations
 
-import asyncio
-import contextlib
-import contextvars
-import functools
-import itertools
-import time
 from collections import Counter
-from collections.abc import Callable, Iterator, Mapping, Sequence
-from concurrent.futures import ThreadPoolExecutor
-from typing import Any, NamedTuple, ParamSpec, TypeVar
+from collections.abc import Iterator, Sequence
+from typing import Any, NamedTuple
 from urllib.parse import unquote, urldefrag, urljoin
 
 import jsonschema_rs
-from jsonschema import Draft202012Validator, validators
+from jsonschema import Draft202012Validator
 from jsonschema.exceptions import ValidationError
 from jsonschema.protocols import Validator
 from jsonschema_specifications import REGISTRY as _SPECIFICATIONS  # type: ignore[import-untyped]
@@ -58,6 +48,18 @@ from referencing import Registry, Resource
 from referencing.exceptions import Unresolvable
 from referencing.jsonschema import DRAFT202012, DynamicAnchor
 from referencing.jsonschema import SchemaRegistry as _SchemaRegistry
+
+from harness.schemas.budget import (
+    SCHEMA_BUDGET_S,
+    SchemaTimeout,
+    bounded,
+    off_loop,
+    on_time,
+    spent,
+    time_left,
+    unique_items,
+    within_budget,
+)
 
 __all__ = [
     "FAST_PATH_WORK",
@@ -82,9 +84,6 @@ __all__ = [
     "validator_for",
     "within_budget",
 ]
-
-P = ParamSpec("P")
-T = TypeVar("T")
 
 NO_RETRIEVAL: _SchemaRegistry = Registry()
 """A registry that never retrieves: jsonschema adds the meta-schemas, and that is all."""
@@ -176,162 +175,8 @@ def validator_for(
     Validation that reaches an outside reference raises :class:`Unresolvable`; inside
     :func:`within_budget`, one that runs past its budget raises :class:`SchemaTimeout`.
     """
-    bounded: type[Validator] = _bounded(cls)
-    return bounded(schema, registry=NO_RETRIEVAL, format_checker=format_checker)
-
-
-# -- the time a check may take ----------------------------------------------------------
-
-SCHEMA_BUDGET_S = 2.0
-"""How long one check of a value against a page's schema may take, all of its work
-together (every keyword, every ``pattern`` match) when run :func:`within_budget`."""
-
-
-class SchemaTimeout(Exception):
-    """A check against a page's schema ran past its budget (:func:`within_budget`)."""
-
-    def __init__(self, seconds: float) -> None:
-        super().__init__(f"the schema could not be checked within {seconds:g} s")
-        self.seconds = seconds
-        """The budget the check had."""
-
-
-class _Budget(NamedTuple):
-    deadline: float  # time.monotonic()
-    seconds: float
-
-
-_BUDGET: contextvars.ContextVar[_Budget | None] = contextvars.ContextVar(
-    "schema_budget", default=None
-)
-
-
-@contextlib.contextmanager
-def within_budget(seconds: float | None = None) -> Iterator[None]:
-    """Every check against a page's schema inside the block shares one deadline,
-    ``seconds`` from now (default :data:`SCHEMA_BUDGET_S`, read now; an enclosing block's
-    earlier deadline stays): past it, the next keyword, type check or ``pattern`` match
-    raises :class:`SchemaTimeout`. A check outside every block is not bounded."""
-    seconds = SCHEMA_BUDGET_S if seconds is None else seconds
-    budget = _Budget(time.monotonic() + seconds, seconds)
-    outer = _BUDGET.get()
-    token = _BUDGET.set(budget if outer is None or budget.deadline < outer.deadline else outer)
-    try:
-        yield
-    finally:
-        _BUDGET.reset(token)
-
-
-def time_left() -> float | None:
-    """Seconds left of the current budget (at most 0 once spent); None outside any."""
-    budget = _BUDGET.get()
-    return None if budget is None else budget.deadline - time.monotonic()
-
-
-def on_time() -> None:
-    """Raise :class:`SchemaTimeout` when the current budget is spent: called by every
-    keyword and type check of a validator from :func:`validator_for`, and by work that
-    walks a page's schema on its own (redaction's walk)."""
-    budget = _BUDGET.get()
-    if budget is not None and time.monotonic() > budget.deadline:
-        raise SchemaTimeout(budget.seconds)
-
-
-def spent() -> SchemaTimeout:
-    """The :class:`SchemaTimeout` of the current budget, for work that ran to its deadline."""
-    budget = _BUDGET.get()
-    return SchemaTimeout(SCHEMA_BUDGET_S if budget is None else budget.seconds)
-
-
-_WORKERS = ThreadPoolExecutor(max_workers=4, thread_name_prefix="schema-check")
-
-
-async def off_loop(check: Callable[P, T], *args: P.args, **kwargs: P.kwargs) -> T:
-    """``check(*args, **kwargs)`` in a worker thread (with the caller's context), so that
-    the event loop (every other session, every other MCP client) runs on meanwhile. The
-    check bounds itself (:func:`within_budget`): a thread cannot be stopped from outside."""
-    context = contextvars.copy_context()
-    call = functools.partial(context.run, check, *args, **kwargs)
-    return await asyncio.get_running_loop().run_in_executor(_WORKERS, call)
-
-
-_TYPES = ("array", "boolean", "integer", "null", "number", "object", "string")
-
-
-def _keyword_on_time(keyword: Callable[..., Any]) -> Callable[..., Any]:
-    @functools.wraps(keyword)
-    def on_time_keyword(validator: Any, value: Any, instance: Any, schema: Any) -> Any:
-        on_time()
-        return keyword(validator, value, instance, schema)
-
-    return on_time_keyword
-
-
-@functools.cache
-def _bounded(cls: Any) -> Any:
-    """``cls`` whose every keyword and every type check first looks at the clock (:func:`on_time`).
-
-    jsonschema's own recursions pass through one or the other: a ``$ref`` or an ``anyOf``
-    through the keywords of what it leads to, the walks of ``unevaluated*`` (which follow
-    ``allOf`` and ``$ref`` without a keyword) through a type check of every subschema. So a
-    check stops soon after its budget is spent, however its schema branches. ``uniqueItems``
-    sorts (:func:`unique_items`)."""
-    checker = cls.TYPE_CHECKER
-
-    def typed(name: str) -> Callable[[Any, Any], bool]:
-        def is_type(_checker: Any, instance: Any) -> bool:
-            on_time()
-            return bool(checker.is_type(instance, name))
-
-        return is_type
-
-    keywords = {**cls.VALIDATORS, "uniqueItems": unique_items}
-    return validators.extend(  # type: ignore[no-untyped-call]
-        cls,
-        {name: _keyword_on_time(keyword) for name, keyword in keywords.items()},
-        type_checker=checker.redefine_many({name: typed(name) for name in _TYPES}),
-    )
-
-
-_JSONSCHEMA_UNIQUE_ITEMS = Draft202012Validator.VALIDATORS["uniqueItems"]
-
-
-def unique_items(
-    validator: Any, unique: Any, instance: Any, schema: Any
-) -> Iterator[ValidationError]:
-    """``uniqueItems`` in O(n log n): the items sorted by a key that is equal exactly when
-    JSON Schema calls two values equal (:func:`_equality_key`), neighbours compared.
-    jsonschema compares objects pair by pair: 3 000 of them took 14 s, 8 000 took 97."""
-    if not unique or not validator.is_type(instance, "array"):
-        return
-    fresh = itertools.count()
-    try:
-        keys = sorted(_equality_key(item, fresh) for item in instance)
-    except TypeError:  # not JSON (a Python caller's own values): jsonschema's way
-        yield from _JSONSCHEMA_UNIQUE_ITEMS(validator, unique, instance, schema)
-        return
-    if any(one == other for one, other in itertools.pairwise(keys)):
-        yield ValidationError(f"{instance!r} has non-unique elements")
-
-
-def _equality_key(value: Any, fresh: Iterator[int]) -> tuple[Any, ...]:
-    """A key that sorts among every JSON value's, and is equal to another exactly when
-    JSON Schema calls the two values equal: ``1`` and ``1.0`` alike, ``true`` and ``1``
-    not; objects by their members whatever their order, arrays item by item. A NaN
-    equals nothing (``fresh`` numbers it). Raises TypeError for what is not JSON."""
-    if value is None:
-        return (0,)
-    if isinstance(value, bool):
-        return (1, value)
-    if isinstance(value, int | float):
-        return (2, value) if value == value else (6, next(fresh))
-    if isinstance(value, str):
-        return (3, value)
-    if isinstance(value, Mapping):
-        return (5, tuple(sorted((key, _equality_key(v, fresh)) for key, v in value.items())))
-    if isinstance(value, Sequence):
-        return (4, tuple(_equality_key(item, fresh) for item in value))
-    raise TypeError(f"not a JSON value: {type(value).__name__}")
+    checking: type[Validator] = bounded(cls)
+    return checking(schema, registry=NO_RETRIEVAL, format_checker=format_checker)
 
 
 # Keywords jsonschema-rs and jsonschema read alike (tests/test_schemas.py holds them to it).
