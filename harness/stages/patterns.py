@@ -307,7 +307,50 @@ def pattern_properties_keyword(
                 yield from validator.descend(value, subschema, path=key, schema_path=pattern)
 
 
-KEYWORDS = {"pattern": pattern_keyword, "patternProperties": pattern_properties_keyword}
+def additional_properties_keyword(
+    validator: Any, additional: Any, instance: Any, schema: dict[str, Any]
+) -> Iterator[ValidationError]:
+    """JSON Schema's ``additionalProperties``, the ``patternProperties`` beside it read with
+    ECMAScript semantics within the budget (jsonschema's own reads them with Python's ``re``:
+    a page's pattern it cannot compile raised, and one that backtracks held the process,
+    since nothing stops ``re``)."""
+    if not validator.is_type(instance, "object"):
+        return
+    declared = schema.get("properties", {})
+    declared = declared if isinstance(declared, dict) else {}
+    patterns = schema.get("patternProperties", {})
+    patterns = [p for p in patterns if isinstance(p, str)] if isinstance(patterns, dict) else []
+    extras = []
+    for key in instance:
+        if key in declared:
+            continue
+        try:
+            if any(search_in_budget(pattern, key) for pattern in patterns):
+                continue
+        except PatternTimeout:
+            yield _timeout_error("")
+            return
+        extras.append(key)
+    if validator.is_type(additional, "object"):
+        for extra in extras:
+            yield from validator.descend(instance[extra], additional, path=extra)
+    elif additional is False and extras:
+        listed = ", ".join(repr(each) for each in sorted(extras))
+        if patterns:
+            verb = "does" if len(extras) == 1 else "do"
+            yield ValidationError(f"{listed} {verb} not match the schema's patternProperties")
+        else:
+            were = "was" if len(extras) == 1 else "were"
+            yield ValidationError(
+                f"Additional properties are not allowed ({listed} {were} unexpected)"
+            )
+
+
+KEYWORDS = {
+    "pattern": pattern_keyword,
+    "patternProperties": pattern_properties_keyword,
+    "additionalProperties": additional_properties_keyword,
+}
 """The keyword implementations a validator of a script tool's schema is extended with."""
 
 FORM_KEYWORDS = {**KEYWORDS, "pattern": _pattern_keyword(HTML)}

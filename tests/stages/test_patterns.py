@@ -4,6 +4,8 @@ from __future__ import annotations
 
 from typing import Any
 
+import pytest
+
 from harness.models import Tool
 from harness.stages.patterns import checkable_schema, pattern_warnings, search
 from harness.stages.validation import check_arguments, schema_problem, validate_arguments
@@ -115,3 +117,35 @@ def test_the_matcher_child_keeps_no_pipe_of_the_harness_open() -> None:
     finally:
         matcher._stop()
         os.close(read_end)
+
+
+def keyed(pattern: str) -> Tool:
+    """A tool whose parameter names must match ``pattern`` (nothing else is allowed)."""
+    schema = {
+        "type": "object",
+        "patternProperties": {pattern: {"type": "string"}},
+        "additionalProperties": False,
+    }
+    return Tool(name="t", description="d", inputSchema=schema, origin="http://a.test", frame="main")
+
+
+def test_additional_properties_reads_the_pattern_properties_beside_it_as_ecmascript() -> None:
+    # jsonschema's `additionalProperties` matched the keys with Python's `re`: a key pattern
+    # only ECMAScript reads (`\p{Lu}`) raised re.error out of the check instead of deciding.
+    upper = keyed(r"^\p{Lu}")
+    assert check_arguments(upper, {"Ärger": "x"}) is None
+    refused = check_arguments(upper, {"ärger": "x"})
+    assert refused is not None and refused.is_error
+    assert [p.schema_path for p in validate_arguments(upper, {"ärger": "x"})] == [
+        "/additionalProperties"
+    ]
+
+
+@pytest.mark.timeout(120)
+def test_a_key_pattern_that_backtracks_is_stopped_beside_additional_properties() -> None:
+    # Python's `re` on `^(a+)+$` and 32 a's and a "!" runs for hours, and nothing stops it:
+    # the process was held. Matched as every page pattern is, it stops at its budget.
+    backtracks = keyed("^(a+)+$")
+    refused = check_arguments(backtracks, {"a" * 32 + "!": "x"})
+    assert refused is not None and refused.is_error
+    assert "backtracks" in str(refused.content[0].text)
