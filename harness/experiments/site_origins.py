@@ -15,14 +15,13 @@ from __future__ import annotations
 
 import ipaddress
 from collections.abc import Iterable
-from typing import TYPE_CHECKING, Any
+from typing import TYPE_CHECKING, Any, Protocol
 
 from harness.browser.urls import origin_of, parse
 from harness.elicitation.answers import answers_from_data
 from harness.inputs import parse_input
 
 if TYPE_CHECKING:
-    from harness.experiments.grid import NamedSource
     from harness.experiments.tasks import TaskSpec
 
 ALIAS_HOST = "localhost"
@@ -85,7 +84,19 @@ CAN_ONLY_ANSWER = {
 }
 
 
-def origin_warnings(answers: list[NamedSource], tasks: list[TaskSpec]) -> list[str]:
+class AnswersSource(Protocol):
+    """An answers file as a grid holds it (:class:`harness.experiments.grid.NamedSource`,
+    which imports this module: named by its shape, not imported)."""
+
+    @property
+    def name(self) -> str: ...
+    @property
+    def path(self) -> str | None: ...
+    @property
+    def text(self) -> str | None: ...
+
+
+def origin_warnings(answers: Iterable[AnswersSource], tasks: list[TaskSpec]) -> list[str]:
     """What the answers files of a grid name that its episodes never ask from: an
     ``origin`` that is neither a bundled site of the grid (by its fixed origin) nor where
     a ``url`` task starts, and a ``destination`` that is such an origin on loopback (an
