@@ -40,6 +40,7 @@ from harness.agents.matching import (
     show,
     substitute_handles,
 )
+from harness.browser import urls
 from harness.errors import AgentStopped, ConfigError
 from harness.models import CallAction, FinishAction, NavigateAction
 from harness.trace.events import (
@@ -122,9 +123,10 @@ START_ORIGIN = "<start-origin>"
 
 
 def origin_of(url: str) -> str:
-    """``scheme://host:port`` of ``url`` ("" when it has none)."""
-    parts = urlsplit(url)
-    return f"{parts.scheme}://{parts.netloc}" if parts.scheme and parts.netloc else ""
+    """The origin of ``url`` as the browser serializes it — the text a page writes its own
+    URLs with ("" when it has none)."""
+    origin = urls.origin_of(url)
+    return "" if origin == "null" else origin
 
 
 def relative_to_origin(value: Any, origin: str) -> Any:
