@@ -23,6 +23,7 @@ from __future__ import annotations
 
 import asyncio
 import hashlib
+import itertools
 import json
 import re
 import shlex
@@ -51,7 +52,7 @@ from harness.qa.fuzz_report import (
     Status,
     ToolReport,
 )
-from harness.qa.observe import OwnChanges, PageState, PageWatch, Window, page_state
+from harness.qa.observe import OwnChanges, PageState, PageWatch, Place, Window, page_state
 from harness.qa.properties import (
     PROPERTIES,
     NearMissObservation,
@@ -92,9 +93,9 @@ Runner = Callable[[Coroutine[Any, Any, T]], T]
 QUIET_S = 0.05
 """How long after a call (and what followed it) the page is watched for late requests."""
 IDLE_S = (0.25, 1.0)
-"""How long the page is watched with nothing called before a call whose changes are
-compared (what changes meanwhile is the page's own): as long as the longest call so far,
-within these bounds (seconds)."""
+"""How long the page is watched with nothing called when a call whose changes are compared
+changed a place not yet known (what changes meanwhile is the page's own): as long as the
+longest call so far, within these bounds (seconds)."""
 OWN_CHANGES_CONCERN = ("read-only", "idempotent", "invalid-refused")
 """The properties that compare the page's state around a call, leaving out what the page
 changes by itself."""
@@ -131,6 +132,9 @@ class Fuzzer:
         self.own = OwnChanges()
         """What the page was seen change by itself, while nothing was called."""
         self._idle = IDLE_S[0]
+        self._still: dict[Place, float] = {}
+        """Places a call changed that stayed still in a watch with nothing called, and for
+        how long that watch was (they need no other watch as long)."""
 
     def fuzz(self) -> FuzzReport:
         """Fuzz the selected tools; the report says which property broke, and how."""
@@ -467,14 +471,33 @@ class Fuzzer:
     async def _state(self, wanted: bool) -> PageState | None:
         return await page_state(self.session) if wanted else None
 
-    async def _idle_state(self) -> PageState:
-        """The page's state just before a call, read after watching the page with nothing
-        called for as long as a call takes: what changed meanwhile is the page's own."""
-        first = await page_state(self.session)
-        await asyncio.sleep(self._idle)
-        before = await page_state(self.session)
-        self.own.seen(first, before)
-        return before
+    async def _watched_alone(self, *states: PageState | None) -> OwnChanges:
+        """What the page changes by itself, as far as the places a compared call changed go
+        (between each state of ``states`` and the next).
+
+        A place not yet known either way is watched for: the page is loaded again (what a
+        call started — a timer, a listener — does not run there) and read twice with
+        nothing called, as far apart as the longest compared call so far took. What
+        changed in between is the page's own from then on; what stayed still is the call's.
+        A call that changed only known places costs nothing more than its two reads."""
+        changed: set[Place] = set()
+        for was, now in itertools.pairwise(states):
+            if was is not None and now is not None:
+                changed |= was.differences(now).keys()
+        unknown = {
+            place
+            for place in changed
+            if place not in self.own.places and self._still.get(place, 0.0) < self._idle
+        }
+        if unknown:
+            await self.session.open(self.start_url)
+            self._refused = False  # a form left filled is gone with the document
+            first = await page_state(self.session)
+            await asyncio.sleep(self._idle)
+            self.own.seen(first, await page_state(self.session))
+            for place in unknown - self.own.places.keys():
+                self._still[place] = max(self._still.get(place, 0.0), self._idle)
+        return OwnChanges(dict(self.own.places))
 
     def _took(self, started: float) -> None:
         """A call whose changes were compared took from ``started`` until now."""
@@ -493,7 +516,7 @@ class Fuzzer:
         await self._home()
         wants_state = bool({"read-only", "idempotent", "no-navigation"} & set(names))
         compares = bool(set(OWN_CHANGES_CONCERN) & set(names))
-        before = await (self._idle_state() if compares else self._state(wants_state))
+        before = await self._state(wants_state or compares)
         started = asyncio.get_running_loop().time()
         window = self.watch.window()
         outcome = await self.session.call(tool.name, arguments, timeout=self.options.timeout)
@@ -505,8 +528,7 @@ class Fuzzer:
             page_result=page_result,
             window=window,
             before=before,
-            after=await self._state(wants_state),
-            own=OwnChanges(dict(self.own.places)),
+            after=await self._state(wants_state or compares),
         )
         if compares:
             self._took(started)
@@ -525,6 +547,12 @@ class Fuzzer:
             await self.session.call(tool.name, arguments, timeout=self.options.timeout)
             await self._settle()
             seen.again = await self._state(True)
+        # Last: the watch loads the page again, and the form above is read as the call left it.
+        seen.own = (
+            await self._watched_alone(seen.before, seen.after, seen.again)
+            if compares
+            else OwnChanges(dict(self.own.places))
+        )
         return seen
 
     async def _near_miss(self, tool: Tool, miss: NearMiss) -> NearMissObservation:
@@ -543,7 +571,7 @@ class Fuzzer:
             # the tool as the page offers it now (the page may have been loaded again since
             # the run began, and the page runs no registration but the one it holds).
             current = self.session.pipeline.lookup(tool.name)
-            before = await self._idle_state()
+            before = await page_state(self.session)
             started = asyncio.get_running_loop().time()
             window = self.watch.window()
             refused = await self._unchecked(current, miss.arguments)
@@ -552,7 +580,7 @@ class Fuzzer:
                 after = await page_state(self.session)
                 self._took(started)
                 seen.tool_refused = refused
-                seen.own = OwnChanges(dict(self.own.places))
+                seen.own = await self._watched_alone(before, after)
                 seen.tool_changes = _changes(window, before, after, seen.own)
                 return seen
             self._refused = True  # load the page again before the next try

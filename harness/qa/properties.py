@@ -168,7 +168,8 @@ class Observation:
     again: PageState | None = None
     """The state after the same call a second time (for ``idempotent``)."""
     own: OwnChanges = field(default_factory=OwnChanges)
-    """What the page changes by itself, as far as seen before the call: left out of the
+    """What the page changes by itself, as far as seen by the time the call is judged (a
+    place the call changed is watched with nothing called first): left out of the
     comparisons."""
     form_refusal: list[str] | None = None
     """The browser refused the input (None: it did not) — its validation of the filled form,

@@ -1,7 +1,8 @@
 """The fuzzer on a page that changes by itself — a live clock in a control and in its text,
 a ``localStorage`` heartbeat — on both backends: what changes with no call running is not
 blamed on a tool (``read-only``, ``idempotent`` and ``invalid-refused`` failed a tool that
-only returned a value), and a tool's own writes are still found beside it."""
+only returned a value), and a tool's own writes are still found beside it, a timer it
+started too."""
 
 from __future__ import annotations
 
@@ -47,6 +48,17 @@ mc.registerTool({
     checked(input);
     localStorage.setItem("cart", String(Number(localStorage.getItem("cart") || 0) + 1));
     return {};
+  },
+});
+mc.registerTool({
+  name: "watch_price", description: "Reads a price (and starts a timer that writes).",
+  annotations: {readOnlyHint: true}, inputSchema: sku,
+  execute: async (input) => {
+    checked(input);
+    if (!window.watching) {
+      window.watching = setInterval(() => localStorage.setItem("watched", String(Date.now())), 40);
+    }
+    return {sku: input.sku};
   },
 });
 mc.registerTool({
@@ -100,6 +112,9 @@ def test_what_the_page_changes_by_itself_is_not_the_tool_s(report: FuzzReport) -
     ("tool", "prop", "says"),
     [
         ("remember_sku", "read-only", "localStorage['sku'] changed"),
+        # A timer the call started keeps writing after it, as the page's own clock does; the
+        # page loaded again without the call shows it is the tool's.
+        ("watch_price", "read-only", "localStorage['watched'] changed"),
         ("add_to_cart", "idempotent", "localStorage['cart'] changed"),
         ("log_then_check", "invalid-refused", "localStorage['refused'] changed"),
     ],
