@@ -79,7 +79,10 @@ class Suite:
         return digest.hexdigest()
 
 
-BROWSER = ("harness/browser/**/*", "injected_js/**/*", "harness/session.py", "harness/catalog.py")
+BROWSER = (
+    *("harness/browser/**/*", "injected_js/**/*", "harness/urls.py"),
+    *("harness/session.py", "harness/catalog.py"),
+)
 PIPELINE = ("harness/stages/**/*", "harness/pipeline.py", "harness/harness.py")
 
 SUITES = (

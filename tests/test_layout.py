@@ -2,7 +2,7 @@
 
 The layers, from the bottom (a module may import its own layer and the ones below):
 
-    models, errors, schemas, inputs  →  catalog, elicitation  →  browser  →  stages  →  declarative
+    models, errors, schemas, inputs, urls  →  catalog, elicitation  →  browser  →  stages  →  declarative
     →  the core (pipeline, session, harness, agent_view, sync_api)  →  trace  →  agents, qa
     →  front ends (cli, mcp, testing, and the coming conformance, experiments, bench, …)
 
@@ -29,6 +29,8 @@ LAYERS: dict[str, int] = {
     "errors": 0,
     "schemas": 0,
     "inputs": 0,
+    # URLs as the browser reads them: the answers files (elicitation) decide origins too.
+    "urls": 0,
     "catalog": 1,
     "elicitation": 1,
     "browser": 2,

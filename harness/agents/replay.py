@@ -31,6 +31,7 @@ from urllib.parse import urlsplit, urlunsplit
 
 from pydantic import BaseModel, ConfigDict
 
+from harness import urls
 from harness.agents.base import AgentContext, StepRecord
 from harness.agents.matching import (
     MISSING,
@@ -40,7 +41,6 @@ from harness.agents.matching import (
     show,
     substitute_handles,
 )
-from harness.browser import urls
 from harness.errors import AgentStopped, ConfigError
 from harness.models import CallAction, FinishAction, NavigateAction
 from harness.trace.events import (

@@ -4,7 +4,6 @@
   (cheap to import, so a front end can start it first); ``marks``: the start's steps;
 - ``cdp``: CDP through Playwright's sessions, without its conversion of every value;
 - ``injection``: the injected JS (``injected_js/``) and its authenticated channel;
-- ``urls``: URLs as the browser reads them (WHATWG): every origin the harness decides;
 - ``frames``: which frames may offer tools, and their origins;
 - ``console``: the page's console, each message with the origin of the frame (or worker)
   that logged it, as Chromium knows it;
@@ -13,8 +12,8 @@
 - ``backends/``: how tools are found and run in a page (``polyfill``, ``native``),
   behind one interface (``backends.base``).
 
-May import: ``harness.models``, ``harness.errors``, ``harness.catalog``,
-``harness.elicitation`` — nothing above (stages, the core, front ends). What the
+May import: ``harness.models``, ``harness.errors``, ``harness.urls`` (URLs as the browser
+reads them), ``harness.catalog``, ``harness.elicitation`` — nothing above (stages, the core, front ends). What the
 layers above lend a backend (the form reviewer, the seed dialect's tools) it takes
 through the protocols in ``backends.base``.
 """

@@ -8,7 +8,7 @@ channel follows (:meth:`~harness.browser.injection.PageChannel.follow`; every ch
 attached as it commits) — each labelled with the origin of the execution context that
 logged it, as Chromium knows it; an opaque origin (a sandboxed frame's, a ``data:`` frame's)
 is ``null``. A dedicated worker's messages come from Playwright's event, which names the
-worker, labelled with the worker's origin (:func:`~harness.browser.urls.worker_origin`).
+worker, labelled with the worker's origin (:func:`~harness.urls.worker_origin`).
 The text is written as Playwright writes it (:func:`text_of`; a BigInt as JavaScript does).
 
 A target attached late reports the messages Chromium kept from before: a message's
@@ -32,7 +32,7 @@ from playwright.async_api import Error as PlaywrightError
 
 from harness.browser import cdp
 from harness.browser.injection import FrameGone, PageChannel
-from harness.browser.urls import origin_of, worker_origin
+from harness.urls import origin_of, worker_origin
 
 
 @dataclass(frozen=True)

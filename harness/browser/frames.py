@@ -24,8 +24,8 @@ from typing import Any
 from playwright.async_api import Error as PlaywrightError
 from playwright.async_api import Frame
 
-from harness.browser.urls import origin_of
 from harness.catalog import FrameInfo
+from harness.urls import origin_of
 
 __all__ = ["OPAQUE", "FrameKeys", "exposed_to", "origin_of"]
 

@@ -47,7 +47,6 @@ from playwright.async_api import FormData, Page
 from harness.browser.backends.base import RawResult
 from harness.browser.frames import FrameKeys
 from harness.browser.injection import FrameGone, PageChannel
-from harness.browser.urls import http_url, origin_of, resolve
 from harness.catalog import Catalog, FrameInfo
 from harness.declarative.synthesis import (
     SEED_SURFACE,
@@ -74,6 +73,7 @@ from harness.elicitation.wording import TOOL_ELICIT
 from harness.models import META_PREFIX, CallRequest, CatalogWarning, StageSlots, Tool, error_result
 from harness.stages.trust import request_annotations_header
 from harness.stages.validation import check_arguments_async
+from harness.urls import http_url, origin_of, resolve
 
 log = logging.getLogger("harness.declarative")
 
@@ -312,7 +312,7 @@ class SeedTools:
     async def _send(
         self, plan: Plan, pairs: list[Pair], page_url: str, page_origin: str, meta: dict[str, Any]
     ) -> Answer:
-        # What is checked is what is sent: the WHATWG serialization (harness.browser.urls).
+        # What is checked is what is sent: the WHATWG serialization (harness.urls).
         url = http_url(plan.url) or plan.url
         method = plan.method
         if origin_of(url) != page_origin:

@@ -16,8 +16,8 @@ mid-execution) becomes one :class:`ElicitationRequest`, answered by one
 - ``questions``: questions a tool asks from inside ``execute``;
 - ``choice``: the handler an ``--elicit`` option names.
 
-May import: ``harness.models``, ``harness.errors`` and ``harness.inputs`` only: everything
-else asks the user through this package.
+May import: the bottom layer only (``harness.models``, ``harness.errors``, ``harness.inputs``,
+``harness.schemas``, ``harness.urls``): everything else asks the user through this package.
 """
 
 from importlib import import_module

@@ -18,7 +18,6 @@ from collections.abc import Mapping
 from pathlib import Path
 from typing import Any, get_args
 
-from ada_url import URL
 from pydantic import BaseModel, ConfigDict, Field, field_validator, model_validator
 from pydantic import ValidationError as ModelError
 
@@ -32,6 +31,7 @@ from harness.elicitation.base import (
 from harness.elicitation.wording import WORDING
 from harness.errors import ConfigError
 from harness.inputs import load_input
+from harness.urls import origin_of
 
 SOURCES: tuple[Source, ...] = get_args(Source)
 SOURCE_NAMES: dict[str, Source] = {**{s: s for s in SOURCES}, "tool": "tool-question"}
@@ -127,26 +127,15 @@ class AnswersFile(BaseModel):
     answers: list[ScriptedAnswer]
 
 
-def _origin_of(text: str) -> str:
-    """The origin the browser serializes for ``text`` (``null``: not an http(s) URL), by the
-    WHATWG parser every origin decision of the harness uses (:mod:`harness.browser.urls`,
-    a layer above this one)."""
-    try:
-        url = URL(text)
-    except ValueError:
-        return "null"
-    return str(url.origin) if url.protocol in ("http:", "https:") else "null"
-
-
 def _origin_problem(key: str, value: str | None) -> str | None:
     """Why ``value`` can match no question's ``origin``/``destination`` (None: it can). A
     question names an origin as the browser serializes it (``http://127.0.0.1:8101``: no
     path, no trailing slash, lower case, default port left out), compared exactly."""
-    if value is None or value == "null" or _origin_of(value) == value:
+    if value is None or value == "null" or origin_of(value) == value:
         return None
-    meant = _origin_of(value)
+    meant = origin_of(value)
     if meant == "null" and "://" not in value:
-        meant = _origin_of(f"http://{value}")
+        meant = origin_of(f"http://{value}")
     hint = f"; write {meant!r}" if meant != "null" else " (e.g. 'https://example.org')"
     return (
         f"{key} {value!r} is not an origin as a question names it — scheme://host[:port], "

@@ -19,9 +19,9 @@ from __future__ import annotations
 import asyncio
 from collections.abc import Iterable
 
-from harness.browser.urls import origin_of
 from harness.experiments.grid import EpisodeSpec
 from harness.experiments.tasks import TaskSpec
+from harness.urls import origin_of
 
 
 def shared_sites(tasks: Iterable[TaskSpec]) -> dict[str, list[str]]:

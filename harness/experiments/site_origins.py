@@ -17,9 +17,9 @@ import ipaddress
 from collections.abc import Iterable
 from typing import TYPE_CHECKING, Any, Protocol
 
-from harness.browser.urls import origin_of, parse
 from harness.elicitation.answers import answers_from_data
 from harness.inputs import parse_input
+from harness.urls import origin_of, parse
 
 if TYPE_CHECKING:
     from harness.experiments.tasks import TaskSpec

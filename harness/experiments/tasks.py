@@ -23,8 +23,8 @@ from pydantic import (
     model_validator,
 )
 
-from harness.browser.urls import http_url, parse
 from harness.experiments.limits import MAX_SETTLE_MS, MAX_STEPS, at_most
+from harness.urls import http_url, parse
 
 SLUG = re.compile(r"^[A-Za-z0-9_.-]{1,80}$")
 """What task ids and the names in episode ids may be made of."""

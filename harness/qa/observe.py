@@ -28,9 +28,9 @@ from harness.browser.isolated import (
     IsolatedWorlds,
     PageReadTimeout,
 )
-from harness.browser.urls import origin_of
 from harness.session import Session
 from harness.stages.secrets import secret_kind
+from harness.urls import origin_of
 
 SAFE_METHODS = frozenset({"GET", "HEAD", "OPTIONS"})
 

@@ -35,11 +35,11 @@ from typing import Any
 
 from pydantic import BaseModel, ConfigDict, Field, ValidationError
 
-from harness.browser.urls import origin_of, parse
 from harness.elicitation.wording import plain_json
 from harness.errors import ConfigError, read_input_file
 from harness.inputs import InputSyntaxError, parse_input
 from harness.models import Tool
+from harness.urls import origin_of, parse
 
 CATALOG_FORMAT = "webmcp-harness catalog/1"
 SELF_ORIGIN = "self"

@@ -14,7 +14,7 @@ returns one; it never reaches back into a front end. In the order a call meets t
 - ``framing``: page-provided text marked as untrusted data;
 - ``navigation``: consent for an agent's navigation that leaves the start origin.
 
-May import: ``harness.models``, ``harness.errors``, ``harness.inputs``, ``harness.catalog``,
-``harness.elicitation``, ``harness.browser`` — not the core (``pipeline``,
-``session``, ``harness``), ``harness.declarative`` or any front end.
+May import: ``harness.models``, ``harness.errors``, ``harness.inputs``, ``harness.schemas``,
+``harness.urls``, ``harness.catalog``, ``harness.elicitation``, ``harness.browser`` — not the
+core (``pipeline``, ``session``, ``harness``), ``harness.declarative`` or any front end.
 """

@@ -21,7 +21,7 @@ next calls. So consent is a standing condition, not a moment (:class:`Navigation
 A script tool's ``_meta.uiRedirect`` is applied after its result was delivered (§6.1),
 within the tool's own origin only (:func:`ui_redirect_target`): page text never sends the
 browser elsewhere. Origins are decided the way the browser decides them
-(:mod:`harness.browser.urls`, a WHATWG parser), and the page is sent the URL that parser
+(:mod:`harness.urls`, a WHATWG parser), and the page is sent the URL that parser
 serialized, so a URL Python would read as same-origin cannot take Chromium elsewhere.
 """
 
@@ -34,13 +34,13 @@ from collections.abc import Iterator
 from dataclasses import dataclass
 from typing import Any, Protocol
 
-from harness.browser.urls import http_url, origin_of, resolve, scheme_of
 from harness.elicitation.base import ElicitationHandler, ElicitationRequest, Quoted, ask
 from harness.elicitation.wording import (
     NAVIGATION_BY_ITSELF,
     NAVIGATION_LEAVE,
     NAVIGATION_REDIRECTED,
 )
+from harness.urls import http_url, origin_of, resolve, scheme_of
 
 log = logging.getLogger("harness.navigation")
 

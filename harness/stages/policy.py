@@ -63,7 +63,6 @@ from mcp_types import CallToolResult
 from pydantic import BaseModel, ConfigDict, Field, TypeAdapter, ValidationError
 
 from harness.browser.frames import origin_of
-from harness.browser.urls import parse as parse_url
 from harness.elicitation.base import ElicitationHandler, ElicitationRequest, Quoted, ask
 from harness.elicitation.wording import POLICY_CALL, POLICY_RESULT
 from harness.errors import PolicyError, read_input_file
@@ -93,6 +92,7 @@ from harness.stages.trust import (
     response_annotations,
     union,
 )
+from harness.urls import parse as parse_url
 
 Effect = Literal["allow", "block", "escalate"]
 Phase = Literal["before-call", "response"]

@@ -41,7 +41,6 @@ from typing import Any
 from mcp_types import CallToolResult, ContentBlock, TextContent
 from pydantic import BaseModel, ConfigDict, TypeAdapter, ValidationError
 
-from harness.browser.urls import origin_of, resolve, scheme_of
 from harness.models import META_PREFIX, CallRequest, Tool
 from harness.schemas import SchemaTimeout, within_budget
 from harness.stages.framing import PAGE_RESULT_KINDS, user_agent_text
@@ -61,6 +60,7 @@ from harness.stages.sensitivity import (
     sensitivity_warnings,
 )
 from harness.stages.vault import SecretReference, SiteDefect, Vault, WithheldKind
+from harness.urls import origin_of, resolve, scheme_of
 
 __all__ = [
     "ERROR_REASON",

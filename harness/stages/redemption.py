@@ -27,7 +27,6 @@ from mcp_types import CallToolResult
 from playwright.async_api import APIRequestContext, APIResponse
 from playwright.async_api import Error as PlaywrightError
 
-from harness.browser.urls import http_url, origin_of, resolve
 from harness.errors import (
     RedemptionFailed,
     RedemptionRateLimited,
@@ -40,6 +39,7 @@ from harness.errors import (
 )
 from harness.stages.redaction import WithheldItem, withheld_items
 from harness.stages.vault import Revealed, SecretReference, SiteDefect, Vault, VaultEntry
+from harness.urls import http_url, origin_of, resolve
 
 log = logging.getLogger("harness.stages.redemption")
 

@@ -7,8 +7,8 @@ from urllib.parse import urlsplit
 
 import pytest
 
-from harness.browser.urls import http_url, origin_of, resolve
 from harness.stages.navigation import resolve_url
+from harness.urls import http_url, origin_of, resolve
 
 
 @pytest.mark.parametrize(

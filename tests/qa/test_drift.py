@@ -71,7 +71,7 @@ def test_the_file_is_stable_and_names_the_page_s_own_tools_relative_to_it() -> N
 
 def framed(name: str, frame_url: str) -> Tool:
     """A tool registered in a frame at ``frame_url``."""
-    from harness.browser.urls import origin_of
+    from harness.urls import origin_of
 
     return tool(name, origin=origin_of(frame_url), frame="frame-1", frameUrl=frame_url)
 

@@ -11,8 +11,12 @@ serialization this parser produced, which every WHATWG parser reads the same way
 
 Navigation consent (:mod:`harness.stages.navigation`), secret redemption
 (:mod:`harness.stages.redemption`, :mod:`harness.stages.redaction`), seed-dialect
-submissions (:mod:`harness.declarative.invocation`) and frame origins use these
-functions and no other parser.
+submissions (:mod:`harness.declarative.invocation`), frame origins and the origins an
+answers file names (:mod:`harness.elicitation.answers`) use these functions and no other
+parser.
+
+May import: nothing of the harness (it sits at the bottom, so that every layer decides
+origins with it).
 """
 
 from __future__ import annotations
