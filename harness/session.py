@@ -33,10 +33,10 @@ from harness.models import (
     new_call_id,
 )
 from harness.pipeline import Pipeline
+from harness.schemas.patterns import pattern_warnings
 from harness.stages.framing import PAGE_RESULT_KINDS, frame_result, mirror_structured
 from harness.stages.navigation import NavigationGuard, ui_redirect_target
 from harness.stages.normalization import DEFAULT_MAX_RESULT_BYTES
-from harness.stages.patterns import pattern_warnings
 from harness.stages.policy import (
     DEFAULT_POLICY,
     AuditTrail,

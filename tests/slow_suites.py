@@ -83,7 +83,12 @@ BROWSER = (
     *("harness/browser/**/*", "injected_js/**/*", "harness/urls.py"),
     *("harness/session.py", "harness/catalog.py"),
 )
-PIPELINE = ("harness/stages/**/*", "harness/pipeline.py", "harness/harness.py")
+PIPELINE = (
+    "harness/stages/**/*",
+    "harness/schemas/**/*",
+    "harness/pipeline.py",
+    "harness/harness.py",
+)
 
 SUITES = (
     Suite(

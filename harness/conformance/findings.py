@@ -24,7 +24,7 @@ from jsonschema import Draft202012Validator, FormatChecker, SchemaError
 
 from harness.conformance.rules import RULES, Finding, finding
 from harness.models import CatalogWarning, Tool
-from harness.stages import patterns
+from harness.schemas import patterns
 
 # What a secret looks like moved to the stages (the QA tools judge results too); the
 # audit, the reports and their tests keep importing it from here.

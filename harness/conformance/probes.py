@@ -33,9 +33,7 @@ from harness.conformance.results import (
 )
 from harness.errors import HarnessError, PageCrashed
 from harness.models import CallOutcome, Tool
-from harness.session import Session
-from harness.stages.framing import PAGE_RESULT_KINDS
-from harness.stages.patterns import (
+from harness.schemas.patterns import (
     HTML,
     JSON_SCHEMA,
     PatternDialect,
@@ -43,6 +41,8 @@ from harness.stages.patterns import (
     dialect_of,
     search,
 )
+from harness.session import Session
+from harness.stages.framing import PAGE_RESULT_KINDS
 from harness.stages.redaction import marks_sensitive
 from harness.stages.validation import validate_arguments
 

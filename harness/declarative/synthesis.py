@@ -41,7 +41,7 @@ from typing import Any, Literal
 
 from pydantic import BaseModel, ConfigDict, Field, ValidationError
 
-from harness.stages.patterns import HTML, compile_pattern
+from harness.schemas.patterns import HTML, compile_pattern
 
 SEED_SURFACE = "tool-name"
 """The :attr:`~harness.models.Tool.surface` of a seed-dialect tool."""

@@ -40,8 +40,8 @@ from playwright.async_api import Error as PlaywrightError
 
 from harness.browser.isolated import IsolatedWorlds, PageReadTimeout
 from harness.models import Tool
+from harness.schemas.patterns import HTML, PatternTimeout, pattern_flags, search
 from harness.session import Session
-from harness.stages.patterns import HTML, PatternTimeout, pattern_flags, search
 
 REFUSED = "Form validation failed: "
 """How a form tool's call ends when the browser's constraint validation refuses the form

@@ -39,7 +39,7 @@ from harness.errors import ConfigError
 from harness.models import Tool
 from harness.qa.draft7 import as_count, as_draft7
 from harness.schemas import local_target
-from harness.stages.patterns import search
+from harness.schemas.patterns import search
 from harness.stages.validation import (
     outside_references_problem,
     schema_problem,

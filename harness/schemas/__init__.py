@@ -26,10 +26,13 @@ and every session frozen behind a server that never answers. So:
 - a check takes bounded time, whatever the page wrote (:mod:`harness.schemas.budget`): inside
   :func:`within_budget`, every validator from :func:`validator_for` stops at one deadline
   (:class:`SchemaTimeout`), and the compiled validator is given only values whose worst-case
-  work is bounded (:data:`FAST_PATH_WORK`): it cannot be stopped.
+  work is bounded (:data:`FAST_PATH_WORK`): it cannot be stopped;
+- a page's regular expressions are ECMAScript's, matched as ECMAScript matches them, each
+  match stopped at its budget (:mod:`harness.schemas.patterns`): every ``pattern``, every
+  ``patternProperties`` key, whatever reads them (a tool's schemas, a question's fields).
 
-May import: nothing of the harness outside this package (it sits with ``models`` at the
-bottom).
+May import: ``harness.models`` (the tools whose patterns it reads, the catalog's warnings
+about them), nothing else of the harness (it sits with ``models`` at the bottom).
 """
 
 from __future__ import annotations

@@ -2,7 +2,7 @@
 
 A page's schema, or the value checked against it, can make a check take minutes: alternatives
 nested in alternatives (``anyOf`` of two ``$ref``s, 17 levels: 2¹⁷ branches, 16 to 43 s), a
-``pattern`` that backtracks on many strings (:mod:`harness.stages.patterns`), ``uniqueItems``
+``pattern`` that backtracks on many strings (:mod:`harness.schemas.patterns`), ``uniqueItems``
 over thousands of objects (jsonschema compares each pair: 3 000 objects, 14 s). So:
 
 - :func:`within_budget` gives every check inside it one deadline (:data:`SCHEMA_BUDGET_S`);

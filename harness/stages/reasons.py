@@ -21,8 +21,8 @@ from typing import Any
 from jsonschema import Draft202012Validator
 from jsonschema.exceptions import SchemaError, ValidationError
 
+from harness.schemas.patterns import PatternTimeout
 from harness.stages.framing import inline
-from harness.stages.patterns import PatternTimeout
 
 # A name shown as it is: the shape of a tool name (what an MCP client may call), too
 # plain to hold a sentence, a line break or a frame marker.

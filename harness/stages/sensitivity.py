@@ -38,7 +38,7 @@ from harness.schemas import (
     subschemas,
     within_budget,
 )
-from harness.stages.patterns import PatternTimeout, search_in_budget
+from harness.schemas.patterns import PatternTimeout, search_in_budget
 from harness.stages.validation import result_validator
 
 JsonPath = tuple[str | int, ...]

@@ -41,11 +41,11 @@ from harness.schemas import (
     compiled_validator_for,
     keyword_locations,
     off_loop,
+    patterns,
     unresolvable_references,
     validator_for,
     within_budget,
 )
-from harness.stages import patterns
 from harness.stages.normalization import MAX_RESULT_DEPTH, json_depth
 from harness.stages.reasons import place, reason, token
 
@@ -353,7 +353,7 @@ def validate_arguments(tool: Tool, arguments: Any) -> list[ArgumentProblem]:
     """Every way ``arguments`` break ``tool.input_schema``; empty when they fit. A form's
     ``pattern`` (a declarative tool's: the control's attribute, copied as written) is read as
     HTML reads it, ``^(?:…)$`` with the ``v`` flag, where JSON Schema's matches anywhere in
-    the value with the ``u`` flag (:mod:`harness.stages.patterns`)."""
+    the value with the ``u`` flag (:mod:`harness.schemas.patterns`)."""
     unrepresentable = unrepresentable_numbers(arguments)
     if unrepresentable:
         return unrepresentable

@@ -11,7 +11,7 @@ from hypothesis import given, settings
 from hypothesis import strategies as st
 
 from harness.conformance.probes import MAX_EXAMPLE_LENGTH, example_arguments
-from harness.stages.patterns import HTML
+from harness.schemas.patterns import HTML
 
 JSON = st.recursive(
     st.none() | st.booleans() | st.integers() | st.floats(allow_nan=False) | st.text(max_size=8),

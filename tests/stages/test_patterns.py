@@ -7,7 +7,7 @@ from typing import Any
 import pytest
 
 from harness.models import Tool
-from harness.stages.patterns import checkable_schema, pattern_warnings, search
+from harness.schemas.patterns import checkable_schema, pattern_warnings, search
 from harness.stages.validation import check_arguments, schema_problem, validate_arguments
 
 
@@ -105,7 +105,7 @@ def test_the_matcher_child_keeps_no_pipe_of_the_harness_open() -> None:
     import os
     import select
 
-    from harness.stages.patterns import _Matcher
+    from harness.schemas.patterns import _Matcher
 
     read_end, write_end = os.pipe()  # stands for Playwright's pipe to its driver
     matcher = _Matcher()

@@ -9,8 +9,8 @@ from typing import Any
 import pytest
 
 from harness.models import Tool, ToolSource
-from harness.stages import patterns
-from harness.stages.patterns import PatternTimeout, pattern_flags, pattern_warnings, search
+from harness.schemas import patterns
+from harness.schemas.patterns import PatternTimeout, pattern_flags, pattern_warnings, search
 from harness.stages.validation import check_arguments, validate_arguments
 
 # (pattern, value, whether a <form toolname> control with that pattern takes the value):

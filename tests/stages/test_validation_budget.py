@@ -26,8 +26,8 @@ from harness.mcp.server import McpBridge
 from harness.mcp.tools import conform
 from harness.models import Tool
 from harness.schemas import budget
+from harness.schemas.patterns import _Matcher
 from harness.session import Session
-from harness.stages.patterns import _Matcher
 from harness.stages.validation import check_arguments
 from tests.conftest import serve_pages
 from tests.test_schemas import branching, pair_comparisons

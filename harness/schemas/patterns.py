@@ -26,6 +26,9 @@ A match also ends with the budget of the whole check it is part of
 (:func:`harness.schemas.within_budget`): fifteen such strings took fifteen seconds.
 Each check that runs at once (in its own worker thread) has a child of its own
 (:class:`_Matchers`), so no check waits for another's runaway pattern.
+
+It sits with the schemas at the bottom of the harness, so that every layer that meets a
+page's pattern matches it here and nowhere else.
 """
 
 from __future__ import annotations
