@@ -7,7 +7,10 @@ constraints (``required``, ``minLength``/``maxLength``, ``pattern``,
 ``minimum``/``maximum``, ``format``, ``enum``). Every handler checks answers with
 :func:`field_problem` / :func:`answer_problems`, so the terminal, the browser
 handler's server and :func:`harness.elicitation.ask` apply the same rules the
-browser's own constraint validation applies in the browser handler's page.
+browser's own constraint validation applies in the browser handler's page. A field's
+``pattern`` is the page's ECMAScript regex: it is matched as every page pattern is
+(:mod:`harness.schemas.patterns`), never with Python's ``re``, and a match that runs long
+is stopped at its budget.
 """
 
 from __future__ import annotations
@@ -17,10 +20,10 @@ from collections.abc import Mapping
 from functools import lru_cache
 from typing import Any
 
-from jsonschema import Draft202012Validator
+from jsonschema import Draft202012Validator, validators
 from jsonschema.exceptions import ValidationError
 
-from harness.schemas import validator_for, within_budget
+from harness.schemas import SchemaTimeout, patterns, validator_for, within_budget
 
 
 def properties_of(schema: Mapping[str, Any]) -> dict[str, dict[str, Any]]:
@@ -113,10 +116,16 @@ _TYPE_WORDS = {
 }
 
 
+# A field's `pattern` (and any `patternProperties`) read as JSON Schema reads them: ECMAScript.
+_FieldValidator: Any = validators.extend(  # type: ignore[no-untyped-call]
+    Draft202012Validator, patterns.KEYWORDS
+)
+
+
 @lru_cache(maxsize=256)
 def _field_validator(prop_json: str) -> Any:
     # A field's schema can be page-written (a tool's question): never fetched through.
-    return validator_for(json.loads(prop_json), format_checker=_FORMATS)
+    return validator_for(json.loads(prop_json), _FieldValidator, format_checker=_FORMATS)
 
 
 def field_problem(prop: Mapping[str, Any], value: Any) -> str | None:
@@ -129,12 +138,22 @@ def field_problem(prop: Mapping[str, Any], value: Any) -> str | None:
         validator = _field_validator(json.dumps(prop, sort_keys=True))
         with within_budget():  # a page's field schema can branch without end
             error = next(iter(validator.iter_errors(value)), None)
-    except Exception as exc:  # a rule Python cannot compile (e.g. an exotic pattern)
+    except SchemaTimeout:
+        return _TOO_LONG
+    except Exception as exc:  # a schema jsonschema cannot use (a reference outside it)
         return f"the field's rules cannot be checked ({type(exc).__name__})"
     return None if error is None else _describe(error, prop)
 
 
+# A pattern that backtracks without end, or a schema that branches without end.
+_TOO_LONG = (
+    "could not be checked against the field's rules in time: give a shorter or simpler answer"
+)
+
+
 def _describe(error: ValidationError, prop: Mapping[str, Any]) -> str:
+    if isinstance(error.cause, patterns.PatternTimeout):
+        return _TOO_LONG
     rule, limit = error.validator, error.validator_value
     if rule == "type":
         kinds = limit if isinstance(limit, list) else [limit]

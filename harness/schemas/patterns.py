@@ -27,8 +27,12 @@ A match also ends with the budget of the whole check it is part of
 Each check that runs at once (in its own worker thread) has a child of its own
 (:class:`_Matchers`), so no check waits for another's runaway pattern.
 
-It sits with the schemas at the bottom of the harness, so that every layer that meets a
-page's pattern matches it here and nowhere else.
+Every keyword that reads a page's pattern is here (:data:`KEYWORDS`): ``pattern``,
+``patternProperties``, and the two that look at ``patternProperties`` keys to know what is
+left over, ``additionalProperties`` and ``unevaluatedProperties`` (jsonschema's own read them
+with ``re``). It sits with the schemas at the bottom of the harness, so that every layer that
+meets a page's pattern matches it here: a tool's schemas (validation, redaction) and a
+question's fields (:mod:`harness.elicitation.form`).
 """
 
 from __future__ import annotations
@@ -349,10 +353,98 @@ def additional_properties_keyword(
             )
 
 
+def unevaluated_properties_keyword(
+    validator: Any, unevaluated: Any, instance: Any, schema: dict[str, Any]
+) -> Iterator[ValidationError]:
+    """JSON Schema's ``unevaluatedProperties``, every ``patternProperties`` it looks at (beside
+    it, and through ``$ref``, ``allOf``, ``if``… ) read with ECMAScript semantics within the
+    budget (jsonschema's own reads them with Python's ``re``, as its ``additionalProperties``
+    did: a page's pattern it cannot compile raised, one that backtracks held the process)."""
+    if not validator.is_type(instance, "object"):
+        return
+    try:
+        evaluated = _evaluated_keys(validator, instance, schema)
+    except PatternTimeout:
+        yield _timeout_error("")
+        return
+    failing = [
+        key
+        for key in instance
+        if key not in evaluated
+        and next(validator.descend(instance[key], unevaluated, path=key, schema_path=key), None)
+    ]
+    if not failing:
+        return
+    listed = ", ".join(repr(key) for key in (sorted(failing) if unevaluated is False else failing))
+    were = "was" if len(failing) == 1 else "were"
+    if unevaluated is False:
+        yield ValidationError(
+            f"Unevaluated properties are not allowed ({listed} {were} unexpected)"
+        )
+    else:
+        yield ValidationError(
+            "Unevaluated properties are not valid under the given schema "
+            f"({listed} {were} unevaluated and invalid)"
+        )
+
+
+def _evaluated_keys(validator: Any, instance: dict[str, Any], schema: Any) -> set[str]:
+    """The members of ``instance`` that ``schema`` evaluates, for ``unevaluatedProperties``:
+    jsonschema's reading (``find_evaluated_property_keys_by_schema``), each
+    ``patternProperties`` key matched as ECMAScript within the budget (:func:`search_in_budget`:
+    :class:`PatternTimeout` when one match overran)."""
+    if not isinstance(schema, dict):
+        return set()
+    evaluated: set[str] = set()
+    for keyword in ("$ref", "$dynamicRef"):
+        ref = schema.get(keyword)
+        if ref is not None:
+            # The validator's own resolver (jsonschema's, private): the reference leads where
+            # validation takes it, and never outside the schema (harness.schemas.validator_for).
+            resolved = validator._resolver.lookup(ref)
+            inner = validator.evolve(schema=resolved.contents, _resolver=resolved.resolver)
+            evaluated |= _evaluated_keys(inner, instance, resolved.contents)
+    properties = schema.get("properties")
+    if isinstance(properties, dict):
+        evaluated |= properties.keys() & instance.keys()
+    for keyword in ("additionalProperties", "unevaluatedProperties"):
+        subschema = schema.get(keyword)
+        if subschema is not None:
+            evaluated |= {
+                key
+                for key, value in instance.items()
+                if next(validator.descend(value, subschema), None) is None
+            }
+    patterns = schema.get("patternProperties")
+    if isinstance(patterns, dict):
+        for key in instance:
+            if key not in evaluated and any(
+                isinstance(pattern, str) and search_in_budget(pattern, key) for pattern in patterns
+            ):
+                evaluated.add(key)
+    dependent = schema.get("dependentSchemas")
+    if isinstance(dependent, dict):
+        for name, subschema in dependent.items():
+            if name in instance:
+                evaluated |= _evaluated_keys(validator, instance, subschema)
+    for keyword in ("allOf", "oneOf", "anyOf"):
+        for subschema in schema.get(keyword, []):
+            if next(validator.descend(instance, subschema), None) is None:
+                evaluated |= _evaluated_keys(validator, instance, subschema)
+    if "if" in schema:
+        if validator.evolve(schema=schema["if"]).is_valid(instance):
+            evaluated |= _evaluated_keys(validator, instance, schema["if"])
+            evaluated |= _evaluated_keys(validator, instance, schema.get("then"))
+        else:
+            evaluated |= _evaluated_keys(validator, instance, schema.get("else"))
+    return evaluated
+
+
 KEYWORDS = {
     "pattern": pattern_keyword,
     "patternProperties": pattern_properties_keyword,
     "additionalProperties": additional_properties_keyword,
+    "unevaluatedProperties": unevaluated_properties_keyword,
 }
 """The keyword implementations a validator of a script tool's schema is extended with."""
 

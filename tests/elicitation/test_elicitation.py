@@ -5,6 +5,7 @@ from __future__ import annotations
 import asyncio
 import io
 import json
+import time
 from collections.abc import AsyncIterator
 from pathlib import Path
 from typing import Any
@@ -32,6 +33,7 @@ from harness.elicitation.questions import answer_tool_question
 from harness.elicitation.terminal import TerminalHandler
 from harness.elicitation.wording import FORM_REVIEW, NAVIGATION_LEAVE, POLICY_CALL, TOOL_INTERACT
 from harness.models import CallRequest
+from harness.schemas import SCHEMA_BUDGET_S
 from tests.cli.test_cli import run
 from tests.conftest import PageServer
 from tests.elicitation_forms import TODO_SCHEMA, todo_request, with_fields
@@ -99,6 +101,31 @@ def test_problems_never_repeat_the_value() -> None:
     secret = {"type": "string", "format": "password", "minLength": 12}
     problem = field_problem(secret, "hunter2")
     assert problem == "must be at least 12 characters long"
+
+
+@pytest.mark.parametrize(
+    ("pattern", "answer", "problem"),
+    [
+        (r"^\p{Lu}", "Ärger", None),  # `\p{…}`: ECMAScript's, an error to Python's `re`
+        (r"^\p{Lu}", "ärger", r"must match the pattern ^\p{Lu}"),
+        (r"^(?<w>a)\k<w>$", "aa", None),  # named groups as JavaScript writes them
+        ("^a$", "a\n", "must match the pattern ^a$"),  # `re`'s `$` takes a final newline
+    ],
+)
+def test_a_field_pattern_is_read_as_ecmascript(pattern: str, answer: str, problem: str) -> None:
+    # A question's field pattern is the page's, written for JavaScript (the browser handler's
+    # page checks it so): the answer is judged as the page would judge it.
+    assert field_problem({"type": "string", "pattern": pattern}, answer) == problem
+
+
+@pytest.mark.timeout(60)
+def test_a_field_pattern_that_backtracks_is_stopped_within_the_budget() -> None:
+    # Python's `re` on `^(a+)+$` and 32 a's and a "!" runs for hours, and nothing stops it:
+    # one answer held the whole process.
+    started = time.monotonic()
+    problem = field_problem({"type": "string", "pattern": "^(a+)+$"}, "a" * 32 + "!")
+    assert time.monotonic() - started < SCHEMA_BUDGET_S + 3
+    assert problem is not None and "in time" in problem
 
 
 @pytest.mark.parametrize(

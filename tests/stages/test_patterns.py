@@ -2,11 +2,13 @@
 
 from __future__ import annotations
 
+import time
 from typing import Any
 
 import pytest
 
 from harness.models import Tool
+from harness.schemas import SCHEMA_BUDGET_S
 from harness.schemas.patterns import checkable_schema, pattern_warnings, search
 from harness.stages.validation import check_arguments, schema_problem, validate_arguments
 
@@ -149,3 +151,44 @@ def test_a_key_pattern_that_backtracks_is_stopped_beside_additional_properties()
     refused = check_arguments(backtracks, {"a" * 32 + "!": "x"})
     assert refused is not None and refused.is_error
     assert "backtracks" in str(refused.content[0].text)
+
+
+def unevaluated(pattern: str, *, nested: bool = False) -> Tool:
+    """A tool whose parameter names must match ``pattern``, read by ``unevaluatedProperties``
+    (beside it, or ``nested`` in an ``allOf`` it looks into)."""
+    keyed = {"patternProperties": {pattern: {"type": "string"}}}
+    schema = {"type": "object", "unevaluatedProperties": False}
+    schema |= {"allOf": [keyed]} if nested else keyed
+    return Tool(name="t", description="d", inputSchema=schema, origin="http://a.test", frame="main")
+
+
+@pytest.mark.parametrize("nested", [False, True], ids=["beside", "in-allOf"])
+def test_unevaluated_properties_reads_the_pattern_properties_it_meets_as_ecmascript(
+    nested: bool,
+) -> None:
+    # jsonschema's `unevaluatedProperties` matched the keys with Python's `re`: a key pattern
+    # only ECMAScript reads (`\p{Lu}`) raised re.error out of the check instead of deciding,
+    # and `$` matched before a trailing newline, which ECMAScript's does not.
+    upper = unevaluated(r"^\p{Lu}", nested=nested)
+    assert check_arguments(upper, {"Ärger": "x"}) is None
+    refused = check_arguments(upper, {"ärger": "x"})
+    assert refused is not None and refused.is_error
+    assert [p.schema_path for p in validate_arguments(upper, {"ärger": "x"})] == [
+        "/unevaluatedProperties"
+    ]
+    whole = unevaluated("^a$", nested=nested)
+    assert check_arguments(whole, {"a": "x"}) is None
+    assert [p.schema_path for p in validate_arguments(whole, {"a\n": "x"})] == [
+        "/unevaluatedProperties"
+    ]
+
+
+@pytest.mark.timeout(60)
+def test_a_key_pattern_that_backtracks_is_stopped_beside_unevaluated_properties() -> None:
+    # Python's `re` on `^(a+)+$` and 32 a's and a "!" runs for hours, and nothing stops it:
+    # the process was held. Matched as every page pattern is, it stops within the budget.
+    started = time.monotonic()
+    refused = check_arguments(unevaluated("^(a+)+$"), {"a" * 32 + "!": "x"})
+    assert time.monotonic() - started < SCHEMA_BUDGET_S + 3
+    assert refused is not None and refused.is_error
+    assert "not run" in str(refused.content[0].text)
