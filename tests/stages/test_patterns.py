@@ -153,30 +153,35 @@ def test_a_key_pattern_that_backtracks_is_stopped_beside_additional_properties()
     assert "backtracks" in str(refused.content[0].text)
 
 
-def unevaluated(pattern: str, *, nested: bool = False) -> Tool:
+def unevaluated(pattern: str, via: str = "beside") -> Tool:
     """A tool whose parameter names must match ``pattern``, read by ``unevaluatedProperties``
-    (beside it, or ``nested`` in an ``allOf`` it looks into)."""
+    beside it, or through the ``allOf`` or the ``$ref`` it looks into (``via``)."""
     keyed = {"patternProperties": {pattern: {"type": "string"}}}
-    schema = {"type": "object", "unevaluatedProperties": False}
-    schema |= {"allOf": [keyed]} if nested else keyed
+    schema: dict[str, Any] = {"type": "object", "unevaluatedProperties": False}
+    if via == "allOf":
+        schema["allOf"] = [keyed]
+    elif via == "$ref":
+        schema |= {"$defs": {"keyed": keyed}, "$ref": "#/$defs/keyed"}
+    else:
+        schema |= keyed
     return Tool(name="t", description="d", inputSchema=schema, origin="http://a.test", frame="main")
 
 
-@pytest.mark.parametrize("nested", [False, True], ids=["beside", "in-allOf"])
+@pytest.mark.parametrize("via", ["beside", "allOf", "$ref"])
 def test_unevaluated_properties_reads_the_pattern_properties_it_meets_as_ecmascript(
-    nested: bool,
+    via: str,
 ) -> None:
     # jsonschema's `unevaluatedProperties` matched the keys with Python's `re`: a key pattern
     # only ECMAScript reads (`\p{Lu}`) raised re.error out of the check instead of deciding,
     # and `$` matched before a trailing newline, which ECMAScript's does not.
-    upper = unevaluated(r"^\p{Lu}", nested=nested)
+    upper = unevaluated(r"^\p{Lu}", via)
     assert check_arguments(upper, {"Ärger": "x"}) is None
     refused = check_arguments(upper, {"ärger": "x"})
     assert refused is not None and refused.is_error
     assert [p.schema_path for p in validate_arguments(upper, {"ärger": "x"})] == [
         "/unevaluatedProperties"
     ]
-    whole = unevaluated("^a$", nested=nested)
+    whole = unevaluated("^a$", via)
     assert check_arguments(whole, {"a": "x"}) is None
     assert [p.schema_path for p in validate_arguments(whole, {"a\n": "x"})] == [
         "/unevaluatedProperties"
