@@ -109,6 +109,22 @@ ErrorKind = Literal[
 META_PREFIX = "webmcp-harness/"
 
 
+class FormRefusal(BaseModel):
+    """How a ``<form toolname>`` refused a call's input, as the backend knows it from where
+    the refusal happened (never from the message's words, which differ between Chromium and
+    the polyfill, and which a page's own error can imitate).
+
+    ``kind``: ``fill`` — the browser's fill refused a value the control cannot hold (nothing
+    was filled); ``changed`` — the harness refused a value the form would change as it is
+    set (nothing was filled); ``validation`` — the form's constraint validation refused the
+    filled form at submission. ``parameter``: the one refused (None for ``validation``)."""
+
+    model_config = ConfigDict(frozen=True)
+
+    kind: Literal["fill", "changed", "validation"]
+    parameter: str | None = None
+
+
 class CallOutcome(BaseModel):
     """What one call produced. ``result`` is the agent view (an MCP CallToolResult)."""
 
@@ -120,6 +136,8 @@ class CallOutcome(BaseModel):
     result: CallToolResult
     duration_ms: float
     error_kind: ErrorKind | None = None
+    form_refusal: FormRefusal | None = None
+    """A ``<form toolname>``'s refusal of the input, when that is how the call ended."""
     backend: BackendName
     notes: list[str] = Field(
         default_factory=list, description="What later stages add: warnings, decisions."
@@ -196,6 +214,8 @@ class CallRequest:
     # How the call ended, set by the pipeline before the after-call stages run (None: the
     # tool returned a value); those stages tell page output from the harness's own words.
     error_kind: ErrorKind | None = None
+    # A <form toolname>'s refusal of the input, set with error_kind when that is how it ended.
+    form_refusal: FormRefusal | None = None
 
 
 BeforeCall = Callable[[CallRequest], Awaitable[CallToolResult | None]]

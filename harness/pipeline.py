@@ -155,6 +155,7 @@ class Pipeline:
             result=result,
             duration_ms=(time.perf_counter() - started) * 1000,
             error_kind=kind,
+            form_refusal=request.form_refusal,
             backend=self.backend.name,
             notes=request.notes,
         )
@@ -206,7 +207,10 @@ class Pipeline:
         }
         try:
             check_size(raw, self.max_result_bytes)
-            return normalize(raw), kinds[raw.status]
+            result = normalize(raw)
+            if raw.status == "error" and request.tool.source == "declarative":
+                request.form_refusal = raw.refusal
+            return result, kinds[raw.status]
         except ResultRefused as refused:
             return error_result(str(refused)), "too_large"
 

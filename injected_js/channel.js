@@ -335,9 +335,10 @@ function runCommand(command) {
     return answer(reviewDeclarativeTool(name, readCallId(command), readPlainObject(command, "values")));
   }
   if (op === "check") {
-    // Native mode, before CDP runs a form: would the form change a value as it is set?
+    // Native mode, before CDP runs a form: would the form change a value as it is set? (After
+    // a form's error: did Chromium's fill refuse a value?)
     if (typeof name !== "string") return commandError('check: "name" must be a string');
-    return answer({ __proto__: null, problem: exactFillProblem(name, readPlainObject(command, "input") ?? {}) });
+    return answer(exactFillCheck(name, readPlainObject(command, "input") ?? {}));
   }
   if (op === "invoke" || op === "resolve" || op === "prepare") {
     if (typeof name !== "string") return commandError(`${op}: "name" must be a string`);

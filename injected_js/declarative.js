@@ -1008,29 +1008,40 @@ function fillParameter(kind, controls, value) {
   }
 }
 
-// Chromium's check of a fill (FillData): the message for the first entry it refuses, or null.
+// How the form refused a harness's call, for the harness to tell apart from what a page says
+// (a page's words can imitate any message): `kind` is "fill" (a value a control cannot
+// hold), "changed" (a value the form would change as it is set) or "validation" (its
+// constraint validation at submission); `parameter` names the one refused (null: validation).
+function formRefusal(kind, parameter, message) {
+  return { __proto__: null, kind, parameter, message };
+}
+
+// Chromium's check of a fill (FillData): the first entry it refuses (a formRefusal; an unknown
+// parameter has no kind), or null.
 function fillRefusal(model, input, keys) {
   for (let i = 0; i < keys.length; i++) {
     const name = keys[i];
     const controls = model.byName.get(name);
     if (controls === undefined) {
-      return `Input contains a parameter "${name}" but there is no such parameter for the tool`;
+      return formRefusal(null, name, `Input contains a parameter "${name}" but there is no such parameter for the tool`);
     }
     const value = input[name];
     const kind = parameterKind(controls);
     if (kind === null || !isValidParameterValue(kind, controls, value)) {
       const text = valueText(value);
-      return text !== null
-        ? `Invalid value "${text}" for parameter ${name}`
-        : `Invalid value for parameter ${name}`;
+      return formRefusal(
+        "fill",
+        name,
+        text !== null ? `Invalid value "${text}" for parameter ${name}` : `Invalid value for parameter ${name}`,
+      );
     }
   }
   return null;
 }
 
 // Fills the form from a JSON object: nothing changes unless every entry is valid. Returns the
-// error message, or null. `exact` (the harness's calls and reviews): a value the form would
-// change as it is set is refused too (changedValue).
+// refusal (a formRefusal), or null. `exact` (the harness's calls and reviews): a value the
+// form would change as it is set is refused too (changedValue).
 function fillFormControls(model, input, exact) {
   const keys = ObjectKeys(input);
   const refused = fillRefusal(model, input, keys) ?? (exact ? changedValue(model, input, keys) : null);
@@ -1054,7 +1065,7 @@ function fillFormControls(model, input, exact) {
 // Chromium's way.
 // -------------------------------------------------------------------------------------------
 
-// The message for the first entry the form would change as it is set, or null.
+// The first entry the form would change as it is set (a formRefusal), or null.
 function changedValue(model, input, keys) {
   for (let i = 0; i < keys.length; i++) {
     const controls = model.byName.get(keys[i]);
@@ -1065,7 +1076,7 @@ function changedValue(model, input, keys) {
     else if (kind === "text") problem = lineBreaksChange(controls[0], text);
     if (problem === null) continue;
     const shown = problem.shown === null ? "" : ` ${problem.shown}`;
-    return `Invalid value${shown} for parameter ${keys[i]}: ${problem.why}`;
+    return formRefusal("changed", keys[i], `Invalid value${shown} for parameter ${keys[i]}: ${problem.why}`);
   }
   return null;
 }
@@ -1476,7 +1487,7 @@ function setRunMarkers(run, on) {
 }
 
 // CallDoneCallback: the run's one result. `outcome` is "cancelled" or the submission details.
-function finishDeclarativeRun(run, result, success, message, outcome) {
+function finishDeclarativeRun(run, result, success, message, outcome, refusal) {
   if (run.finished) return;
   run.finished = true;
   if (runningDeclarativeTools.get(run.form) === run) {
@@ -1489,7 +1500,7 @@ function finishDeclarativeRun(run, result, success, message, outcome) {
   // (the answer to the harness is a task later, and an about:blank or fast response commits
   // first): the harness hears of it now.
   if (success && isObject(outcome)) reportSubmission(run.name, run.callId, outcome);
-  run.completionSteps(result, success, message, undefined, outcome);
+  run.completionSteps(result, success, message, undefined, outcome, refusal);
 }
 
 function reportSubmission(toolName, callId, details) {
@@ -1522,11 +1533,11 @@ function runDeclarativeTool(definition, inputObject, uuid, callId, signal, compl
     if (waitsForReview && runningDeclarativeTools.has(form)) sendReview(definition.name, callId, model);
   });
   let error = null;
-  if (!definition.autosubmit && model.submitButton === null) error = DECLARATIVE_MESSAGES.noSubmitButton;
+  if (!definition.autosubmit && model.submitButton === null) error = formRefusal(null, null, DECLARATIVE_MESSAGES.noSubmitButton);
   else error = fillFormControls(model, inputObject, callId !== null); // the harness's call: exact
   if (error !== null) {
     localPendingToolExecutions.delete(uuid);
-    completionSteps(null, false, error, undefined, undefined);
+    completionSteps(null, false, error.message, undefined, undefined, error.kind === null ? undefined : error);
     return;
   }
   const run = {
@@ -1576,7 +1587,8 @@ function submitDeclarativeRun(run, submitter) {
   }
   if (run.finished) return;
   if (run.submitEvent === null) {
-    finishDeclarativeRun(run, null, false, validationFailureMessage(run.form), undefined);
+    const message = validationFailureMessage(run.form);
+    finishDeclarativeRun(run, null, false, message, undefined, formRefusal("validation", null, message));
     return;
   }
   afterSubmitDispatch(run);
@@ -1843,22 +1855,36 @@ function reviewAnswer(submitted, error) {
 }
 
 // What the person reviewing the form changed: filled exactly, as the harness's calls are.
+// Returns the refusal's message, or null.
 function fillReviewedValues(form, values) {
   if (values === null) return null;
-  return fillFormControls(formModelOf(form), values, true);
+  return fillFormControls(formModelOf(form), values, true)?.message ?? null;
 }
 
-// The `check` op (native mode): the message the harness's exact fill gives for `input` in the
-// first form of that name, or null. Chromium's own fill runs the harness's calls there, and
-// nothing hooks it: the harness asks first. A value Chromium refuses is left to Chromium,
-// which refuses it with its own message.
-function exactFillProblem(toolName, input) {
+// The `check` op (native mode), for `input` in the first form of that name: `problem`, the
+// message the harness's exact fill gives (null: none), `parameter`, the one it is about, and
+// `refused`, the parameter whose
+// value Chromium's fill cannot hold (null: none). Chromium's own fill runs the harness's calls
+// there, and nothing hooks it: the harness asks first. A value Chromium refuses is left to
+// Chromium, which refuses it with its own message; asked again after such an error (the form
+// is as it was: a refused fill changes nothing), `refused` tells the harness that it was one.
+function exactFillCheck(toolName, input) {
+  const answer = { __proto__: null, problem: null, parameter: null, refused: null };
   const form = candidateFormNamed(toolName, null);
-  if (form === null) return null;
+  if (form === null) return answer;
   const model = formModelOf(form);
   const keys = ObjectKeys(input);
-  if (fillRefusal(model, input, keys) !== null) return null;
-  return changedValue(model, input, keys);
+  const refused = fillRefusal(model, input, keys);
+  if (refused !== null) {
+    if (refused.kind === "fill") answer.refused = refused.parameter;
+    return answer;
+  }
+  const changed = changedValue(model, input, keys);
+  if (changed !== null) {
+    answer.problem = changed.message;
+    answer.parameter = changed.parameter;
+  }
+  return answer;
 }
 
 function installDeclarativePolyfill() {

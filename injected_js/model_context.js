@@ -1481,8 +1481,9 @@ function invokeToolForHarness(callId, toolName, inputArguments, extraOptions) {
     }
     const uuid = newUUID();
     harnessCalls.set(callId, { __proto__: null, uuid, settle });
-    // `outcome` (declarative tools): "cancelled", or where a submission went.
-    toolExecuteSteps(toolName, inputArguments, uuid, callId, extraOptions, (result, success, message, reason, outcome) => {
+    // `outcome` (declarative tools): "cancelled", or where a submission went; `refusal`
+    // (declarative tools): how the form refused the input (declarative.js, formRefusal).
+    toolExecuteSteps(toolName, inputArguments, uuid, callId, extraOptions, (result, success, message, reason, outcome, refusal) => {
       const call = harnessCalls.get(callId);
       if (call === undefined || call.uuid !== uuid) return;
       harnessCalls.delete(callId);
@@ -1491,6 +1492,9 @@ function invokeToolForHarness(callId, toolName, inputArguments, extraOptions) {
       else if (!success) answer = harnessFailure(reason, message);
       else if (outcome !== undefined) answer = { __proto__: null, status: "ok", json: result, submitted: outcome };
       else answer = { __proto__: null, status: "ok", json: result };
+      if (!success && refusal !== undefined) {
+        answer.refusal = { __proto__: null, kind: refusal.kind, parameter: refusal.parameter };
+      }
       // A task later, like executeTool(): toolactivated is reported first.
       queueGlobalTask(() => settle(answer));
     });

@@ -22,7 +22,11 @@ person typed, never on one an agent's call filled in (Chromium and the polyfill 
 
 The harness refuses, before anything is typed in, a value the form would change as it is
 set (a range rounds a value off its step, a one-line field drops line breaks): the schema
-let it through too, and the fuzzer reports it the same way (:func:`changed_value`).
+let it through too, and the fuzzer reports it the same way (:func:`not_kept`).
+
+Which of these ended a call, the call's outcome says (:class:`~harness.models.FormRefusal`,
+from where the form refused it): never the message's words, which differ between Chromium
+and the polyfill, and which a page's own error can imitate.
 """
 
 from __future__ import annotations
@@ -39,16 +43,9 @@ from mcp_types import CallToolResult, TextContent
 from playwright.async_api import Error as PlaywrightError
 
 from harness.browser.isolated import IsolatedWorlds, PageReadTimeout
-from harness.models import Tool
+from harness.models import CallOutcome, FormRefusal, Tool
 from harness.schemas.patterns import HTML, PatternTimeout, pattern_flags, search
 from harness.session import Session
-
-REFUSED = "Form validation failed: "
-"""How a form tool's call ends when the browser's constraint validation refuses the form
-(Chromium's words; the polyfill's are the same)."""
-FILL_REFUSED = re.compile(r'Invalid value (?:".*" )?for parameter (?P<name>.+)')
-"""How it ends when the browser's fill refuses a value a control cannot hold (before the
-form is changed or submitted; Chromium's words, the polyfill's the same)."""
 
 _FORMAT_IS_A_PATTERN = {
     "time": "HH:MM, 24-hour",
@@ -66,14 +63,6 @@ _STEP_FIX = (
     "Chromium adds multipleOf only when the step base (min, else value, else 0) is a multiple "
     "of the step; set min to a multiple of step (or leave it out), or say the allowed values "
     "in its toolparamdescription"
-)
-
-# How the harness refuses a value the form would change as it is set (injected_js/
-# declarative.js, `changedValue`: the same words on both backends).
-_CHANGED = re.compile(
-    r"Invalid value (?:.*? )?for parameter (?P<name>.*?): the form's "
-    r"(?:range control|one-line field) would change it",
-    re.DOTALL,
 )
 
 # The form's listed controls that take part in validation, with what decides it. Read in a
@@ -145,38 +134,28 @@ def _control(raw: dict[str, Any]) -> Control:
     )
 
 
-def refusal_text(tool: Tool, result: CallToolResult | None) -> str | None:
-    """The browser's refusal of the call's input, when that is how the call ended: its
-    validation of the filled form refused it, or its fill of a control (the page's result,
-    to decide by: a report says only what :func:`mismatches` makes of it)."""
-    if tool.source != "declarative" or result is None or not result.is_error:
-        return None
-    for block in result.content:
-        if isinstance(block, TextContent) and REFUSED in block.text:
-            return block.text[block.text.index(REFUSED) + len(REFUSED) :].strip()
-        if isinstance(block, TextContent) and (found := FILL_REFUSED.search(block.text)):
-            return found.group(0).strip()
-    return None
+def form_refusal(tool: Tool, outcome: CallOutcome) -> FormRefusal | None:
+    """How the form refused the call's input, when that is how the call ended (the backend
+    says so from where it happened; a page's error, whatever its words, is none)."""
+    return outcome.form_refusal if tool.source == "declarative" else None
 
 
-def changed_value(
-    tool: Tool, result: CallToolResult | None, arguments: dict[str, Any]
-) -> tuple[str, str] | None:
-    """The parameter the harness refused because the form would change its value as it is
-    set, and what it said; None when the call did not end so."""
-    if tool.source != "declarative" or result is None or not result.is_error:
-        return None
-    for block in result.content:
-        if not isinstance(block, TextContent):
-            continue
-        found = _CHANGED.search(block.text)
-        if found is None or found["name"] not in arguments:
-            continue
-        name = found["name"]
-        said = block.text[found.start() :].split("\n", 1)[0]
-        said = said.split(f"for parameter {name}: ", 1)[1].removesuffix(" Nothing was filled.")
-        return name, said.rstrip(".")
-    return None
+def refusal_words(result: CallToolResult | None) -> str:
+    """What the refusal said, for a report (the agent view's first text, without the
+    harness's "Tool error: UnknownError: " before it)."""
+    for block in result.content if result is not None else []:
+        if isinstance(block, TextContent):
+            return re.sub(r"^Tool error: \w+: ", "", block.text).strip()
+    return ""
+
+
+def changed_words(said: str, name: str) -> str:
+    """What the harness said of a value the form would change (:func:`refusal_words` of such
+    a refusal), after the parameter's name: "the form's range control would change it to 7
+    (…); the nearest values it takes are 7 and 10"."""
+    said = said.split("\n", 1)[0]
+    said = said.split(f"for parameter {name}: ", 1)[-1].removesuffix(" Nothing was filled.")
+    return said.rstrip(".")
 
 
 def not_kept(name: str, said: str, controls: list[Control], arguments: dict[str, Any]) -> str:
@@ -197,13 +176,14 @@ def _keep_fix(control: Control | None) -> str:
     )
 
 
-def mismatches(controls: list[Control], arguments: dict[str, Any], refused: str = "") -> list[str]:
+def mismatches(
+    controls: list[Control], arguments: dict[str, Any], refused: FormRefusal | None = None
+) -> list[str]:
     """What each invalid control refused and how the form's author makes the schema say it;
-    ``refused``: the browser's words (:func:`refusal_text`), which name the control its fill
-    refused, if that is what it did."""
-    filled = FILL_REFUSED.fullmatch(refused)
-    if filled is not None:
-        name = filled.group("name")
+    ``refused``: how the form refused the input, which names the control its fill refused,
+    if that is what it did."""
+    if refused is not None and refused.kind == "fill" and refused.parameter is not None:
+        name = refused.parameter
         return [
             f"{control.start} refused {_given(arguments, name)} (a value it cannot hold, which "
             f"the browser's fill leaves out): {_fill_fix(control)}"

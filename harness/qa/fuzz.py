@@ -38,11 +38,12 @@ from harness.models import Tool
 from harness.qa.draft7 import unread_keywords
 from harness.qa.form_constraints import (
     accepted_schema,
-    changed_value,
+    changed_words,
+    form_refusal,
     mismatches,
     not_kept,
     read_form,
-    refusal_text,
+    refusal_words,
 )
 from harness.qa.fuzz_report import (
     Failure,
@@ -532,17 +533,18 @@ class Fuzzer:
         )
         if compares:
             self._took(started)
-        refused = refusal_text(tool, page_result)
-        if refused is not None:
+        refused = form_refusal(tool, outcome)
+        said = refusal_words(page_result)
+        if refused is not None and refused.kind != "changed":
             controls = await read_form(self.session, tool) or []
             seen.form_refusal = mismatches(controls, arguments, refused) or [
-                f"the browser said: {refused[:200]}"
+                f"the browser said: {said[:200]}"
             ]
             self._refused = True  # the next call starts from the form as the page has it
-        elif (changed := changed_value(tool, page_result, arguments)) is not None:
+        elif refused is not None and (name := refused.parameter) is not None and name in arguments:
             # Refused by the harness, not typed in: the form would have changed the value.
             controls = await read_form(self.session, tool) or []
-            seen.form_refusal = [not_kept(*changed, controls, arguments)]
+            seen.form_refusal = [not_kept(name, changed_words(said, name), controls, arguments)]
         if "idempotent" in names and not outcome.is_error and not navigated(seen):
             await self.session.call(tool.name, arguments, timeout=self.options.timeout)
             await self._settle()

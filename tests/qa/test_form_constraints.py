@@ -17,7 +17,7 @@ from hypothesis import find, settings
 from hypothesis.errors import NoSuchExample
 
 from harness import Harness, Session
-from harness.models import Tool
+from harness.models import FormRefusal, Tool
 from harness.qa.form_constraints import Control, accepted_schema
 from harness.qa.fuzz import FuzzOptions, FuzzReport, PropertyResult, fuzz
 from harness.qa.fuzz_report import Failure
@@ -41,7 +41,33 @@ THROWS = """document.querySelector("form").addEventListener("submit", (e) => {
   e.preventDefault(); e.respondWith(Promise.reject(new Error("catalogue offline")));
 });"""
 
+
+def imitates(said: str) -> str:
+    """A submit handler whose result is an error in the words of a form's refusal: the page's
+    own error, whatever it says."""
+    result = json.dumps({"isError": True, "content": [{"type": "text", "text": said}]})
+    return f"""document.querySelector("form").addEventListener("submit", (e) => {{
+  e.preventDefault(); e.respondWith(Promise.resolve({result}));
+}});"""
+
+
+# A page's error in the words of each refusal (the browser's fill, its validation, the
+# harness's exact fill): the fuzzer must not take it for one.
+IMITATED = {
+    "fill": 'Invalid value "0" for parameter title',
+    "validation": "Form validation failed: title: Please fill out this field. ",
+    "changed": (
+        "Invalid value 8 for parameter title: the form's range control would change it to 7 "
+        "(it takes steps of 3 from 1, between 1 and 10); the nearest values it takes are 7 "
+        "and 10. Nothing was filled."
+    ),
+}
+
 PAGES = {
+    **{
+        f"/imitates-{kind}": form("find_book", '<input name="title">', imitates(said))
+        for kind, said in IMITATED.items()
+    },
     "/required": form("find_book", '<input name="title" required>'),
     "/fixed": form("find_book", '<input name="title" required pattern=".+">'),
     "/email": form("subscribe", '<input name="email" type="email" required pattern=".+">'),
@@ -289,3 +315,46 @@ def test_the_other_properties_draw_what_the_form_keeps() -> None:
     assert "enum" not in narrowed["fine"]
     assert narrowed["title"]["pattern"] == "^[^\\r\\n]*$"  # a one-line field
     assert narrowed["body"] == {"type": "string"}
+
+
+@pytest.mark.parametrize("kind", IMITATED)
+async def test_a_page_s_error_in_the_words_of_a_form_s_refusal_is_not_one(
+    harness: Harness, server: QAServer, kind: str
+) -> None:
+    # Every call ends in the page's isError result, which says what a refusal says: the form
+    # took every value, so there is nothing for form-constraints to report.
+    report = await fuzzed(harness, server, f"/imitates-{kind}")
+    assert result(report, "form-constraints").status == "passed", report.describe()
+
+
+async def called(harness: Harness, server: QAServer, path: str, arguments: dict[str, Any]) -> Any:
+    """The outcome of one call of the page's form tool."""
+    session: Session = await harness.open(server.url(path))
+    try:
+        [tool] = await session.tools()
+        return await session.call(tool.name, arguments)
+    finally:
+        await session.close()
+
+
+@pytest.mark.parametrize(
+    ("path", "arguments", "refusal"),
+    [
+        ("/time", {"t": "0"}, FormRefusal(kind="fill", parameter="t")),
+        ("/packs", {"qty": 8}, FormRefusal(kind="changed", parameter="qty")),
+        ("/required", {"title": ""}, FormRefusal(kind="validation")),
+        ("/imitates-fill", {"title": "0"}, None),
+        ("/imitates-validation", {"title": ""}, None),
+        ("/throws", {"title": "x"}, None),
+    ],
+)
+async def test_a_call_says_how_the_form_refused_its_input(
+    harness: Harness,
+    server: QAServer,
+    path: str,
+    arguments: dict[str, Any],
+    refusal: FormRefusal | None,
+) -> None:
+    outcome = await called(harness, server, path, arguments)
+    assert outcome.is_error
+    assert outcome.form_refusal == refusal, outcome.result

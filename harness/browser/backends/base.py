@@ -19,7 +19,7 @@ from harness.browser.injection import ChannelKeys, SchemaSubset
 from harness.catalog import Catalog, FrameInfo
 from harness.elicitation.base import ElicitationHandler
 from harness.errors import HarnessError
-from harness.models import BackendName, Tool
+from harness.models import BackendName, FormRefusal, Tool
 
 
 class RawResult(BaseModel):
@@ -32,6 +32,7 @@ class RawResult(BaseModel):
     definition was not run. ``too_large``: the page refused to send a result of ``size``
     bytes, over the cap it was given. ``unanswered``: native Chromium never answered the
     lookup of the tool in its frame (in ``waited_ms``), and the tool was not run.
+    ``refusal`` (with ``error``): a ``<form toolname>`` refused the input, and how.
     """
 
     status: Literal["ok", "error", "cancelled", "navigation", "changed", "too_large", "unanswered"]
@@ -40,6 +41,7 @@ class RawResult(BaseModel):
     error_message: str | None = None
     size: int | None = None
     waited_ms: int | None = None
+    refusal: FormRefusal | None = None
 
 
 class FormReviewRequest(BaseModel):

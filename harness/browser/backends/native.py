@@ -65,7 +65,7 @@ from harness.browser.injection import ChannelKeys, FrameGone, Message, Mode, Sch
 from harness.browser.wellformed import well_formed
 from harness.catalog import Catalog, FrameInfo
 from harness.errors import DOCTOR_HINT, NativeWebMCPUnavailable
-from harness.models import CatalogWarning, Tool
+from harness.models import CatalogWarning, FormRefusal, Tool
 
 log = logging.getLogger("harness.browser.native")
 
@@ -947,7 +947,10 @@ class NativeBackend(ChannelBackend):
                 # In this task (no task of its own): what ends the call otherwise (a
                 # navigation, a cancel, a submission) settles `future` meanwhile.
                 await self._invoke_in_page(frame, command, invocation, future)
-            return await future
+            raw = await future
+            if tool.source == "declarative" and _chromiums_form_error(raw):
+                raw = await self._with_refusal(frame, tool, arguments, raw)
+            return raw
         finally:
             if not in_page:  # no answer of its own: the frame is asked after delivery
                 self._call_ended(frame, call_id, None)
@@ -976,7 +979,35 @@ class NativeBackend(ChannelBackend):
         problem = answer.get("problem") if isinstance(answer, dict) else None
         if not isinstance(problem, str):
             return None
-        return RawResult(status="error", error_name="UnknownError", error_message=problem)
+        parameter = answer.get("parameter")
+        refusal = FormRefusal(
+            kind="changed", parameter=parameter if isinstance(parameter, str) else None
+        )
+        return RawResult(
+            status="error", error_name="UnknownError", error_message=problem, refusal=refusal
+        )
+
+    async def _with_refusal(
+        self, frame: Frame, tool: Tool, arguments: dict[str, Any], raw: RawResult
+    ) -> RawResult:
+        """Chromium's own error for a form's call, with how the form refused the input, if it
+        did. Chromium says it only in words, which differ between its versions; so the layer
+        is asked (``check``) whether Chromium's fill refuses a value of ``arguments`` — a
+        refused fill changes nothing, so the form is as it was — and a validation failure is
+        known by Chromium's own prefix, which only Chromium's errors carry here (a page's
+        error reaches CDP as an exception, and the layer's ``invoke`` as its own name)."""
+        if (raw.error_message or "").startswith(VALIDATION_FAILED):
+            return raw.model_copy(update={"refusal": FormRefusal(kind="validation")})
+        try:
+            answer = await self.channel.command(
+                frame, {"op": "check", "name": tool.name, "input": arguments}
+            )
+        except (FrameGone, PlaywrightError):
+            return raw  # the document went away since: nothing to ask
+        refused = answer.get("refused") if isinstance(answer, dict) else None
+        if not isinstance(refused, str):
+            return raw
+        return raw.model_copy(update={"refusal": FormRefusal(kind="fill", parameter=refused)})
 
     def _on_responded(self, params: dict[str, Any]) -> None:
         invocation = params.get("invocationId", "")
@@ -1099,6 +1130,17 @@ def _not_run(exc: FrameGone | PlaywrightError) -> RawResult:
     if isinstance(exc, FrameGone) or is_gone(exc):
         return RawResult(status="navigation")
     return RawResult(status="error", error_name="NotFoundError", error_message=str(exc))
+
+
+VALIDATION_FAILED = "Form validation failed: "
+"""How Chromium begins its error for a form its constraint validation refused."""
+
+
+def _chromiums_form_error(raw: RawResult) -> bool:
+    """Whether ``raw`` is Chromium's own error for a ``<form toolname>``'s call (a form
+    throws nothing of the page's: Chromium rejects with an ``UnknownError``), not yet known
+    as a refusal."""
+    return raw.status == "error" and raw.error_name == "UnknownError" and raw.refusal is None
 
 
 def _may_change(arguments: dict[str, Any]) -> bool:

@@ -40,7 +40,7 @@ from harness.browser.injection import (
 from harness.catalog import Catalog, FrameInfo
 from harness.elicitation.base import AutoHandler
 from harness.elicitation.questions import answer_tool_question
-from harness.models import CatalogWarning, Tool
+from harness.models import CatalogWarning, FormRefusal, Tool
 
 log = logging.getLogger("harness.browser.backends")
 T = TypeVar("T")
@@ -728,7 +728,19 @@ def raw_from_answer(answer: Any) -> RawResult:
         status="error",
         error_name=str(error.get("name") or "Error"),
         error_message=str(error.get("message") or ""),
+        refusal=form_refusal(answer.get("refusal")),
     )
+
+
+def form_refusal(value: Any) -> FormRefusal | None:
+    """A form's refusal as the polyfill reports it (``refusal: {kind, parameter}`` beside an
+    error: injected_js/declarative.js, ``formRefusal``); None when there is none."""
+    if not isinstance(value, dict):
+        return None
+    kind, parameter = value.get("kind"), value.get("parameter")
+    if kind not in ("fill", "changed", "validation"):
+        return None
+    return FormRefusal(kind=kind, parameter=parameter if isinstance(parameter, str) else None)
 
 
 def executed_text(value: Any) -> str | None:
