@@ -4,8 +4,10 @@ describes rather than constrains) or ``marked`` (an ``x-`` keyword: validators i
 user agent may read it — the harness's ``x-sensitive``, a site's own).
 
 :func:`compare_schemas` orders two schemas keyword by keyword, through every keyword that
-holds a subschema (``anyOf`` branches in any order, ``not`` turned round, ``$defs`` where
-they are, as the ``$ref`` keywords use them: :mod:`harness.qa.schema_refs`), as written and
+holds a subschema (``anyOf`` branches in any order, ``not`` turned round, ``oneOf`` as
+``anyOf`` where no value can match two of its branches, ``if`` by the ``then`` or ``else``
+beside it, ``$defs`` where they are, as the ``$ref`` keywords use them:
+:mod:`harness.qa.schema_refs`), as written and
 in their normal form (:mod:`harness.qa.schema_spelling`: one spelling of each meaning), each
 change a :class:`SchemaChange` with its path; :func:`lost_marks` finds the ``x-sensitive``
 marks one lost. :mod:`harness.qa.drift` grades a catalog's changes with them.
@@ -19,6 +21,7 @@ from typing import Any, Literal
 
 from pydantic import BaseModel, ConfigDict, Field
 
+from harness.qa.schema_overlap import separate
 from harness.qa.schema_refs import ANYWHERE, DEFINITIONS, ROOT, references
 from harness.qa.schema_spelling import canonical, normal_form, same_json
 
@@ -591,7 +594,9 @@ def _compare_unevaluated(
 # A subschema's change moves the whole one way (a conjunct or a branch: allOf, anyOf, then,
 # else, contains, a dependentSchemas entry…), the other way (not), or either (oneOf takes
 # what exactly one branch takes, if selects then or else): the turn is applied to every change
-# found inside it.
+# found inside it. Either, unless the schema beside it says more: oneOf branches no value can
+# match two of take what anyOf's would (:func:`~harness.qa.schema_overlap.separate`), and an if beside no then takes what
+# it or else takes (one way), beside no else what it refuses or then takes (the other).
 
 _FLIPPED: dict[Direction, Direction] = {"widened": "narrowed", "narrowed": "widened"}
 # A change of a definition added or removed (its direction: where a $ref uses it).
@@ -659,7 +664,7 @@ def _compare_applicators(
         if was is _ABSENT or now is _ABSENT or not (_is_schema(was) and _is_schema(now)):
             yield SchemaChange(direction="changed", path=f"{path}/if", what=_shown(was, now))
         else:
-            yield from _turn(_compare(was, now, f"{path}/if"), 0)
+            yield from _turn(_compare(was, now, f"{path}/if"), _if_polarity(old, new))
     for key in ("then", "else", "propertyNames"):
         yield from _compare_subschema(_get(old, key), _get(new, key), f"{path}/{key}")
     was, now = _get(old, "contains"), _get(new, "contains")
@@ -670,6 +675,19 @@ def _compare_applicators(
             # Under maxContains, more items matching may be too many.
             capped = "maxContains" in old or "maxContains" in new
             yield from _turn(_compare(was, now, f"{path}/contains"), 0 if capped else 1)
+
+
+def _if_polarity(old: dict[str, Any], new: dict[str, Any]) -> int:
+    """How a change of ``if`` moves the whole, then and else as both schemas have them: with
+    no then (in both), the whole takes what if or else takes — a wider if widens (1); with no
+    else, what if refuses or then takes — a wider if narrows (-1); with both, either (0)."""
+    no_then = _free(_get(old, "then")) and _free(_get(new, "then"))
+    no_else = _free(_get(old, "else")) and _free(_get(new, "else"))
+    if no_then and not no_else:
+        return 1
+    if no_else and not no_then:
+        return -1
+    return 0
 
 
 def _shown(was: Any, now: Any) -> str:
@@ -702,22 +720,35 @@ def _compare_branches(key: str, was: Any, now: Any, path: str) -> Iterator[Schem
             moved.append(index)
         else:
             left.remove(match)
-    polarity = 0 if key == "oneOf" else 1
+    found: list[SchemaChange] = []
     paired = min(len(left), len(moved))
     for i, j in zip(left[:paired], moved[:paired], strict=True):
-        yield from _turn(_compare(before[i], after[j], f"{path}/{j}"), polarity)
+        found += _compare(before[i], after[j], f"{path}/{j}")
     # allOf asks for every branch (a new one narrows), anyOf for one (a new one widens).
     nothing = key == "allOf"
     for j in moved[paired:]:
         added = _summed(_compare(nothing, after[j], f"{path}/{j}"), f"{path}/{j}", "branch added")
         if added is not None:
-            yield _turned(added, {polarity})
+            found.append(added)
     for i in left[paired:]:
         removed = _summed(
             _compare(before[i], nothing, f"{path}/{i}"), f"{path}/{i}", "branch removed"
         )
         if removed is not None:
-            yield _turned(removed, {polarity})
+            found.append(removed)
+    if key != "oneOf":
+        yield from found
+        return
+    # oneOf refuses what two branches take. Branches no value can match two of take what
+    # anyOf's take: then a wider branch (or one more) widens the whole, when the new
+    # branches are apart; a narrower one (or one less) narrows it, when the old ones were.
+    apart = {"widened": separate(after), "narrowed": separate(before)}
+    for change in found:
+        if change.within is not None or apart.get(change.direction, True):
+            yield change
+        else:
+            what = f"{change.what}; the oneOf's branches may overlap"
+            yield change.model_copy(update={"direction": "changed", "what": what})
 
 
 def _compare_dependencies(

@@ -23,7 +23,7 @@ ANYWHERE = "*"  # a $ref the comparison does not follow
 # the other, or either); by the shape of the keyword's value.
 _SCHEMA_POLARITY = {
     "not": -1,
-    "if": 0,
+    "if": 0,  # unless then or else is missing (_if_polarity)
     "then": 1,
     "else": 1,
     "propertyNames": 1,
@@ -64,7 +64,9 @@ def references(schema: Any, base: str) -> dict[str, set[int]]:
             elif target is not None and isinstance(found := schema.get(target[0]), dict):
                 stack.append((found.get(target[1]), polarity))
         for keyword, value in node.items():
-            if keyword in _SCHEMA_POLARITY and isinstance(value, dict):
+            if keyword == "if" and isinstance(value, dict):
+                stack.append((value, polarity * _if_polarity(node)))
+            elif keyword in _SCHEMA_POLARITY and isinstance(value, dict):
                 turn = 0 if keyword == "contains" and "maxContains" in node else 1
                 stack.append((value, polarity * _SCHEMA_POLARITY[keyword] * turn))
             elif keyword in _LIST_POLARITY and isinstance(value, list):
@@ -72,6 +74,19 @@ def references(schema: Any, base: str) -> dict[str, set[int]]:
             elif keyword in _MAP_POLARITY and isinstance(value, dict):
                 stack += [(item, polarity * _MAP_POLARITY[keyword]) for item in value.values()]
     return uses
+
+
+def _if_polarity(node: dict[str, Any]) -> int:
+    """How ``if`` moves the schema ``node``: with no then it takes what if or else takes (1),
+    with no else what if refuses or then takes (-1), with both either (0)."""
+    no_then, no_else = (_free(node.get(k, True)) for k in ("then", "else"))
+    if no_then != no_else:
+        return 1 if no_then else -1
+    return 0
+
+
+def _free(schema: Any) -> bool:
+    return schema is True or (isinstance(schema, dict) and not schema)
 
 
 def _target(ref: Any) -> tuple[str, ...] | None:

@@ -296,6 +296,146 @@ def test_each_subschema_keyword_is_ordered_for_a_validator(
     assert kind_of(old, new) == [(kind, severity, "set_qty")]
 
 
+# Two kinds of item, told apart by a required `kind` (a discriminator): no value takes both.
+def item(kind: str, **properties: Any) -> dict[str, Any]:
+    return {
+        "type": "object",
+        "properties": {"kind": {"const": kind}, **properties},
+        "required": ["kind"],
+    }
+
+
+@pytest.mark.parametrize(
+    ("old", "new", "kind", "detail", "old_only", "new_only"),
+    [
+        # oneOf branches no value can match two of (types apart, a discriminator): oneOf takes
+        # what anyOf takes, and a branch's change orders the whole.
+        (
+            at({"oneOf": [{"type": "string", "maxLength": 3}, INTEGER]}),
+            at({"oneOf": [{"type": "string", "maxLength": 9}, INTEGER]}),
+            "input-widened",
+            "/properties/v/oneOf/0/maxLength: 3 → 9 (widened)",
+            None,
+            {"v": "long"},
+        ),
+        (
+            at({"oneOf": [{"type": "string", "maxLength": 9}, NULL]}),
+            at({"oneOf": [{"type": "string", "maxLength": 3}, NULL]}),
+            "input-narrowed",
+            "/properties/v/oneOf/0/maxLength: 9 → 3 (narrowed)",
+            {"v": "long"},
+            None,
+        ),
+        (
+            at({"oneOf": [item("book", format={"enum": ["paper"]}), item("film")]}),
+            at({"oneOf": [item("book", format={"enum": ["paper", "audio"]}), item("film")]}),
+            "input-widened",
+            '/properties/v/oneOf/0/properties/format/enum: +"audio" (widened)',
+            None,
+            {"v": {"kind": "book", "format": "audio"}},
+        ),
+        (
+            at({"oneOf": [{"enum": ["a", "b"]}, {"enum": ["c"]}]}),
+            at({"oneOf": [{"enum": ["a"]}, {"enum": ["c"]}]}),
+            "input-narrowed",
+            '/properties/v/oneOf/0/enum: -"b" (narrowed)',
+            {"v": "b"},
+            None,
+        ),
+        (
+            at({"oneOf": [STRING, {"type": "integer", "description": "A count"}]}),
+            at({"oneOf": [STRING, {"type": "integer", "description": "How many"}]}),
+            "description",
+            '/properties/v/oneOf/1/description: "A count" → "How many" (described)',
+            None,
+            None,
+        ),
+        # Branches that may overlap: a wider branch may refuse what another took, a narrower
+        # one let through what two took. Not ordered, and the place named.
+        (
+            at({"oneOf": [{"type": "string", "maxLength": 3}, {"type": "string", "minLength": 5}]}),
+            at({"oneOf": [{"type": "string", "maxLength": 6}, {"type": "string", "minLength": 5}]}),
+            "input-changed",
+            "/properties/v/oneOf/0/maxLength: 3 → 6; the oneOf's branches may overlap (changed)",
+            {"v": "longer"},
+            {"v": "four"},
+        ),
+        (
+            at({"oneOf": [STRING, INTEGER]}),
+            at({"oneOf": [{"type": ["string", "integer"]}, INTEGER]}),
+            "input-changed",
+            '/properties/v/oneOf/0/type: "string" → ["string", "integer"]; the oneOf\'s '
+            "branches may overlap (changed)",
+            {"v": 1},
+            None,
+        ),
+        # then and else: each a conjunct, under the if that selects it.
+        (
+            at({"if": STRING, "then": {"maxLength": 3}, "else": {"minimum": 5}}),
+            at({"if": STRING, "then": {"maxLength": 3}, "else": {"minimum": 1}}),
+            "input-widened",
+            "/properties/v/else/minimum: 5 → 1 (widened)",
+            None,
+            {"v": 2},
+        ),
+        (
+            at({"if": STRING, "then": {"maxLength": 3}, "else": {"description": "A count"}}),
+            at({"if": STRING, "then": {"maxLength": 3}, "else": {"description": "How many"}}),
+            "description",
+            '/properties/v/else/description: "A count" → "How many" (described)',
+            None,
+            None,
+        ),
+        # if without then takes what if or else takes: a wider if widens. Without else, what
+        # if refuses or then takes: a wider if narrows.
+        (
+            at({"if": {"type": "string", "maxLength": 3}, "else": INTEGER}),
+            at({"if": {"type": "string", "maxLength": 9}, "else": INTEGER}),
+            "input-widened",
+            "/properties/v/if/maxLength: 3 → 9 (widened)",
+            None,
+            {"v": "long"},
+        ),
+        (
+            at({"if": {"type": "string", "maxLength": 3}, "then": {"maxLength": 2}}),
+            at({"if": {"type": "string", "maxLength": 9}, "then": {"maxLength": 2}}),
+            "input-narrowed",
+            "/properties/v/if/maxLength: 3 → 9 (narrowed)",
+            {"v": "long"},
+            None,
+        ),
+        # ... and a definition an if uses, so.
+        (
+            {
+                "$defs": {"S": {"type": "string", "maxLength": 3}},
+                "if": {"$ref": "#/$defs/S"},
+                "else": INTEGER,
+            },
+            {
+                "$defs": {"S": {"type": "string", "maxLength": 9}},
+                "if": {"$ref": "#/$defs/S"},
+                "else": INTEGER,
+            },
+            "input-widened",
+            "/$defs/S/maxLength: 3 → 9 (widened)",
+            None,
+            "long",
+        ),
+    ],
+)
+def test_a_change_inside_oneof_or_if_is_ordered_where_it_can_be(
+    old: dict[str, Any],
+    new: dict[str, Any],
+    kind: str,
+    detail: str,
+    old_only: Any,
+    new_only: Any,
+) -> None:
+    check_witnesses(old, new, old_only, new_only)
+    [change] = diff_catalogs(catalog(tool(inputSchema=old)), catalog(tool(inputSchema=new))).changes
+    assert (change.kind, change.details) == (kind, [detail])
+
+
 def test_a_definition_added_that_nothing_refers_to_changes_no_meaning() -> None:
     old = {"type": "object", "$defs": {"Old": STRING}}
     new = {"type": "object", "$defs": {"Old": INTEGER, "New": STRING}}
@@ -363,7 +503,7 @@ def test_a_branch_moved_and_edited_is_compared_with_itself() -> None:
 
 SAMPLES = [
     *(None, True, 0, 1, 5, 2.5, "a", "long", [], [1], ["a", 1], {}, {"a": 1}, {"a": "x", "b": 2}),
-    *({"b": "a"}, {"a": 5, "b": None}, {"a": {"a": 1}}),
+    *({"b": "a"}, {"a": 5, "b": None}, {"a": {"a": 1}}, {"a": "a"}, {"a": None}, {"a": 1.5}),
 ]
 VALUES = st.sampled_from([1, "a", None, 5, 1.0])
 LEAVES = st.one_of(
@@ -372,6 +512,10 @@ LEAVES = st.one_of(
     st.builds(lambda n: {"minimum": n}, st.integers(0, 5)),
     st.builds(lambda e: {"enum": e}, st.lists(VALUES, min_size=1, max_size=3)),
     st.builds(lambda v: {"const": v}, VALUES),
+    # An object told apart by what its required `a` is (oneOf's branches, often).
+    st.builds(
+        lambda v: {"type": "object", "properties": {"a": {"const": v}}, "required": ["a"]}, VALUES
+    ),
     st.builds(lambda v, e: {"const": v, "enum": e}, VALUES, st.lists(VALUES, max_size=2)),
     st.sampled_from([True, False, {}, {"$ref": "#/$defs/D"}, {"description": "x"}]),
 )
@@ -385,6 +529,8 @@ def _applied(inner: st.SearchStrategy[Any]) -> st.SearchStrategy[Any]:
         *(st.builds(lambda b, k=k: {k: b}, branches) for k in ("anyOf", "allOf", "oneOf")),
         *(st.builds(lambda s, k=k: {k: s}, inner) for k in ("not", "items", "contains")),
         st.builds(lambda i, t, e: {"if": i, "then": t, "else": e}, inner, inner, inner),
+        st.builds(lambda i, t: {"if": i, "then": t}, inner, inner),
+        st.builds(lambda i, e: {"if": i, "else": e}, inner, inner),
         st.builds(lambda s, r: {"properties": {"a": s}, "required": r}, inner, st.just(["a"])),
         # allOf branches that ask for names or properties, beside the parent's own.
         st.builds(
@@ -530,7 +676,12 @@ def _at(schema: Any, path: tuple[Any, ...]) -> Any:
 def test_a_validator_never_shows_a_change_the_classification_hides(
     pair: tuple[dict[str, Any], dict[str, Any]],
 ) -> None:
-    old, new = pair
+    check_ordered(*pair)
+
+
+def check_ordered(old: Any, new: Any) -> None:
+    """No sample that ``old`` accepts and ``new`` refuses when the change is said to widen
+    (or to be none), nor the other way round."""
     ordered = {c.direction for c in compare_schemas(old, new)} - {"described", "marked"}
     for instance in SAMPLES:
         was, now = accepts(old, instance), accepts(new, instance)
@@ -538,6 +689,76 @@ def test_a_validator_never_shows_a_change_the_classification_hides(
             assert ordered and ordered != {"widened"}, instance
         if now and not was:
             assert ordered and ordered != {"narrowed"}, instance
+
+
+# Branches of a oneOf, or what an if selects: often apart (types, a discriminator), often not.
+BRANCH = st.one_of(
+    LEAVES,
+    st.builds(
+        lambda t, n: {"type": t, "maxLength": n, "minimum": n},
+        st.sampled_from(["string", "integer", "number", ["string", "null"]]),
+        st.integers(0, 4),
+    ),
+    st.builds(
+        lambda v, b: {
+            "type": "object",
+            "properties": {"a": {"const": v}, "b": b},
+            "required": ["a"],
+        },
+        VALUES,
+        LEAVES,
+    ),
+)
+
+
+def _edited_branch(draw: st.DrawFn, branch: Any) -> Any:
+    """``branch`` another way: replaced, a number moved by one, a value added to an enum."""
+    numbers = [k for k, v in branch.items() if type(v) is int] if isinstance(branch, dict) else []
+    how = draw(st.sampled_from(["replace", "move", "enum"]))
+    if how == "move" and numbers:
+        key = draw(st.sampled_from(numbers))
+        return {**branch, key: branch[key] + draw(st.sampled_from([-1, 1]))}
+    if how == "enum" and isinstance(branch, dict) and isinstance(branch.get("enum"), list):
+        return {**branch, "enum": [*branch["enum"], draw(VALUES)]}
+    return draw(BRANCH)
+
+
+@st.composite
+def branch_edited(draw: st.DrawFn) -> tuple[dict[str, Any], dict[str, Any]]:
+    """A oneOf (or an if with then or else) at parameter ``a``, and the same with one of its
+    subschemas edited."""
+    shape = draw(st.sampled_from(["oneOf", "then", "else"]))
+    if shape == "oneOf":
+        branches = draw(st.lists(BRANCH, min_size=2, max_size=3))
+        index = draw(st.integers(0, len(branches) - 1))
+        edited = [*branches[:index], _edited_branch(draw, branches[index]), *branches[index + 1 :]]
+        old, new = {"oneOf": branches}, {"oneOf": edited}
+    else:
+        test, selected = draw(BRANCH), draw(BRANCH)
+        which = draw(st.sampled_from(["if", shape]))
+        old = {"if": test, shape: selected}
+        new = {**old, which: _edited_branch(draw, old[which])}
+    definition = draw(LEAVES.filter(lambda d: "$ref" not in json.dumps(d)))
+    return (
+        {"type": "object", "properties": {"a": old}, "$defs": {"D": definition}},
+        {"type": "object", "properties": {"a": new}, "$defs": {"D": definition}},
+    )
+
+
+@settings(max_examples=400, deadline=None)
+@given(pair=branch_edited())
+@example(
+    pair=(
+        {"properties": {"a": {"oneOf": [{"type": "integer"}, {"type": "number", "maximum": 0}]}}},
+        {"properties": {"a": {"oneOf": [{"type": "integer"}, {"type": "number", "maximum": 1}]}}},
+    )
+)
+def test_a_change_inside_oneof_or_if_ordered_one_way_is_that_way_for_a_validator(
+    pair: tuple[dict[str, Any], dict[str, Any]],
+) -> None:
+    # Widened ⇒ every value the old schema accepted the new one accepts (narrowed, the other
+    # way): the branches the comparison takes for apart are apart.
+    check_ordered(*pair)
 
 
 @st.composite
