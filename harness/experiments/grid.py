@@ -608,10 +608,11 @@ def load_grid(path: str | Path) -> Grid:
         else:
             agentdojo_suites += [s for s in found if s not in agentdojo_suites]
     for pattern in settings.include:
-        matches = sorted(glob.glob(str(base / pattern)))
+        # Only the entry is a pattern: the grid's folder is taken as written, brackets and all.
+        matches = sorted(glob.glob(pattern, root_dir=base))
         if not matches:
             raise ConfigError(f"{file}: include {pattern!r} matches no file.")
-        included.extend(Path(m) for m in matches)
+        included.extend(base / m for m in matches)
     for extra in included:
         raw_tasks = _read_toml(extra, "the task file")
         _check_finite(raw_tasks, extra)

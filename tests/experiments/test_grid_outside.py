@@ -202,6 +202,30 @@ def test_an_agents_plan_file_is_read_beside_the_grid_and_checked_when_it_loads(
         load_grid(grid_file)
 
 
+def test_a_grid_in_a_folder_named_with_glob_characters_reads_its_own_files(
+    tmp_path: Path,
+) -> None:
+    # h22 defect 1: the grid's folder was read as part of the include pattern, so
+    # study[1]/grid.toml ran study1/'s tasks (or found none without that sibling).
+    mine = tmp_path / "study[1]"
+    grid_file = files_grid(mine)
+    elsewhere = '[[tasks]]\nid = "theirs"\nsite = "mail"\ninstruction = "z"\nplan = []\n'
+    write(tmp_path / "study1", elsewhere, "files/more.toml")
+    grid = load_grid(grid_file)
+    assert [t.id for t in grid.tasks] == ["t", "u"]
+    assert set(grid.files) == {
+        "grid.toml",
+        "files/task-plan.yaml",
+        "files/agent-plan.yaml",
+        "files/no.yaml",
+        "files/mine.toml",
+        "files/more.toml",
+    }
+    # Only the include entry itself is a pattern.
+    text = grid_file.read_text().replace('include = ["files/more.toml"]', 'include = ["f*/m?re.*"]')
+    assert [t.id for t in load_grid(write(mine, text, "pattern.toml")).tasks] == ["t", "u"]
+
+
 # -- a file's label is never a built-in choice's -------------------------------------------------
 
 
