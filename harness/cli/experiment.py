@@ -130,6 +130,11 @@ def options_from(args: argparse.Namespace, name: str) -> RunOptions:
     from harness.experiments.runners import RunOptions
 
     parser = args.experiment_parser
+    if args.output == "":  # an unset variable ($OUT), not a wish for the default folder
+        parser.error(
+            "--output is empty; give the folder the run goes in, or leave --output out "
+            f"for {DEFAULT_EXPERIMENTS_DIR}/<name>-<time>."
+        )
     if args.resume and not args.output:
         parser.error("--resume needs --output DIR: the run to complete.")
     if args.ray_address and args.backend != "ray":

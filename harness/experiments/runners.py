@@ -193,6 +193,8 @@ def _prepare(grid: Grid, options: RunOptions) -> tuple[ResultStore, int]:
     """The run's result store, and its hold on the output directory (close it at the end)."""
     output = options.output
     database = output / DATABASE
+    if output.exists() and not output.is_dir():  # neither a run to resume nor an empty folder
+        raise RunRefused(f"{output} is a file; --output names a folder.")
     if options.resume:
         if not database.is_file():
             raise RunRefused(
@@ -205,7 +207,7 @@ def _prepare(grid: Grid, options: RunOptions) -> tuple[ResultStore, int]:
         except BaseException:
             os.close(held)
             raise
-    if output.exists() and (not output.is_dir() or any(output.iterdir())):
+    if output.exists() and any(output.iterdir()):
         raise RunRefused(
             f"{output} exists and is not empty; pass --resume to complete that run, "
             "or choose a new --output."

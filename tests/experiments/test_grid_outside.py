@@ -275,6 +275,30 @@ def test_an_output_resume_or_cassettes_that_cannot_be_used_exit_2(
     assert not (tmp_path / "new").exists()
 
 
+def test_an_output_that_is_a_file_or_empty_is_refused_saying_so(
+    tmp_path: Path, capsys: pytest.CaptureFixture[str], monkeypatch: pytest.MonkeyPatch
+) -> None:
+    # h22 defect 5: a file was "not empty; pass --resume", and with --resume "Run without
+    # --resume"; an empty --output (an unset $OUT) ran into the default folder.
+    from harness.cli.commands import EXIT_USAGE, main
+
+    grid = str(write(tmp_path, grid_text()))
+    file = tmp_path / "report"
+    file.touch()
+    for resume in ([], ["--resume"]):
+        status = main(["experiment", grid, "--no-progress", "--output", str(file), *resume])
+        assert status == EXIT_USAGE
+        err = capsys.readouterr().err
+        assert err == f"webmcp-harness: {file} is a file; --output names a folder.\n", err
+    assert file.is_file() and file.stat().st_size == 0
+    monkeypatch.chdir(tmp_path)  # where the default folder would be made
+    for resume in ([], ["--resume"]):
+        assert main(["experiment", grid, "--no-progress", "--output", "", *resume]) == EXIT_USAGE
+        last = capsys.readouterr().err.strip().splitlines()[-1]
+        assert last.startswith("webmcp-harness: --output is empty"), last
+    assert not (tmp_path / "experiments").exists()
+
+
 # -- an episode ends near its time limit, and its trace says it was cut ---------------------------
 
 BUSY_PAGE = """<!doctype html><title>busy</title><script>
