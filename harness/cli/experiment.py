@@ -311,5 +311,7 @@ def run(args: argparse.Namespace, out: Console) -> int:
         raise UsageError(str(exc)) from None
     except KeyboardInterrupt:
         raise interrupted(args.grid, options.output, resume_arguments(args)) from None
+    for warning in study.served_warnings:  # a url task whose provenance is incomplete
+        said.print(f"[yellow]warning:[/] {escape(warning)}", highlight=False)
     print_study(out, study)
     return 1 if study.failed else 0

@@ -392,6 +392,7 @@ async def run_episode(
         or (spec.task.attack.category if spec.task.attack is not None else ""),
         deterministic=not spec.agent.is_llm,
         served=served.hashes(events),
+        served_note=served.note,
         leaks=len(leaked),
         leaked_in=leaked,
         **counts.model_dump(),

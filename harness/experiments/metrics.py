@@ -152,7 +152,10 @@ class EpisodeResult(Counts):
     deterministic: bool = False
     """Whether the agent decides the same way every time (its seeds repeat one case)."""
     served: dict[str, str] = Field(default_factory=dict)
-    """For a ``url`` task: SHA-256 of the start document and of the first catalog."""
+    """For a ``url`` task: SHA-256 of the start document and of the first catalog, and
+    the URL the document came from when a redirect took it elsewhere (``document_url``)."""
+    served_note: str = ""
+    """For a ``url`` task whose start document has no hash in ``served``: why."""
     leaks: int = 0
     leaked_in: list[str] = Field(default_factory=list)
     wall_s: float = 0.0

@@ -155,7 +155,8 @@ def environment_info() -> dict[str, Any]:
 
 
 def served_info(results: list[Any]) -> dict[str, dict[str, list[str]]]:
-    """Per ``url`` task, every hash its site served (document, tools): compare across runs."""
+    """Per ``url`` task, every hash its site served (document, tools) and every URL a
+    redirect took its start document to (document_url): compare across runs."""
     served: dict[str, dict[str, set[str]]] = {}
     for result in results:
         for kind, digest in result.served.items():

@@ -59,6 +59,7 @@ from harness.experiments.run_info import (
     grid_info,
     served_info,
 )
+from harness.experiments.served import served_warnings
 from harness.experiments.shared_sites import EpisodeQueue, shared_sites
 from harness.inputs import hold_directory, load_input
 
@@ -145,6 +146,11 @@ class Study(BaseModel):
     def failed(self) -> list[EpisodeResult]:
         """Episodes without an ``ok`` result (``--resume`` runs them again)."""
         return [r for r in self.results if r.status != "ok"]
+
+    @property
+    def served_warnings(self) -> list[str]:
+        """Per ``url`` task whose start document some episode could not hash, why (once)."""
+        return served_warnings(self.results)
 
 
 # -- the output directory --------------------------------------------------------------------

@@ -87,6 +87,7 @@ class StoodIn:
 
         self.timeouts: list[float] = []
         self.stop_after: int | None = None
+        self.served_note = ""
         monkeypatch.setattr(runners, "run_local", self.run_local)
         monkeypatch.setattr(runners, "run_ray", self.run_ray)
 
@@ -97,7 +98,11 @@ class StoodIn:
             if number == self.stop_after:
                 raise KeyboardInterrupt
             self.timeouts.append(spec.episode_timeout)
-            sink(EpisodeResult(episode=spec.id, **spec.key(), status="ok", run_id=kw["run_id"]))
+            note = self.served_note
+            result = EpisodeResult(
+                episode=spec.id, **spec.key(), status="ok", run_id=kw["run_id"], served_note=note
+            )
+            sink(result)
         return {}
 
     async def run_ray(self, *args: Any, **kw: Any):  # type: ignore[no-untyped-def]
@@ -160,6 +165,20 @@ def test_an_episode_option_is_recorded_and_a_resume_must_give_it_again(
     # How the run is carried out may change on a resume (nothing is left to run here).
     resumed = experiment(mail_grid, output, "--resume", "--episode-timeout", "1.5")
     assert main([*resumed, "--no-progress", "--workers", "1", "--backend", "ray"]) == 0
+
+
+def test_a_start_document_left_unhashed_is_said_once_with_why(
+    mail_grid: Path, tmp_path: Path, stood_in: StoodIn, capsys: pytest.CaptureFixture[str]
+) -> None:
+    # h22 defect 3: a url task's episodes went without their document's hash, silently.
+    stood_in.served_note = "the browser received no document for http://127.0.0.1:9/"
+    output = tmp_path / "out"
+    assert main(experiment(mail_grid, output, "--no-progress", "--no-report")) == 0
+    warnings = [line for line in capsys.readouterr().err.splitlines() if "warning" in line]
+    assert warnings == [
+        "warning: task mail: no SHA-256 of the start document in 2 episode(s): the browser "
+        "received no document for http://127.0.0.1:9/."
+    ]
 
 
 def test_a_resume_must_give_the_cassettes_the_run_began_with(

@@ -293,6 +293,94 @@ plan = [{{call = "hello"}}, {{finish = "hi"}}]
     assert "Sites that changed during the run" in report and "greet: 2 versions" in report
 
 
+async def test_a_url_written_without_its_slash_or_that_redirects_records_the_document_served(
+    tmp_path: Path,
+) -> None:
+    # h22 defect 3: the response URL was compared to the task's character for character, so
+    # "http://h:p" (the browser loads "http://h:p/") and "/x" (301 to "/x/") had no hash.
+    from aiohttp import web
+
+    from tests.conftest import listen
+
+    html = (
+        "<!doctype html><title>x</title><script>"
+        "document.modelContext.registerTool({name: 'hello', description: 'Says hello.', "
+        "inputSchema: {type: 'object'}, execute: () => 'hi'});</script>"
+    )
+    document = hashlib.sha256(html.encode()).hexdigest()
+
+    async def page(request: web.Request) -> web.Response:
+        return web.Response(content_type="text/html", text=html)
+
+    async def moved(request: web.Request) -> web.Response:
+        raise web.HTTPMovedPermanently("/x/")
+
+    app = web.Application()
+    app.router.add_get("/", page)
+    app.router.add_get("/x", moved)
+    app.router.add_get("/x/", page)
+    runner = web.AppRunner(app)
+    await runner.setup()
+    port = await listen(runner)
+    origin = f"http://127.0.0.1:{port}"
+    urls = {"noslash": origin, "redirect": f"{origin}/x", "control": f"{origin}/x/"}
+    text = '[experiment]\nname = "served"\npolicies = ["none"]\n[[agents]]\nspec = "scripted"\n'
+    for task, url in urls.items():
+        text += (
+            f'[[tasks]]\nid = "{task}"\nurl = "{url}"\ninstruction = "Say hello."\n'
+            'plan = [{call = "hello"}, {finish = "hi"}]\n'
+        )
+    try:
+        study = await run_experiment(
+            load_grid(grid_file(tmp_path, text)),
+            RunOptions(output=tmp_path / "out", progress=False, report=False),
+        )
+    finally:
+        await runner.cleanup()
+    served = {r.task: r.served for r in study.results}
+    assert all(r.status == "ok" for r in study.results), [r.error for r in study.results]
+    assert {task: s.get("document") for task, s in served.items()} == dict.fromkeys(urls, document)
+    # Where the document came from, when it was not the task's URL.
+    assert {task: s.get("document_url") for task, s in served.items()} == {
+        "noslash": None,
+        "redirect": f"{origin}/x/",
+        "control": None,
+    }
+    assert study.served_warnings == []
+    info = json.loads((tmp_path / "out" / "run_info.json").read_text())
+    assert info["served"]["redirect"]["document"] == [document]
+
+
+def test_an_episode_without_its_document_hash_is_said_once_per_task_with_why() -> None:
+    from harness.experiments.served import served_warnings
+
+    def result(task: str, seed: int, note: str, status: Any = "ok") -> EpisodeResult:
+        return EpisodeResult(
+            episode=f"{task}.{seed}",
+            agent="scripted",
+            site="",
+            task=task,
+            policy="none",
+            backend="polyfill",
+            elicitation="cancel",
+            seed=seed,
+            status=status,
+            served={"tools": "t"},
+            served_note=note,
+        )
+
+    why = "the response's body was not available (gone)"
+    results = [
+        result("a", 0, why),
+        result("a", 1, why),
+        result("b", 0, ""),
+        result("c", 0, "no document", status="crashed"),  # a failed episode says so already
+    ]
+    assert served_warnings(results) == [
+        f"task a: no SHA-256 of the start document in 2 episode(s): {why}."
+    ]
+
+
 async def test_an_answers_file_names_the_bundled_sites_by_their_fixed_origins(
     tmp_path: Path,
 ) -> None:
