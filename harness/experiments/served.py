@@ -25,9 +25,9 @@ from typing import Any
 from playwright.async_api import Error as PlaywrightError
 from playwright.async_api import Page, Request, Response
 
-from harness.browser.urls import http_url
 from harness.experiments.metrics import EpisodeResult
 from harness.trace.events import PageOpened, TraceEvent
+from harness.urls import http_url
 
 
 def sha256(data: bytes) -> str:
