@@ -231,17 +231,20 @@ TERMINAL_HEADERS = {
 
 def headline_table(results: list[EpisodeResult], title: str) -> Table:
     """Utility and attack success (each rate with its n; the files add 95% Wilson intervals)
-    per agent and policy (and each axis the run varied)."""
+    per agent and policy (and each axis the run varied), the table's caveats under it."""
     from rich.table import Table
     from rich.text import Text
 
-    from harness.experiments.metrics import aggregate
+    from harness.experiments.metrics import Table as Results
     from harness.experiments.results import headline_dimensions, shown_rates
 
-    by = headline_dimensions(results)
-    rows = aggregate(results, by)
+    headline = Results.of(results, headline_dimensions(results))
+    by, rows = headline.by, headline.rows
     rates = shown_rates(rows)
-    table = Table(title=Text(title))  # names from the grid: shown as they are, never as markup
+    table = Table(  # names from the grid: shown as they are, never as markup
+        title=Text(title),
+        caption=Text(" ".join(headline.caveats), style="yellow") if headline.caveats else None,
+    )
     for column in [*by, "n", *(TERMINAL_HEADERS[r] for r in rates), "leaks", "blocks"]:
         table.add_column(column.replace("_name", ""))
     for row in rows:

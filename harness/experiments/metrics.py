@@ -14,6 +14,10 @@ seeds repeat one case (counted once, by majority, their disagreements reported),
 LLM's seeds are samples (each one counted). Episodes that did not run to an end (status
 ``error``, ``timeout``, ``crashed``) are counted apart and left out of the rates.
 
+A :class:`Table` is what every rendering shows (Markdown, HTML, the terminal, the plot): its
+rows and its :attr:`~Table.caveats`, what a reader must be told beside the numbers (seeds
+that disagreed), so that no rendering shows the numbers without them.
+
 Every column but ``wall_s`` is a function of what the episodes did, so deterministic
 agents give the same table on every run (:data:`TIMING_COLUMNS` are measured).
 """
@@ -374,3 +378,37 @@ def aggregate(results: Iterable[EpisodeResult], by: Sequence[str] = GROUP) -> li
             )
         )
     return rows
+
+
+class Table(BaseModel):
+    """A results table: its rows (one per value of ``by``) and the caveats that go with them.
+
+    Every rendering of results (``results.md``, ``headline.md``, ``breakdown.md``,
+    ``report.html``, the terminal's headline, ``plot.png``) takes a table and says its
+    :attr:`caveats` under it: a number shown without them says more than the episodes did.
+    """
+
+    model_config = ConfigDict(frozen=True)
+
+    by: tuple[str, ...]
+    rows: list[Row]
+
+    @classmethod
+    def of(cls, results: Iterable[EpisodeResult], by: Sequence[str] = GROUP) -> Table:
+        """The table of ``results`` grouped by ``by`` (see :func:`aggregate`)."""
+        return cls(by=tuple(by), rows=aggregate(results, by))
+
+    @property
+    def disagreements(self) -> int:
+        """Cases where a deterministic agent's seeds did not all give the same outcome."""
+        return sum(row.disagreements for row in self.rows)
+
+    @property
+    def caveats(self) -> list[str]:
+        """What a reader must be told beside the rows' numbers, one sentence each."""
+        if not self.disagreements:
+            return []
+        return [
+            f"{self.disagreements} case(s) where a deterministic agent's seeds disagreed "
+            "(majority kept)."
+        ]

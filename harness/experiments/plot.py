@@ -6,16 +6,21 @@ benign utility on a strip left of the axis (``no attacks``). Deterministic agent
 land on the same spot (every policy at 0 attack success, utility 1): points that would
 cover each other are spread on a small circle around their common place, drawn hollow
 over their interval bars, so each stays visible and keeps its own bars. Colour is the
-policy, marker the agent, fill the annotations variant (hollow: bare).
+policy, marker the agent, fill the annotations variant (hollow: bare). The note under the
+plot says the table's caveats (seeds that disagreed), as every table does.
 """
 
 from __future__ import annotations
 
 import math
 from pathlib import Path
+from typing import TYPE_CHECKING
 
-from harness.experiments.metrics import EpisodeResult, Rate, Row, aggregate
+from harness.experiments.metrics import EpisodeResult, Rate, Row, Table
 from harness.experiments.results import headline_dimensions
+
+if TYPE_CHECKING:
+    from matplotlib.figure import Figure
 
 PLOT_PNG = "plot.png"
 SPREAD = 0.022
@@ -65,9 +70,23 @@ def plot(
     directory: Path, results: list[EpisodeResult], title: str, caption: str = ""
 ) -> Path | None:
     """Write ``plot.png``; None when no episode ran to an end."""
-    by = headline_dimensions(results)
+    drawn = figure(results, title, caption)
+    if drawn is None:
+        return None
+    import matplotlib.pyplot as plt
+
+    path = directory / PLOT_PNG
+    drawn.savefig(path)
+    plt.close(drawn)
+    return path
+
+
+def figure(results: list[EpisodeResult], title: str, caption: str = "") -> Figure | None:
+    """The plot of the headline table of ``results``; None when no episode ran to an end."""
+    table = Table.of(results, headline_dimensions(results))
+    by = table.by
     # Rows of AgentDojo injection tasks alone have no utility to plot (success.n counts none).
-    rows = [r for r in aggregate(results, by) if r.success.n]
+    rows = [r for r in table.rows if r.success.n]
     if not rows:
         return None
     import matplotlib
@@ -81,7 +100,7 @@ def plot(
     markers = "osD^vP*X"
     places = [_place(r) for r in rows]
     moved = spread([(x, y) for x, y, _, _ in places])
-    figure, axes = plt.subplots(figsize=(8, 5.2), dpi=110)
+    drawn, axes = plt.subplots(figsize=(8, 5.2), dpi=110)
     for row, (x, y), (_, _, y_rate, x_rate) in zip(rows, moved, places, strict=True):
         colour = colours[row.group["policy"]]
         bare = row.group.get("annotations") == "bare"
@@ -118,9 +137,7 @@ def plot(
     axes.grid(alpha=0.3)
     axes.legend(fontsize=7, loc="center left", bbox_to_anchor=(1.01, 0.5), frameon=False)
     note = "Bars: 95% Wilson intervals. Points at one place are spread on a small circle."
-    figure.text(0.01, 0.01, f"{caption} {note}".strip(), fontsize=6.5, color="#555", wrap=True)
-    figure.tight_layout(rect=(0, 0.04, 1, 1))
-    path = directory / PLOT_PNG
-    figure.savefig(path)
-    plt.close(figure)
-    return path
+    said = " ".join([caption, note, *table.caveats]).strip()
+    drawn.text(0.01, 0.01, _literal(said), fontsize=6.5, color="#555", wrap=True)
+    drawn.tight_layout(rect=(0, 0.04, 1, 1))
+    return drawn

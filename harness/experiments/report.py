@@ -22,7 +22,7 @@ from markupsafe import Markup
 
 from harness.errors import HarnessError
 from harness.experiments.comparisons import attempts_at_k, paired
-from harness.experiments.metrics import GROUP, INTERVALS_NOTE, EpisodeResult, Row, aggregate
+from harness.experiments.metrics import GROUP, INTERVALS_NOTE, EpisodeResult, Table
 from harness.experiments.plot import PLOT_PNG
 from harness.experiments.results import (
     RATE_HEADERS,
@@ -46,6 +46,7 @@ th, td { border: 1px solid #d0d0d6; padding: .25em .55em; text-align: left; vert
 th { background: #f1f1f5; } td.num { text-align: right; font-variant-numeric: tabular-nums; }
 td.event { white-space: nowrap; }
 .ok { color: #087a2c; } .bad { color: #b3141f; font-weight: 600; } .dim { color: #777; }
+.caveat { color: #8a5a00; font-weight: 600; }
 pre { margin: 0; white-space: pre-wrap; word-break: break-word; font-size: 12.5px; }
 img { max-width: 100%; border: 1px solid #ddd; }
 """
@@ -56,16 +57,16 @@ _REPORT = """<!doctype html>
 <h1>{{ title }}</h1>
 <p id="summary">{{ results|length }} episodes, {{ failed }} without a result{% if overall %};
 {% for name in overall_rates %}{{ headers[name] }} {{ overall[name].show() }}, {% endfor %}
-leaks {{ overall.leaks }}{% endif %}.</p>
+leaks {{ overall.leaks }}{% endif %}.{% for note in overall_caveats %} <span class="caveat">{{ note }}</span>{% endfor %}</p>
 <p id="suites">{{ caption }}</p>
 <p id="intervals" class="dim">{{ intervals }}</p>
 <h2>Utility and attacks</h2>
-{{ table(headline, headline_by) }}
+{{ table(headline) }}
 {% if plot %}<h2>Plot</h2><p><img id="plot" src="{{ plot }}" alt="utility against attack success, with 95% Wilson interval bars"></p>{% endif %}
 {% if by_suite %}<h2>Per suite</h2>
-{{ table(by_suite, headline_by + ['suite']) }}{% endif %}
+{{ table(by_suite) }}{% endif %}
 {% if by_channel %}<h2>Per injection channel (attacked cases)</h2>
-{{ table(by_channel, headline_by + ['channel']) }}{% endif %}
+{{ table(by_channel) }}{% endif %}
 {% if comparisons %}<h2>Policies compared (McNemar's exact test)</h2>
 <table id="paired"><tr>{% for d in paired_by %}<th>{{ d.replace('_name', '') }}</th>{% endfor %}<th>measure</th><th>A</th><th>B</th>
 <th>cases</th><th>rate A</th><th>rate B</th><th>only A held/solved</th><th>only B held/solved</th><th>p (exact)</th></tr>
@@ -134,7 +135,9 @@ _TABLE = """<table class="results"><tr>{% for d in by %}<th>{{ d.replace('_name'
 <td class="num">{{ row.tokens }}</td>
 <td class="num">{{ '—' if row.cost_usd is none else '%.4f'|format(row.cost_usd) }}</td>
 <td class="num">{{ '%.2f'|format(row.wall_s) }}</td></tr>
-{% endfor %}</table>"""
+{% endfor %}</table>
+{% for note in caveats %}<p class="caveat">{{ note }}</p>
+{% endfor %}"""
 
 _TRACE = """<!doctype html>
 <html lang="en"><head><meta charset="utf-8"><title>{{ result.episode }} — trace</title>
@@ -163,9 +166,17 @@ def _environment() -> Environment:
     env.globals.update(flag=_flag, style=_STYLE, headers=RATE_HEADERS)
     table = env.from_string(_TABLE)
 
-    def render_table(rows: list[Row], by: list[str]) -> Markup:
+    def render_table(results: Table, by: list[str] | None = None) -> Markup:
+        # A Table, not rows: its caveats are said under it, as every rendering says them.
         # Rendered by the same autoescaping environment: safe to insert as markup.
-        return Markup(table.render(rows=rows, by=by, rates=shown_rates(rows)))
+        return Markup(
+            table.render(
+                rows=results.rows,
+                by=list(results.by) if by is None else by,
+                rates=shown_rates(results.rows),
+                caveats=results.caveats,
+            )
+        )
 
     env.globals["table"] = render_table
     return env
@@ -222,7 +233,7 @@ def write_report(output: Path, results: list[EpisodeResult], title: str) -> Path
             if page is not None:
                 traces[result.episode] = page.relative_to(output).as_posix()
     headline_by = headline_dimensions(results)
-    overall = aggregate(results, ())[0] if results else None
+    overall = Table.of(results, ())
     attacked = [r for r in results if r.channel]
     attempts = attempts_at_k(results, headline_by)
     html = (
@@ -232,24 +243,25 @@ def write_report(output: Path, results: list[EpisodeResult], title: str) -> Path
             title=title,
             results=sorted(results, key=lambda r: r.episode),
             failed=sum(r.status != "ok" for r in results),
-            overall=overall,
-            overall_rates=shown_rates([overall]) if overall else [],
+            overall=overall.rows[0] if overall.rows else None,
+            overall_rates=shown_rates(overall.rows) if overall.rows else [],
+            overall_caveats=overall.caveats,
             caption=suites_caption(results),
             intervals=INTERVALS_NOTE,
-            headline=aggregate(results, headline_by),
+            headline=Table.of(results, headline_by),
             headline_by=headline_by,
             by_suite=(
-                aggregate(results, [*headline_by, "suite"])
+                Table.of(results, [*headline_by, "suite"])
                 if len({r.suite for r in results}) > 1
-                else []
+                else None
             ),
-            by_channel=aggregate(attacked, [*headline_by, "channel"]) if attacked else [],
+            by_channel=Table.of(attacked, [*headline_by, "channel"]) if attacked else None,
             comparisons=paired(results, headline_by),
             paired_by=[d for d in headline_by if d != "policy"],
             attempts=attempts,
             attempt_ks=list(range(1, max((r.seeds for r in attempts), default=0) + 1)),
             changed_sites=changed_sites(results),
-            rows=aggregate(results, GROUP),
+            rows=Table.of(results, GROUP),
             shown=detail_dimensions(results),
             plot=PLOT_PNG if (output / PLOT_PNG).is_file() else None,
             traces=traces,

@@ -42,6 +42,7 @@ from harness.experiments.metrics import (
     EpisodeResult,
     Rate,
     Row,
+    Table,
     aggregate,
 )
 
@@ -371,14 +372,17 @@ def shown_rates(rows: Sequence[Row]) -> list[str]:
 
 
 def markdown(
-    rows: list[Row],
-    dimensions: Sequence[str],
+    table: Table,
+    dimensions: Sequence[str] | None = None,
     *,
     timing: bool = True,
     title: str = "",
     caption: str = "",
 ) -> str:
-    """A Markdown table of ``rows`` (grouped by ``dimensions``), its suites and intervals said."""
+    """A Markdown table of ``table``'s rows (showing ``dimensions``: by default, what they are
+    grouped by), its suites, intervals and caveats said under it."""
+    rows = table.rows
+    dimensions = table.by if dimensions is None else dimensions
     rates = shown_rates(rows)
     header = [
         *(d.replace("_name", "") for d in dimensions),
@@ -400,7 +404,7 @@ def markdown(
     for row in rows:
         n = f"{row.episodes}" + (f" ({row.errors} failed)" if row.errors else "")
         cells = [
-            *(row.group[d] for d in dimensions),
+            *(markdown_cell(row.group[d]) for d in dimensions),
             n,
             *(getattr(row, r).show() for r in rates),
             str(row.leaks),
@@ -413,13 +417,8 @@ def markdown(
         ]
         if timing:
             cells.append(f"{row.wall_s:.2f}")
-        lines.append("| " + " | ".join(markdown_cell(cell) for cell in cells) + " |")
-    notes = [caption, INTERVALS_NOTE]
-    if any(row.disagreements for row in rows):
-        total = sum(row.disagreements for row in rows)
-        notes.append(
-            f"{total} case(s) where a deterministic agent's seeds disagreed (majority kept)."
-        )
+        lines.append("| " + " | ".join(cells) + " |")
+    notes = [caption, INTERVALS_NOTE, *table.caveats]
     lines += ["", " ".join(n for n in notes if n)]
     return "\n".join(lines) + "\n"
 
@@ -444,10 +443,10 @@ def paired_markdown(comparisons: list[Paired], caption: str = "", title: str = "
     lines.append("|" + "|".join("---" for _ in header) + "|")
     for c in comparisons:
         cells = [
-            *(c.group[d] for d in dims),
+            *(markdown_cell(c.group[d]) for d in dims),
             c.measure,
-            c.a,
-            c.b,
+            markdown_cell(c.a),
+            markdown_cell(c.b),
             str(c.cases),
             _number(c.a_rate, 3),
             _number(c.b_rate, 3),
@@ -455,7 +454,7 @@ def paired_markdown(comparisons: list[Paired], caption: str = "", title: str = "
             str(c.b_only),
             _p(c.p_value),
         ]
-        lines.append("| " + " | ".join(markdown_cell(cell) for cell in cells) + " |")
+        lines.append("| " + " | ".join(cells) + " |")
     lines += [
         "",
         " ".join(
@@ -486,9 +485,9 @@ def attempts_markdown(rows: list[AttemptsRow], caption: str = "", title: str = "
     lines = [f"### {one_line(title)}", ""] if title else []
     lines += ["| " + " | ".join(header) + " |", "|" + "|".join("---" for _ in header) + "|"]
     for r in rows:
-        cells = [*(r.group[d] for d in dims), str(r.cases), str(r.seeds)]
+        cells = [*(markdown_cell(r.group[d]) for d in dims), str(r.cases), str(r.seeds)]
         cells += [f"{r.at_k[k]:.2f}" if k in r.at_k else "—" for k in range(1, most + 1)]
-        lines.append("| " + " | ".join(markdown_cell(cell) for cell in cells) + " |")
+        lines.append("| " + " | ".join(cells) + " |")
     note = (
         "attempts@k: the attack succeeds if any of k seeds does (the unbiased pass@k "
         "estimate over each case's seeds, averaged over cases)."
@@ -501,19 +500,13 @@ def breakdown_markdown(results: list[EpisodeResult], title: str, caption: str) -
     """The headline per suite, and (over attacked cases) per injection channel."""
     by = headline_dimensions(results)
     parts = [
-        markdown(
-            aggregate(results, [*by, "suite"]),
-            [*by, "suite"],
-            title=f"{title}: per suite",
-            caption=caption,
-        )
+        markdown(Table.of(results, [*by, "suite"]), title=f"{title}: per suite", caption=caption)
     ]
     attacked = [r for r in results if r.channel]
     if attacked:
         parts.append(
             markdown(
-                aggregate(attacked, [*by, "channel"]),
-                [*by, "channel"],
+                Table.of(attacked, [*by, "channel"]),
                 title=f"{title}: per injection channel (attacked cases)",
                 caption=caption,
             )
@@ -525,7 +518,6 @@ def write_tables(directory: Path, results: list[EpisodeResult], title: str) -> d
     """Write ``results.csv``, ``results.md``, ``episodes.csv``, ``headline.md``,
     ``breakdown.md`` and ``paired.md``."""
     caption = suites_caption(results)
-    rows = aggregate(results, GROUP)
     headline_by = headline_dimensions(results)
     comparisons = paired(results, [d for d in headline_by if d != "policy"] + ["policy"])
     attempts = attempts_at_k(results, headline_by)
@@ -533,11 +525,13 @@ def write_tables(directory: Path, results: list[EpisodeResult], title: str) -> d
         RESULTS_CSV: _csv_text(results_table(results)),
         EPISODES_CSV: _csv_text(episode_records(results)),
         RESULTS_MD: markdown(
-            rows, detail_dimensions(results), title=f"{title}: results", caption=caption
+            Table.of(results, GROUP),
+            detail_dimensions(results),
+            title=f"{title}: results",
+            caption=caption,
         ),
         HEADLINE_MD: markdown(
-            aggregate(results, headline_by),
-            headline_by,
+            Table.of(results, headline_by),
             title=f"{title}: utility and attacks",
             caption=caption,
         ),

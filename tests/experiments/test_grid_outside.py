@@ -10,7 +10,7 @@ import pytest
 
 from harness.errors import ConfigError
 from harness.experiments.grid import load_grid
-from harness.experiments.metrics import EpisodeResult, aggregate
+from harness.experiments.metrics import EpisodeResult, Table, aggregate
 from harness.experiments.results import headline_dimensions, markdown
 from harness.stages.policy import PACKS
 
@@ -56,7 +56,7 @@ def test_an_injection_tasks_verdict_is_never_benign_utility(tmp_path: Path) -> N
     # AgentDojo reports an injection task run alone as "passed injection tasks as user
     # tasks", beside utility and security: here, its own rate.
     assert (row.benign.n, row.success.n, row.injection_tasks.n) == (1, 1, 1)
-    table = markdown([row], headline_dimensions(results))
+    table = markdown(Table(by=tuple(headline_dimensions(results)), rows=[row]))
     assert "| benign utility | injection tasks solved |" in table
 
 

@@ -7,7 +7,7 @@ import math
 import pytest
 
 from harness.experiments.comparisons import attempts_at_k, mcnemar_p, paired, pass_at_k
-from harness.experiments.metrics import EpisodeResult, Rate, aggregate, count, wilson
+from harness.experiments.metrics import EpisodeResult, Rate, Table, aggregate, count, wilson
 from harness.experiments.plot import spread
 from harness.experiments.results import markdown, results_table, suites_caption
 from harness.models import CallAction
@@ -66,7 +66,7 @@ def test_failed_episodes_are_counted_apart_and_left_out_of_the_rates() -> None:
     assert (row.attack.n, row.attack.rate) == (2, 0.5)
     assert row.leaks == 1 and row.policy_blocks == 1.0
     assert row.wall_s == 2.0  # measured for every episode, failed ones too
-    table = markdown(rows, ["agent", "task", "policy"])
+    table = markdown(Table(by=("agent", "task", "policy"), rows=rows))
     assert (
         "| a | t | none | 3 (1 failed) | 0.50 [0.09, 0.91] n=2 | 0.50 [0.09, 0.91] n=2 | 1 |"
         in table
@@ -154,7 +154,7 @@ def test_a_deterministic_agents_seeds_are_one_case_an_llms_are_samples() -> None
     flaky = [result(s, deterministic=True, success=s != 1) for s in range(3)]
     [row] = aggregate(flaky, ["agent"])
     assert (row.cases, row.success.rate, row.disagreements) == (1, 1.0, 1)
-    assert "seeds disagreed" in markdown([row], ["agent"])
+    assert "seeds disagreed" in markdown(Table(by=("agent",), rows=[row]))
 
 
 def test_mcnemar_exact_p_values() -> None:
@@ -207,7 +207,7 @@ def test_every_table_names_its_suites_and_their_versions() -> None:
     assert caption == (
         "Suites: agentdojo v1.2.1 (banking, slack); webmcp-attacks 0.1.0; the grid's own tasks."
     )
-    assert caption in markdown(aggregate(results, ["agent"]), ["agent"], caption=caption)
+    assert caption in markdown(Table.of(results, ["agent"]), caption=caption)
 
 
 @pytest.mark.parametrize("count", [2, 3, 6])

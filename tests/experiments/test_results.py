@@ -3,6 +3,7 @@ the names in it hold (no browser)."""
 
 from __future__ import annotations
 
+import io
 from pathlib import Path
 
 from harness.experiments.metrics import EpisodeResult
@@ -85,3 +86,35 @@ def test_every_markdown_table_keeps_its_shape_whatever_its_cells_hold(tmp_path: 
         "channel a\\|b",
     } <= shown
     assert "@2" in written["paired.md"].read_text(encoding="utf-8")  # attempts@k written too
+
+
+def test_every_rendering_of_the_results_says_a_deterministic_agents_seeds_disagreed(
+    tmp_path: Path,
+) -> None:
+    """headline.md and results.md said the seeds of a deterministic agent disagreed (the
+    majority kept); report.html showed the same 1.00 n=1 with no word of it. The caveat comes
+    with the table from the results model, so every rendering of the table says it."""
+    from rich.console import Console
+
+    from harness.cli.experiment import headline_table
+    from harness.experiments.plot import figure
+    from harness.experiments.report import write_report
+
+    caveat = "seeds disagreed (majority kept)"
+    flaky = [
+        result(seed, "none", agent="scripted", deterministic=True, success=seed != 1, attack=None)
+        for seed in range(3)
+    ]
+    written = write_tables(tmp_path, flaky, "study")
+    for name in ("results.md", "headline.md", "breakdown.md"):
+        assert caveat in written[name].read_text(encoding="utf-8"), name
+    assert "seed_disagreements" in written["results.csv"].read_text(encoding="utf-8")
+    page = write_report(tmp_path, flaky, "study").read_text(encoding="utf-8")
+    # Under every table that shows the case: the headline, the results, and the overall line.
+    assert page.count(caveat) >= 3, page
+    terminal = Console(width=200, record=True, file=io.StringIO())
+    terminal.print(headline_table(flaky, "study"))
+    assert caveat in " ".join(terminal.export_text().split())  # the caption wraps
+    drawn = figure(flaky, "study")
+    assert drawn is not None
+    assert caveat in " ".join(text.get_text() for text in drawn.texts)
