@@ -8,7 +8,9 @@ format has characters that break it or change its meaning:
   every CI reader rejects the file. :func:`xml_text` shows them as escapes (``\\x01``).
 - A Markdown line (a GitHub step summary) ends at ``\\r`` too, so a ``\\r`` in a form name
   starts a new line — a heading, a link — in the harness's summary. :func:`md_text` keeps page
-  text on one line, shows control characters, and escapes what Markdown would read as syntax.
+  text on one line, shows control characters, and writes it as every Markdown file of the
+  harness does (:func:`harness.elicitation.wording.markdown_text`): syntax escaped, and what
+  GFM would autolink (``www.…``, ``https://…``, ``a@b.c``) as a code span.
 - HTML shows C0 controls as nothing at all (and a parser may refuse them): the HTML report
   prints every text through :func:`xml_text`, so it shows the escapes JUnit shows.
 - Long page-provided names (a 300-character tool name) make tables unreadable:
@@ -22,13 +24,12 @@ from __future__ import annotations
 
 import re
 
-from harness.elicitation.wording import plain
+from harness.elicitation.wording import markdown_text, plain
 
 TABLE_WIDTH = 80
 """How many characters of a page-provided name a table cell shows."""
 
 _XML_FORBIDDEN = re.compile("[^\t\n\r\x20-\ud7ff\ue000-\ufffd\U00010000-\U0010ffff]")
-_MD_SYNTAX = re.compile(r"([\\`*_\[\]|~<>&])")
 _SURROGATE = re.compile("[\ud800-\udfff]")
 
 
@@ -50,14 +51,15 @@ def one_line(text: str) -> str:
     return _SURROGATE.sub(_escape, line)
 
 
-def md_text(text: str, limit: int | None = None) -> str:
-    """Page text for a Markdown line or table cell: one line, control characters shown,
-    Markdown syntax escaped (no heading, link, image, HTML or table cell can start in it);
-    clipped to ``limit`` characters when given."""
+def md_text(text: str, limit: int | None = None, *, cell: bool = False) -> str:
+    """Page text for a Markdown line (or, with ``cell``, a table cell): one line, control
+    characters shown, never read as markup (no heading, link, autolink, image, HTML or table
+    cell can start in it: :func:`~harness.elicitation.wording.markdown_text`); clipped to
+    ``limit`` characters when given."""
     line = one_line(text)
     if limit is not None:
         line = clip(line, limit)
-    return _MD_SYNTAX.sub(r"\\\1", line)
+    return markdown_text(line, cell=cell)
 
 
 def clip(text: str, limit: int = TABLE_WIDTH) -> str:

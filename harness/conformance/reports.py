@@ -443,10 +443,12 @@ def markdown(view: View, limit: int = 40) -> str:
         f"{flaky} flaky, {view.comparison.expected_failures} expected failure(s)."
     )
     lines.append("")
-    header = "| area | " + " | ".join(md_text(b) for b in view.backends) + " |"
+    header = "| area | " + " | ".join(md_text(b, cell=True) for b in view.backends) + " |"
     lines += [header, "|---|" + "---|" * len(view.backends)]
     for area, cells in view.areas.items():
-        row = [md_text(area, TABLE_WIDTH)] + [_md_cell(cells.get(b)) for b in view.backends]
+        row = [md_text(area, TABLE_WIDTH, cell=True)] + [
+            _md_cell(cells.get(b)) for b in view.backends
+        ]
         lines.append("| " + " | ".join(row) + " |")
     total = ["**total**"] + [_md_cell(view.totals.get(b)) for b in view.backends]
     lines.append("| " + " | ".join(total) + " |")
@@ -454,8 +456,8 @@ def markdown(view: View, limit: int = 40) -> str:
         lines += ["", "### Findings", "", "| severity | code | tool | where |", "|---|---|---|---|"]
         for found in view.findings[:limit]:
             lines.append(
-                f"| {found.severity} | {md_text(found.subtest or '', TABLE_WIDTH)} "
-                f"| {md_text(found.tool or '', 40)} | {md_text(found.test, 40)} |"
+                f"| {found.severity} | {md_text(found.subtest or '', TABLE_WIDTH, cell=True)} "
+                f"| {md_text(found.tool or '', 40, cell=True)} | {md_text(found.test, 40, cell=True)} |"
             )
         if len(view.findings) > limit:
             lines.append(f"\n… and {len(view.findings) - limit} more findings (see report.html)")

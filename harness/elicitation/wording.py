@@ -12,12 +12,15 @@ cut at :data:`QUOTE_LIMIT` characters, control characters as visible escapes, in
 quotation marks and labelled as the page's. Answers files match ``message`` against the
 harness's wording only (:mod:`harness.elicitation.answers`).
 
-:func:`plain` is what every terminal output of page text goes through.
+:func:`plain` is what every terminal output of page text goes through, and
+:func:`markdown_text` (:func:`markdown_cell` in a table) what every Markdown file the harness
+writes quotes it with: ``summary.md``, the experiments' tables, ``reliability.md``.
 """
 
 from __future__ import annotations
 
 import json
+import re
 import unicodedata
 from typing import TYPE_CHECKING, Any, NamedTuple
 
@@ -150,13 +153,50 @@ def _cut_note(rest: int) -> str:
     return f" … ({rest:,} more characters)"
 
 
+# What Markdown (GitHub's, cmark-gfm) reads as syntax in a line's text: escapes, code spans,
+# emphasis, strikethrough, links and images, HTML and entities, table cells.
+_MARKDOWN_SYNTAX = re.compile(r"([\\`*\[\]|~<>&])")
+# An underscore opens or closes emphasis unless it sits between two letters or digits.
+_LOOSE_UNDERSCORE = re.compile(r"(?<![A-Za-z0-9])_|_(?![A-Za-z0-9])")
+# A block a line's first characters would start: a heading, a list item, a setext underline.
+_BLOCK_START = re.compile(r"^( *\d*)([#+=.)-])")
+# What GFM makes a link with no syntax at all: www. and scheme:// autolinks, e-mail addresses
+# (and xmpp:/mailto: with them). github.com links these again in the rendered text, after
+# escapes and character references are undone, so no escape stops them: only a code span
+# (whose text no autolinking reads) does. Matched loosely: a false match costs a code span.
+_AUTOLINKABLE = re.compile(r"www\.|://|@", re.IGNORECASE)
+
+
+def markdown_text(text: str, *, cell: bool = False) -> str:
+    """Text someone else wrote (a page's, a grid's, a message quoting either) as Markdown
+    shows it: on one line, control characters shown, read as the same visible text by GitHub's
+    renderer and never as markup — no heading, list, link, image, autolink, e-mail link,
+    HTML, emphasis or table cell can start in it. ``cell``: it goes in a table cell.
+
+    Text GFM would autolink (``www.``, ``https://``, ``a@b.c``) becomes a code span; any
+    other text has its Markdown syntax backslash-escaped. Cut a text before, never after."""
+    line = plain(" ".join(text.splitlines())).replace("\n", " ")
+    if _AUTOLINKABLE.search(line):
+        return _code_span(line, cell=cell)
+    escaped = _LOOSE_UNDERSCORE.sub(r"\\_", _MARKDOWN_SYNTAX.sub(r"\\\1", line))
+    return _BLOCK_START.sub(r"\1\\\2", escaped)
+
+
 def markdown_cell(text: str) -> str:
-    """``text`` as a cell of a Markdown table, whatever it holds: on one line (a line break
-    ends a row), control characters shown, a backslash and a pipe escaped — a ``\\|`` in
-    the text stays a backslash and a pipe, not an escaped backslash before the cell's end.
-    Cut a text before, never after: a cut escape would end the cell."""
-    joined = plain(" ".join(text.splitlines())).replace("\n", " ")
-    return joined.replace("\\", "\\\\").replace("|", "\\|")
+    """``text`` as a cell of a Markdown table: :func:`markdown_text` for a cell."""
+    return markdown_text(text, cell=True)
+
+
+def _code_span(text: str, *, cell: bool) -> str:
+    """``text`` as a code span: fenced by more backticks than any run in it, padded with a
+    space where it starts or ends with a backtick or a space (a reader removes one of each);
+    in a table cell each ``|`` escaped (the table's own escape, undone inside code spans)."""
+    longest = max((len(run) for run in re.findall(r"`+", text)), default=0)
+    fence = "`" * (longest + 1)
+    pad = " " if text[0] in "` " or text[-1] in "` " else ""
+    if cell:
+        text = text.replace("|", "\\|")
+    return f"{fence}{pad}{text}{pad}{fence}"
 
 
 class QuestionLine(NamedTuple):

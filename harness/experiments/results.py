@@ -32,7 +32,7 @@ from collections.abc import Iterable, Sequence
 from pathlib import Path
 from typing import Any
 
-from harness.elicitation.wording import markdown_cell, plain
+from harness.elicitation.wording import markdown_cell, markdown_text
 from harness.errors import ConfigError
 from harness.experiments.comparisons import AttemptsRow, Paired, attempts_at_k, paired
 from harness.experiments.metrics import (
@@ -353,12 +353,6 @@ def episode_records(results: Iterable[EpisodeResult]) -> list[dict[str, Any]]:
     return records
 
 
-def one_line(text: str) -> str:
-    """``text`` on one line (a line break ends a Markdown table's row, or its heading),
-    control characters shown."""
-    return plain(" ".join(text.splitlines())).replace("\n", " ")
-
-
 def _number(value: float | None, digits: int = 1) -> str:
     if value is None:
         return "—"
@@ -398,7 +392,7 @@ def markdown(
     ]
     if timing:
         header.append("wall s")
-    lines = [f"### {one_line(title)}", ""] if title else []
+    lines = [f"### {markdown_text(title)}", ""] if title else []
     lines.append("| " + " | ".join(header) + " |")
     lines.append("|" + "|".join("---" for _ in header) + "|")
     for row in rows:
@@ -438,7 +432,7 @@ def paired_markdown(comparisons: list[Paired], caption: str = "", title: str = "
         "only B held/solved",
         "p (exact)",
     ]
-    lines = [f"### {one_line(title)}", ""] if title else []
+    lines = [f"### {markdown_text(title)}", ""] if title else []
     lines += ["| " + " | ".join(d.replace("_name", "") for d in header) + " |"]
     lines.append("|" + "|".join("---" for _ in header) + "|")
     for c in comparisons:
@@ -482,7 +476,7 @@ def attempts_markdown(rows: list[AttemptsRow], caption: str = "", title: str = "
     dims = list(rows[0].group)
     most = max(r.seeds for r in rows)
     header = [*dims, "cases", "seeds", *(f"@{k}" for k in range(1, most + 1))]
-    lines = [f"### {one_line(title)}", ""] if title else []
+    lines = [f"### {markdown_text(title)}", ""] if title else []
     lines += ["| " + " | ".join(header) + " |", "|" + "|".join("---" for _ in header) + "|"]
     for r in rows:
         cells = [*(markdown_cell(r.group[d]) for d in dims), str(r.cases), str(r.seeds)]

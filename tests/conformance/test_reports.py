@@ -19,6 +19,7 @@ from harness.browser.launch import launch_flags
 from harness.conformance.baseline import Baseline, diff
 from harness.conformance.reports import MASK, build_view, markdown, scrub, write_reports
 from harness.conformance.results import Report, RunInfo, Subtest, TestResult
+from tests.gfm import HARMLESS, HOSTILE, inert, render
 
 FAILURE = "the agent view contains the secret value it must not carry"
 CANARY_SECRET = "hk_HXCANARY_4f1c2a9e77"
@@ -181,7 +182,12 @@ def test_page_text_cannot_write_markdown_into_the_summary(tmp_path: Path) -> Non
     assert "\r" not in summary.read_text(encoding="utf-8")
     assert not any(line.startswith("# Injected") or line.startswith("## two") for line in lines)
     [line] = [line for line in lines if "Injected" in line]
-    assert "\\[click\\](https://evil.test/)" in line and "\\x1b" in line
+    # A URL in it, which GFM would autolink: the whole text is a code span, shown verbatim.
+    assert (
+        "`/seeds/sensitive/x-sensitive.html › form # Injected [click](https://evil.test/)\\x1b[2J`"
+        in line
+    )
+    assert "<a " not in render(line)
     assert "\\<img" in line and "<img" not in line.replace("\\<img", "")
 
 
@@ -245,3 +251,27 @@ async def test_the_html_report_is_a_results_view_its_filters_and_links_work(
             assert "regressed" in await page.locator("#diff").inner_text()
         finally:
             await browser.close()
+
+
+def _audited(names: tuple[str, ...]) -> str:
+    """summary.md of an audit whose page named its tools, subtests and messages ``names``:
+    each a finding (a warning) and an unexpected failure."""
+    run = _run("polyfill")
+    run.results = [
+        TestResult(
+            test="/links/{index}",
+            status="OK",
+            subtests=[
+                Subtest(name=name, status="FAIL", message=name, severity="warning", tool=name)
+                for name in names
+            ],
+        )
+    ]
+    return markdown(build_view("links", [run], Baseline().compare([run]), Baseline()))
+
+
+def test_page_text_in_the_summary_is_shown_as_written_and_never_becomes_a_link() -> None:
+    """A tool named ``www.attacker.example`` (a valid WebMCP name) became a link in the
+    GitHub step summary, and so did a URL a message quoted: GitHub's renderer read them as
+    autolinks. Rendered by cmark-gfm, the summary has the elements harmless names give it."""
+    inert(_audited(HOSTILE), _audited(HARMLESS))

@@ -8,6 +8,7 @@ from pathlib import Path
 
 from harness.experiments.metrics import EpisodeResult
 from harness.experiments.results import write_tables
+from tests.gfm import HARMLESS, HOSTILE, inert
 
 
 def cells(row: str) -> list[str]:
@@ -118,3 +119,30 @@ def test_every_rendering_of_the_results_says_a_deterministic_agents_seeds_disagr
     drawn = figure(flaky, "study")
     assert drawn is not None
     assert caveat in " ".join(text.get_text() for text in drawn.texts)
+
+
+def _tables(tmp_path: Path, names: tuple[str, ...]) -> dict[str, str]:
+    """The Markdown files of a run whose agents, tasks and sites are named ``names``."""
+    results = [
+        result(seed, policy, agent=name, task=name, site=name, episode=f"e{i}.{policy}.{seed}")
+        for i, name in enumerate(names)
+        for policy in ("none", "default")
+        for seed in (0, 1)
+    ]
+    written = write_tables(tmp_path, results, "study")
+    return {n: p.read_text(encoding="utf-8") for n, p in written.items() if n.endswith(".md")}
+
+
+def test_names_in_the_markdown_tables_are_shown_as_written_and_never_become_links(
+    tmp_path: Path,
+) -> None:
+    """Every Markdown file of a run, rendered by GitHub's renderer (cmark-gfm): names that
+    Markdown would read as markup (``www.…``, a URL, an e-mail address, a heading, HTML) give
+    the elements harmless names give, and read as written."""
+    (tmp_path / "hostile").mkdir()
+    (tmp_path / "harmless").mkdir()
+    hostile = _tables(tmp_path / "hostile", HOSTILE)
+    harmless = _tables(tmp_path / "harmless", HARMLESS)
+    assert set(hostile) == {"results.md", "headline.md", "breakdown.md", "paired.md"}
+    for name, text in hostile.items():
+        inert(text, harmless[name])
