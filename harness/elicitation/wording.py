@@ -158,8 +158,11 @@ def _cut_note(rest: int) -> str:
 _MARKDOWN_SYNTAX = re.compile(r"([\\`*\[\]|~<>&])")
 # An underscore opens or closes emphasis unless it sits between two letters or digits.
 _LOOSE_UNDERSCORE = re.compile(r"(?<![A-Za-z0-9])_|_(?![A-Za-z0-9])")
-# A block a line's first characters would start: a heading, a list item, a setext underline.
-_BLOCK_START = re.compile(r"^( *\d*)([#+=.)-])")
+# A block a line's first characters would start: a heading, a list item, a setext underline
+# or a thematic break (``*`` and ``_`` are escaped wherever they are).
+_BLOCK_START = re.compile(
+    r"^( *)(#{1,6}(?=[ \t]|$)|[-+](?=[ \t]|$)|\d{1,9}[.)](?=[ \t]|$)|[-=]+ *$)"
+)
 # What GFM makes a link with no syntax at all: www. and scheme:// autolinks, e-mail addresses
 # (and xmpp:/mailto: with them). github.com links these again in the rendered text, after
 # escapes and character references are undone, so no escape stops them: only a code span
@@ -179,7 +182,15 @@ def markdown_text(text: str, *, cell: bool = False) -> str:
     if _AUTOLINKABLE.search(line):
         return _code_span(line, cell=cell)
     escaped = _LOOSE_UNDERSCORE.sub(r"\\_", _MARKDOWN_SYNTAX.sub(r"\\\1", line))
-    return _BLOCK_START.sub(r"\1\\\2", escaped)
+    return _BLOCK_START.sub(_escaped_block, escaped)
+
+
+def _escaped_block(match: re.Match[str]) -> str:
+    """The start of a line with its block marker escaped (an ordered item's ``.`` or ``)``)."""
+    indent, marker = match.groups()
+    if marker[0].isdigit():
+        return f"{indent}{marker[:-1]}\\{marker[-1]}"
+    return f"{indent}\\{marker}"
 
 
 def markdown_cell(text: str) -> str:
