@@ -9,6 +9,7 @@ from harness.testing.expect import (
     expect_no_leak,
     expect_result,
     expect_tool,
+    schema_subset_mismatch,
     subset_mismatch,
 )
 
@@ -18,5 +19,6 @@ __all__ = [
     "expect_no_leak",
     "expect_result",
     "expect_tool",
+    "schema_subset_mismatch",
     "subset_mismatch",
 ]

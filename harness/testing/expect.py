@@ -18,6 +18,12 @@ escapes (pytest writes the message to a terminal).
 object is in the actual one with a matching value, recursively; lists match
 item by item and must have the same length; anything else must be equal (and
 of the same JSON type: ``True`` is not ``1``).
+
+An input schema is read as JSON Schema reads it (:meth:`ToolAssertions.to_have_input_schema`): the lists
+that are sets there — ``required``, ``enum``, ``type`` when a list, each list of
+``dependentRequired`` — match when every expected item is among the actual ones, in any
+order (``{"required": ["text"]}`` holds for a tool that requires ``text`` and ``due``); the
+members of ``properties``, ``$defs`` and the like are matched by name, as schemas.
 """
 
 from __future__ import annotations
@@ -25,7 +31,7 @@ from __future__ import annotations
 import json
 import re
 import time
-from collections.abc import Iterator, Sequence
+from collections.abc import Callable, Iterator, Sequence
 from typing import Any, Protocol
 
 from mcp_types import CallToolResult, TextContent
@@ -97,6 +103,108 @@ def subset_mismatch(expected: Any, actual: Any, path: tuple[str | int, ...] = ()
     if _json_type(expected) != _json_type(actual) or expected != actual:
         return f"{where}: expected {_short(expected)}, got {_short(actual)}"
     return None
+
+
+_SET_KEYWORDS = frozenset({"required", "enum"})
+"""Schema keywords whose list is a set: order and repeats mean nothing."""
+_SCHEMA_MAPS = frozenset(
+    {"properties", "patternProperties", "$defs", "definitions", "dependentSchemas"}
+)
+"""Schema keywords whose object maps names to subschemas."""
+_SCHEMA_LISTS = frozenset({"allOf", "anyOf", "oneOf", "prefixItems"})
+"""Schema keywords whose list holds subschemas, matched item by item."""
+_SUBSCHEMAS = frozenset(
+    {
+        "items",
+        "additionalItems",
+        "additionalProperties",
+        "unevaluatedItems",
+        "unevaluatedProperties",
+        "propertyNames",
+        "contains",
+        "not",
+        "if",
+        "then",
+        "else",
+    }
+)
+"""Schema keywords whose value is one subschema."""
+
+
+def schema_subset_mismatch(
+    expected: Any, actual: Any, path: tuple[str | int, ...] = ()
+) -> str | None:
+    """Where the schema ``actual`` does not contain ``expected``, read as JSON Schema reads
+    it (see the module docstring: ``required``, ``enum``, a ``type`` list and
+    ``dependentRequired``'s lists match as sets), or None."""
+    if not isinstance(expected, dict) or not isinstance(actual, dict):
+        return subset_mismatch(expected, actual, path)
+    for key, want in expected.items():
+        here = (*path, key)
+        if key not in actual:
+            return f"{_pointer(here)}: missing (expected {_short(want)})"
+        got = actual[key]
+        if key in _SET_KEYWORDS or (key == "type" and isinstance(want, list)):
+            problem = _set_mismatch(
+                want, [got] if key == "type" and isinstance(got, str) else got, here
+            )
+        elif key == "dependentRequired" and isinstance(want, dict) and isinstance(got, dict):
+            problem = _members_mismatch(want, got, here, _set_mismatch)
+        elif key in _SCHEMA_MAPS and isinstance(want, dict) and isinstance(got, dict):
+            problem = _members_mismatch(want, got, here, schema_subset_mismatch)
+        elif key in _SCHEMA_LISTS and isinstance(want, list) and isinstance(got, list):
+            problem = _items_mismatch(want, got, here)
+        elif key in _SUBSCHEMAS:
+            problem = schema_subset_mismatch(want, got, here)
+        else:
+            problem = subset_mismatch(want, got, here)
+        if problem is not None:
+            return problem
+    return None
+
+
+def _set_mismatch(expected: Any, actual: Any, path: tuple[str | int, ...]) -> str | None:
+    """Where the set ``actual`` lacks an item of ``expected`` (JSON equality, any order)."""
+    if not isinstance(expected, list) or not isinstance(actual, list):
+        return subset_mismatch(expected, actual, path)
+    for want in expected:
+        if not any(_equal(want, got) for got in actual):
+            return f"{_pointer(path)}: missing {_short(want)}"
+    return None
+
+
+def _members_mismatch(
+    expected: dict[str, Any],
+    actual: dict[str, Any],
+    path: tuple[str | int, ...],
+    matches: Callable[[Any, Any, tuple[str | int, ...]], str | None],
+) -> str | None:
+    """Where a member of ``actual`` named in ``expected`` is missing or does not match."""
+    for name, want in expected.items():
+        if name not in actual:
+            return f"{_pointer((*path, name))}: missing (expected {_short(want)})"
+        problem = matches(want, actual[name], (*path, name))
+        if problem is not None:
+            return problem
+    return None
+
+
+def _items_mismatch(
+    expected: list[Any], actual: list[Any], path: tuple[str | int, ...]
+) -> str | None:
+    """Where a list of subschemas does not match ``expected``'s item by item."""
+    if len(expected) != len(actual):
+        return f"{_pointer(path)}: expected {len(expected)} items, got {len(actual)}"
+    for index, (want, got) in enumerate(zip(expected, actual, strict=True)):
+        problem = schema_subset_mismatch(want, got, (*path, index))
+        if problem is not None:
+            return problem
+    return None
+
+
+def _equal(a: Any, b: Any) -> bool:
+    """JSON equality: the same JSON types all the way down (``True`` is not ``1``)."""
+    return subset_mismatch(a, b) is None and subset_mismatch(b, a) is None
 
 
 def _short(value: Any, limit: int = 200) -> str:
@@ -196,7 +304,19 @@ class ToolAssertions:
         self._retry(check)
 
     def to_have_input_schema(self, subset: dict[str, Any]) -> Tool:
-        """The tool's ``inputSchema`` contains ``subset``; returns the tool."""
+        """The tool's ``inputSchema`` contains ``subset``, read as JSON Schema reads it;
+        returns the tool.
+
+        Every key of ``subset`` must be in the schema with a matching value, recursively
+        (``properties``, ``$defs`` and the like member by member, as schemas). The lists that
+        are sets in JSON Schema — ``required``, ``enum``, ``type`` when a list, each list of
+        ``dependentRequired`` — need only hold every expected item, in any order:
+        ``{"required": ["text"]}`` holds for a tool that requires ``text`` and ``due``, and
+        ``{"required": ["due", "text"]}`` for one that lists them the other way round. Any
+        other list (``allOf``, ``anyOf``, ``oneOf``, ``prefixItems``, a ``const`` or
+        ``default``) is matched item by item, with the same length. A failure names the
+        first place that does not match (``/required: missing "owner"``).
+        """
         __tracebackhide__ = True
         method = f"to_have_input_schema({_short(subset, 80)})"
 
@@ -204,7 +324,7 @@ class ToolAssertions:
             found = next((t for t in tools if t.name == self._name), None)
             if found is None:
                 return self._absent(method, tools)
-            problem = subset_mismatch(subset, found.input_schema)
+            problem = schema_subset_mismatch(subset, found.input_schema)
             if problem is None:
                 return found
             return _Miss(

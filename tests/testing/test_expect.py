@@ -151,6 +151,64 @@ def test_tool_assertions_on_a_list_check_once_and_say_what_is_there() -> None:
         expect_tool(tools, "add_todo").not_to_exist()
 
 
+TWO_REQUIRED = Tool(
+    name="add_todo",
+    description="Add a todo with a due date.",
+    inputSchema={
+        "type": "object",
+        "properties": {
+            "text": {"type": "string"},
+            "due": {"type": ["string", "null"]},
+            "list": {"enum": ["home", "work", "shop"]},
+            # A parameter named like a keyword: its schema is matched as a schema.
+            "required": {"type": "boolean"},
+        },
+        "required": ["text", "due"],
+    },
+    origin=ORIGIN,
+    frame="main",
+)
+
+
+@pytest.mark.parametrize(
+    "subset",
+    [
+        {"required": ["text"]},  # the README's line, on a tool that requires two
+        {"required": ["due", "text"]},  # all of them, in another order
+        {"properties": {"list": {"enum": ["shop", "home"]}}},
+        {"properties": {"due": {"type": ["null"]}}},
+        {"properties": {"required": {"type": "boolean"}}},
+    ],
+)
+def test_an_input_schema_s_sets_match_as_sets(subset: dict[str, Any]) -> None:
+    expect_tool([TWO_REQUIRED], "add_todo").to_have_input_schema(subset)
+
+
+@pytest.mark.parametrize(
+    ("subset", "said"),
+    [
+        ({"required": ["text", "owner"]}, 'mismatch at /required: missing "owner"'),
+        (
+            {"properties": {"list": {"enum": ["home", "school"]}}},
+            'mismatch at /properties/list/enum: missing "school"',
+        ),
+        (
+            {"properties": {"due": {"type": ["string", "integer"]}}},
+            'mismatch at /properties/due/type: missing "integer"',
+        ),
+        ({"required": "text"}, 'mismatch at /required: expected "text", got ["text", "due"]'),
+    ],
+)
+def test_an_input_schema_s_set_that_lacks_a_member_names_it(
+    subset: dict[str, Any], said: str
+) -> None:
+    with pytest.raises(AssertionError) as failure:
+        expect_tool([TWO_REQUIRED], "add_todo").to_have_input_schema(subset)
+    lines = str(failure.value).splitlines()
+    assert lines[0].startswith("expect_tool('add_todo').to_have_input_schema(")
+    assert lines[1] == f"  {said}"
+
+
 def test_tool_assertions_retry_until_the_tool_arrives() -> None:
     class Arriving:
         def __init__(self) -> None:
