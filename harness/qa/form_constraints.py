@@ -217,6 +217,33 @@ def _fill_fix(control: Control) -> str:
     )
 
 
+def _empty_choice_fix(control: Control) -> str:
+    """Why a required ``<select>`` left empty fits the schema, by what the select has: a
+    multiple one's array has no ``minItems``; a single one's enum lists its empty
+    placeholder; one without options has nothing to choose."""
+    if control.kind == "select-multiple":
+        return (
+            "Chromium's array for a <select multiple> has no minItems, so [] (no option "
+            "chosen) fits the inputSchema; say that at least one is needed in its "
+            "toolparamdescription, or drop `required` and refuse an empty choice in a submit "
+            "handler (respondWith an error the agent can read)"
+        )
+    if control.first_option == "":
+        return (
+            "Chromium lists every option in the schema's enum, the empty placeholder "
+            "too; remove the placeholder option (or make it a real choice)"
+        )
+    if control.first_option is None:
+        return (
+            "it has no options, so nothing can be chosen; give it its options before the "
+            "tool is read, or drop `required`"
+        )
+    return (
+        "no option was chosen, and nothing in the inputSchema says one is needed; say so "
+        "in its toolparamdescription"
+    )
+
+
 def _why_and_fix(control: Control, flag: str, value: Any) -> str:
     start, kind, attrs = control.start, control.kind, control.attributes
     if flag == "valueMissing":
@@ -232,10 +259,7 @@ def _why_and_fix(control: Control, flag: str, value: Any) -> str:
                 "into the inputSchema, so agents are told a value is needed"
             )
         if kind.startswith("select"):
-            return (
-                "Chromium lists every option in the schema's enum, the empty placeholder "
-                "too; remove the placeholder option (or make it a real choice)"
-            )
+            return _empty_choice_fix(control)
         if kind == "checkbox":
             return (
                 "the schema says a boolean and only true is accepted; say so in its "

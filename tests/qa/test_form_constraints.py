@@ -83,6 +83,17 @@ PAGES = {
     "/time": form(
         "book_slot", '<input type="time" name="t"><input type="datetime-local" name="at">'
     ),
+    # Required choices: one with an empty placeholder option, a multiple one with none.
+    "/shelf": form(
+        "find_book",
+        '<select name="shelf" required><option value="">Any shelf</option>'
+        '<option value="a">A</option></select>',
+    ),
+    "/rooms": form(
+        "book_room",
+        '<select name="rooms" multiple required><option value="a">Room A</option>'
+        '<option value="b">Room B</option></select>',
+    ),
     "/results": "<!doctype html><p>results</p>",
 }
 
@@ -93,7 +104,9 @@ async def server() -> AsyncIterator[QAServer]:
         yield qa
 
 
-async def fuzzed(harness: Harness, server: QAServer, path: str) -> FuzzReport:
+async def fuzzed(
+    harness: Harness, server: QAServer, path: str, example: dict[str, Any] | None = None
+) -> FuzzReport:
     session: Session = await harness.open(server.url(path))
     try:
         options = FuzzOptions(
@@ -102,6 +115,7 @@ async def fuzzed(harness: Harness, server: QAServer, path: str) -> FuzzReport:
             examples=10,
             seed=3,
             database=None,
+            example=example,
         )
         return await fuzz(session, options)
     finally:
@@ -136,6 +150,34 @@ async def test_a_required_input_the_schema_lets_be_empty_is_a_warning_with_the_f
     text = report.describe()
     assert "form-constraints: warning" in text
     assert "no property failed; 1 warning (above)" in text
+
+
+@pytest.mark.parametrize(
+    ("path", "example", "said", "unsaid"),
+    [
+        (
+            "/shelf",
+            {"shelf": ""},
+            "remove the placeholder option (or make it a real choice)",
+            "minItems",
+        ),
+        # No placeholder to remove: the schema's array has no minItems.
+        (
+            "/rooms",
+            {"rooms": []},
+            "Chromium's array for a <select multiple> has no minItems",
+            "placeholder",
+        ),
+    ],
+)
+async def test_a_required_choice_left_empty_is_a_warning_with_the_fix_for_its_kind(
+    harness: Harness, server: QAServer, path: str, example: dict[str, Any], said: str, unsaid: str
+) -> None:
+    failure = warning(await fuzzed(harness, server, path, example))
+    assert failure.arguments == example
+    assert "(valueMissing)" in failure.message
+    assert said in failure.message
+    assert unsaid not in failure.message
 
 
 async def test_the_fix_it_names_makes_the_warning_go(harness: Harness, server: QAServer) -> None:
