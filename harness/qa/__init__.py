@@ -10,7 +10,8 @@ their drift, and the doctor that says why WebMCP is (not) in a page.
   hypothesis-jsonschema), what a call did to the page, the named properties, and the run
   that shrinks a failure to a minimal input with a reproduction (its options and report:
   :mod:`~harness.qa.fuzz_report`; a schema in hypothesis-jsonschema's Draft 7 words:
-  :mod:`~harness.qa.draft7`);
+  :mod:`~harness.qa.draft7`; values of the formats the harness checks and it does not draw:
+  :mod:`~harness.qa.formats`);
 - :mod:`~harness.qa.doctor`: the checks of ``webmcp-harness doctor``.
 
 A library the front ends share, as ``agents`` is: the CLI's commands, the pytest plugin's

@@ -689,8 +689,16 @@ def _undrawable(tool: Tool, exc: Exception, calls: int) -> str:
             f"read (it draws without {'it' if len(unread) == 1 else 'them'}, and no value "
             f"drawn met the schema); {done}"
         )
+    unfit = why_nothing_fits(tool) if isinstance(exc, Unsatisfiable) else None
+    if unfit is not None and unfit.no_generator is not None:
+        return (
+            f"no input drawn from {tool.name}'s inputSchema fits it as the harness validates "
+            f"it: {unfit.said}: no generator for format {json.dumps(unfit.no_generator)}, "
+            "which the harness checks (the values drawn for it are any strings, and it "
+            f"refused each); {done}"
+        )
     if isinstance(exc, Unsatisfiable):
-        named = why_nothing_fits(tool)
+        named = unfit.said if unfit is not None else None
         return (
             f"no input drawn from {tool.name}'s inputSchema fits it as the harness validates "
             f"it: {named + '; ' if named else ''}the schema may allow no value at all "

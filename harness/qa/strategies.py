@@ -11,7 +11,10 @@ The harness reads a schema as Draft 2020-12, hypothesis-jsonschema as Draft 7 (i
 ``items`` as Draft 7 does and passes over the keywords it does not know): before anything
 is drawn, :mod:`harness.qa.draft7` says the schema in Draft 7's words. What Draft 7 cannot
 say is left to the filter, and named (:func:`~harness.qa.draft7.unread_keywords`) when no
-value drawn fits; so is the keyword that refused every value drawn (:func:`why_nothing_fits`).
+value drawn fits; so is the keyword that refused every value drawn (:func:`why_nothing_fits`),
+and the format, when it is one the harness checks and nothing draws. Strings of a format the
+harness checks come from hypothesis-jsonschema, or from :mod:`harness.qa.formats` where it
+has none (``uuid``, ``duration``).
 
 Objects are built here, not by hypothesis-jsonschema (whose object drawing fails on the
 current Hypothesis): their members from ``properties``, ``patternProperties`` and
@@ -38,6 +41,7 @@ from typing import TYPE_CHECKING, Any
 from harness.errors import ConfigError
 from harness.models import Tool
 from harness.qa.draft7 import as_count, as_draft7
+from harness.qa.formats import custom_formats, ungenerated_formats
 from harness.schemas import local_target
 from harness.schemas.patterns import search
 from harness.stages.validation import (
@@ -136,11 +140,23 @@ def _drawn(tool: Tool) -> SearchStrategy[Any]:
     return strategy
 
 
-def why_nothing_fits(tool: Tool) -> str | None:
+@dataclass(frozen=True)
+class Unfit:
+    """What keeps the values drawn from a tool's schema from fitting it."""
+
+    said: str
+    """By keyword: ``nothing the generator draws fits /properties/n (`type`, `minimum`,
+    `maximum`)``, ``every value drawn failed `not` at /not``."""
+    no_generator: str | None = None
+    """The format the harness checks and nothing draws values of, when that keyword is a
+    ``format`` (:func:`harness.qa.formats.ungenerated_formats`): the schema is not at fault."""
+
+
+def why_nothing_fits(tool: Tool) -> Unfit | None:
     """What keeps the values drawn from ``tool``'s schema from fitting it, by keyword: the
-    part of the schema nothing is drawn for (``nothing the generator draws fits
-    /properties/n (`type`, `minimum`, `maximum`)``), else the keyword that refused most of a
-    few values drawn (``every value drawn failed `not` at /not``); None when it cannot tell."""
+    part of the schema nothing is drawn for, else the keyword that refused most of a few
+    values drawn (and the format there, when no strategy draws it); None when it cannot
+    tell."""
     require_hypothesis()
     from hypothesis import HealthCheck, Phase, find, settings
 
@@ -154,7 +170,7 @@ def why_nothing_fits(tool: Tool) -> str | None:
     if empty:
         place, node = _nothing_drawn_at(schema, schema, ())
         said = ", ".join(f"`{k}`" for k in node) if isinstance(node, dict) and node else "`false`"
-        return f"nothing the generator draws fits {_pointer(place)} ({said})"
+        return Unfit(f"nothing the generator draws fits {_pointer(place)} ({said})")
     refused: Counter[str] = Counter()
     tried = 0
 
@@ -181,7 +197,12 @@ def why_nothing_fits(tool: Tool) -> str | None:
         return None
     [(keyword_at, count)] = refused.most_common(1)
     how_many = "every value" if count == tried else f"{count} of {tried} values"
-    return f"{how_many} drawn failed `{keyword_at.rsplit('/', 1)[-1]}` at {keyword_at}"
+    keyword = keyword_at.rsplit("/", 1)[-1]
+    said = f"{how_many} drawn failed `{keyword}` at {keyword_at}"
+    name = local_target(tool.input_schema, "#" + keyword_at) if keyword == "format" else None
+    if isinstance(name, str) and name in ungenerated_formats():
+        return Unfit(said, no_generator=name)
+    return Unfit(said)
 
 
 def _nothing_drawn_at(schema: Any, root: dict[str, Any], path: JsonPath) -> tuple[JsonPath, Any]:
@@ -212,11 +233,12 @@ def _generator_quiet() -> Iterator[None]:
 
 
 def _from_schema(schema: Any) -> SearchStrategy[Any]:
-    """hypothesis-jsonschema's values of ``schema``, without its warnings."""
+    """hypothesis-jsonschema's values of ``schema``, without its warnings; values of the
+    formats the harness checks and it does not draw from :mod:`harness.qa.formats`."""
     from hypothesis_jsonschema import from_schema
 
     with _generator_quiet():
-        return from_schema(schema)
+        return from_schema(schema, custom_formats=custom_formats())
 
 
 _COMBINED = ("allOf", "not", "if", "then", "else", "patternProperties")
@@ -821,6 +843,7 @@ def _value_mistakes(schema: dict[str, Any], path: JsonPath, depth: int) -> list[
         "time": "25:61",
         "uri": "not a uri",
         "uuid": "not-a-uuid",
+        "duration": "an hour",
     }
     if schema.get("format") in formats:
         to(formats[schema["format"]], f"not a {schema['format']}")

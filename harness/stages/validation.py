@@ -49,7 +49,10 @@ from harness.schemas import (
 from harness.stages.normalization import MAX_RESULT_DEPTH, json_depth
 from harness.stages.reasons import place, reason, token
 
-_FORMATS = Draft202012Validator.FORMAT_CHECKER
+FORMAT_CHECKER = Draft202012Validator.FORMAT_CHECKER
+"""The formats arguments and results are checked with: every format jsonschema asserts with
+the packages installed (``uuid``, ``duration``, ``date-time``, ``email``, …)."""
+_FORMATS = FORMAT_CHECKER
 _TYPE_KEYWORD = Draft202012Validator.VALIDATORS["type"]
 
 MAX_SAFE_INTEGER = 2**53 - 1

@@ -157,6 +157,13 @@ mc.registerTool({
   execute: async () => { setTimeout(() => gone.abort(), 0); return {ok: true}; },
 }, {signal: gone.signal});
 mc.registerTool({
+  name: "get_order", description: "Looks an order up by its id (always fails).", annotations: ro,
+  inputSchema: {type: "object", required: ["order_id", "within"],
+                properties: {order_id: {type: "string", format: "uuid"},
+                             within: {type: "string", format: "duration"}, note: {type: "string"}}},
+  execute: async () => { throw new Error("the order lookup crashes"); },
+});
+mc.registerTool({
   name: "old_draft", description: "A draft-04 schema.", annotations: ro,
   inputSchema: {type: "object", properties: {n: {type: "number", minimum: 0, exclusiveMinimum: true}}},
   execute: async () => ({ok: true}),

@@ -4,6 +4,7 @@ built to break it and holds on a correct one; failures are shrunk; writes are gu
 from __future__ import annotations
 
 import json
+import uuid
 from collections.abc import AsyncIterator
 from pathlib import Path
 
@@ -204,6 +205,25 @@ async def test_tools_it_cannot_search_are_skipped_with_why_and_the_others_still_
     assert report.describe().endswith(
         "1 property failed; 3 could not be checked (skipped, above) (seed 7)"
     )
+
+
+async def test_a_tool_whose_parameters_have_a_uuid_and_a_duration_format_is_fuzzed(
+    harness: Harness, server: QAServer
+) -> None:
+    # hypothesis-jsonschema draws neither format: the tool was skipped whole ("the schema may
+    # allow no value at all"), exit 0, and its planted bug never found.
+    session = await harness.open(server.url("/odd"))
+    try:
+        report = await run(session, "no-throw", "get_order", examples=6)
+    finally:
+        await session.close()
+    assert status(report, "get_order", "no-throw") == "failed", report.describe()
+    assert "crashes" in message(report, "get_order")
+    [tool] = report.tools
+    failure = tool.failed[0].failure
+    assert failure is not None
+    assert str(uuid.UUID(failure.arguments["order_id"])) == failure.arguments["order_id"]
+    assert failure.arguments["within"].startswith("P")
 
 
 async def test_an_example_for_a_tool_whose_schema_is_refused_is_not_blamed_on_number_rules(

@@ -1,6 +1,7 @@
 """Inputs drawn from schemas the fuzzer used to give up on (or crash on): recursive
-``$ref``s, deep nesting, type lists that name ``object``, objects with combinators; and
-schemas the harness refuses, which leave nothing to draw. No browser: the strategies alone."""
+``$ref``s, deep nesting, type lists that name ``object``, objects with combinators, every
+string format the harness checks; and schemas the harness refuses, which leave nothing to
+draw. No browser: the strategies alone."""
 
 from __future__ import annotations
 
@@ -10,17 +11,19 @@ from typing import Any
 
 import pytest
 from hypothesis import HealthCheck, Phase, find, settings
-from hypothesis.errors import NoSuchExample
+from hypothesis.errors import NoSuchExample, Unsatisfiable
 
 from harness.errors import ConfigError
 from harness.models import Tool
+from harness.qa import formats
+from harness.qa.fuzz import _undrawable
 from harness.qa.strategies import (
     MAX_REF_EXPANSIONS,
     near_misses,
     valid_arguments,
     why_nothing_fits,
 )
-from harness.stages.validation import validate_arguments
+from harness.stages.validation import FORMAT_CHECKER, validate_arguments
 
 LIST_NODE = {
     "type": "object",
@@ -322,7 +325,8 @@ def test_both_branches_of_an_if_are_drawn() -> None:
     ],
 )
 def test_a_schema_nothing_fits_is_named_by_its_keyword(schema: dict[str, Any], named: str) -> None:
-    assert named in (why_nothing_fits(tool(schema)) or "")
+    unfit = why_nothing_fits(tool(schema))
+    assert unfit is not None and named in unfit.said
 
 
 def test_patterns_python_cannot_read_print_no_warning_and_leave_the_filters_alone() -> None:
@@ -344,3 +348,37 @@ def test_patterns_python_cannot_read_print_no_warning_and_leave_the_filters_alon
         why_nothing_fits(tool(schema))
     assert [str(w.message)[:80] for w in caught] == []
     assert warnings.filters == before  # silenced where drawn, not for the rest of the process
+
+
+def format_schema(name: str) -> dict[str, Any]:
+    return {
+        "type": "object",
+        "properties": {"v": {"type": "string", "format": name}, "n": {"type": "integer"}},
+        "required": ["v"],
+    }
+
+
+@pytest.mark.parametrize("name", sorted(FORMAT_CHECKER.checkers))
+def test_every_format_the_harness_checks_has_values_drawn_that_it_accepts(name: str) -> None:
+    # hypothesis-jsonschema draws no uuid or duration: every value drawn was an arbitrary
+    # string the harness refused, and the tool was skipped ("the schema may allow no value").
+    seen = drawn(format_schema(name), n=20)
+    assert len({v["v"] for v in seen}) >= 3, seen
+    assert all(validate_arguments(tool(format_schema(name)), v) == [] for v in seen)
+
+
+def test_a_format_without_a_generator_is_named_as_the_reason_nothing_fits(
+    monkeypatch: pytest.MonkeyPatch,
+) -> None:
+    monkeypatch.setattr(formats, "OWN_GENERATORS", {})
+    formats.custom_formats.cache_clear()
+    try:
+        unfit = why_nothing_fits(tool(format_schema("uuid")))
+        assert unfit is not None
+        assert unfit.said == "every value drawn failed `format` at /properties/v/format"
+        assert unfit.no_generator == "uuid"
+        reason = _undrawable(tool(format_schema("uuid")), Unsatisfiable(), 0)
+    finally:
+        formats.custom_formats.cache_clear()
+    assert 'no generator for format "uuid"' in reason
+    assert "may allow no value" not in reason
