@@ -10,6 +10,7 @@ from __future__ import annotations
 
 import json
 import os
+import threading
 from collections.abc import Awaitable, Callable
 from dataclasses import dataclass, field
 from typing import Annotated, Any, Generic, Literal, Protocol, TypeVar
@@ -183,6 +184,7 @@ class PerTool(Generic[T]):
         self._compute = compute
         self._size = size
         self._values: dict[int, tuple[Tool, T]] = {}
+        self._lock = threading.Lock()
 
     def __call__(self, tool: Tool) -> T:
         """``compute(tool)``, worked out on the first call for this very object."""
@@ -190,10 +192,17 @@ class PerTool(Generic[T]):
         if entry is not None and entry[0] is tool:
             return entry[1]
         value = self._compute(tool)
-        if len(self._values) >= self._size:
-            del self._values[next(iter(self._values))]
-        self._values[id(tool)] = (tool, value)  # the tool kept alive: its id stays its own
+        with self._lock:  # worker threads work values out too (validation's, off the loop)
+            while len(self._values) >= self._size:
+                del self._values[next(iter(self._values))]
+            self._values[id(tool)] = (tool, value)  # the tool kept alive: its id stays its own
         return value
+
+    def known(self, tool: Tool) -> T | None:
+        """The value for ``tool`` when it was worked out already; None (nothing computed)
+        otherwise: for the event loop, when working it out is a worker thread's job."""
+        entry = self._values.get(id(tool))
+        return entry[1] if entry is not None and entry[0] is tool else None
 
 
 def new_call_id() -> str:

@@ -29,12 +29,7 @@ from harness.models import META_PREFIX
 from harness.schemas import SchemaTimeout, keyword_locations, unresolvable_references
 from harness.stages.framing import unframed, user_agent_text
 from harness.stages.reasons import place, reason, token
-from harness.stages.validation import (
-    outside_references_problem,
-    result_error,
-    result_validator,
-    schema_problem,
-)
+from harness.stages.validation import output_schema_problem, result_error, result_validator
 
 # The MCP annotations the page's hints map to; every other annotation is a label.
 MCP_HINTS = {
@@ -267,7 +262,8 @@ def conform(result: types.CallToolResult, schema: dict[str, Any] | None) -> type
     if result.structured_content is None:
         problem = "it has no structured content"
     else:
-        problem = schema_problem(schema) or outside_references_problem("its outputSchema", schema)
+        # The schema's own checks: once per distinct schema, not per result (h20).
+        problem = output_schema_problem(schema)
         if problem is None:
             try:
                 # Read as every page schema is (ECMAScript patterns, formats asserted).

@@ -205,6 +205,7 @@ def _same_meaning(schema: Any) -> bool:
     stack = [schema]
     while stack:
         node = stack.pop()
+        on_time()  # a page's schema can be megabytes: inside a budget, the walk keeps it
         if isinstance(node, bool):
             continue
         if not isinstance(node, dict):
@@ -269,6 +270,7 @@ def _every_schema(root: Any) -> Iterator[dict[str, Any]]:
     while stack:
         node = stack.pop()
         if isinstance(node, dict) and id(node) not in seen:
+            on_time()
             seen.add(id(node))
             yield node
             stack.extend(subschemas(node))
@@ -479,6 +481,7 @@ def unresolvable_references(schema: Any) -> list[str]:
         node, current = stack.pop()
         if not isinstance(node, dict):
             continue
+        on_time()  # inside a budget (a schema's own checks), the walk keeps it
         if node is not schema and isinstance(node.get("$id"), str):
             try:
                 current = current.in_subresource(DRAFT202012.create_resource(node))

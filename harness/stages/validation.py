@@ -17,18 +17,29 @@ Two things are refused besides what the schema says:
 A check takes at most :data:`~harness.schemas.SCHEMA_BUDGET_S` for all its work; arguments
 it could not finish checking are refused, never sent (fail closed). In the pipeline it runs
 off the event loop (:func:`check_arguments_async`), so other sessions go on meanwhile.
+
+A schema's own checks — against the 2020-12 meta-schema (compiled, for its *yes*;
+jsonschema says why not), its references, its compiled validators — are made once per
+distinct schema (:func:`_checked`, by a fingerprint of its canonical JSON), not per call, in
+a worker thread and within a budget of their own: a schema that cannot be checked in it
+makes its tool unusable (an ``inputSchema``) or its results unvouched for (an
+``outputSchema``), the tool named.
 """
 
 from __future__ import annotations
 
 import contextlib
+import functools
+import hashlib
 import json
 import math
-from collections.abc import Iterable, Iterator
+import threading
+from collections import OrderedDict
+from collections.abc import Callable, Iterable, Iterator
 from fractions import Fraction
-from functools import lru_cache
-from typing import Any
+from typing import Any, TypeVar, cast
 
+import jsonschema_rs
 from jsonschema import Draft202012Validator, validators
 from jsonschema.exceptions import SchemaError, ValidationError, best_match
 from mcp_types import CallToolResult
@@ -46,8 +57,11 @@ from harness.schemas import (
     validator_for,
     within_budget,
 )
+from harness.schemas.budget import bounded
 from harness.stages.normalization import MAX_RESULT_DEPTH, json_depth
 from harness.stages.reasons import place, reason, token
+
+T = TypeVar("T")
 
 FORMAT_CHECKER = Draft202012Validator.FORMAT_CHECKER
 """The formats arguments and results are checked with: every format jsonschema asserts with
@@ -143,22 +157,53 @@ def _pointer(parts: Any) -> str:
     return "".join("/" + token(p) for p in parts)
 
 
-def schema_problem(schema: dict[str, Any]) -> str | None:
-    """Why ``schema`` is not a valid Draft 2020-12 schema, or None when it is."""
+def _meta_schema_fast() -> Any:
+    """The 2020-12 meta-schema compiled (jsonschema-rs), its formats checked as
+    :data:`~harness.schemas.patterns.SCHEMA_FORMATS` checks them (``regex`` not at all)."""
+    checker = patterns.SCHEMA_FORMATS
+    formats: dict[str, Callable[..., bool]] = {
+        name: functools.partial(checker.conforms, format=name) for name in checker.checkers
+    }
+    formats["regex"] = lambda _pattern: True
+    return jsonschema_rs.validator_for(
+        Draft202012Validator.META_SCHEMA, validate_formats=True, formats=formats
+    )
+
+
+_META_SCHEMA_FAST = _meta_schema_fast()
+
+
+def meta_schema_fits_at_once(schema: Any) -> bool:
+    """Whether the compiled meta-schema check says ``schema`` is a valid 2020-12 schema: a
+    *yes* in milliseconds where jsonschema's check takes about 1 ms a property (its
+    ``$dynamicRef``s); a *no* (or a value it cannot hold) is left to jsonschema, which says why."""
     try:
-        Draft202012Validator.check_schema(
-            patterns.checkable_schema(schema), format_checker=patterns.SCHEMA_FORMATS
-        )
-    except SchemaError as exc:
-        # The value judged is the page's: worded so that it is not quoted (only a number is).
-        where = _pointer(exc.absolute_path)
-        why = reason(
-            exc, _pointer(exc.absolute_schema_path), agents_value=False, pages_schema=False
-        )
-        return f"{why} (at {place(where) or '/'})"
+        return bool(_META_SCHEMA_FAST.is_valid(schema))
+    except Exception:  # a value Rust cannot hold: jsonschema decides
+        return False
+
+
+def schema_problem(schema: dict[str, Any]) -> str | None:
+    """Why ``schema`` is not a valid Draft 2020-12 schema, or None when it is. Inside
+    :func:`~harness.schemas.within_budget`, raises :class:`~harness.schemas.SchemaTimeout`
+    when jsonschema cannot finish in time."""
+    meta = bounded(Draft202012Validator)(
+        Draft202012Validator.META_SCHEMA, format_checker=patterns.SCHEMA_FORMATS
+    )
+    try:
+        checkable = patterns.checkable_schema(schema)
+        if meta_schema_fits_at_once(checkable):
+            return None
+        error = next(iter(meta.iter_errors(checkable)), None)
     except RecursionError:
         return "it is nested too deeply to be checked"
-    return None
+    if error is None:
+        return None
+    exc = SchemaError.create_from(error)
+    # The value judged is the page's: worded so that it is not quoted (only a number is).
+    where = _pointer(exc.absolute_path)
+    why = reason(exc, _pointer(exc.absolute_schema_path), agents_value=False, pages_schema=False)
+    return f"{why} (at {place(where) or '/'})"
 
 
 def outside_references_problem(what: str, schema: Any) -> str | None:
@@ -223,32 +268,106 @@ def schema_warnings(tools: Iterable[Tool]) -> list[CatalogWarning]:
 
 
 class _Checked(BaseModel):
-    """What a tool's ``inputSchema`` allows, worked out once per schema (not per call)."""
+    """What a schema allows, worked out once per distinct schema (not per call)."""
 
     model_config = ConfigDict(frozen=True, arbitrary_types_allowed=True)
 
     invalid: str | None = None  # why it is not a valid Draft 2020-12 schema
     outside: str | None = None  # why it cannot be used: references outside itself
+    late: str | None = None  # why it cannot be used: it could not be checked in time
     validator: Any = None  # the compiled validator, when the schema is usable
+    fast: Any = None  # jsonschema-rs's, whose *yes* is trusted (None: jsonschema decides)
+    small: bool = False  # small enough for the fast *yes* on the event loop
+
+    @property
+    def problem(self) -> str | None:
+        """Why the schema cannot be used (None: it can)."""
+        return self.invalid or self.outside or self.late
 
 
-@lru_cache(maxsize=1024)
-def _checked(schema_json: str, dialect: patterns.PatternDialect) -> _Checked:
+class _Remembered:
+    """The last ``size`` values worked out from schemas, by a fingerprint of the schema's
+    canonical JSON (a page's schema can be megabytes: the text is not kept). Worker threads
+    share it: one of them works a value out while the others that need it wait."""
+
+    def __init__(self, size: int) -> None:
+        self._size = size
+        self._values: OrderedDict[tuple[str, ...], Any] = OrderedDict()
+        self._lock = threading.Lock()
+        self._working: dict[tuple[str, ...], threading.Lock] = {}
+
+    def get(self, key: tuple[str, ...], compute: Callable[[], T]) -> T:
+        """The value for ``key``, ``compute()`` the first time (again once forgotten). Four
+        clients whose first calls of one tool come at once wait for one check, not four."""
+        with self._lock:
+            if key in self._values:
+                self._values.move_to_end(key)
+                return cast(T, self._values[key])
+            working = self._working.setdefault(key, threading.Lock())
+        with working:
+            with self._lock:
+                if key in self._values:
+                    return cast(T, self._values[key])
+            try:
+                value = compute()
+            except BaseException:
+                with self._lock:
+                    self._working.pop(key, None)
+                raise
+            with self._lock:
+                self._values[key] = value
+                self._working.pop(key, None)
+                while len(self._values) > self._size:
+                    self._values.popitem(last=False)
+        return value
+
+
+def fingerprint(schema: Any) -> str:
+    """A schema's identity as a cache key: the SHA-256 of its canonical JSON."""
+    return hashlib.sha256(_canonical(schema).encode("utf-8", "surrogatepass")).hexdigest()
+
+
+_CHECKS = _Remembered(1024)
+_RESULT_VALIDATORS = _Remembered(256)
+
+
+def _checked(schema: Any, dialect: patterns.PatternDialect, what: str) -> _Checked:
     """The meta-schema check, the outside-reference check and the compiled validator of one
-    schema, by its canonical JSON and the dialect of its patterns: a call pays for them only
-    the first time its schema is seen.
+    schema (``what``: "inputSchema" or "outputSchema", as a refusal names it), by its
+    fingerprint and the dialect of its patterns: paid for the first time the schema is seen,
+    within the schema budget (one that cannot be checked in it is unusable, fail closed).
+    May take that budget: call it off the event loop (:func:`~harness.schemas.off_loop`).
 
     Keyed by value, not by tool: a page that registers the same name again with another
     schema gets the other schema's checks, and nothing is shared that could differ.
     """
-    schema = json.loads(schema_json)
-    invalid = schema_problem(schema)
-    if invalid is not None:
-        return _Checked(invalid=invalid)
-    outside = outside_references_problem("inputSchema", schema)
-    if outside is not None:
-        return _Checked(outside=outside)
-    return _Checked(validator=_compiled(schema, dialect))
+    text = _canonical(schema)
+    key = (hashlib.sha256(text.encode("utf-8", "surrogatepass")).hexdigest(), dialect.name, what)
+    return _CHECKS.get(key, lambda: _check(schema, dialect, what, len(text)))
+
+
+def _check(schema: Any, dialect: patterns.PatternDialect, what: str, size: int) -> _Checked:
+    try:
+        with within_budget():  # all of a schema's own checks: one budget
+            invalid = schema_problem(schema)
+            if invalid is not None:
+                return _Checked(invalid=invalid)
+            outside = outside_references_problem(what, schema)
+            if outside is not None:
+                return _Checked(outside=outside)
+            # An inputSchema's fast *yes* (results are checked by jsonschema). Never for a
+            # schema with a `pattern` (compiled_validator_for leaves regexes to jsonschema).
+            fast = compiled_validator_for(schema) if what == "inputSchema" else None
+    except SchemaTimeout as late:
+        return _Checked(late=f"its {what} could not be checked within {late.seconds:g} s")
+    small = size <= AT_ONCE_SCHEMA_CHARS
+    return _Checked(validator=_compiled(schema, dialect), fast=fast, small=small)
+
+
+AT_ONCE_SCHEMA_CHARS = 20_000
+"""The largest schema (canonical JSON) whose compiled *yes* is asked on the event loop: its
+work estimate walks the schema (12 000 properties: 0.75 s a call); larger ones go to a
+worker thread with the rest of the check."""
 
 
 def _compiled(schema: Any, dialect: patterns.PatternDialect) -> Any:
@@ -263,19 +382,14 @@ def _canonical(schema: Any) -> str:
     return json.dumps(schema, sort_keys=True)
 
 
-def _validator(schema_json: str, dialect: patterns.PatternDialect) -> Any:
-    checked = _checked(schema_json, dialect)
-    if checked.validator is None:  # an unusable schema: validate it as before, uncached
-        return _compiled(json.loads(schema_json), dialect)
-    return checked.validator
-
-
-@lru_cache(maxsize=256)
-def _result_validator(schema_json: str) -> Any:
-    schema = json.loads(schema_json)
-    return validator_for(
-        patterns.checkable_schema(schema), _ResultValidator, format_checker=_FORMATS
-    )
+def output_schema_problem(schema: Any) -> str | None:
+    """Why an ``outputSchema`` cannot vouch for results (invalid, referring outside itself,
+    or not checkable within the budget), or None when it can: worked out once per distinct
+    schema (:func:`_checked`), not per result. May take the schema budget: off the loop."""
+    try:
+        return _checked(schema, patterns.JSON_SCHEMA, "outputSchema").problem
+    except RecursionError:
+        return "it is nested too deeply to be checked"
 
 
 def result_validator(schema: Any) -> Any:
@@ -283,9 +397,15 @@ def result_validator(schema: Any) -> Any:
     once per schema: read as the harness reads arguments (Draft 2020-12, patterns with
     ECMAScript semantics, formats asserted, ``multipleOf`` on decimals), but for the rule on
     integers JavaScript cannot hold (a result holds the number it has). Check
-    :func:`schema_problem` and :func:`outside_references_problem` first: for a schema either
-    refuses, its answers mean little (or it raises)."""
-    return _result_validator(_canonical(schema))
+    :func:`output_schema_problem` first: for a schema it refuses, its answers mean little
+    (or it raises)."""
+
+    def compile_() -> Any:
+        return validator_for(
+            patterns.checkable_schema(schema), _ResultValidator, format_checker=_FORMATS
+        )
+
+    return _RESULT_VALIDATORS.get((fingerprint(schema),), compile_)
 
 
 def result_error(schema: Any, structured: Any) -> ValidationError | None:
@@ -311,13 +431,10 @@ class _Plan(BaseModel):
 def _plan_of(tool: Tool) -> _Plan:
     schema = tool.input_schema
     try:
-        checked = _checked(_canonical(schema), patterns.dialect_of(tool))
+        checked = _checked(schema, patterns.dialect_of(tool), "inputSchema")
     except RecursionError:
         return _Plan()
-    usable = checked.invalid is None and checked.outside is None
-    # Never for a schema with a `pattern` (compiled_validator_for leaves regexes to jsonschema).
-    fast = compiled_validator_for(schema) if usable else None
-    return _Plan(checked=checked, fast=fast)
+    return _Plan(checked=checked, fast=checked.fast)
 
 
 _plan = PerTool(_plan_of)
@@ -364,7 +481,7 @@ def validate_arguments(tool: Tool, arguments: Any) -> list[ArgumentProblem]:
     validator = (
         checked.validator
         if checked is not None and checked.validator is not None
-        else _validator(_canonical(tool.input_schema), patterns.dialect_of(tool))
+        else _compiled(tool.input_schema, patterns.dialect_of(tool))  # unusable: as before
     )
     errors = sorted(validator.iter_errors(arguments), key=lambda e: (list(e.path), e.message))
     return [
@@ -423,6 +540,8 @@ def check_arguments(tool: Tool, arguments: Any) -> CallToolResult | None:
         )
     if checked.outside is not None:
         return _unusable(tool, checked.outside)
+    if checked.late is not None:
+        return _unusable(tool, checked.late)
     if json_depth(arguments) > MAX_ARGUMENT_DEPTH:
         return error_result(
             f"Invalid arguments for tool {tool.name!r}; the tool was not run: they are nested "
@@ -453,14 +572,18 @@ async def check_arguments_async(tool: Tool, arguments: Any) -> CallToolResult | 
     """:func:`check_arguments` without holding the event loop: the compiled validator's
     *yes* comes at once (its work is bounded: :data:`~harness.schemas.FAST_PATH_WORK`);
     anything else is checked in a worker thread, within its budget, while the loop serves
-    every other session (a check that took its whole budget froze them all)."""
+    every other session (a check that took its whole budget froze them all) — the first
+    call of a tool too, whose schema is checked itself then (:func:`_checked`: 20 000
+    properties took jsonschema 20 s)."""
     if _fits_at_once(tool, arguments):
         return None
     return await off_loop(check_arguments, tool, arguments)
 
 
 def _fits_at_once(tool: Tool, arguments: Any) -> bool:
-    fast = _plan(tool).fast
+    plan = _plan.known(tool)  # not worked out here: that is the worker's
+    small = plan is not None and plan.checked is not None and plan.checked.small
+    fast = plan.fast if plan is not None and small else None
     if fast is None or json_depth(arguments) > MAX_ARGUMENT_DEPTH or not _plain_numbers(arguments):
         return False
     try:

@@ -80,16 +80,16 @@ def test_an_invalid_schema_refuses_every_call() -> None:
 
 def test_a_schema_is_checked_against_the_metaschema_once_not_per_call(monkeypatch) -> None:  # type: ignore[no-untyped-def]
     """The profile of issue 17: the meta-schema check was the largest cost of every call."""
-    from jsonschema import Draft202012Validator
+    from harness.stages import validation
 
     seen: list[object] = []
-    original = Draft202012Validator.check_schema
+    original = validation.schema_problem
 
-    def counting(schema: object, **options: object) -> None:
+    def counting(schema: dict[str, object]) -> str | None:
         seen.append(schema)
-        original(schema, **options)  # type: ignore[arg-type]
+        return original(schema)
 
-    monkeypatch.setattr(Draft202012Validator, "check_schema", counting)
+    monkeypatch.setattr(validation, "schema_problem", counting)
     schema = {"type": "object", "properties": {"q": {"type": "string", "maxLength": 7}}}
     tool = Tool(
         name="once", description="d", inputSchema=schema, origin="http://a.test", frame="main"

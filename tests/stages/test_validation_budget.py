@@ -28,6 +28,7 @@ from harness.models import Tool
 from harness.schemas import budget
 from harness.schemas.patterns import _Matcher
 from harness.session import Session
+from harness.stages import validation
 from harness.stages.validation import check_arguments
 from tests.conftest import serve_pages
 from tests.test_schemas import branching, pair_comparisons
@@ -185,3 +186,96 @@ async def test_another_session_is_answered_while_an_mcp_client_s_result_is_check
     assert f"the schema could not be checked within {BUDGET_S:g} s on this result" in str(
         result.content
     )
+
+
+# -- a schema's own checks: once per distinct schema, within the budget, off the loop (h20) --
+
+WIDE = 20_000  # properties: the meta-schema check in Python took about 1 ms each (h20, #1)
+BIG_PAGE = """<!doctype html><script>
+const mc = document.modelContext; window.ran = [];
+const props = {};
+for (let i = 0; i < WIDE; i++) props['p' + i] = {type: 'string', description: 'field ' + i};
+mc.registerTool({name: 'big', description: 'big form', inputSchema: {type: 'object', properties: props},
+  annotations: {readOnlyHint: true}, execute: async () => { window.ran.push('big'); return 'ok'; }});
+mc.registerTool({name: 'ping', description: 'ping', inputSchema: {type: 'object', properties: {}},
+  annotations: {readOnlyHint: true}, execute: async () => { window.ran.push('ping'); return 'pong'; }});
+</script>""".replace("WIDE", str(WIDE))
+
+
+def wide(properties: int) -> dict[str, Any]:
+    return {
+        "type": "object",
+        "properties": {
+            f"p{i}": {"type": "string", "description": f"field {i}"} for i in range(properties)
+        },
+    }
+
+
+async def test_another_session_is_answered_while_a_large_schema_is_first_checked(
+    backend_harness: Harness, monkeypatch: pytest.MonkeyPatch
+) -> None:
+    """The first call of a tool with a large inputSchema checks the schema itself (against
+    the 2020-12 meta-schema): in a worker thread, within the budget, and a schema that
+    cannot be checked in time makes the tool unusable, named. Without the compiled
+    meta-schema check (forced off here) Python takes about 1 ms a property: 20 000 of them
+    held the event loop of every session for 20 s and more, outside any budget."""
+    monkeypatch.setattr(budget, "SCHEMA_BUDGET_S", BUDGET_S)
+    monkeypatch.setattr(validation, "meta_schema_fits_at_once", lambda schema: False, raising=False)
+    # Checked afresh (the other backend's run of this test left its answer in the cache).
+    monkeypatch.setattr(validation, "_CHECKS", validation._Remembered(1024), raising=False)
+    async with (
+        serve_pages({"": BIG_PAGE}) as origin,
+        await backend_harness.open(origin) as a,
+        await backend_harness.open(origin) as b,
+    ):
+        slow = asyncio.create_task(a.call("big", {"p1": "x"}))
+        outcome = await answered_meanwhile(slow, b.call("ping"))
+        assert outcome.result.is_error and outcome.error_kind == "validation"
+        text = outcome.result.content[0].text  # type: ignore[union-attr]
+        assert text.startswith("Tool 'big' cannot be called: ")
+        assert f"could not be checked within {BUDGET_S:g} s" in text
+        assert await a.page.evaluate("window.ran") == []  # never sent to the page
+
+
+def test_a_schema_s_own_checks_are_made_once_per_distinct_schema(
+    monkeypatch: pytest.MonkeyPatch,
+) -> None:
+    """Checked once, whatever tool object carries the schema (a page that registers its
+    tools again), not on every call; a schema that is not checked in time is unusable,
+    its tool named (h20, #1)."""
+    monkeypatch.setattr(budget, "SCHEMA_BUDGET_S", 60.0)  # a busy machine: not timed here
+    looked_up = []
+    real = validation.unresolvable_references
+    monkeypatch.setattr(
+        validation, "unresolvable_references", lambda s: looked_up.append(1) or real(s)
+    )
+    schema = wide(3_000)
+    for _ in range(3):
+        assert check_arguments(tool(schema), {"p1": "x"}) is None
+    assert check_arguments(tool(schema), {"p1": 1}) is not None
+    assert len(looked_up) == 1
+    monkeypatch.setattr(budget, "SCHEMA_BUDGET_S", 0.0)
+    text = refusal(tool(wide(3)), {"p1": "x"})
+    assert text.startswith("Tool 't' cannot be called: its inputSchema could not be checked")
+
+
+def test_an_output_schema_s_own_checks_are_made_once_not_per_result(
+    monkeypatch: pytest.MonkeyPatch,
+) -> None:
+    """Every MCP result of a tool with an outputSchema was checked against it after the
+    schema itself was checked again, uncached: 5–6 s a result at 3 000 properties (h20, #2)."""
+    import mcp.types as types
+
+    looked_up = []
+    real = validation.unresolvable_references
+    monkeypatch.setattr(
+        validation, "unresolvable_references", lambda s: looked_up.append(1) or real(s)
+    )
+    monkeypatch.setattr(budget, "SCHEMA_BUDGET_S", 60.0)  # a busy machine: not timed here
+    schema = wide(3_000)
+    result = types.CallToolResult(content=[], structured_content={"p1": "x"})
+    for _ in range(3):
+        assert conform(result, schema).is_error is not True
+    broken = types.CallToolResult(content=[], structured_content={"p1": 1})
+    assert conform(broken, schema).is_error is True
+    assert len(looked_up) == 1
