@@ -24,6 +24,11 @@ own result. Values shorter than :data:`MIN_SCRUB_LENGTH` characters are withheld
 the schema puts them, but not searched for in free text. A call stopped before its tool
 ran (bad arguments, a policy) has no tool output to redact.
 
+Reading the ``outputSchema`` (where its ``x-sensitive`` values are, whether the value fits)
+takes up to the schema budget, a schema whose branches multiply all of it: the stage reads
+in a worker thread (:func:`read_ahead`) and does on the event loop only the vault's and the
+scrubber's writes, one result after another, so their order stays the calls' own.
+
 Everything withheld joins the session's :class:`~harness.stages.scrubbing.Scrubber`
 (shared by all its agent sessions): every result after it — of any tool, for any agent —
 has those texts replaced by their handles, and so has every other channel an agent reads.
@@ -42,7 +47,7 @@ from mcp_types import CallToolResult, ContentBlock, TextContent
 from pydantic import BaseModel, ConfigDict, TypeAdapter, ValidationError
 
 from harness.models import META_PREFIX, CallRequest, Tool
-from harness.schemas import SchemaTimeout, within_budget
+from harness.schemas import SchemaTimeout, off_loop, within_budget
 from harness.stages.framing import PAGE_RESULT_KINDS, user_agent_text
 from harness.stages.scrubbing import (
     MAX_SEARCHED_TEXTS,
@@ -52,8 +57,8 @@ from harness.stages.scrubbing import (
 )
 from harness.stages.sensitivity import (
     JsonPath,
+    Reading,
     declared_names,
-    fits,
     marks_sensitive,
     sensitive_and_keys,
     sensitive_paths,
@@ -266,8 +271,16 @@ def _parts(result: CallToolResult) -> _Parts:
 class _Run:
     """The redaction of one result: what is withheld, and the texts to search for."""
 
-    def __init__(self, tool: Tool, vault: Vault, call_id: str, ttl_cap: float) -> None:
+    def __init__(
+        self,
+        tool: Tool,
+        vault: Vault,
+        call_id: str,
+        ttl_cap: float,
+        reading: Reading | None = None,
+    ) -> None:
         self.tool = tool
+        self.reading = reading or Reading(tool.output_schema)
         self.vault = vault
         self.call_id = call_id
         self.ttl_cap = ttl_cap
@@ -471,15 +484,20 @@ def redact(
     call_id: str = "",
     ttl_cap: float = DEFAULT_TTL_CAP_S,
     whole: str | None = None,
+    reading: Reading | None = None,
 ) -> Redaction:
     """The agent view of ``result`` (a result of ``tool``); what it withholds goes to ``vault``.
     ``whole``: withhold the whole result, for this reason, whatever the tool declares. The
     reading of the outputSchema keeps the schema budget: one that cannot be read in time
-    withholds the whole result (fail closed)."""
+    withholds the whole result (fail closed). ``reading``: what :func:`read_ahead` read of
+    this result in a worker thread (else the reading is done here, on this thread)."""
+    if whole is None and reading is None:
+        ahead = read_ahead(tool, result)
+        whole, reading = (ahead, None) if isinstance(ahead, str) else (None, ahead)
     if whole is None:
         try:
             with within_budget():
-                return _redact(tool, result, vault, call_id, ttl_cap)
+                return _redact(tool, result, vault, call_id, ttl_cap, reading)
         except SchemaTimeout as late:
             whole = str(late)
     parts = _parts(result)
@@ -487,12 +505,55 @@ def redact(
     return _placeholder(_Run(tool, vault, call_id, ttl_cap), result, parts, whole)
 
 
+_STRUCTURED = "/structuredContent"
+
+
+def read_ahead(tool: Tool, result: CallToolResult) -> Reading | str:
+    """What redaction will ask the outputSchema about ``result``, read within the schema
+    budget (:class:`~harness.stages.sensitivity.Reading`), or why the whole result must be
+    withheld: it could not be read in time. Touches no vault: run it off the event loop
+    (:func:`~harness.schemas.off_loop`), where its budget holds up only its own call."""
+    try:
+        with within_budget():
+            reading = Reading(tool.output_schema)
+            if not reading.marked:
+                return reading
+            parts = _parts(result)
+            structured = parts.structured
+            readable = structured is not None and not parts.is_error
+            if readable and not reading.sensitive_and_keys(_STRUCTURED, structured)[2]:
+                reading.fits(_STRUCTURED, structured)
+            for index, block in enumerate(parts.content):
+                if not isinstance(block, dict) or block.get("type") != "text":
+                    continue
+                text = block.get("text")
+                if not isinstance(text, str):
+                    continue
+                try:
+                    parsed = json.loads(text)
+                except ValueError:
+                    continue
+                if isinstance(parsed, dict | list) and not (
+                    structured is not None and parsed == structured
+                ):
+                    reading.sensitive_and_keys(f"/content/{index}/text", parsed)
+    except SchemaTimeout as late:
+        return str(late)
+    return reading
+
+
 def _redact(
-    tool: Tool, result: CallToolResult, vault: Vault, call_id: str, ttl_cap: float
+    tool: Tool,
+    result: CallToolResult,
+    vault: Vault,
+    call_id: str,
+    ttl_cap: float,
+    reading: Reading | None,
 ) -> Redaction:
     hinted = tool.annotations.get("sensitiveHint") is True
     schema = tool.output_schema
-    marked = schema is not None and marks_sensitive(schema)
+    reading = reading or Reading(schema)
+    marked = reading.marked
     if not (hinted or marked or _may_withhold(result)):
         return Redaction(result=result)  # the common case: nothing to read as JSON
     parts = _parts(result)
@@ -502,7 +563,7 @@ def _redact(
     if not (hinted or marked or references or for_user or REDACTED_META_KEY in parts.meta):
         return Redaction(result=result)
 
-    run = _Run(tool, vault, call_id, ttl_cap)
+    run = _Run(tool, vault, call_id, ttl_cap, reading)
     parts.meta.pop(REDACTED_META_KEY, None)  # only the harness writes it
     structured = parts.structured
     reason: str | None = None
@@ -565,14 +626,14 @@ def _fields(run: _Run, schema: dict[str, Any], parts: _Parts) -> tuple[str | Non
         if not parts.content:
             return None, None
         return "it has no structuredContent, so its x-sensitive fields cannot be found", None
-    found = sensitive_and_keys(schema, structured)
+    found = run.reading.sensitive_and_keys(_STRUCTURED, structured)
     unresolved = found[2]
     if unresolved:
         refs = ", ".join(sorted(unresolved))
         return f"its outputSchema has $refs the harness cannot follow ({refs})", None
-    if not fits(schema, structured):
+    if not run.reading.fits(_STRUCTURED, structured):
         return "its structuredContent does not fit the tool's outputSchema", None
-    redacted, whole = run.withhold_in(structured, "/structuredContent", found=found)
+    redacted, whole = run.withhold_in(structured, _STRUCTURED, found=found)
     if whole:
         return "its whole outputSchema is x-sensitive", None
     return None, redacted
@@ -628,10 +689,10 @@ def _text(run: _Run, text: str, structured: Any, where: str) -> str | None:
     schema = run.tool.output_schema
     if schema is None or not isinstance(parsed, dict | list):
         return text
-    paths, keys, _ = sensitive_and_keys(schema, parsed)
-    if not paths and not keys:
+    found = run.reading.sensitive_and_keys(where, parsed)
+    if not found[0] and not found[1]:
         return text
-    redacted, whole = run.withhold_in(parsed, where, inside=False)
+    redacted, whole = run.withhold_in(parsed, where, inside=False, found=found)
     if whole:
         return run.withhold(where, "text", parsed)
     return _mirror(redacted)
@@ -754,8 +815,21 @@ class Redactor:
             self._ran.discard(request.call_id)
             vault.keep_user_view(request.call_id, result)
             if request.error_kind in PAGE_RESULT_KINDS:  # else: the harness's own words
+                # The outputSchema's walk takes up to the schema budget: in a worker thread,
+                # so that it holds up this call only, never every session's event loop.
+                # What it found is withheld here, on the loop: the vault's and scrubber's
+                # writes stay in one order, one result after another.
+                ahead = (
+                    await off_loop(read_ahead, request.tool, result)
+                    if request.tool.output_schema is not None
+                    else None
+                )
+                reading = ahead if isinstance(ahead, Reading) else None
+                late = ahead if isinstance(ahead, str) else None
                 full = vault.scrubber.full
-                redaction = self._redact(request, result, vault, FULL_REASON if full else None)
+                redaction = self._redact(
+                    request, result, vault, FULL_REASON if full else late, reading
+                )
                 vault.scrubber.merge(redaction.texts)
                 if vault.scrubber.full and not full:
                     # This result filled the session's search: what it withheld past the
@@ -768,7 +842,12 @@ class Redactor:
         return self._scrub_withheld(request, result, vault.scrubber)
 
     def _redact(
-        self, request: CallRequest, result: CallToolResult, vault: Vault, whole: str | None
+        self,
+        request: CallRequest,
+        result: CallToolResult,
+        vault: Vault,
+        whole: str | None,
+        reading: Reading | None = None,
     ) -> Redaction:
         return redact(
             request.tool,
@@ -777,6 +856,7 @@ class Redactor:
             call_id=request.call_id,
             ttl_cap=self.ttl_cap,
             whole=whole,
+            reading=reading or Reading(None if whole else request.tool.output_schema),
         )
 
     def _scrub_withheld(

@@ -363,6 +363,43 @@ def sensitive_and_keys(
     return outermost, keys, walk.unresolved
 
 
+Found = tuple[list[tuple[JsonPath, str]], list[tuple[JsonPath, str]], set[str]]
+"""What :func:`sensitive_and_keys` finds in a value."""
+
+
+class Reading:
+    """What one tool's ``outputSchema`` says of the JSON values of one result: where their
+    ``x-sensitive`` values and keys are (:func:`sensitive_and_keys`), whether they fit
+    (:func:`fits`), each by the JSON pointer of the value in the result.
+
+    The walk is what takes a schema's budget (branches that multiply): worked out ahead in
+    a worker thread, it leaves redaction only the vault's and the scrubber's writes for the
+    event loop. A value not read ahead is read when first asked."""
+
+    def __init__(self, schema: Any) -> None:
+        self.schema: dict[str, Any] = schema if isinstance(schema, dict) else {}
+        self.marked = isinstance(schema, dict) and marks_sensitive(schema)
+        """Whether the schema marks anything ``x-sensitive`` (else nothing is found)."""
+        self._found: dict[str, Found] = {}
+        self._fits: dict[str, bool] = {}
+
+    def sensitive_and_keys(self, where: str, value: Any) -> Found:
+        """:func:`sensitive_and_keys` of the value at ``where`` (``value``)."""
+        if not self.marked:  # nothing to find (what could not be followed matters not)
+            return [], [], set()
+        found = self._found.get(where)
+        if found is None:
+            found = self._found[where] = sensitive_and_keys(self.schema, value)
+        return found
+
+    def fits(self, where: str, value: Any) -> bool:
+        """:func:`fits` of the value at ``where`` (``value``)."""
+        fitting = self._fits.get(where)
+        if fitting is None:
+            fitting = self._fits[where] = fits(self.schema, value)
+        return fitting
+
+
 def fits(schema: dict[str, Any], instance: Any) -> bool:
     """Whether ``instance`` fits ``schema``; a schema that cannot be used fits nothing.
 

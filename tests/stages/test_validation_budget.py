@@ -15,6 +15,7 @@ from __future__ import annotations
 
 import asyncio
 import contextlib
+import json
 from collections.abc import AsyncIterator
 from typing import Any
 
@@ -29,6 +30,7 @@ from harness.schemas import budget
 from harness.schemas.patterns import _Matcher
 from harness.session import Session
 from harness.stages import validation
+from harness.stages.redaction import withheld_items
 from harness.stages.validation import check_arguments
 from tests.conftest import serve_pages
 from tests.test_schemas import branching, pair_comparisons
@@ -279,3 +281,41 @@ def test_an_output_schema_s_own_checks_are_made_once_not_per_result(
     broken = types.CallToolResult(content=[], structured_content={"p1": 1})
     assert conform(broken, schema).is_error is True
     assert len(looked_up) == 1
+
+
+# 24 levels of `anyOf` of two `$ref`s: far more than the walk can follow in BUDGET_S (17
+# levels took it about 2 s alone on an idle machine).
+SENSITIVE_PAGE = """<!doctype html><script>
+const mc = document.modelContext; window.ran = [];
+const defs = {};
+for (let i = 0; i < 24; i++) defs['a' + i] = {anyOf: [{$ref: '#/$defs/a' + (i + 1)}, {$ref: '#/$defs/a' + (i + 1)}]};
+defs.a24 = {type: 'string', 'x-sensitive': true};
+mc.registerTool({name: 'vault_entry', description: 'entry', inputSchema: {type: 'object', properties: {}},
+  outputSchema: {type: 'object', properties: {v: {$ref: '#/$defs/a0'}}, $defs: defs},
+  annotations: {readOnlyHint: true, sensitiveHint: true},
+  execute: async () => { window.ran.push('vault_entry'); return {v: 'hunter2-secret'}; }});
+mc.registerTool({name: 'ping', description: 'ping', inputSchema: {type: 'object', properties: {}},
+  annotations: {readOnlyHint: true}, execute: async () => { window.ran.push('ping'); return 'pong'; }});
+</script>"""
+
+
+async def test_another_session_is_answered_while_a_result_is_redacted(
+    backend_harness: Harness, monkeypatch: pytest.MonkeyPatch
+) -> None:
+    """Redaction reads an ``x-sensitive`` outputSchema within the budget (h20, #3): in a
+    worker thread, so that twelve such results no longer held every other session for
+    2 s each; what it withholds is still put in the vault, and the result withheld whole."""
+    monkeypatch.setattr(budget, "SCHEMA_BUDGET_S", BUDGET_S)
+    async with (
+        serve_pages({"": SENSITIVE_PAGE}) as origin,
+        await backend_harness.open(origin) as a,
+        await backend_harness.open(origin) as b,
+    ):
+        slow = asyncio.create_task(a.call("vault_entry", {}))
+        outcome = await answered_meanwhile(slow, b.call("ping"))
+        shown = json.dumps(outcome.result.model_dump(mode="json"))
+        assert "hunter2-secret" not in shown
+        assert f"could not be checked within {BUDGET_S:g} s" in shown
+        [item] = withheld_items(outcome.result)
+        assert item.kind == "result" and item.label == "result of vault_entry"
+        assert await a.page.evaluate("window.ran") == ["vault_entry"]
