@@ -113,12 +113,17 @@ def elicit_params(request: ElicitationRequest) -> types.ElicitRequestParams:
         return types.ElicitRequestURLParams(
             message=message, url=request.url, elicitation_id=secrets.token_hex(8)
         )
-    schema = dict(request.requested_schema)
     properties = {name: form_field(name, prop) for name, prop in request.fields.items()}
     for name, value in request.starting_values().items():
         properties[name]["default"] = value
-    schema["type"] = "object"
-    schema["properties"] = properties
+    # Only what MCP's requestedSchema has. The page's own heading (its `title`,
+    # `description`), comments and extensions stay out, as on the 2026-07-28 path and in
+    # the terminal and browser tab: a client draws them above the form, where they would
+    # read as the harness's words; the message is the heading, the page's words quoted in it.
+    schema: dict[str, Any] = {"type": "object", "properties": properties}
+    required = [name for name in request.required if name in properties]
+    if required:
+        schema["required"] = required
     return types.ElicitRequestFormParams(message=message, requested_schema=schema)
 
 
@@ -133,7 +138,7 @@ def form_field(name: str, prop: Mapping[str, Any]) -> dict[str, Any]:
     the page's (:func:`~harness.elicitation.wording.quote`). A client draws these as the
     form's own labels, where a page's lines would read as the harness's. What a client
     answers with — names, values, ``const`` — stays the page's own."""
-    field = _with_titled_choices(prop)
+    field = {key: value for key, value in _with_titled_choices(prop).items() if key in _FIELD_KEYS}
     field["title"] = one_line(field_title(name, prop))
     description = prop.get("description")
     if isinstance(description, str):
@@ -142,8 +147,27 @@ def form_field(name: str, prop: Mapping[str, Any]) -> dict[str, Any]:
         field.pop("description", None)
     items = prop.get("items")
     if isinstance(items, dict):
-        field["items"] = _with_titled_choices(items, several=True)
+        titled = _with_titled_choices(items, several=True)
+        field["items"] = {key: value for key, value in titled.items() if key in _ITEM_KEYS}
+    else:
+        field.pop("items", None)
+    if field.get("format") not in _FORMATS:
+        field.pop("format", None)
     return field
+
+
+# What MCP's form fields (its PrimitiveSchemaDefinition) are made of, and the marks of a
+# secret a client may mask its input for; a page's other keys ($comment, examples, x-…)
+# are its words a client could show unquoted, and the harness checks the answers itself.
+_FIELD_KEYS = frozenset(
+    {
+        "type", "title", "description", "default", "enum", "enumNames", "oneOf", "anyOf",
+        "items", "minItems", "maxItems", "minLength", "maxLength", "minimum", "maximum",
+        "format", "writeOnly", "x-sensitive",
+    }
+)  # fmt: skip
+_ITEM_KEYS = frozenset({"type", "enum", "anyOf", "oneOf"})
+_FORMATS = frozenset({"email", "uri", "date", "date-time", "password"})
 
 
 def _with_titled_choices(schema: Mapping[str, Any], *, several: bool = False) -> dict[str, Any]:
@@ -155,10 +179,8 @@ def _with_titled_choices(schema: Mapping[str, Any], *, several: bool = False) ->
     for key in ("oneOf", "anyOf"):
         options = schema.get(key)
         if isinstance(options, list):
-            shown[key] = [
-                {**o, "title": one_line(o["title"])} if isinstance(o, dict) and "title" in o else o
-                for o in options
-            ]
+            # A choice is its value and its title: nothing else of the page's is shown.
+            shown[key] = [_choice(o) if isinstance(o, dict) else o for o in options]
     names = schema.get("enumNames")
     values = schema.get("enum")
     if isinstance(names, list):
@@ -168,6 +190,14 @@ def _with_titled_choices(schema: Mapping[str, Any], *, several: bool = False) ->
             return {"anyOf": [{"const": v, "title": one_line(_label(v))} for v in values]}
         shown["enumNames"] = [one_line(_label(v)) for v in values]
     return shown
+
+
+def _choice(option: Mapping[str, Any]) -> dict[str, Any]:
+    """A choice as a client shows it: its value, and its title on one line."""
+    choice = {key: option[key] for key in ("const", "title") if key in option}
+    if "title" in choice:
+        choice["title"] = one_line(choice["title"])
+    return choice
 
 
 def _label(value: Any) -> str:
