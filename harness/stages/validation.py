@@ -365,9 +365,9 @@ def _check(schema: Any, dialect: patterns.PatternDialect, what: str, size: int) 
 
 
 AT_ONCE_SCHEMA_CHARS = 20_000
-"""The largest schema (canonical JSON) whose compiled *yes* is asked on the event loop: its
-work estimate walks the schema (12 000 properties: 0.75 s a call); larger ones go to a
-worker thread with the rest of the check."""
+"""The largest schema (in characters of JSON) checked on the event loop: its own checks on a
+tool's first call, then the compiled *yes* of each call (its work estimate walks the schema:
+12 000 properties, 0.75 s a call). A larger one goes to a worker thread, checks and all."""
 
 
 def _compiled(schema: Any, dialect: patterns.PatternDialect) -> Any:
@@ -573,15 +573,17 @@ async def check_arguments_async(tool: Tool, arguments: Any) -> CallToolResult | 
     *yes* comes at once (its work is bounded: :data:`~harness.schemas.FAST_PATH_WORK`);
     anything else is checked in a worker thread, within its budget, while the loop serves
     every other session (a check that took its whole budget froze them all) — the first
-    call of a tool too, whose schema is checked itself then (:func:`_checked`: 20 000
-    properties took jsonschema 20 s)."""
+    call of a tool with a large schema too, which is checked itself then (:func:`_checked`:
+    20 000 properties took jsonschema 20 s)."""
     if _fits_at_once(tool, arguments):
         return None
     return await off_loop(check_arguments, tool, arguments)
 
 
 def _fits_at_once(tool: Tool, arguments: Any) -> bool:
-    plan = _plan.known(tool)  # not worked out here: that is the worker's
+    plan = _plan.known(tool)
+    if plan is None and _smaller_than(tool.input_schema, AT_ONCE_SCHEMA_CHARS):
+        plan = _plan(tool)  # a small schema's checks take milliseconds; a large one's, the worker
     small = plan is not None and plan.checked is not None and plan.checked.small
     fast = plan.fast if plan is not None and small else None
     if fast is None or json_depth(arguments) > MAX_ARGUMENT_DEPTH or not _plain_numbers(arguments):
@@ -590,6 +592,26 @@ def _fits_at_once(tool: Tool, arguments: Any) -> bool:
         return bool(fast.is_valid(arguments))
     except Exception:  # too much work for it, or a value Rust cannot hold: jsonschema decides
         return False
+
+
+def _smaller_than(schema: Any, limit: int) -> bool:
+    """Whether ``schema``'s keys and strings come to fewer than ``limit`` characters (a
+    bound on its JSON, give or take punctuation): it stops counting at ``limit``, so a
+    schema of megabytes costs no more than a small one."""
+    total, stack = 0, [schema]
+    while stack:
+        node = stack.pop()
+        if isinstance(node, dict):
+            total += sum(len(key) + 4 for key in node)
+            stack.extend(node.values())
+        elif isinstance(node, list):
+            total += len(node)
+            stack.extend(node)
+        else:
+            total += len(node) if isinstance(node, str) else 8
+        if total >= limit:
+            return False
+    return True
 
 
 def _unchecked(tool: Tool, late: SchemaTimeout) -> CallToolResult:
