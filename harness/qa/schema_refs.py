@@ -6,6 +6,7 @@ definition's changes (``$defs``, draft 7's ``definitions``) with it.
 
 from __future__ import annotations
 
+from collections.abc import Iterator
 from typing import Any
 from urllib.parse import unquote
 
@@ -100,3 +101,197 @@ def _target(ref: Any) -> tuple[str, ...] | None:
     if len(tokens) == 3 and tokens[0] == "" and tokens[1] in DEFINITIONS:
         return (tokens[1], tokens[2])
     return None
+
+
+# -- local $refs written out in place ------------------------------------------------------
+#
+# A $ref to a JSON pointer in the same schema means what it points at: written out in place, a
+# definition's name (and whether a subschema lies in $defs at all) stops counting. One that
+# reaches itself (a tree) cannot be written out: it stays, and so does its definition, which
+# must then stay where it is.
+
+# Keywords that lead a reference elsewhere than a pointer from the root: with them the $refs
+# are left as they are.
+_ANCHORED = ("$anchor", "$dynamicAnchor", "$dynamicRef", "$recursiveRef", "$recursiveAnchor")
+# Keywords beside a $ref that describe: the $ref written out beside them means the same to a
+# validator of Draft 2020-12 (which applies what stands beside a $ref) and of Draft 7 (which
+# ignores it).
+_DESCRIBING = frozenset(
+    {"title", "description", "examples", "default", "$comment", "deprecated", "readOnly"}
+)
+# How many schemas the written-out form may hold: definitions that use each other twice over
+# double at every step.
+_MOST_WRITTEN = 20_000
+
+
+class _TooLarge(Exception):
+    """The schema with its $refs written out would hold more than ``_MOST_WRITTEN`` schemas."""
+
+
+def inlined(schema: Any) -> Any | None:
+    """``schema`` with every local ``$ref`` to a JSON pointer (``#/$defs/Name``, any other)
+    replaced by what it points at, beside the keywords that describe, and the root definitions
+    nothing refers to any more left out; ``schema`` itself when nothing changes.
+
+    A ``$ref`` is left as it is when it reaches itself (a tree), leads to another document, or
+    stands beside a keyword that constrains (Draft 7 ignores that keyword, 2020-12 applies it);
+    none is written out where anchors or ``$dynamicRef`` take part. None when a rewrite that
+    moves subschemas could change what a $ref left reads: an ``$id`` below the root, or a
+    pointer left that leads elsewhere than to the root or a root definition."""
+    if not isinstance(schema, dict):
+        return schema
+    nodes = list(_schemas_in(schema))
+    if any("$id" in node for node in nodes if node is not schema):
+        return None
+    if not any("$ref" in node for node in nodes):
+        return schema
+    written = schema
+    if not any(keyword in node for node in nodes for keyword in _ANCHORED):
+        try:
+            written = _Writer(schema, _looping(schema)).write(schema)
+        except (_TooLarge, RecursionError):
+            written = schema
+    kept = {ref for ref in _refs_in(written) if ref.startswith("#")}
+    for ref in kept:
+        path = _pointer(ref)
+        if path and not (len(path) == 2 and path[0] in DEFINITIONS):
+            return None
+    return schema if written is schema else _without_unused(written, kept)
+
+
+def _schemas_in(schema: Any) -> Iterator[dict[str, Any]]:
+    """Every schema (object) in ``schema``, itself first, through the keywords that hold them."""
+    stack = [schema]
+    while stack:
+        node = stack.pop()
+        if isinstance(node, dict):
+            yield node
+            stack.extend(_children(node))
+
+
+def _children(node: dict[str, Any]) -> Iterator[Any]:
+    for keyword, value in node.items():
+        if keyword in _MAP_KEYWORDS and isinstance(value, dict):
+            yield from value.values()
+        elif keyword in _LIST_POLARITY and isinstance(value, list):
+            yield from value
+        elif keyword in _SCHEMA_POLARITY and isinstance(value, dict):
+            yield value
+
+
+_MAP_KEYWORDS = frozenset({*_MAP_POLARITY, *DEFINITIONS})
+
+
+def _refs_in(schema: Any) -> Iterator[str]:
+    for node in _schemas_in(schema):
+        ref = node.get("$ref")
+        if isinstance(ref, str):
+            yield ref
+
+
+def _pointer(ref: str) -> tuple[str, ...] | None:
+    """The tokens of a local ``$ref``'s JSON pointer (``()`` for ``#``); None for another."""
+    if not ref.startswith("#"):
+        return None
+    if ref == "#":
+        return ()
+    if not ref.startswith("#/"):
+        return None  # an anchor
+    return tuple(unquote(t).replace("~1", "/").replace("~0", "~") for t in ref[2:].split("/"))
+
+
+def _at(root: Any, path: tuple[str, ...]) -> Any:
+    """What the pointer ``path`` leads to in ``root``; None where it leads nowhere."""
+    node = root
+    for token in path:
+        if isinstance(node, dict) and token in node:
+            node = node[token]
+        elif isinstance(node, list) and token.isdecimal() and int(token) < len(node):
+            node = node[int(token)]
+        else:
+            return None
+    return node
+
+
+def _looping(root: dict[str, Any]) -> set[str]:
+    """The local $refs that reach themselves (through the $refs where they lead)."""
+    leads: dict[str, set[str]] = {}
+    for ref in set(_refs_in(root)):
+        path = _pointer(ref)
+        target = None if path is None else _at(root, path)
+        leads[ref] = set(_refs_in(target)) if isinstance(target, dict) else set()
+    looping = set()
+    for start in leads:
+        seen, stack = set(), list(leads[start])
+        while stack:
+            ref = stack.pop()
+            if ref == start:
+                looping.add(start)
+                break
+            if ref not in seen:
+                seen.add(ref)
+                stack.extend(leads.get(ref, ()))
+    return looping
+
+
+class _Writer:
+    """Writes a schema's local $refs out in place (what :func:`inlined` says)."""
+
+    def __init__(self, root: dict[str, Any], looping: set[str]) -> None:
+        self.root, self.looping = root, looping
+        self.written: dict[str, Any] = {}  # each target written once, shared where used
+        self.sizes: dict[str, int] = {}  # how many schemas each holds written out
+        self.size = 0
+
+    def _grow(self, count: int) -> None:
+        self.size += count
+        if self.size > _MOST_WRITTEN:
+            raise _TooLarge
+
+    def write(self, node: Any) -> Any:
+        if not isinstance(node, dict):
+            return node
+        self._grow(1)
+        out = {key: self._value(key, value) for key, value in node.items()}
+        ref = node.get("$ref")
+        if not isinstance(ref, str) or ref in self.looping:
+            return out
+        if not out.keys() - {"$ref"} <= _DESCRIBING:
+            return out
+        path = _pointer(ref)
+        target = None if path is None else _at(self.root, path)
+        if not isinstance(target, dict | bool):
+            return out  # another document, or nowhere: left for the validator to say
+        if ref in self.written:
+            self._grow(self.sizes[ref])  # written out again: as many schemas again
+        else:
+            before = self.size
+            self.written[ref] = self.write(target)
+            self.sizes[ref] = self.size - before
+        rest = {key: value for key, value in out.items() if key != "$ref"}
+        return {"allOf": [self.written[ref]], **rest} if rest else self.written[ref]
+
+    def _value(self, key: str, value: Any) -> Any:
+        if key in _MAP_KEYWORDS and isinstance(value, dict):
+            return {name: self.write(item) for name, item in value.items()}
+        if (key in _LIST_POLARITY) and isinstance(value, list):
+            return [self.write(item) for item in value]
+        if key in _SCHEMA_POLARITY and isinstance(value, dict):
+            return self.write(value)
+        return value
+
+
+def _without_unused(schema: dict[str, Any], kept: set[str]) -> dict[str, Any]:
+    """``schema`` without the root definitions no ``kept`` $ref names."""
+    named = {_pointer(ref) for ref in kept}
+    out = dict(schema)
+    for keyword in DEFINITIONS:
+        defined = out.get(keyword)
+        if not isinstance(defined, dict):
+            continue
+        used = {name: body for name, body in defined.items() if (keyword, name) in named}
+        if used:
+            out[keyword] = used
+        else:
+            del out[keyword]
+    return out

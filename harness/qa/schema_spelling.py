@@ -2,20 +2,30 @@
 in any order), and JSON Schemas written differently that accept exactly the same values.
 
 :func:`normal_form` writes each such schema one way, so that :mod:`harness.qa.schema_change`
-sees no change where there is none: a ``const`` as an ``enum`` of its one value, and an
-``allOf`` branch that only asks for ``required`` names, ``properties`` or a ``type`` merged into
-the schema that holds it. Each rewrite is made only where it is exact, read as the harness
+sees no change where there is none: every local ``$ref`` written out where it points
+(:func:`harness.qa.schema_refs.inlined`: a definition's name, or whether a subschema lies in
+``$defs``, does not count), a ``const`` as an ``enum`` of its one value, an ``allOf`` branch
+that only asks for ``required`` names, ``properties`` or a ``type`` merged into the schema that
+holds it, ``anyOf`` (``oneOf``) branches that each take a type of their own as one ``type``
+list (``anyOf: [{type: string}, {type: null}]`` is ``type: [string, null]``), and an integer's
+bounds at whole numbers (``exclusiveMinimum: 0`` is ``minimum: 1``; a number that is a
+multiple of 1 is an integer). Each rewrite is made only where it is exact, read as the harness
 validates (Draft 2020-12) and as a Draft 7 validator reads it alike:
 a branch's ``properties`` are merged only where no ``additionalProperties`` or
 ``unevaluatedProperties`` beside them reads which names are declared, a property declared
-twice asks for both schemas (``allOf``), and a ``type`` moves only where every branch that
-declares one declares the same.
+twice asks for both schemas (``allOf``), a ``type`` moves only where every branch that
+declares one declares the same, ``oneOf`` branches become a type list only where no value is
+of two of their types, and a ``$ref`` beside a keyword that constrains (which Draft 7 ignores)
+or one that reaches itself is left as it is.
 """
 
 from __future__ import annotations
 
+import math
 from collections.abc import Hashable
 from typing import Any, TypeGuard
+
+from harness.qa.schema_refs import inlined
 
 # Keywords whose value is a schema, a list of schemas, or a map of names to schemas.
 _SCHEMA_KEYWORDS = frozenset(
@@ -60,11 +70,21 @@ def normal_form(schema: Any) -> Any:
     """``schema`` written the one way this module gives every spelling of its meaning (the
     module says which); ``schema`` itself when it is written so already. Takes any JSON
     value: one not of the shape a keyword gives it is left as it is."""
+    written = inlined(schema)
+    if written is None:
+        return schema  # a $ref reads a place a rewrite could move: left as it is written
+    return _normal(written)
+
+
+def _normal(schema: Any) -> Any:
+    """:func:`normal_form` of a schema whose $refs it has written out."""
     if not isinstance(schema, dict):
         return schema
     node = {key: _normal_value(key, value) for key, value in schema.items()}
     _const_as_enum(node)
     _merge_branches(node)
+    _merge_types(node)
+    _whole_numbers(node)
     if len(node) == len(schema) and all(key in schema and node[key] is schema[key] for key in node):
         return schema
     return node
@@ -73,13 +93,13 @@ def normal_form(schema: Any) -> Any:
 def _normal_value(key: str, value: Any) -> Any:
     """The value of keyword ``key`` with the subschemas it holds in normal form."""
     if key in _SCHEMA_KEYWORDS and isinstance(value, dict):
-        return normal_form(value)
+        return _normal(value)
     if key in _LIST_KEYWORDS and isinstance(value, list):
-        items = [normal_form(item) for item in value]
+        items = [_normal(item) for item in value]
         return value if all(a is b for a, b in zip(items, value, strict=True)) else items
     if key in _MAP_KEYWORDS and isinstance(value, dict):
         # (A dependencies entry may list names: normal_form leaves a list as it is.)
-        named = {name: normal_form(item) for name, item in value.items()}
+        named = {name: _normal(item) for name, item in value.items()}
         return value if all(named[n] is value[n] for n in value) else named
     return value
 
@@ -163,7 +183,7 @@ def _merge_properties(node: dict[str, Any], branches: list[dict[str, Any]]) -> N
     merged = {}
     for name, each in schemas.items():
         distinct = list({canonical(schema): schema for schema in each}.values())
-        merged[name] = distinct[0] if len(distinct) == 1 else normal_form({"allOf": distinct})
+        merged[name] = distinct[0] if len(distinct) == 1 else _normal({"allOf": distinct})
     node["properties"] = merged
 
 
@@ -174,3 +194,146 @@ def _names(value: Any) -> TypeGuard[list[str]]:
 def _free(schema: Any) -> bool:
     """A schema that accepts anything: ``true`` or ``{}``."""
     return schema is True or (isinstance(schema, dict) and not schema)
+
+
+# -- one type of several: anyOf / oneOf branches that each take a type of their own ---------
+
+_TYPES = frozenset({"null", "boolean", "object", "array", "number", "string", "integer"})
+# The keywords that constrain values of some types only, and those types (a number's
+# keywords constrain integers too): beside a type of none of them, such a keyword asks for
+# nothing.
+_TYPED_KEYWORDS: dict[str, frozenset[str]] = {
+    **dict.fromkeys(("minLength", "maxLength", "pattern"), frozenset({"string"})),
+    **dict.fromkeys(
+        ("minimum", "maximum", "exclusiveMinimum", "exclusiveMaximum", "multipleOf"),
+        frozenset({"number", "integer"}),
+    ),
+    **dict.fromkeys(
+        (
+            *("items", "prefixItems", "additionalItems", "minItems", "maxItems"),
+            *("uniqueItems", "contains", "minContains", "maxContains"),
+        ),
+        frozenset({"array"}),
+    ),
+    **dict.fromkeys(
+        (
+            *("properties", "patternProperties", "additionalProperties", "required"),
+            *("minProperties", "maxProperties", "propertyNames", "dependentRequired"),
+            *("dependentSchemas", "dependencies"),
+        ),
+        frozenset({"object"}),
+    ),
+}
+
+
+def _type_names(kind: Any) -> list[str] | None:
+    """The type names a ``type`` keyword lists, in order; None for a value not of its shape
+    (or a name no validator knows)."""
+    names = [kind] if isinstance(kind, str) else kind
+    if not isinstance(names, list) or not all(isinstance(n, str) and n in _TYPES for n in names):
+        return None
+    return list(dict.fromkeys(names))
+
+
+def _values_of(names: list[str]) -> frozenset[str]:
+    """The types of the values ``names`` take (an integer is a number)."""
+    return frozenset(names) | ({"integer"} if "number" in names else set())
+
+
+def _merge_types(node: dict[str, Any]) -> None:
+    """``anyOf`` (``oneOf``) branches that each take values of a type of their own, with
+    keywords that constrain that type only, are one ``type`` listing theirs with the branches'
+    keywords beside it: ``anyOf: [{type: string}, {type: null}]`` is ``type: [string, null]``.
+    The keywords that read others (``additionalProperties``, ``items``, ``unevaluated…``) stay
+    with the ones they read; ``oneOf`` only where no value is of two branches' types."""
+    if "type" in node or "$ref" in node or "unevaluatedProperties" in node:
+        return
+    if "unevaluatedItems" in node:
+        return
+    for key in ("anyOf", "oneOf"):
+        branches = node.get(key)
+        if "type" in node or not isinstance(branches, list) or not branches:
+            continue
+        if not all(isinstance(b, dict) and "type" in b for b in branches):
+            continue
+        names = [_type_names(b["type"]) for b in branches]
+        if any(n is None for n in names):
+            continue
+        values = [_values_of(n or []) for n in names]
+        disjoint = sum(map(len, values)) == len(frozenset().union(*values))
+        keywords = {k: v for b in branches for k, v in b.items() if k != "type"}
+        if not disjoint and (key == "oneOf" or keywords):
+            continue  # a value two branches take: oneOf refuses it, and a bound may not apply
+        if keywords and not _typed_apart(node, branches, values):
+            continue
+        node["type"] = list(dict.fromkeys(n for listed in names for n in listed or []))
+        node.update(keywords)
+        del node[key]
+
+
+def _typed_apart(node: dict[str, Any], branches: list[Any], values: list[frozenset[str]]) -> bool:
+    """Whether every keyword beside a branch's type constrains values of that branch's types
+    alone (none another branch takes), appears once, and reads or is read by nothing in
+    ``node`` (a keyword of the same types)."""
+    seen: set[str] = set()
+    beside = {types for k in node if (types := _TYPED_KEYWORDS.get(k)) is not None}
+    for branch, own in zip(branches, values, strict=True):
+        others = frozenset().union(*(v for v in values if v is not own))
+        for keyword in branch.keys() - {"type"}:
+            types = _TYPED_KEYWORDS.get(keyword)
+            if types is None or types & others or keyword in seen or types in beside:
+                return False
+            seen.add(keyword)
+    return True
+
+
+# -- whole numbers: an integer's bounds, a number that is a multiple of a whole one -----------
+
+
+def _whole(value: Any) -> TypeGuard[int | float]:
+    return (
+        isinstance(value, int | float)
+        and not isinstance(value, bool)
+        and math.isfinite(value)
+        and value == int(value)
+    )
+
+
+def _finite(value: Any) -> bool:
+    return isinstance(value, int | float) and not isinstance(value, bool) and math.isfinite(value)
+
+
+def _whole_numbers(node: dict[str, Any]) -> None:
+    """A number that is a multiple of a whole number is an integer; an integer's bounds are
+    ``minimum`` and ``maximum`` at whole numbers: ``exclusiveMinimum: 0`` is ``minimum: 1``,
+    ``maximum: 9.5`` is ``maximum: 9``, ``multipleOf: 1`` asks for nothing more."""
+    names = _type_names(node.get("type"))
+    if names is None:
+        return
+    step = node.get("multipleOf")
+    if "number" in names and _whole(step) and step > 0:
+        names = list(dict.fromkeys("integer" if n == "number" else n for n in names))
+        node["type"] = names[0] if isinstance(node["type"], str) else names
+    if "integer" not in names or "number" in names:
+        return
+    if _whole(step) and step == 1:
+        del node["multipleOf"]
+    _whole_bound(node, "minimum", "exclusiveMinimum")
+    _whole_bound(node, "maximum", "exclusiveMaximum")
+
+
+def _whole_bound(node: dict[str, Any], inclusive: str, exclusive: str) -> None:
+    """An integer's lower (upper) bound as ``minimum`` (``maximum``) at a whole number: the
+    nearest whole number inside each bound, the narrower of the two."""
+    bound, strict = node.get(inclusive, _NONE), node.get(exclusive, _NONE)
+    if not all(v is _NONE or _finite(v) for v in (bound, strict)):
+        return  # draft 4's boolean exclusiveMinimum, or a value not a number
+    lower = inclusive == "minimum"
+    found: list[int] = []
+    if bound is not _NONE:
+        found.append(math.ceil(bound) if lower else math.floor(bound))
+    if strict is not _NONE:
+        found.append(math.floor(strict) + 1 if lower else math.ceil(strict) - 1)
+        del node[exclusive]
+    if found:
+        node[inclusive] = max(found) if lower else min(found)

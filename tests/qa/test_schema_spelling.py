@@ -21,6 +21,21 @@ from tests.qa.test_schema_change import SAMPLES, SCHEMAS
 
 STRING = {"type": "string"}
 INTEGER = {"type": "integer"}
+NULL = {"type": "null"}
+SHORT = {"type": "string", "maxLength": 3}
+ADDRESS = {
+    "type": "object",
+    "properties": {"zip": {"type": "string", "maxLength": 10}},
+    "required": ["zip"],
+}
+
+
+def TREE(name: str) -> dict[str, Any]:  # noqa: N802 (a schema, named as the others)
+    """A definition ``name`` that refers to itself: a tree of integers."""
+    return {"type": ["integer", "array"], "items": {"$ref": f"#/$defs/{name}"}}
+
+
+COLOR = {"Color": {"type": "string", "enum": ["red", "green"]}}
 
 
 def at(schema: dict[str, Any]) -> dict[str, Any]:
@@ -76,6 +91,36 @@ SAME_MEANING = [
         at({"type": "object", "allOf": [{"properties": {"n": INTEGER}, "required": ["n"]}]}),
     ),
     (at({"type": ["string"]}), at({"type": "string"})),
+    # A nullable parameter as schema generators write it (h21): a type list, anyOf, oneOf.
+    (at({"type": ["string", "null"]}), at({"anyOf": [STRING, NULL]})),
+    (at({"anyOf": [STRING, NULL]}), at({"oneOf": [NULL, STRING]})),
+    (at({"type": ["string", "null"], "maxLength": 3}), at({"anyOf": [SHORT, NULL]})),
+    (at({"type": ["integer", "string"]}), at({"anyOf": [INTEGER, {"type": ["string"]}]})),
+    # $ref and $defs refactors: a definition renamed, a subschema moved into $defs, a $ref
+    # wrapped in allOf or beside a description (h21).
+    (
+        {**at({"$ref": "#/$defs/Address"}), "$defs": {"Address": ADDRESS}},
+        {**at({"$ref": "#/$defs/PostalAddress"}), "$defs": {"PostalAddress": ADDRESS}},
+    ),
+    (at(ADDRESS), {**at({"$ref": "#/$defs/Address"}), "$defs": {"Address": ADDRESS}}),
+    (
+        {**at({"allOf": [{"$ref": "#/$defs/Color"}], "description": "c"}), "$defs": COLOR},
+        {**at({"$ref": "#/$defs/Color", "description": "c"}), "$defs": COLOR},
+    ),
+    (
+        {**at({"$ref": "#/definitions/A"}), "definitions": {"A": {"$ref": "#/definitions/B"}, "B": ADDRESS}},
+        at(ADDRESS),
+    ),
+    # Integer bounds: an exclusive bound is the inclusive one next to it; a number that is a
+    # multiple of 1 is an integer (h21).
+    (at({"type": "integer", "exclusiveMinimum": 0}), at({"type": "integer", "minimum": 1})),
+    (at({"type": "integer", "exclusiveMaximum": 10}), at({"type": "integer", "maximum": 9})),
+    (at({"type": "integer", "minimum": 0.5}), at({"type": "integer", "minimum": 1})),
+    (at({"type": "number", "multipleOf": 1}), at(INTEGER)),
+    (
+        at({"type": ["number", "null"], "multipleOf": 1, "exclusiveMinimum": 0}),
+        at({"anyOf": [{"type": "integer", "minimum": 1}, NULL]}),
+    ),
 ]
 INSTANCES = [
     None,
@@ -98,6 +143,8 @@ INSTANCES = [
     {"v": {}},
     {"v": {"n": 1}},
     {"v": {"n": "1"}},
+    *({"v": v} for v in (None, 0, 9, 10, 0.5, 1.5, -1, "long", "red", [], {"zip": "1"})),
+    {"v": {"zip": 1}},
 ]
 
 
@@ -180,12 +227,75 @@ OBJECT_A = {"type": "object", "properties": {"a": STRING}}
             {"a": "long"},
             None,
         ),
+        # null no longer allowed: a narrowing (warn), not a blanket change (h21).
+        (
+            at({"anyOf": [STRING, NULL]}),
+            at(STRING),
+            "input-narrowed",
+            ['/properties/v/type: ["string", "null"] → "string" (narrowed)'],
+            {"v": None},
+            None,
+        ),
+        # oneOf refuses what two branches take: a number and an integer are not disjoint.
+        (
+            at({"oneOf": [{"type": "number"}, INTEGER]}),
+            at({"type": "number"}),
+            None,
+            None,
+            None,
+            {"v": 1},
+        ),
+        # A bound in one branch is not a bound of the other's type.
+        (
+            at({"anyOf": [{"type": "integer", "minimum": 5}, {"type": "number"}]}),
+            at({"type": "number", "minimum": 5}),
+            ("input-narrowed", "input-changed"),
+            None,
+            {"v": 1.5},
+            None,
+        ),
+        # An exclusive bound moved to the inclusive one at the same number.
+        (
+            at({"type": "integer", "exclusiveMinimum": 0}),
+            at({"type": "integer", "minimum": 0}),
+            "input-widened",
+            None,
+            None,
+            {"v": 0},
+        ),
+        # ... and for a number there is no next one: 0.5 lies between.
+        (
+            at({"type": "number", "exclusiveMinimum": 0}),
+            at({"type": "number", "minimum": 1}),
+            "input-changed",
+            None,
+            {"v": 0.5},
+            None,
+        ),
+        # A number that is a multiple of 0.5 need not be an integer.
+        (
+            at({"type": "number", "multipleOf": 0.5}),
+            at(INTEGER),
+            ("input-narrowed", "input-changed"),
+            None,
+            {"v": 1.5},
+            None,
+        ),
+        # A definition that refers to itself, renamed: compared as written (changed: gates).
+        (
+            {**at({"$ref": "#/$defs/T"}), "$defs": {"T": TREE("T")}},
+            {**at({"$ref": "#/$defs/U"}), "$defs": {"U": TREE("U")}},
+            None,
+            None,
+            None,
+            None,
+        ),
     ],
 )
 def test_spellings_alike_with_another_meaning_are_still_ordered(
     old: dict[str, Any],
     new: dict[str, Any],
-    kind: str | None,
+    kind: str | tuple[str, ...] | None,
     details: list[str] | None,
     old_only: Any,
     new_only: Any,
@@ -197,8 +307,8 @@ def test_spellings_alike_with_another_meaning_are_still_ordered(
             ("input-widened", "fail"),
             ("input-changed", "fail"),
         )
-    else:
-        assert change.kind == kind
+    else:  # a kind, or the kinds a sound comparison may give
+        assert change.kind in ((kind,) if isinstance(kind, str) else kind)
     if details is not None:
         assert change.details == details
 
