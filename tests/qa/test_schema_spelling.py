@@ -9,15 +9,17 @@ from pathlib import Path
 from typing import Any
 
 import pytest
-from hypothesis import example, given, settings
+from hypothesis import HealthCheck, assume, example, given, settings
+from hypothesis import strategies as st
 from jsonschema import Draft7Validator, Draft202012Validator
 
 from harness.cli import main
 from harness.qa.drift import diff_catalogs
 from harness.qa.schema_change import compare_schemas
 from harness.qa.schema_spelling import normal_form
+from harness.qa.strategies import valid_arguments
 from tests.qa.test_drift import accepts, catalog, check_witnesses, kind_of, tool, write
-from tests.qa.test_schema_change import SAMPLES, SCHEMAS
+from tests.qa.test_schema_change import LEAVES, SAMPLES, _applied
 
 STRING = {"type": "string"}
 INTEGER = {"type": "integer"}
@@ -30,7 +32,7 @@ ADDRESS = {
 }
 
 
-def TREE(name: str) -> dict[str, Any]:  # noqa: N802 (a schema, named as the others)
+def tree(name: str) -> dict[str, Any]:
     """A definition ``name`` that refers to itself: a tree of integers."""
     return {"type": ["integer", "array"], "items": {"$ref": f"#/$defs/{name}"}}
 
@@ -108,7 +110,10 @@ SAME_MEANING = [
         {**at({"$ref": "#/$defs/Color", "description": "c"}), "$defs": COLOR},
     ),
     (
-        {**at({"$ref": "#/definitions/A"}), "definitions": {"A": {"$ref": "#/definitions/B"}, "B": ADDRESS}},
+        {
+            **at({"$ref": "#/definitions/A"}),
+            "definitions": {"A": {"$ref": "#/definitions/B"}, "B": ADDRESS},
+        },
         at(ADDRESS),
     ),
     # Integer bounds: an exclusive bound is the inclusive one next to it; a number that is a
@@ -122,7 +127,11 @@ SAME_MEANING = [
         at({"anyOf": [{"type": "integer", "minimum": 1}, NULL]}),
     ),
 ]
-INSTANCES = [
+# Values the nullable, $ref and integer-bound rewrites read (h21).
+PARAMETER_VALUES: list[Any] = [
+    *(None, 0, 9, 10, 0.5, 1.5, -1, "long", "red", [], {"zip": "1"}, {"zip": 1}),
+]
+INSTANCES: list[Any] = [
     None,
     "x",
     1,
@@ -143,8 +152,7 @@ INSTANCES = [
     {"v": {}},
     {"v": {"n": 1}},
     {"v": {"n": "1"}},
-    *({"v": v} for v in (None, 0, 9, 10, 0.5, 1.5, -1, "long", "red", [], {"zip": "1"})),
-    {"v": {"zip": 1}},
+    *({"v": v} for v in PARAMETER_VALUES),
 ]
 
 
@@ -283,8 +291,8 @@ OBJECT_A = {"type": "object", "properties": {"a": STRING}}
         ),
         # A definition that refers to itself, renamed: compared as written (changed: gates).
         (
-            {**at({"$ref": "#/$defs/T"}), "$defs": {"T": TREE("T")}},
-            {**at({"$ref": "#/$defs/U"}), "$defs": {"U": TREE("U")}},
+            {**at({"$ref": "#/$defs/T"}), "$defs": {"T": tree("T")}},
+            {**at({"$ref": "#/$defs/U"}), "$defs": {"U": tree("U")}},
             None,
             None,
             None,
@@ -313,21 +321,238 @@ def test_spellings_alike_with_another_meaning_are_still_ordered(
         assert change.details == details
 
 
-@settings(max_examples=300, deadline=None)
-@given(schema=SCHEMAS)
+# -- the normal form against a validator ------------------------------------------------------
+
+# Values each rewrite reads: numbers next to a bound, halves, a whole float, null, nested arrays
+# (a definition that refers to itself), objects with and without the names the schemas use.
+SPELLING_SAMPLES: list[Any] = [
+    *SAMPLES,
+    *(2, 9, 10, -1, 0.5, 1.5, 1.0, 10.0, "", [[1]], [[]], [1.5], [None], {"b": 2}),
+    *({"a": None}, {"a": "x"}, {"a": 1.5}, {"a": [1]}),
+]
+TYPE_NAMES = st.sampled_from(["string", "integer", "number", "null", "array", "object", "boolean"])
+TYPES = st.one_of(TYPE_NAMES, st.lists(TYPE_NAMES, min_size=1, max_size=3, unique=True))
+BOUND = st.sampled_from([0, 1, 2, 9, 10, -1, 0.5, 2.5, 1.0])
+# A bound of each kind, or none: as a schema generator writes an integer's or a number's.
+BOUNDS = st.fixed_dictionaries(
+    {},
+    optional={
+        "minimum": BOUND,
+        "maximum": BOUND,
+        "exclusiveMinimum": st.one_of(BOUND, st.just(True)),  # draft 4's boolean form too
+        "exclusiveMaximum": BOUND,
+        "multipleOf": st.sampled_from([1, 2, 0.5, 1.0]),
+    },
+)
+# What a branch may say of the values of its type alone, and what reads the names it declares.
+TYPED = st.sampled_from(
+    [
+        {},
+        {"maxLength": 1},
+        {"minimum": 1},
+        {"exclusiveMinimum": 1},
+        {"minItems": 1},
+        {"items": {"type": "integer"}},
+        {"required": ["a"]},
+        {"properties": {"a": {"type": "integer"}}},
+        {"additionalProperties": False},
+        {"enum": [1, "a", None]},
+        {"description": "d"},
+    ]
+)
+REFS = st.sampled_from(
+    [
+        {"$ref": "#/$defs/D"},
+        {"$ref": "#/$defs/E"},  # E refers to D
+        {"$ref": "#/$defs/R"},  # R refers to itself
+        {"$ref": "#/$defs/D", "description": "d"},
+        {"$ref": "#/$defs/D", "maxLength": 1},  # read by 2020-12, not by Draft 7
+        {"allOf": [{"$ref": "#/$defs/D"}], "description": "d"},
+        {"$ref": "#/definitions/D"},
+    ]
+)
+# ... and as valid in Draft 2020-12 (no boolean exclusiveMinimum), which the harness draws from.
+BOUNDED_2020 = st.builds(
+    lambda t, b: {"type": t, **b},
+    st.sampled_from(["integer", "number", ["integer", "null"], ["number", "string"]]),
+    BOUNDS.filter(lambda b: b.get("exclusiveMinimum") is not True),
+)
+NUMERIC = st.sampled_from(["integer", "number", ["integer", "null"], ["number", "string"]])
+BOUNDED = st.builds(lambda t, b: {"type": t, **b}, NUMERIC, BOUNDS)
+TYPED_LEAF = st.builds(lambda t, k: {"type": t, **k}, TYPES, TYPED)
+# The leaves of SCHEMAS, and (as often again) those the rewrites read.
+SPELLING_LEAVES = st.one_of(LEAVES, *(BOUNDED, TYPED_LEAF, REFS) * 3)
+
+
+def _unions(inner: st.SearchStrategy[Any]) -> st.SearchStrategy[Any]:
+    """anyOf or oneOf of branches (typed, most of them), with a keyword beside it or none."""
+    branch = st.one_of(TYPED_LEAF, TYPED_LEAF, BOUNDED, inner)
+    return st.builds(
+        lambda key, branches, beside: {key: branches, **beside},
+        st.sampled_from(["anyOf", "oneOf"]),
+        st.lists(branch, min_size=1, max_size=3),
+        TYPED | st.sampled_from([{"type": "string"}, {"unevaluatedProperties": False}]),
+    )
+
+
+SPELLINGS = st.recursive(
+    SPELLING_LEAVES, lambda inner: st.one_of(_applied(inner), _unions(inner)), max_leaves=6
+)
+
+
+@settings(max_examples=400, deadline=None)
+@given(
+    schema=SPELLINGS,
+    definition=st.one_of(LEAVES, SPELLING_LEAVES).filter(lambda d: "$ref" not in json.dumps(d)),
+)
 # Where a rewrite would not be exact: two types, a property declared twice, names read by an
 # additionalProperties beside the properties (or in the branch), a const no enum value equals.
-@example({"allOf": [{"type": "string"}, {"type": "integer"}]})
-@example({"properties": {"a": INTEGER}, "allOf": [{"properties": {"a": {"minimum": 3}}}]})
-@example({"additionalProperties": False, "allOf": [{"properties": {"a": {}}}]})
-@example({"allOf": [{"properties": {"a": {}}, "additionalProperties": False}]})
-@example({"const": 1, "enum": [5]})
-def test_the_normal_form_accepts_what_the_schema_accepts(schema: Any) -> None:
+@example({"allOf": [{"type": "string"}, {"type": "integer"}]}, STRING)
+@example({"properties": {"a": INTEGER}, "allOf": [{"properties": {"a": {"minimum": 3}}}]}, STRING)
+@example({"additionalProperties": False, "allOf": [{"properties": {"a": {}}}]}, STRING)
+@example({"allOf": [{"properties": {"a": {}}, "additionalProperties": False}]}, STRING)
+@example({"const": 1, "enum": [5]}, STRING)
+# ... oneOf over types one value has both of, a bound that would reach another branch's type,
+# names read by additionalProperties beside the anyOf, a number's bound (no next number), a
+# $ref beside a keyword Draft 7 ignores, a definition that refers to itself.
+@example({"oneOf": [{"type": "number"}, INTEGER]}, STRING)
+@example({"anyOf": [{"type": "integer", "minimum": 5}, {"type": "number"}]}, STRING)
+@example(
+    {
+        "anyOf": [{"type": "object", "properties": {"a": INTEGER}}, NULL],
+        "additionalProperties": False,
+    },
+    STRING,
+)
+@example({"type": "number", "exclusiveMinimum": 0, "multipleOf": 0.5}, STRING)
+@example({"type": ["integer", "string"], "exclusiveMaximum": 2.5, "minimum": 0.5}, STRING)
+@example({"type": "integer", "exclusiveMinimum": True}, STRING)
+@example({"$ref": "#/$defs/D", "maxLength": 1}, STRING)
+@example({"$ref": "#/$defs/R"}, STRING)
+def test_the_normal_form_accepts_what_the_schema_accepts(schema: Any, definition: Any) -> None:
     # Exact for a validator of either draft: draft 7 ignores what stands beside a $ref, and
     # knows no prefixItems or dependentSchemas, in the schema and its normal form alike.
-    written = {"allOf": [schema], "$defs": {"D": {"type": "string"}}}
+    written = {
+        "allOf": [schema],
+        "$defs": {"D": definition, "E": {"$ref": "#/$defs/D"}, "R": tree("R")},
+        "definitions": {"D": definition},
+    }
     normal = normal_form(written)
     for draft in (Draft202012Validator, Draft7Validator):
         was, now = draft(written), draft(normal)
-        for instance in SAMPLES:
+        for instance in SPELLING_SAMPLES:
             assert was.is_valid(instance) == now.is_valid(instance), (draft.__name__, instance)
+
+
+# -- a rewrite the comparison calls no change, against values drawn from each schema ----------
+
+BRANCH_TYPES = st.sampled_from(["string", "integer", "number", "boolean", "array", "object"])
+# A schema a generator writes, where the rewrites apply: a nullable parameter (a type list, or
+# anyOf / oneOf branches), bounds, a $ref to a definition.
+PLAIN_OR_TYPED = st.one_of(st.just({}), TYPED)
+WRITTEN = st.one_of(
+    st.builds(lambda t, k: {"type": [t, "null"], **k}, BRANCH_TYPES, PLAIN_OR_TYPED),
+    st.builds(
+        lambda key, t, k, u: {key: [{"type": t, **k}, {"type": u}]},
+        st.sampled_from(["anyOf", "oneOf"]),
+        BRANCH_TYPES,
+        PLAIN_OR_TYPED,
+        st.sampled_from(["null", "integer", "number", "string"]),
+    ),
+    st.builds(
+        lambda t, key, n: {"type": t, key: n},
+        st.sampled_from(["integer", "number"]),
+        st.sampled_from(["exclusiveMinimum", "exclusiveMaximum", "multipleOf"]),
+        st.sampled_from([0, 1, 10, 0.5]),
+    ),
+    BOUNDED_2020,
+    st.sampled_from([{"$ref": "#/$defs/D"}, {"$ref": "#/$defs/D", "description": "d"}]),
+)
+
+
+def respellings(node: dict[str, Any], definition: Any) -> list[dict[str, Any]]:
+    """``node`` (whose $refs lead to ``definition``, at /$defs/D) written each other way h21 met,
+    exact or not: a type list as anyOf or oneOf branches, anyOf as oneOf and back, null
+    dropped, an exclusive bound as the inclusive one next to it (or at the same number), a
+    number's multipleOf 1 as integer, a $ref written out, wrapped in allOf, or renamed."""
+    found: list[dict[str, Any]] = []
+    kind, rest = node.get("type"), {k: v for k, v in node.items() if k != "type"}
+    if isinstance(kind, list):
+        for key in ("anyOf", "oneOf"):
+            found.append({key: [{"type": kind[0], **rest}, {"type": kind[1]}]})
+        found.append({"type": kind[0], **rest})
+    for key, other in (("anyOf", "oneOf"), ("oneOf", "anyOf")):
+        if key in node:
+            found.append({other: node[key]})
+            found.append({"type": list(dict.fromkeys(b["type"] for b in node[key]))})
+    for strict, inclusive, step in (
+        ("exclusiveMinimum", "minimum", 1),
+        ("exclusiveMaximum", "maximum", -1),
+    ):
+        value = node.get(strict)
+        if isinstance(value, int | float) and not isinstance(value, bool):
+            moved = {k: v for k, v in node.items() if k != strict}
+            found += [{**moved, inclusive: value + step}, {**moved, inclusive: value}]
+    if node.get("multipleOf") == 1 and kind == "number":
+        found.append({**{k: v for k, v in rest.items() if k != "multipleOf"}, "type": "integer"})
+    if "$ref" in node:
+        beside = {k: v for k, v in node.items() if k != "$ref"}
+        found.append({"allOf": [definition], **beside} if beside else definition)
+        found.append({"allOf": [{"$ref": "#/$defs/D"}], **beside})
+        found.append({**node, "$ref": "#/$defs/Renamed"})
+    return found
+
+
+def parameter(
+    old: dict[str, Any], new: dict[str, Any], **beside: Any
+) -> tuple[dict[str, Any], dict[str, Any]]:
+    """Two inputSchemas with parameter ``v`` required, ``old`` in one and ``new`` in the other
+    (and the keywords ``beside`` in both: ``$defs``)."""
+    return {**at(old), "required": ["v"], **beside}, {**at(new), "required": ["v"], **beside}
+
+
+# Near misses: the inclusive bound at the same number, oneOf over types a value has both of, a
+# number's multipleOf that is not whole.
+NEAR_MISSES: list[tuple[dict[str, Any], dict[str, Any]]] = [
+    ({"type": "integer", "exclusiveMinimum": 0}, {"type": "integer", "minimum": 0}),
+    ({"oneOf": [{"type": "number"}, INTEGER]}, {"type": ["number", "integer"]}),
+    ({"type": "number", "multipleOf": 0.5}, {"type": "integer"}),
+]
+
+
+@st.composite
+def rewritten(draw: st.DrawFn) -> tuple[dict[str, Any], dict[str, Any]]:
+    """A tool's inputSchema with one parameter written as a generator writes it, and the same
+    with that parameter written another way (of the same meaning, or not); a near miss one
+    time in four."""
+    if draw(st.integers(0, 3)) == 0:
+        return parameter(*draw(st.sampled_from(NEAR_MISSES)))
+    # (A type named alone: the harness draws objects for "object", not yet for ["object"].)
+    definition = draw(
+        st.one_of(BOUNDED_2020, st.builds(lambda t, k: {"type": t, **k}, BRANCH_TYPES, TYPED))
+    )
+    node = draw(WRITTEN)
+    found = respellings(node, definition)
+    assume(found)
+    respelled = draw(st.sampled_from(found))
+    return parameter(node, respelled, **{"$defs": {"D": definition, "Renamed": definition}})
+
+
+@settings(max_examples=200, deadline=None, suppress_health_check=[HealthCheck.filter_too_much])
+@given(pair=rewritten(), data=st.data())
+def test_a_rewrite_the_comparison_calls_no_change_accepts_the_same_drawn_values(
+    pair: tuple[dict[str, Any], dict[str, Any]], data: st.DataObject
+) -> None:
+    old, new = pair
+    ordered = {c.direction for c in compare_schemas(old, new)} - {"described", "marked"}
+    # Values drawn from one schema are taken by the other, unless the comparison says the
+    # other refuses some: none when it says the two mean the same (rewritten), old's when it
+    # says new widened, new's when it says new narrowed.
+    for source, target, allowed in ((old, new, {"widened"}), (new, old, {"narrowed"})):
+        if not ordered <= allowed:
+            continue
+        drawn = valid_arguments(tool(inputSchema=source))
+        if drawn.is_empty:
+            continue  # bounds no value fits (a minimum above the maximum)
+        for value in data.draw(st.lists(drawn, min_size=1, max_size=3)):
+            assert accepts(target, value), (source, target, value, ordered)
