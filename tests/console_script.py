@@ -10,17 +10,19 @@ import asyncio
 import os
 import shutil
 import sys
+from collections.abc import Sequence
 from pathlib import Path
 
 SCRIPT = shutil.which("webmcp-harness") or str(Path(sys.executable).parent / "webmcp-harness")
 
 
 async def run_script(
-    *args: str, timeout: float = 60, cwd: Path | None = None
+    *args: str, timeout: float = 60, cwd: Path | None = None, prefix: Sequence[str] = ()
 ) -> tuple[int, str, str]:
     """Exit status, stdout and stderr of ``webmcp-harness ARGS`` (wide output: no wrapping),
-    run in ``cwd`` (default: this one)."""
+    run in ``cwd`` (default: this one); ``prefix``: a command that runs it (``setpriv …``)."""
     proc = await asyncio.create_subprocess_exec(
+        *prefix,
         SCRIPT,
         *args,
         stdout=asyncio.subprocess.PIPE,

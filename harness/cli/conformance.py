@@ -4,10 +4,11 @@ Exit status: 0 when every result is what the baseline expects; 1 for unexpected 
 (a failure, or a pass the baseline did not expect — and, for ``site``, a finding at or
 above ``--fail-on`` that the baseline does not list); 2 for usage errors (a bad option, a
 baseline or ``--diff`` file that cannot be read, a baseline to update that cannot be
-written, a ``--wpt-root`` without ``webmcp/``); 3 when the harness could not run (no
-browser, a page that cannot be reached) or could not write the reports it ran for (a full
-disk). A reader of stdout that left (``| head``) ends the command quietly with 141, as for
-every command; ``$GITHUB_STEP_SUMMARY`` that cannot be written is a warning only.
+written, a ``--wpt-root`` without ``webmcp/`` or with a part the run reads that cannot
+be read); 3 when the harness could not run (no browser, a page that cannot be reached) or
+could not write the reports it ran for (a full disk). A reader of stdout that left
+(``| head``) ends the command quietly with 141, as for every command;
+``$GITHUB_STEP_SUMMARY`` that cannot be written is a warning only.
 """
 
 from __future__ import annotations

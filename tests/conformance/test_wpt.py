@@ -16,6 +16,7 @@ from __future__ import annotations
 
 import asyncio
 import json
+import shutil
 from pathlib import Path
 
 import pytest
@@ -33,6 +34,7 @@ from harness.errors import ConfigError
 from harness.harness import Harness
 from harness.models import BackendName
 from tests.console_script import run_script
+from tests.unreadable import as_a_user, unreadable
 
 TREE = Path(__file__).resolve().parent / "wpt"
 # The pages where the configurations differ, and the polyfill's fidelity to Chromium.
@@ -122,6 +124,37 @@ def test_discovery_needs_a_webmcp_directory_and_well_formed_variants(tmp_path: P
     with pytest.raises(ConfigError, match="variant 'first' must start with \\? or #"):
         discover(tmp_path)
     assert discover(tmp_path, ["/webmcp/other"]) == []  # only files under --tests are read
+
+
+def _checkout(root: Path) -> Path:
+    """A small checkout: the stand-in resources, one test in webmcp/, one in webmcp/deep/."""
+    shutil.copytree(TREE / "resources", root / "resources")
+    (root / "webmcp" / "deep").mkdir(parents=True)
+    for test in ("webmcp/first.window.js", "webmcp/deep/second.window.js"):
+        (root / test).write_text("test(() => {}, 'runs');\n", encoding="utf-8")
+    return root
+
+
+@pytest.mark.parametrize(
+    "part", [".", "webmcp", "webmcp/first.window.js", "webmcp/deep", "resources/testharness.js"]
+)
+async def test_a_checkout_that_cannot_be_read_is_a_usage_error_that_names_the_path(
+    tmp_path: Path, part: str
+) -> None:
+    # Before any browser: the run would lose the tests it cannot read (a directory
+    # rglob skips), or stop with "could not run" (3), as if the machine were at fault.
+    root = _checkout(tmp_path / "wpt")
+    output = tmp_path / "out"
+    with unreadable(root / part):
+        code, out, err = await run_script(
+            "conformance", "wpt", "--wpt-root", str(root), "--output", str(output),
+            "--no-progress", prefix=as_a_user(), timeout=120,
+        )  # fmt: skip
+    unread = root / "webmcp" if part == "." else root / part  # what the OS names
+    assert code == 2, out + err
+    assert f"--wpt-root {root}: cannot read {unread} (Permission denied)" in err, err
+    assert f"readable to this user (chmod -R a+rX {root})" in err and "Traceback" not in err
+    assert "could not run" not in err and not any(output.glob("*.json")), err
 
 
 async def test_generated_pages_are_what_wptserve_writes() -> None:

@@ -24,7 +24,10 @@ as passes.
 
 from __future__ import annotations
 
+import contextlib
+import os
 import re
+from collections.abc import Iterator
 from dataclasses import dataclass, replace
 from pathlib import Path
 
@@ -34,6 +37,8 @@ from harness.errors import ConfigError
 DEFAULT_TIMEOUT_S = 10.0
 LONG_TIMEOUT_S = 60.0
 NON_TEST_DIRS = {"resources", "support", "tools"}
+TESTHARNESS_JS = "resources/testharness.js"
+"""The checkout's file every testharness.js test page loads."""
 MARKUP = (".html", ".htm", ".xhtml", ".xht", ".svg")
 
 # `// META: key=value` lines, read from the top of a .js test until the first other line.
@@ -236,8 +241,44 @@ def discover(root: Path, include: list[str] | None = None) -> list[WptTest]:
     """The tests under ``root/webmcp`` (``include``: path prefixes like ``/webmcp/imperative``),
     those the runner cannot run among them (with :attr:`WptTest.skip`).
 
-    Raises :class:`~harness.errors.ConfigError` when ``root`` has no ``webmcp/`` directory.
+    Raises :class:`~harness.errors.ConfigError` when ``root`` has no ``webmcp/`` directory,
+    or when a part of the checkout the run reads cannot be read (see :func:`_reading`).
     """
+    with _reading(root):
+        return _discover(root, include)
+
+
+@contextlib.contextmanager
+def _reading(root: Path) -> Iterator[None]:
+    """What cannot be read of the checkout — the top, a directory of ``webmcp/``, a test
+    file, ``resources/testharness.js`` — is the command line's mistake, said before any
+    browser starts: a :class:`~harness.errors.ConfigError` naming the path, not an
+    ``OSError`` ("could not run"), nor the silence of a directory skipped with its tests."""
+    try:
+        yield
+    except OSError as exc:
+        where = exc.filename or root
+        raise ConfigError(
+            f"--wpt-root {root}: cannot read {where} ({exc.strerror or exc}); make the "
+            f"checkout readable to this user (chmod -R a+rX {root}), or pass --wpt-root a "
+            "copy that is."
+        ) from None
+
+
+def _files(base: Path) -> list[Path]:
+    """Every file under ``base``, sorted; a directory that cannot be listed raises its
+    ``OSError`` (``Path.rglob`` skips it, and every test in it, without a word)."""
+
+    def refuse(exc: OSError) -> None:
+        raise exc
+
+    found = []
+    for directory, _, names in os.walk(base, onerror=refuse):
+        found += [Path(directory, name) for name in names]
+    return sorted(path for path in found if path.is_file())
+
+
+def _discover(root: Path, include: list[str] | None) -> list[WptTest]:
     base = root / "webmcp"
     if not base.is_dir():
         raise ConfigError(
@@ -246,10 +287,11 @@ def discover(root: Path, include: list[str] | None = None) -> list[WptTest]:
             "--depth 1 --filter=blob:none --sparse https://github.com/web-platform-tests/wpt "
             "&& git -C wpt sparse-checkout set webmcp resources common"
         )
+    harness_js = root / TESTHARNESS_JS
+    if harness_js.exists():  # every test page loads it: one it cannot have times out
+        harness_js.open("rb").close()
     tests: list[WptTest] = []
-    for path in sorted(base.rglob("*")):
-        if not path.is_file():
-            continue
+    for path in _files(base):
         # Every test of a file starts with its directory and the name's first part: a file
         # outside `include` is not read (a broken test there is no concern of this run).
         common = "/" + path.relative_to(root).parent.as_posix() + "/" + path.name.split(".")[0]
