@@ -6,7 +6,8 @@ above ``--fail-on`` that the baseline does not list); 2 for usage errors (a bad 
 baseline or ``--diff`` file that cannot be read, a baseline to update that cannot be
 written, a ``--wpt-root`` without ``webmcp/`` or with a part the run reads that cannot
 be read); 3 when the harness could not run (no browser, a page that cannot be reached) or
-could not write the reports it ran for (a full disk). A reader of stdout that left
+could not write the reports it ran for or ``ua``'s traces (a full disk: the results are
+printed, and the message names the file, not "could not run"). A reader of stdout that left
 (``| head``) ends the command quietly with 141, as for every command;
 ``$GITHUB_STEP_SUMMARY`` that cannot be written is a warning only.
 """
@@ -51,6 +52,7 @@ if TYPE_CHECKING:  # imported when the command runs: its parser (and --help) loa
     from harness.conformance.flakes import RunAgain
     from harness.conformance.reports import View, Written
     from harness.conformance.results import Report
+    from harness.conformance.ua.framework import Traces
     from harness.models import BackendName
     from harness.qa.fuzz import FuzzOptions
     from harness.qa.snapshot import CatalogSnapshot
@@ -312,10 +314,11 @@ async def _run(args: argparse.Namespace, out: Console, err: Console) -> int:
     output = Path(args.output) if args.output else _default_output(args.suite)
     fail_on = getattr(args, "fail_on", None)
     extra: dict[str, Any] = {}
+    traces = _traces(args, output)
     with _claimed(output):
         with _progress(err, args.no_progress) as advance:
             if args.suite == "ua":
-                reports = await _run_ua(args, advance, output)
+                reports = await _run_ua(args, advance, traces)
                 title = "webmcp-harness conformance: the user agent"
             elif args.suite == "site":
                 reports, extra = await _run_site(args, advance)
@@ -333,7 +336,7 @@ async def _run(args: argparse.Namespace, out: Console, err: Console) -> int:
         changed = diff(previous, reports) if previous is not None else None
         view = build_view(title, reports, comparison, baseline, changed, fail_on)
         try:
-            written = _write(output, view, extra, update[0] if update else None)
+            written = _write(output, view, extra, update[0] if update else None, traces)
         except ReportsNotWritten as exc:
             _print_summary(out, view, comparison, changed, exc.reports)  # the run's results
             raise
@@ -350,10 +353,26 @@ async def _run(args: argparse.Namespace, out: Console, err: Console) -> int:
     return EXIT_OK if not comparison.unexpected else EXIT_UNEXPECTED
 
 
-def _write(output: Path, view: View, extra: dict[str, Any], baseline_to: Path | None) -> Written:
+def _traces(args: argparse.Namespace, output: Path) -> Traces | None:
+    """Where the ua suite traces each file's calls (``DIR/traces/``), as ``--traces`` says."""
+    if args.suite != "ua" or args.traces == "off":
+        return None
+    from harness.conformance.ua.framework import Traces
+
+    return Traces(output / "traces", args.traces)
+
+
+def _write(
+    output: Path,
+    view: View,
+    extra: dict[str, Any],
+    baseline_to: Path | None,
+    traces: Traces | None = None,
+) -> Written:
     """The reports, then (``baseline_to``) the view's baseline, updated: both were checked
     writable before the run; should one fail now all the same (a full disk), the reports
-    are written first, and a :class:`ReportsNotWritten` says what was not."""
+    are written first, and a :class:`ReportsNotWritten` says what was not — as it says a
+    trace the run could not write (``traces``), once the rest is written."""
     from harness.conformance.reports import write_reports
 
     try:
@@ -373,6 +392,14 @@ def _write(output: Path, view: View, extra: dict[str, Any], baseline_to: Path | 
                 f"this run's reports are in {written.directory}",
                 reports=written.directory,
             ) from None
+    if traces is not None and traces.problem is not None:
+        raise ReportsNotWritten(
+            f"cannot write the traces: {traces.problem}; the run went on without them "
+            f"(that file's half-written trace is removed) and the other reports are in "
+            f"{written.directory}: make room on the disk (or fix {traces.directory}'s "
+            "permissions) and run again, or run with --traces off",
+            reports=written.directory,
+        )
     return written
 
 
@@ -471,7 +498,7 @@ def _progress(err: Console, disabled: bool) -> Any:
 
 
 async def _run_ua(
-    args: argparse.Namespace, ticker: Callable[[], _Ticker], output: Path
+    args: argparse.Namespace, ticker: Callable[[], _Ticker], traces: Traces | None
 ) -> list[Report]:
     from harness.conformance.ua.server import FixtureServer
     from harness.conformance.ua.suite import all_files, run_suite, select, subtest_count
@@ -491,8 +518,7 @@ async def _run_ua(
                     chosen,
                     fixtures,
                     progress=tick.tick,
-                    traces=output / "traces",
-                    keep_traces=args.traces,
+                    traces=traces,
                 )
             )
     return reports
@@ -645,7 +671,7 @@ def _run_again(args: argparse.Namespace) -> RunAgain:
         files = all_files()
         async with FixtureServer(files) as fixtures:
             chosen = [f for f in files if f.path in tests]
-            return await run_suite(_backend(backend), chosen, fixtures, keep_traces="off")
+            return await run_suite(_backend(backend), chosen, fixtures)  # a rerun: untraced
 
     async def site(backend: str, tests: list[str]) -> Report:
         from harness.conformance.audit import audit_report, audit_sites

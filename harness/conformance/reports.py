@@ -516,6 +516,21 @@ class Written:
     courtesy to the CI page: the reports are written, and the run's verdict stands)."""
 
 
+def _write_whole(path: Path, text: str) -> None:
+    """``path`` written whole or left as it was: the text goes to a file beside it, renamed
+    over it once complete. A full disk then leaves no half-written report, and a trace the
+    scrub pass rewrites is never cut short to look like a run that stopped there."""
+    part = path.with_name(f".{path.name}.part")
+    try:
+        # A lone surrogate from page text is shown as an escape, never a crash.
+        with part.open("w", encoding="utf-8", errors="backslashreplace") as file:
+            file.write(text)
+        os.replace(part, path)
+    except BaseException:
+        part.unlink(missing_ok=True)
+        raise
+
+
 def write_reports(
     directory: str | Path, view: View, extra: dict[str, Any] | None = None
 ) -> Written:
@@ -534,8 +549,7 @@ def write_reports(
 
     def put(name: str, text: str) -> None:
         path = out / name
-        # A lone surrogate from page text is shown as an escape, never a crash.
-        path.write_text(scrub(text), encoding="utf-8", errors="backslashreplace")
+        _write_whole(path, scrub(text))
         written.append(path)
 
     for report in view.reports:
@@ -548,7 +562,7 @@ def write_reports(
         put(name, json.dumps(value, indent=1, ensure_ascii=False) + "\n")
     # Traces hold the agent view; where a run caught the user agent leaking, so would they.
     for trace in sorted((out / "traces").rglob("*.jsonl")) if (out / "traces").is_dir() else []:
-        trace.write_text(scrub(trace.read_text(encoding="utf-8")), encoding="utf-8")
+        _write_whole(trace, scrub(trace.read_text(encoding="utf-8")))
     step = os.environ.get("GITHUB_STEP_SUMMARY")
     if not step:
         return Written(out, written)

@@ -43,7 +43,13 @@ from harness.harness import Harness
 from harness.models import CallAction, CallOutcome, dump_result
 from harness.session import Session
 from harness.stages.policy import DEFAULT_POLICY, Policy
-from harness.trace.events import TRACE_FILE, RunFinished, RunStarted, call_events
+from harness.trace.events import (
+    TRACE_FILE,
+    RunFinished,
+    RunStarted,
+    TraceEvent,
+    call_events,
+)
 from harness.trace.recorder import TraceRecorder
 
 SUBTEST_TIMEOUT_S = 20.0
@@ -305,23 +311,65 @@ ProgressCallback = Callable[[str, str], None]
 TraceMode = Literal["off", "on", "retain-on-failure"]
 
 
+@dataclass
+class Traces:
+    """Where a run's file traces go (a report directory's ``traces/``), which it keeps, and
+    the first that could not be written.
+
+    A trace the disk cannot take (full, or made read-only meanwhile) ends the run's tracing,
+    not its tests: that file's trace is removed — a half-written trace is never left to
+    look whole, nor linked from a report — the subtests go on, and :attr:`problem` says
+    which file and why, for the command to tell once the reports are written."""
+
+    directory: Path
+    keep: TraceMode = "retain-on-failure"
+    problem: str | None = None
+    """``PATH (reason)`` of the trace that could not be written; None while all were."""
+
+    def open(self, file: TestFile, backend: str, url: str) -> FileTrace | None:
+        """The trace of ``file``'s calls on ``backend``; None when traces are off, or
+        since one could not be written."""
+        if self.keep == "off" or self.problem is not None:
+            return None
+        relative = f"{self.directory.name}/{backend}{file.path.rsplit('.', 1)[0]}"
+        return FileTrace(self.directory.parent, relative, file, backend, url, traces=self)
+
+
 class FileTrace:
     """The harness trace of one test file's calls (``trace.jsonl``, the agent view only).
 
     Kept under ``traces/<backend>/<test path>/`` of the report directory; with
-    ``retain-on-failure``, removed again when every subtest passed.
+    ``retain-on-failure``, removed again when every subtest passed. One that cannot be
+    written is removed at once, and said in ``traces`` (see :class:`Traces`).
     """
 
-    def __init__(self, root: Path, relative: str, file: TestFile, backend: str, url: str) -> None:
+    def __init__(
+        self,
+        root: Path,
+        relative: str,
+        file: TestFile,
+        backend: str,
+        url: str,
+        *,
+        traces: Traces | None = None,
+    ) -> None:
         self.relative = relative
         self.root = root
         self.directory = root / relative
-        if self.directory.exists():
-            shutil.rmtree(self.directory)
-        self.recorder = TraceRecorder(self.directory)
+        self.traces = traces
+        self.failed: str | None = None
+        """``PATH (reason)``: why the trace was given up; None while it is written."""
         self.step = 0
         self.started = time.monotonic()
-        self.recorder.record(
+        self.recorder: TraceRecorder | None = None
+        try:
+            if self.directory.exists():
+                shutil.rmtree(self.directory)
+            self.recorder = TraceRecorder(self.directory)
+        except OSError as exc:
+            self._give_up(exc)
+            return
+        self._record(
             RunStarted(
                 task=file.title, agent="conformance ua", start_url=url, backend=backend, max_steps=0
             )
@@ -329,20 +377,22 @@ class FileTrace:
 
     def follow(self, session: Session) -> None:
         """Record every call of ``session`` as the agent saw it, without what it withheld."""
+        if self.recorder is None:
+            return
         self.recorder.watch(session.scrubber)
 
         def on_call(arguments: dict[str, Any], outcome: CallOutcome) -> None:
             self.step += 1
             action = CallAction(tool=outcome.tool, arguments=arguments)
             for event in call_events(self.step, action, outcome):
-                self.recorder.record(event)
+                self._record(event)
 
         session.on_call(on_call)
 
     def finish(self, result: TestResult, keep: TraceMode) -> None:
         """Close the trace; keep it (and link it from ``result``) as ``keep`` says."""
         failed = result.status != "OK" or any(s.status != "PASS" for s in result.subtests)
-        self.recorder.record(
+        self._record(
             RunFinished(
                 stop_reason="finished",
                 detail=result.status,
@@ -350,12 +400,43 @@ class FileTrace:
                 duration_ms=round((time.monotonic() - self.started) * 1000, 1),
             )
         )
-        self.recorder.close()
+        if self.recorder is None:
+            return  # given up: nothing is left to link
+        try:
+            self.recorder.close()
+        except OSError as exc:
+            self._give_up(exc)
+            return
         if keep == "on" or failed:
             result.trace = f"{self.relative}/{TRACE_FILE}"
             return
+        self._remove()
+
+    def _record(self, event: TraceEvent) -> None:
+        """Write ``event``; a write that fails gives the trace up (never the caller's call:
+        the disk's fault is not the user agent's)."""
+        if self.recorder is None:
+            return
+        try:
+            self.recorder.record(event)
+        except OSError as exc:
+            self._give_up(exc)
+
+    def _give_up(self, exc: OSError) -> None:
+        where = exc.filename or self.directory / TRACE_FILE
+        self.failed = f"{where} ({exc.strerror or exc})"
+        if self.traces is not None and self.traces.problem is None:
+            self.traces.problem = self.failed
+        if self.recorder is not None:
+            with contextlib.suppress(OSError):  # its last write failed: so may the flush
+                self.recorder.close()
+            self.recorder = None
+        self._remove()
+
+    def _remove(self) -> None:
+        """The trace's directory, and the folders it leaves empty."""
         shutil.rmtree(self.directory, ignore_errors=True)
-        for parent in self.directory.parents:  # and the folders it leaves empty
+        for parent in self.directory.parents:
             if parent == self.root:
                 break
             try:
@@ -379,19 +460,18 @@ async def run_file(
     fixtures: Fixtures,
     progress: ProgressCallback | None = None,
     *,
-    traces: Path | None = None,
-    keep_traces: TraceMode = "retain-on-failure",
+    traces: Traces | None = None,
 ) -> TestResult:
-    """Run one test file's subtests in order; never raises for what the page does.
+    """Run one test file's subtests in order; never raises for what the page does, nor for
+    a trace the disk cannot take.
 
     With ``traces`` (the report directory's ``traces/``), the file's calls are traced there.
     """
     started = time.monotonic()
     result = TestResult(test=file.path, status="OK", title=file.title)
     trace = None
-    if traces is not None and keep_traces != "off":
-        relative = f"traces/{harness.backend}{file.path.rsplit('.', 1)[0]}"
-        trace = FileTrace(traces.parent, relative, file, harness.backend, fixtures.url(file.path))
+    if traces is not None:
+        trace = traces.open(file, harness.backend, fixtures.url(file.path))
     session: Session | None = None
     isolated = False  # the last subtest had a page of its own: the next one gets another
     try:
@@ -432,8 +512,8 @@ async def run_file(
             if progress is not None:
                 progress(file.path, "NOTRUN")
     result.duration = int((time.monotonic() - started) * 1000)
-    if trace is not None:
-        trace.finish(result, keep_traces)
+    if trace is not None and traces is not None:
+        trace.finish(result, traces.keep)
     return result
 
 

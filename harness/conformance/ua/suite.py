@@ -27,7 +27,7 @@ from harness.conformance.ua.framework import (
     Fixtures,
     ProgressCallback,
     TestFile,
-    TraceMode,
+    Traces,
     run_file,
 )
 from harness.harness import Harness
@@ -68,23 +68,19 @@ async def run_suite(
     *,
     progress: ProgressCallback | None = None,
     executable_path: str | None = None,
-    traces: Path | None = None,
-    keep_traces: TraceMode = "retain-on-failure",
+    traces: Traces | None = None,
 ) -> Report:
     """Run ``files`` on ``backend``; a file the harness cannot run is an ``ERROR`` result.
 
     ``traces``: a report directory's ``traces/``, where each file's calls are traced (kept
-    as ``keep_traces`` says). Raises :class:`~harness.errors.BrowserNotFound` when no
-    browser starts.
+    as it says; one the disk cannot take is said in its :attr:`~Traces.problem`). Raises
+    :class:`~harness.errors.BrowserNotFound` when no browser starts.
     """
     started = int(time.time() * 1000)
     async with Harness(backend=backend, executable_path=executable_path) as harness:
         info = run_info(harness, "ua")
         results = [
-            await run_file(
-                harness, file, fixtures, progress, traces=traces, keep_traces=keep_traces
-            )
-            for file in files
+            await run_file(harness, file, fixtures, progress, traces=traces) for file in files
         ]
     return Report(
         run_info=info, time_start=started, time_end=int(time.time() * 1000), results=results
