@@ -374,6 +374,43 @@ async def browser_pool() -> AsyncIterator[BrowserPool]:
         yield pool
 
 
+class PlainChromium:
+    """Chromium with its own WebMCP (the native flag) and nothing of the harness in the page:
+    the reference a test holds the harness to. Its browser is the worker's (``browser_pool``,
+    borrowed at each use: one that went away is launched again); each use has a browser
+    context of its own."""
+
+    def __init__(self, pool: BrowserPool, executable_path: str) -> None:
+        self.pool = pool
+        self.executable_path = executable_path
+
+    @contextlib.asynccontextmanager
+    async def page(self) -> AsyncIterator[Page]:
+        """A page of a fresh context, closed with its context after the block."""
+        from harness.browser.launch import launch_flags
+
+        launched = await self.pool.borrow(
+            self.executable_path, headless=True, args=launch_flags("native")
+        )
+        context = await launched.browser.new_context()
+        try:
+            yield await context.new_page()
+        finally:
+            await context.close()
+
+    async def evaluate(self, url: str, script: str, arg: Any = None) -> Any:
+        """What ``script`` gives (with ``arg``) on ``url``, loaded in a page of its own."""
+        async with self.page() as page:
+            await page.goto(url)
+            return await page.evaluate(script, arg)
+
+
+@pytest.fixture(scope="session")
+def plain_chromium(browser_pool: BrowserPool, chromium_path: str) -> PlainChromium:
+    """Run a script in plain Chromium with nothing injected (see :class:`PlainChromium`)."""
+    return PlainChromium(browser_pool, chromium_path)
+
+
 @pytest.fixture(scope="module", params=["polyfill", "native"])
 async def backend_harness(
     browser_pool: BrowserPool, request: pytest.FixtureRequest

@@ -19,10 +19,9 @@ from typing import Any
 import pytest
 
 from harness import BrowserPool, Harness
-from harness.browser.launch import launch_flags
 from harness.elicitation.answers import ScriptedAnswer, ScriptedHandler
 from harness.models import BackendName
-from tests.conftest import serve_pages
+from tests.conftest import PlainChromium, serve_pages
 
 pytestmark = pytest.mark.timeout(120)
 
@@ -73,19 +72,14 @@ async def origin() -> AsyncIterator[str]:
 
 
 @pytest.fixture(scope="module")
-async def chromium(browser_pool: BrowserPool, chromium_path: str, origin: str) -> dict[str, Any]:
+async def chromium(plain_chromium: PlainChromium, origin: str) -> dict[str, Any]:
     """Chromium's own executeTool() of each call, on a fresh load each."""
-    launched = await browser_pool.borrow(chromium_path, headless=True, args=launch_flags("native"))
-    context = await launched.browser.new_context()
-    try:
-        page = await context.new_page()
-        found = {}
-        for name, arguments in CALLS.items():
-            await page.goto(origin + "/")
-            found[name] = await page.evaluate(CHROMIUM_EXECUTE, [name, json.dumps(arguments)])
-        return found
-    finally:
-        await context.close()
+    return {
+        name: await plain_chromium.evaluate(
+            origin + "/", CHROMIUM_EXECUTE, [name, json.dumps(arguments)]
+        )
+        for name, arguments in CALLS.items()
+    }
 
 
 def test_chromium_keeps_the_key(chromium: dict[str, Any]) -> None:

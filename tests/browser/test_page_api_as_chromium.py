@@ -17,7 +17,7 @@ from playwright.async_api import Browser, Page, async_playwright
 from harness.browser.backends.snapshots import annotations_as_meant, read_listing
 from harness.browser.injection import ChannelKeys, Mode, PageChannel
 from harness.browser.launch import launch_flags
-from tests.conftest import serve_pages
+from tests.conftest import PlainChromium, serve_pages
 
 MODES: tuple[Mode, ...] = ("polyfill", "native")
 BLANK = "<!doctype html><body>p</body>"
@@ -42,8 +42,12 @@ class Pages:
 
 
 @pytest.fixture(scope="module")
-async def pages(chromium_path: str) -> AsyncIterator[Pages]:
-    async with serve_pages({"": BLANK}) as origin, async_playwright() as playwright:
+async def pages(chromium_path: str, plain_chromium: PlainChromium) -> AsyncIterator[Pages]:
+    async with (
+        serve_pages({"": BLANK}) as origin,
+        plain_chromium.page() as chromium,
+        async_playwright() as playwright,
+    ):
         browsers: dict[Mode, Browser] = {
             mode: await playwright.chromium.launch(
                 executable_path=chromium_path, args=launch_flags(mode)
@@ -51,7 +55,6 @@ async def pages(chromium_path: str) -> AsyncIterator[Pages]:
             for mode in MODES
         }
         try:
-            chromium = await (await browsers["native"].new_context()).new_page()
             harnessed: dict[Mode, Page] = {}
             channels: dict[Mode, PageChannel] = {}
             for mode in MODES:

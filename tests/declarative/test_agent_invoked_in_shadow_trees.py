@@ -18,10 +18,9 @@ from typing import Any
 import pytest
 
 from harness import BrowserPool, Harness
-from harness.browser.launch import launch_flags
 from harness.elicitation.base import ElicitationRequest, ElicitationResult
 from harness.models import BackendName, CallOutcome
-from tests.conftest import serve_pages
+from tests.conftest import PlainChromium, serve_pages
 
 pytestmark = pytest.mark.timeout(120)
 
@@ -120,16 +119,11 @@ async def origin() -> AsyncIterator[str]:
 
 
 @pytest.fixture(scope="module")
-async def chromium(browser_pool: BrowserPool, chromium_path: str, origin: str) -> dict[str, Any]:
-    launched = await browser_pool.borrow(chromium_path, headless=True, args=launch_flags("native"))
-    context = await launched.browser.new_context()
-    try:
-        page = await context.new_page()
-        await page.goto(origin + "/")
-        found: dict[str, Any] = await page.evaluate(CHROMIUM_EXECUTE, AUTOSUBMITTED)
-        return found
-    finally:
-        await context.close()
+async def chromium(plain_chromium: PlainChromium, origin: str) -> dict[str, Any]:
+    found: dict[str, Any] = await plain_chromium.evaluate(
+        origin + "/", CHROMIUM_EXECUTE, AUTOSUBMITTED
+    )
+    return found
 
 
 STOPPED = (

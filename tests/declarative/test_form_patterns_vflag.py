@@ -20,10 +20,9 @@ from typing import Any
 import pytest
 
 from harness import BrowserPool, Harness
-from harness.browser.launch import launch_flags
 from harness.declarative.synthesis import SeedControl, control_schema
 from harness.models import BackendName, CallOutcome
-from tests.conftest import serve_pages
+from tests.conftest import PlainChromium, serve_pages
 
 # (pattern, value): each a form of its own.
 CASES: list[tuple[str, str]] = [
@@ -98,21 +97,12 @@ async def origin() -> AsyncIterator[str]:
 
 
 @pytest.fixture(scope="module")
-async def chromium(
-    browser_pool: BrowserPool, chromium_path: str, origin: str
-) -> list[dict[str, Any]]:
+async def chromium(plain_chromium: PlainChromium, origin: str) -> list[dict[str, Any]]:
     """What Chromium's own WebMCP makes of each case: its schema and executeTool()'s outcome."""
-    launched = await browser_pool.borrow(chromium_path, headless=True, args=launch_flags("native"))
-    context = await launched.browser.new_context()
-    try:
-        page = await context.new_page()
-        await page.goto(origin + "/")
-        found: list[dict[str, Any]] = await page.evaluate(
-            NATIVE_EXECUTE, [value for _, value in CASES]
-        )
-        return found
-    finally:
-        await context.close()
+    found: list[dict[str, Any]] = await plain_chromium.evaluate(
+        origin + "/", NATIVE_EXECUTE, [value for _, value in CASES]
+    )
+    return found
 
 
 def test_chromium_keeps_the_patterns_that_compile_under_v(chromium: list[dict[str, Any]]) -> None:

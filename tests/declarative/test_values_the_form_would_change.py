@@ -19,10 +19,9 @@ from typing import Any
 import pytest
 
 from harness import BrowserPool, Harness
-from harness.browser.launch import launch_flags
 from harness.elicitation.answers import ScriptedAnswer, ScriptedHandler
 from harness.models import BackendName, CallOutcome
-from tests.conftest import serve_pages
+from tests.conftest import PlainChromium, serve_pages
 
 pytestmark = pytest.mark.timeout(120)
 
@@ -98,19 +97,12 @@ async def origin() -> AsyncIterator[str]:
 
 
 @pytest.fixture(scope="module")
-async def chromium(browser_pool: BrowserPool, chromium_path: str, origin: str) -> list[Any]:
+async def chromium(plain_chromium: PlainChromium, origin: str) -> list[Any]:
     """What Chromium's own executeTool() makes the form send, each call on a fresh load."""
-    launched = await browser_pool.borrow(chromium_path, headless=True, args=launch_flags("native"))
-    context = await launched.browser.new_context()
-    try:
-        page = await context.new_page()
-        found = []
-        for tool, arguments, _ in CALLS:
-            await page.goto(origin + "/")
-            found.append(await page.evaluate(CHROMIUM_EXECUTE, [tool, json.dumps(arguments)]))
-        return found
-    finally:
-        await context.close()
+    return [
+        await plain_chromium.evaluate(origin + "/", CHROMIUM_EXECUTE, [tool, json.dumps(arguments)])
+        for tool, arguments, _ in CALLS
+    ]
 
 
 def test_chromium_submits_another_value_than_it_was_given(chromium: list[Any]) -> None:
