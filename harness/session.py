@@ -6,7 +6,7 @@ import asyncio
 import contextlib
 import copy
 import logging
-from collections.abc import Callable
+from collections.abc import Awaitable, Callable
 from typing import Any
 
 from mcp_types import CallToolResult
@@ -399,12 +399,22 @@ class Session:
         return self.pipeline.lookup(name)
 
     async def call(
-        self, name: str, arguments: dict[str, Any] | None = None, *, timeout: float | None = None
+        self,
+        name: str,
+        arguments: dict[str, Any] | None = None,
+        *,
+        timeout: float | None = None,
+        deliver: Callable[[CallOutcome], Awaitable[None]] | None = None,
     ) -> CallOutcome:
         """Call a tool through the pipeline; tool failures come back as ``isError``.
 
         Raises :class:`~harness.errors.UnknownTool` when no tool has that name once the
         document's catalog has settled (:meth:`ready`).
+
+        ``deliver`` is the caller's own last step with a result the tool gave (the MCP
+        bridge's check against the outputSchema): awaited before anything that follows the
+        result (seed 002 §6.1: the catalog's change, the navigation) may start. A call
+        refused before any tool was looked up (the catalog paused) returns without it.
         """
         self._check_open()
         if timeout is not None and timeout <= 0:
@@ -440,6 +450,15 @@ class Session:
         self.history.append(outcome)
         for listener in list(self._call_listeners):
             listener(sent, outcome)
+        if deliver is not None:
+            # The caller's last work on the result (the MCP bridge checks it against its
+            # outputSchema, off the event loop): done while the catalog is held, so nothing
+            # that follows the result starts before it is delivered.
+            try:
+                await deliver(outcome)
+            except BaseException:
+                release()
+                raise
         if self._nothing_follows(outcome, request.tool):
             release()  # publishes nothing: no change was held, none is to come
             return outcome

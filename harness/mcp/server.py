@@ -84,7 +84,7 @@ from harness.mcp.tools import (
     object_schema,
     output_schema,
 )
-from harness.models import error_result
+from harness.models import CallOutcome, error_result
 from harness.schemas import off_loop, validator_for
 from harness.session import Session
 from harness.stages.framing import user_agent_text
@@ -435,10 +435,23 @@ class McpBridge:
     async def _call_page_tool(
         self, session: Session, name: str, page_name: str, arguments: dict[str, Any]
     ) -> types.CallToolResult:
+        shown: list[types.CallToolResult] = []
+
+        async def deliver(outcome: CallOutcome) -> None:
+            shown.append(await self._conformed(session, page_name, outcome))
+
         try:
-            outcome = await session.call(page_name, arguments)
+            # Checked before the session lets what follows the result start (seed 002
+            # §6.1): the tool-list change the call made reaches the client after it.
+            outcome = await session.call(page_name, arguments, deliver=deliver)
         except UnknownTool:  # it left the page between the lookup and the call
             raise self._unknown(session, name) from None
+        return shown[0] if shown else await self._conformed(session, page_name, outcome)
+
+    async def _conformed(
+        self, session: Session, page_name: str, outcome: CallOutcome
+    ) -> types.CallToolResult:
+        """The result as the client gets it: checked against the tool's outputSchema."""
         tool = session.catalog.get(page_name)
         schema = output_schema(agent_tool(tool, framing=self.framing)) if tool else None
         # Off the event loop: checking a result may take its whole budget, and every other

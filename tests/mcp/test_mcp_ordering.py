@@ -98,8 +98,14 @@ async def call_and_watch(connection: Connection, name: str) -> list[str]:
 
 @pytest.mark.parametrize(
     ("page", "tool", "during"),
-    [("o_ordering.html", "advance", "next_step"), ("o_seed.html", "seed_step", None)],
-    ids=["script tool", "seed-dialect tool"],
+    [
+        ("o_ordering.html", "advance", "next_step"),
+        # Its arguments and its result are checked off the event loop, which must not let
+        # the change out first.
+        ("o_checked.html", "advance_checked", "next_checked"),
+        ("o_seed.html", "seed_step", None),
+    ],
+    ids=["script tool", "script tool checked at length", "seed-dialect tool"],
 )
 async def test_the_result_comes_before_the_tool_list_change_and_the_navigation(
     site: OrderingSite, page: str, tool: str, during: str | None
