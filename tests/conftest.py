@@ -258,6 +258,18 @@ async def serve_pages(pages: Mapping[str, str]) -> AsyncIterator[str]:
         await runner.cleanup()
 
 
+def origin_serving(html: str) -> Any:
+    """A module fixture serving ``html`` at ``/`` (the origin it yields), for a module that
+    compares its one page with plain Chromium: ``origin = origin_serving(PAGE)``."""
+
+    @pytest.fixture(scope="module")
+    async def origin() -> AsyncIterator[str]:
+        async with serve_pages({"": html}) as served:
+            yield served
+
+    return origin
+
+
 def free_port() -> int:
     """A free TCP port on 127.0.0.1, for a server in another process that needs one given
     (it can be taken before that server binds it: see :func:`listen`)."""

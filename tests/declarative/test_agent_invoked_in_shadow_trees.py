@@ -12,7 +12,6 @@ harness must give the same answers on both backends.
 from __future__ import annotations
 
 import asyncio
-from collections.abc import AsyncIterator
 from typing import Any
 
 import pytest
@@ -20,7 +19,7 @@ import pytest
 from harness import BrowserPool, Harness
 from harness.elicitation.base import ElicitationRequest, ElicitationResult
 from harness.models import BackendName, CallOutcome
-from tests.conftest import PlainChromium, serve_pages
+from tests.conftest import PlainChromium, origin_serving
 
 pytestmark = pytest.mark.timeout(120)
 
@@ -112,10 +111,7 @@ class Silent:
         raise AssertionError("unreachable")
 
 
-@pytest.fixture(scope="module")
-async def origin() -> AsyncIterator[str]:
-    async with serve_pages({"": PAGE}) as served:
-        yield served
+origin = origin_serving(PAGE)
 
 
 @pytest.fixture(scope="module")

@@ -14,7 +14,6 @@ from __future__ import annotations
 
 import html
 import json
-from collections.abc import AsyncIterator
 from typing import Any
 
 import pytest
@@ -22,7 +21,7 @@ import pytest
 from harness import BrowserPool, Harness
 from harness.declarative.synthesis import SeedControl, control_schema
 from harness.models import BackendName, CallOutcome
-from tests.conftest import PlainChromium, serve_pages
+from tests.conftest import PlainChromium, origin_serving
 
 # (pattern, value): each a form of its own.
 CASES: list[tuple[str, str]] = [
@@ -90,10 +89,7 @@ def describe(i: int) -> str:
     return f"pattern={pattern!r} value={value!r}"
 
 
-@pytest.fixture(scope="module")
-async def origin() -> AsyncIterator[str]:
-    async with serve_pages({"": PAGE}) as served:
-        yield served
+origin = origin_serving(PAGE)
 
 
 @pytest.fixture(scope="module")

@@ -13,7 +13,6 @@ page; the harness must give the same on both backends.
 from __future__ import annotations
 
 import json
-from collections.abc import AsyncIterator
 from typing import Any
 
 import pytest
@@ -21,7 +20,7 @@ import pytest
 from harness import BrowserPool, Harness
 from harness.elicitation.answers import ScriptedAnswer, ScriptedHandler
 from harness.models import BackendName, CallOutcome
-from tests.conftest import PlainChromium, serve_pages
+from tests.conftest import PlainChromium, origin_serving
 
 pytestmark = pytest.mark.timeout(120)
 
@@ -90,10 +89,7 @@ def key(tool: str, arguments: dict[str, Any]) -> tuple[str, Any]:
     return tool, next(iter(arguments.values()))
 
 
-@pytest.fixture(scope="module")
-async def origin() -> AsyncIterator[str]:
-    async with serve_pages({"": PAGE}) as served:
-        yield served
+origin = origin_serving(PAGE)
 
 
 @pytest.fixture(scope="module")
