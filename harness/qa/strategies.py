@@ -21,6 +21,8 @@ current Hypothesis): their members from ``properties``, ``patternProperties`` an
 ``additionalProperties`` (keys from ``propertyNames``, as many as ``minProperties`` and
 ``maxProperties`` allow), ``allOf`` members folded in, one branch of an ``if``/``then``/
 ``else`` or an ``anyOf``/``oneOf`` at a time, a ``const`` or ``enum`` of objects as given.
+Arrays are built here too (their items may be objects), and a ``type`` list is drawn one
+type at a time, a list of one name included.
 
 Hypothesis is an optional dependency (the ``qa`` extra): :func:`require_hypothesis` says
 how to install it.
@@ -264,9 +266,9 @@ _JSON_TYPES = ("null", "boolean", "integer", "number", "string", "array", "objec
 
 
 def _strategy(schema: Any, root: dict[str, Any], refs: tuple[str, ...]) -> SearchStrategy[Any]:
-    """Values of ``schema``: objects (:func:`_object`), arrays of objects and alternatives
-    built here (the current hypothesis-jsonschema cannot draw objects on the current
-    Hypothesis), the rest by hypothesis-jsonschema. ``refs``: the ``$ref``s followed on the
+    """Values of ``schema``: objects (:func:`_object`), arrays (:func:`_array`) and
+    alternatives built here (the current hypothesis-jsonschema cannot draw objects on the
+    current Hypothesis), the rest by hypothesis-jsonschema. ``refs``: the ``$ref``s followed on the
     way here, one entry per level (``""`` for a level that followed none)."""
     from hypothesis import strategies as st
 
@@ -287,11 +289,14 @@ def _strategy(schema: Any, root: dict[str, Any], refs: tuple[str, ...]) -> Searc
         return st.sampled_from(given).map(copy.deepcopy)
     deeper = (*refs, "")
     kind = schema.get("type")
-    if isinstance(kind, list) and len(kind) > 1 and all(isinstance(k, str) for k in kind):
-        # One type at a time (hypothesis-jsonschema fails on a list that names "object").
+    if isinstance(kind, list) and kind and all(isinstance(k, str) for k in kind):
+        # One type at a time, each named alone, as the rest of this function reads `type`:
+        # a list, even of one name, went to hypothesis-jsonschema, which fails on objects.
         return _one_of([{**schema, "type": k} for k in kind], root, refs)
     if kind == "object" or (kind is None and "properties" in schema):
         return _object(schema, root, refs)
+    if kind == "array":  # its items may be objects, which hypothesis-jsonschema cannot draw
+        return _array(schema, root, refs)
     if any(key in schema for key in _COMBINED) or _dependent_schemas(schema):
         if kind is None and _may_be_object(schema, root):
             # Untyped under combinators: one type at a time too, for the same reason as
@@ -306,8 +311,6 @@ def _strategy(schema: Any, root: dict[str, Any], refs: tuple[str, ...]) -> Searc
         # object drawing fails on the current Hypothesis: `{"minimum": 3}` raised
         # AttributeError out of every draw, and the tool was skipped).
         return _one_of([{**schema, "type": k} for k in _JSON_TYPES], root, refs)
-    if kind == "array" and isinstance(schema.get("items"), dict | list):
-        return _array(schema, root, refs)
     return _from_schema({**schema, **_definitions(root)})
 
 
@@ -604,15 +607,21 @@ def _with_dependents(
 def _array(
     schema: dict[str, Any], root: dict[str, Any], refs: tuple[str, ...]
 ) -> SearchStrategy[Any]:
-    """Arrays of ``schema`` in Draft 7's words: ``items`` one schema for every item, or a
-    tuple's list with ``additionalItems`` for the items after it; ``minContains`` (1 by
-    default) of them drawn from ``contains``."""
+    """Arrays of ``schema`` in Draft 7's words: its ``allOf`` folded in and one branch of an
+    ``if`` or an ``anyOf``/``oneOf`` at a time, as for objects; ``items`` one schema for every
+    item, or a tuple's list with ``additionalItems`` for the items after it; ``minContains``
+    (1 by default) of them drawn from ``contains``. The rest (``not``, ``uniqueItems`` across
+    a tuple or ``contains``) is left to the filter of :func:`valid_arguments`."""
     from hypothesis import strategies as st
 
+    schema = _folded(schema, root, refs)
+    deeper = (*refs, "")
+    branches = _branches(schema)
+    if branches:
+        return _one_of(branches, root, deeper)
     low = as_count(schema.get("minItems")) or 0
     high = as_count(schema.get("maxItems"))
     items = schema.get("items", True)
-    deeper = (*refs, "")
     if isinstance(items, list):
         return _tuple(items, schema.get("additionalItems", True), low, high, root, deeper)
     try:
@@ -641,7 +650,15 @@ def _array(
                         max_size=high - hits if high is not None else max(5, low - hits),
                     ),
                 )
-    return st.lists(each, min_size=low, max_size=high if high is not None else max(5, low))
+    unique = _json_text if schema.get("uniqueItems") is True else None
+    return st.lists(
+        each, min_size=low, max_size=high if high is not None else max(5, low), unique_by=unique
+    )
+
+
+def _json_text(value: Any) -> str:
+    """``value`` as one JSON text per value (keys sorted), to tell items apart by."""
+    return json.dumps(value, sort_keys=True)
 
 
 def _tuple(

@@ -146,6 +146,108 @@ def test_objects_with_combinators_and_type_lists_are_drawn(
     assert all(validate_arguments(tool(schema), v) == [] for v in seen)
 
 
+ITEM = {"type": "object", "properties": {"a": {"type": "string"}}, "required": ["a"]}
+
+# `type` written as a list, of one name or more, around properties and items: a list of one
+# name was handed to hypothesis-jsonschema, whose object drawing raised AttributeError out
+# of valid_arguments (an outside tester's report), as did an array whose objects it drew
+# (`contains`, or a combinator beside `items`). Each pairs with what a draw must reach.
+TYPE_LISTS = {
+    "the argument object as [object]": (
+        {"type": ["object"], "properties": ITEM["properties"], "required": ["a"]},
+        lambda value: isinstance(value["a"], str),
+    ),
+    "a parameter as [object]": (
+        {"type": "object", "properties": {"n": {**ITEM, "type": ["object"]}}, "required": ["n"]},
+        lambda value: "a" in value["n"],
+    ),
+    "a parameter as [object] with not": (
+        {
+            "type": "object",
+            "properties": {"n": {"type": ["object"], "not": {"required": ["b"]}}},
+            "required": ["n"],
+        },
+        lambda value: isinstance(value["n"], dict),
+    ),
+    "a parameter as [object, null], required inside": (
+        {
+            "type": "object",
+            "properties": {"n": {**ITEM, "type": ["object", "null"]}},
+            "required": ["n"],
+        },
+        lambda value: isinstance(value["n"], dict) and "a" in value["n"],
+    ),
+    "the argument object as [object, null]": (
+        {"type": ["object", "null"], "properties": ITEM["properties"]},
+        lambda value: "a" in value,
+    ),
+    "[array] of objects": (
+        {
+            "type": "object",
+            "properties": {"n": {"type": ["array"], "items": ITEM, "minItems": 1}},
+            "required": ["n"],
+        },
+        lambda value: "a" in value["n"][0],
+    ),
+    "[array] of [object] items by prefixItems": (
+        {
+            "type": "object",
+            "properties": {"n": {"type": ["array"], "prefixItems": [{**ITEM, "type": ["object"]}]}},
+            "required": ["n"],
+        },
+        lambda value: len(value["n"]) == 1,
+    ),
+    "[array] that contains an [object], no items said": (
+        {
+            "type": "object",
+            "properties": {"n": {"type": ["array"], "contains": {**ITEM, "type": ["object"]}}},
+            "required": ["n"],
+        },
+        lambda value: any(isinstance(item, dict) for item in value["n"]),
+    ),
+    "an array of objects beside a combinator": (
+        {
+            "type": "object",
+            "properties": {
+                "n": {"type": "array", "items": ITEM, "not": {"maxItems": 0}},
+                "m": {"type": "array", "allOf": [{"items": ITEM}], "minItems": 1},
+            },
+            "required": ["n", "m"],
+        },
+        lambda value: value["n"] and value["m"],
+    ),
+    "[string, integer] with a bound of each": (
+        {
+            "type": "object",
+            "properties": {"n": {"type": ["string", "integer"], "minLength": 2, "minimum": 3}},
+            "required": ["n"],
+        },
+        lambda value: isinstance(value["n"], int),
+    ),
+    "[object] inside anyOf beside null": (
+        {
+            "type": "object",
+            "properties": {"n": {"anyOf": [{**ITEM, "type": ["object"]}, {"type": "null"}]}},
+            "required": ["n"],
+        },
+        lambda value: isinstance(value["n"], dict),
+    ),
+}
+
+
+@pytest.mark.parametrize("name", TYPE_LISTS)
+def test_a_type_list_draws_values_of_each_type_it_names_and_each_fits(name: str) -> None:
+    assert_reached_and_each_fits(*TYPE_LISTS[name], n=40)
+
+
+def assert_reached_and_each_fits(schema: dict[str, Any], reached: Any, n: int) -> None:
+    """Within ``n`` draws from ``schema``, one value for which ``reached`` holds; every value
+    drawn fits the schema."""
+    seen = drawn(schema, lambda value: value is not None and reached(value), n=n)
+    assert seen and reached(seen[-1]), seen[-5:]
+    assert all(validate_arguments(tool(schema), v) == [] for v in seen)
+
+
 def test_a_schema_the_harness_refuses_leaves_nothing_to_draw_and_says_why() -> None:
     draft4 = {
         "$schema": "http://json-schema.org/draft-04/schema#",
@@ -288,10 +390,7 @@ SATISFIABLE = {
 
 @pytest.mark.parametrize("name", SATISFIABLE)
 def test_everyday_objects_are_drawn_and_each_fits(name: str) -> None:
-    schema, reached = SATISFIABLE[name]
-    seen = drawn(schema, lambda value: value is not None and reached(value), n=80)
-    assert seen and reached(seen[-1]), seen[-5:]
-    assert all(validate_arguments(tool(schema), v) == [] for v in seen)
+    assert_reached_and_each_fits(*SATISFIABLE[name], n=80)
 
 
 def test_both_branches_of_an_if_are_drawn() -> None:
