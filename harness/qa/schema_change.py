@@ -22,13 +22,9 @@ from typing import Any, Literal
 from pydantic import BaseModel, ConfigDict, Field
 
 from harness.qa.schema_overlap import separate
-from harness.qa.schema_refs import ANYWHERE, DEFINITIONS, ROOT, references
+from harness.qa.schema_refs import ANNOTATIONS, ANYWHERE, DEFINITIONS, ROOT, references
 from harness.qa.schema_spelling import canonical, normal_form, same_json
 
-# Schema keywords that describe rather than constrain (a change is a description change).
-_DOC_KEYWORDS = frozenset(
-    {"title", "description", "examples", "default", "$comment", "deprecated", "toolparamtitle"}
-)
 # The larger the value, the narrower the schema (min…), or the wider (max…).
 _LOWER_BOUNDS = (
     "minimum",
@@ -71,7 +67,7 @@ _HANDLED = frozenset(
         *_DEPENDENCIES,
         *_LOWER_BOUNDS,
         *_UPPER_BOUNDS,
-        *_DOC_KEYWORDS,
+        *ANNOTATIONS,  # a change of one is a description change
     }
 )
 
@@ -302,7 +298,7 @@ def _compare_others(old: dict[str, Any], new: dict[str, Any], path: str) -> Iter
             )
         else:
             yield _presence(_get(was, key), _get(now, key), f"{path}/{key}")
-    for key in sorted(_DOC_KEYWORDS & (was.keys() | now.keys())):
+    for key in sorted(ANNOTATIONS & (was.keys() | now.keys())):
         if not same_json(_get(was, key), _get(now, key)):
             yield SchemaChange(
                 direction="described",

@@ -113,11 +113,15 @@ def _target(ref: Any) -> tuple[str, ...] | None:
 # Keywords that lead a reference elsewhere than a pointer from the root: with them the $refs
 # are left as they are.
 _ANCHORED = ("$anchor", "$dynamicAnchor", "$dynamicRef", "$recursiveRef", "$recursiveAnchor")
-# Keywords beside a $ref that describe: the $ref written out beside them means the same to a
-# validator of Draft 2020-12 (which applies what stands beside a $ref) and of Draft 7 (which
-# ignores it).
-_DESCRIBING = frozenset(
-    {"title", "description", "examples", "default", "$comment", "deprecated", "readOnly"}
+# Keywords that describe rather than constrain: no validator reads them (JSON Schema's
+# meta-data, $comment, the toolparamtitle Chromium writes for a form's control). A $ref
+# written out beside them means the same to a validator of Draft 2020-12 (which applies what
+# stands beside a $ref) and of Draft 7 (which ignores it).
+ANNOTATIONS = frozenset(
+    {
+        *("title", "description", "examples", "default", "$comment", "deprecated"),
+        *("readOnly", "writeOnly", "toolparamtitle"),
+    }
 )
 # How many schemas the written-out form may hold: definitions that use each other twice over
 # double at every step.
@@ -256,7 +260,7 @@ class _Writer:
         ref = node.get("$ref")
         if not isinstance(ref, str) or ref in self.looping:
             return out
-        if not out.keys() - {"$ref"} <= _DESCRIBING:
+        if not out.keys() - {"$ref"} <= ANNOTATIONS:
             return out
         path = _pointer(ref)
         target = None if path is None else _at(self.root, path)

@@ -9,7 +9,11 @@ that only asks for ``required`` names, ``properties`` or a ``type`` merged into 
 holds it, ``anyOf`` (``oneOf``) branches that each take a type of their own as one ``type``
 list (``anyOf: [{type: string}, {type: null}]`` is ``type: [string, null]``), and an integer's
 bounds at whole numbers (``exclusiveMinimum: 0`` is ``minimum: 1``; a number that is a
-multiple of 1 is an integer). Each rewrite is made only where it is exact, read as the harness
+multiple of 1 is an integer). A merged branch's annotations (``title``, ``description``…,
+:data:`~harness.qa.schema_refs.ANNOTATIONS`: no validator reads them) do not keep it apart:
+they stand beside what it merged into, or, where that says one otherwise, in an ``allOf``
+branch of their own — a pydantic ``Optional[Model]`` is ``type: [object, null]`` with the
+model's ``title`` beside it. Each rewrite is made only where it is exact, read as the harness
 validates (Draft 2020-12) and as a Draft 7 validator reads it alike:
 a branch's ``properties`` are merged only where no ``additionalProperties`` or
 ``unevaluatedProperties`` beside them reads which names are declared, a property declared
@@ -25,7 +29,7 @@ import math
 from collections.abc import Hashable
 from typing import Any, TypeGuard
 
-from harness.qa.schema_refs import inlined
+from harness.qa.schema_refs import ANNOTATIONS, inlined
 
 # Keywords whose value is a schema, a list of schemas, or a map of names to schemas.
 _SCHEMA_KEYWORDS = frozenset(
@@ -123,12 +127,14 @@ def _merge_branches(node: dict[str, Any]) -> None:
     if not isinstance(branches, list):
         return
     mergeable = [
-        dict(b) if isinstance(b, dict) and b.keys() <= _MERGEABLE else None for b in branches
+        dict(b) if isinstance(b, dict) and b.keys() <= _MERGEABLE | ANNOTATIONS else None
+        for b in branches
     ]
     parts = [b for b in mergeable if b is not None]
     _merge_required(node, parts)
     _merge_type(node, parts)
     _merge_properties(node, parts)
+    _lift_annotations(node, parts)
     kept = [
         branch if part is None else part
         for branch, part in zip(branches, mergeable, strict=True)
@@ -185,6 +191,21 @@ def _merge_properties(node: dict[str, Any], branches: list[dict[str, Any]]) -> N
         distinct = list({canonical(schema): schema for schema in each}.values())
         merged[name] = distinct[0] if len(distinct) == 1 else _normal({"allOf": distinct})
     node["properties"] = merged
+
+
+def _lift_annotations(node: dict[str, Any], parts: list[dict[str, Any]]) -> None:
+    """Move the annotations of ``parts`` (branches merged into ``node``) into ``node``, each
+    that ``node`` and every other part say alike or not at all; one said otherwise stays in
+    its part. No validator reads them: where they stand changes no meaning, and the
+    comparison still sees each (a description change)."""
+    for key in sorted({key for part in parts for key in part.keys() & ANNOTATIONS}):
+        said = [part[key] for part in parts if key in part]
+        if key in node:
+            said.append(node[key])
+        if all(same_json(said[0], value) for value in said):
+            node[key] = said[0]
+            for part in parts:
+                part.pop(key, None)
 
 
 def _names(value: Any) -> TypeGuard[list[str]]:
@@ -261,14 +282,23 @@ def _merge_types(node: dict[str, Any]) -> None:
             continue
         values = [_values_of(n or []) for n in names]
         disjoint = sum(map(len, values)) == len(frozenset().union(*values))
-        keywords = {k: v for b in branches for k, v in b.items() if k != "type"}
+        keywords = {k: v for b in branches for k, v in _constraints(b).items() if k != "type"}
         if not disjoint and (key == "oneOf" or keywords):
             continue  # a value two branches take: oneOf refuses it, and a bound may not apply
         if keywords and not _typed_apart(node, branches, values):
             continue
+        # A branch's annotations (a model's title) go beside the type; one said otherwise
+        # there (the field's own description) stays in an allOf branch of its own.
+        annotated = [{k: v for k, v in b.items() if k in ANNOTATIONS} for b in branches]
+        if not isinstance(node.get("allOf", []), list):
+            continue
         node["type"] = list(dict.fromkeys(n for listed in names for n in listed or []))
         node.update(keywords)
         del node[key]
+        _lift_annotations(node, annotated)
+        apart = [part for part in annotated if part]
+        if apart:
+            node["allOf"] = [*node.get("allOf", []), *apart]
 
 
 def _typed_apart(node: dict[str, Any], branches: list[Any], values: list[frozenset[str]]) -> bool:
@@ -279,12 +309,17 @@ def _typed_apart(node: dict[str, Any], branches: list[Any], values: list[frozens
     beside = {types for k in node if (types := _TYPED_KEYWORDS.get(k)) is not None}
     for branch, own in zip(branches, values, strict=True):
         others = frozenset().union(*(v for v in values if v is not own))
-        for keyword in branch.keys() - {"type"}:
+        for keyword in _constraints(branch).keys() - {"type"}:
             types = _TYPED_KEYWORDS.get(keyword)
             if types is None or types & others or keyword in seen or types in beside:
                 return False
             seen.add(keyword)
     return True
+
+
+def _constraints(schema: dict[str, Any]) -> dict[str, Any]:
+    """``schema`` without its annotations (:data:`~harness.qa.schema_refs.ANNOTATIONS`)."""
+    return {k: v for k, v in schema.items() if k not in ANNOTATIONS}
 
 
 # -- whole numbers: an integer's bounds, a number that is a multiple of a whole one -----------

@@ -38,6 +38,8 @@ def tree(name: str) -> dict[str, Any]:
 
 
 COLOR = {"Color": {"type": "string", "enum": ["red", "green"]}}
+# A pydantic model as pydantic writes it in $defs: its title, its required member.
+MODEL = {"title": "Address", **ADDRESS}
 
 
 def at(schema: dict[str, Any]) -> dict[str, Any]:
@@ -116,6 +118,27 @@ SAME_MEANING = [
         },
         at(ADDRESS),
     ),
+    # A pydantic Optional[Model] (and a model field wrapped in allOf) written out by hand,
+    # with the model's title beside the type: the title stood in the branch the $ref led
+    # to, and kept the branches from merging (input-changed).
+    (
+        {
+            **at({"anyOf": [{"$ref": "#/$defs/Address"}, NULL], "default": None}),
+            "$defs": {"Address": MODEL},
+        },
+        at({**MODEL, "type": ["object", "null"], "default": None}),
+    ),
+    (
+        {
+            **at({"allOf": [{"$ref": "#/$defs/Address"}], "description": "Ship to"}),
+            "$defs": {"Address": MODEL},
+        },
+        at({**MODEL, "description": "Ship to"}),
+    ),
+    (
+        at({"oneOf": [NULL, {**MODEL, "$comment": "c", "examples": [{"zip": "1"}]}]}),
+        at({**MODEL, "type": ["null", "object"], "$comment": "c", "examples": [{"zip": "1"}]}),
+    ),
     # Integer bounds: an exclusive bound is the inclusive one next to it; a number that is a
     # multiple of 1 is an integer (h21).
     (at({"type": "integer", "exclusiveMinimum": 0}), at({"type": "integer", "minimum": 1})),
@@ -164,6 +187,46 @@ def test_a_schema_written_differently_with_the_same_meaning_is_rewritten_at_info
     for was, now in ((old, new), (new, old)):
         assert [c.describe() for c in compare_schemas(was, now)] == []
         assert kind_of(was, now) == [("rewritten", "info", "set_qty")]
+
+
+# The Optional[Model] above, written out by hand without the model's annotations: those
+# are what changed, as anywhere else (a description change), not the input.
+OPTIONAL_ADDRESS = {
+    **at({"anyOf": [{"$ref": "#/$defs/Address"}, NULL], "description": "Ship to"}),
+    "$defs": {"Address": {**MODEL, "description": "A postal address"}},
+}
+
+
+@pytest.mark.parametrize(
+    ("by_hand", "described"),
+    [
+        (
+            at({**ADDRESS, "type": ["object", "null"], "description": "Ship to"}),
+            {"/properties/v/title", "/properties/v/allOf/0"},
+        ),
+        (
+            at({**MODEL, "type": ["object", "null"], "description": "Ship to"}),
+            {"/properties/v/allOf/0"},
+        ),
+        (
+            at({**ADDRESS, "type": ["object", "null"], "description": "A postal address"}),
+            {"/properties/v/title", "/properties/v/description", "/properties/v/allOf/0"},
+        ),
+    ],
+)
+def test_an_optional_model_written_out_without_its_annotations_is_a_description_change(
+    by_hand: dict[str, Any], described: set[str]
+) -> None:
+    # The field's description and the model's both stay: the model's beside the type where
+    # the field says none, else in an allOf branch of its own (a pointer of the normal form).
+    assert [accepts(OPTIONAL_ADDRESS, i) for i in INSTANCES] == [
+        accepts(by_hand, i) for i in INSTANCES
+    ]
+    for was, now in ((OPTIONAL_ADDRESS, by_hand), (by_hand, OPTIONAL_ADDRESS)):
+        found = list(compare_schemas(was, now))
+        assert {c.direction for c in found} == {"described"}, [c.describe() for c in found]
+        assert {c.path for c in found} == described
+        assert [k for k, _severity, _tool in kind_of(was, now)] == ["description"]
 
 
 def test_diff_passes_the_gate_when_enum_becomes_const_and_required_moves_into_all_of(
