@@ -222,9 +222,16 @@ def _free(schema: Any) -> bool:
 _TYPES = frozenset({"null", "boolean", "object", "array", "number", "string", "integer"})
 # The keywords that constrain values of some types only, and those types (a number's
 # keywords constrain integers too): beside a type of none of them, such a keyword asks for
-# nothing.
+# nothing. format is a string's: every format the harness asserts passes any other value,
+# and one it does not know asks nothing; content* are a string's too, and asserted by none.
 _TYPED_KEYWORDS: dict[str, frozenset[str]] = {
-    **dict.fromkeys(("minLength", "maxLength", "pattern"), frozenset({"string"})),
+    **dict.fromkeys(
+        (
+            *("minLength", "maxLength", "pattern", "format"),
+            *("contentEncoding", "contentMediaType", "contentSchema"),
+        ),
+        frozenset({"string"}),
+    ),
     **dict.fromkeys(
         ("minimum", "maximum", "exclusiveMinimum", "exclusiveMaximum", "multipleOf"),
         frozenset({"number", "integer"}),

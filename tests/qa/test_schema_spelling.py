@@ -18,6 +18,7 @@ from harness.qa.drift import diff_catalogs
 from harness.qa.schema_change import compare_schemas
 from harness.qa.schema_spelling import normal_form
 from harness.qa.strategies import valid_arguments
+from harness.stages.validation import FORMAT_CHECKER, validate_arguments
 from tests.qa.test_drift import accepts, catalog, check_witnesses, kind_of, tool, write
 from tests.qa.test_schema_change import LEAVES, SAMPLES, _applied
 
@@ -100,6 +101,11 @@ SAME_MEANING = [
     (at({"anyOf": [STRING, NULL]}), at({"oneOf": [NULL, STRING]})),
     (at({"type": ["string", "null"], "maxLength": 3}), at({"anyOf": [SHORT, NULL]})),
     (at({"type": ["integer", "string"]}), at({"anyOf": [INTEGER, {"type": ["string"]}]})),
+    # format asks something of strings alone, as minLength does.
+    (
+        at({"anyOf": [{"type": "string", "format": "email"}, NULL]}),
+        at({"type": ["string", "null"], "format": "email"}),
+    ),
     # $ref and $defs refactors: a definition renamed, a subschema moved into $defs, a $ref
     # wrapped in allOf or beside a description (h21).
     (
@@ -619,3 +625,73 @@ def test_a_rewrite_the_comparison_calls_no_change_accepts_the_same_drawn_values(
             continue  # bounds no value fits (a minimum above the maximum)
         for value in data.draw(st.lists(drawn, min_size=1, max_size=3)):
             assert accepts(target, value), (source, target, value, ordered)
+
+
+# -- a nullable type's own keywords beside its type list ---------------------------------------
+
+# Keywords each of which asks something of values of one type alone (a number's of integers
+# too), as a nullable parameter of that type says them.
+OWN_KEYWORDS: dict[str, list[dict[str, Any]]] = {
+    "string": [
+        *({"format": name} for name in sorted(FORMAT_CHECKER.checkers)),
+        *({"minLength": 2}, {"maxLength": 3}, {"pattern": "^a"}),
+        *({"contentMediaType": "application/json"}, {"contentEncoding": "base64"}),
+    ],
+    "number": [{"minimum": 1}, {"exclusiveMaximum": 5}, {"multipleOf": 0.5}],
+    "integer": [{"maximum": 4}, {"multipleOf": 2}],
+    "array": [{"items": INTEGER}, {"minItems": 1}, {"uniqueItems": True}, {"contains": INTEGER}],
+    "object": [{"required": ["a"]}, {"properties": {"a": INTEGER}}, {"maxProperties": 1}],
+}
+# Values each of those keywords reads: strings of each format and not, numbers about the bounds.
+NULLABLE_VALUES: list[Any] = [
+    *(None, True, "", "a", "ab", "abcd", "a@b.test", "2024-01-02", "10.0.0.1", "e30="),
+    *("00000000-0000-0000-0000-000000000000", 0, 1, 2, 4, 5, 1.5, 0.25),
+    *([], [1], [1, 1], ["x"], {}, {"a": 1}, {"a": "1"}, {"b": 1, "c": 2}),
+]
+
+
+@st.composite
+def nullable(draw: st.DrawFn) -> tuple[dict[str, Any], dict[str, Any]]:
+    """A nullable parameter as anyOf or oneOf of a type (with one or two keywords of its own)
+    and null, either order, and the same as a type list with the keywords beside it."""
+    kind = draw(st.sampled_from(sorted(OWN_KEYWORDS)))
+    own = draw(st.lists(st.sampled_from(OWN_KEYWORDS[kind]), min_size=1, max_size=2))
+    keywords = {k: v for each in own for k, v in each.items()}
+    branches = [{"type": kind, **keywords}, NULL]
+    if draw(st.booleans()):
+        branches.reverse()
+    key = draw(st.sampled_from(["anyOf", "oneOf"]))
+    return at({key: branches}), at({"type": [kind, "null"], **keywords})
+
+
+@settings(max_examples=60, deadline=None)
+@given(pair=nullable())
+@example(
+    pair=(
+        at({"anyOf": [{"type": "string", "format": "email"}, NULL]}),
+        at({"type": ["string", "null"], "format": "email"}),
+    )
+)
+@example(
+    pair=(
+        at({"oneOf": [NULL, {"type": "string", "contentEncoding": "base64"}]}),
+        at({"type": ["string", "null"], "contentEncoding": "base64"}),
+    )
+)
+def test_a_nullable_type_s_own_keywords_beside_its_type_list_are_no_change(
+    pair: tuple[dict[str, Any], dict[str, Any]],
+) -> None:
+    # The same values for the harness's validator (formats asserted), and no change for the
+    # comparison: the keywords ask nothing of null.
+    old, new = pair
+    for value in NULLABLE_VALUES:
+        fits = [not validate_arguments(tool(inputSchema=s), {"v": value}) for s in pair]
+        assert fits[0] == fits[1], (value, fits)
+    for was, now in ((old, new), (new, old)):
+        assert [c.describe() for c in compare_schemas(was, now)] == []
+
+
+@pytest.mark.parametrize("name", sorted(FORMAT_CHECKER.checkers))
+def test_every_format_the_harness_asserts_passes_values_that_are_not_strings(name: str) -> None:
+    # What makes format a string's keyword beside a type list (schema_spelling._TYPED_KEYWORDS).
+    assert all(FORMAT_CHECKER.conforms(v, name) for v in (None, True, 0, 1.5, [], [1], {}))
