@@ -19,12 +19,16 @@ from jsonschema import Draft202012Validator
 from jsonschema import _utils as jsonschema_utils
 from jsonschema._utils import equal
 from mcp.types import CallToolResult
+from referencing.jsonschema import DRAFT202012
 
 from harness.schemas import (
     FAST_PATH_WORK,
+    NO_RETRIEVAL,
     SchemaTimeout,
     TooMuchWork,
+    Unresolvable,
     compiled_validator_for,
+    local_target,
     time_left,
     validator_for,
     within_budget,
@@ -305,3 +309,38 @@ def test_the_compiled_validator_is_given_only_values_it_is_done_with_soon() -> N
         {"type": "object", "properties": {"kids": {"type": "array", "items": {"$ref": "#"}}}}
     )
     assert tree is not None and tree.work({"kids": [{"kids": [{}]}, {}]}) == 1 + 1 + 2 * 2 + 1 + 2
+
+
+# -- where a local $ref leads -------------------------------------------------------------
+
+# Definitions whose names a pointer spells with escapes, and one with an anchor.
+ESCAPED = {
+    "$defs": {
+        "a/b": {"type": "string"},
+        "a": {"b": {"type": "integer"}},
+        "a b": {"type": "null"},
+        "a~b": {"maxLength": 3},
+        "h": {"$anchor": "here", "type": "boolean"},
+    }
+}
+
+
+def followed(schema: Any, ref: str) -> Any:
+    """Where validation follows ``ref`` in ``schema`` (None: nowhere)."""
+    resolver = NO_RETRIEVAL.with_resource("", DRAFT202012.create_resource(schema)).resolver()
+    try:
+        return resolver.lookup(ref).contents
+    except Unresolvable:
+        return None
+
+
+@pytest.mark.parametrize(
+    "ref",
+    [
+        *("#", "#/$defs/a~1b", "#/$defs/a%2Fb", "#/$defs/a%20b", "#/$defs/a~0b"),
+        *("#/$defs/a%7E1b", "#here", "#/", "#/$defs/none", "#nowhere"),
+        "#%2F$defs%2Fa~1b",  # a fragment that does not start with "/" names an anchor
+    ],
+)
+def test_a_local_reference_leads_where_validation_follows_it(ref: str) -> None:
+    assert local_target(ESCAPED, ref) == followed(ESCAPED, ref)

@@ -8,7 +8,8 @@ from __future__ import annotations
 
 from collections.abc import Iterator
 from typing import Any
-from urllib.parse import unquote
+
+from harness.schemas import at_pointer, json_pointer
 
 # Keywords whose value maps names to definitions: read only where a $ref names them.
 DEFINITIONS = ("$defs", "definitions")
@@ -93,13 +94,9 @@ def _free(schema: Any) -> bool:
 def _target(ref: Any) -> tuple[str, ...] | None:
     """The definition a $ref names (``("$defs", "Shelf")`` for ``#/$defs/Shelf``), ``()`` for
     the whole schema (``#``); None for any other."""
-    if not isinstance(ref, str) or not ref.startswith("#"):
-        return None
-    if ref == "#":
-        return ()
-    tokens = [unquote(t).replace("~1", "/").replace("~0", "~") for t in ref[1:].split("/")]
-    if len(tokens) == 3 and tokens[0] == "" and tokens[1] in DEFINITIONS:
-        return (tokens[1], tokens[2])
+    path = json_pointer(ref) if isinstance(ref, str) else None
+    if path == () or (path is not None and len(path) == 2 and path[0] in DEFINITIONS):
+        return path
     return None
 
 
@@ -157,7 +154,7 @@ def inlined(schema: Any) -> Any | None:
             written = schema
     kept = {ref for ref in _refs_in(written) if ref.startswith("#")}
     for ref in kept:
-        path = _pointer(ref)
+        path = json_pointer(ref)
         if path and not (len(path) == 2 and path[0] in DEFINITIONS):
             return None
     return schema if written is schema else _without_unused(written, kept)
@@ -193,36 +190,12 @@ def _refs_in(schema: Any) -> Iterator[str]:
             yield ref
 
 
-def _pointer(ref: str) -> tuple[str, ...] | None:
-    """The tokens of a local ``$ref``'s JSON pointer (``()`` for ``#``); None for another."""
-    if not ref.startswith("#"):
-        return None
-    if ref == "#":
-        return ()
-    if not ref.startswith("#/"):
-        return None  # an anchor
-    return tuple(unquote(t).replace("~1", "/").replace("~0", "~") for t in ref[2:].split("/"))
-
-
-def _at(root: Any, path: tuple[str, ...]) -> Any:
-    """What the pointer ``path`` leads to in ``root``; None where it leads nowhere."""
-    node = root
-    for token in path:
-        if isinstance(node, dict) and token in node:
-            node = node[token]
-        elif isinstance(node, list) and token.isdecimal() and int(token) < len(node):
-            node = node[int(token)]
-        else:
-            return None
-    return node
-
-
 def _looping(root: dict[str, Any]) -> set[str]:
     """The local $refs that reach themselves (through the $refs where they lead)."""
     leads: dict[str, set[str]] = {}
     for ref in set(_refs_in(root)):
-        path = _pointer(ref)
-        target = None if path is None else _at(root, path)
+        path = json_pointer(ref)
+        target = None if path is None else at_pointer(root, path)
         leads[ref] = set(_refs_in(target)) if isinstance(target, dict) else set()
     looping = set()
     for start in leads:
@@ -262,8 +235,8 @@ class _Writer:
             return out
         if not out.keys() - {"$ref"} <= ANNOTATIONS:
             return out
-        path = _pointer(ref)
-        target = None if path is None else _at(self.root, path)
+        path = json_pointer(ref)
+        target = None if path is None else at_pointer(self.root, path)
         if not isinstance(target, dict | bool):
             return out  # another document, or nowhere: left for the validator to say
         if ref in self.written:
@@ -287,7 +260,7 @@ class _Writer:
 
 def _without_unused(schema: dict[str, Any], kept: set[str]) -> dict[str, Any]:
     """``schema`` without the root definitions no ``kept`` $ref names."""
-    named = {_pointer(ref) for ref in kept}
+    named = {json_pointer(ref) for ref in kept}
     out = dict(schema)
     for keyword in DEFINITIONS:
         defined = out.get(keyword)

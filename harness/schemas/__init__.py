@@ -74,8 +74,11 @@ __all__ = [
     "SchemaTimeout",
     "TooMuchWork",
     "Unresolvable",
+    "at_pointer",
     "compiled_validator_for",
+    "json_pointer",
     "keyword_locations",
+    "local_target",
     "off_loop",
     "on_time",
     "resolve_references",
@@ -113,23 +116,47 @@ _SCHEMA_LISTS = ("allOf", "anyOf", "oneOf", "prefixItems", "items")
 _REFERENCES = ("$ref", "$dynamicRef")
 
 
+def json_pointer(ref: str) -> tuple[str, ...] | None:
+    """The tokens of the JSON pointer a local ``$ref`` holds (``()`` for ``#``); None for a
+    reference that holds none (``#anchor``, another document).
+
+    Read as validation reads it (:mod:`referencing`): a fragment that starts with ``/`` is
+    a pointer, percent-decoded before it is split (RFC 6901 §6), then ``~1`` in a name is
+    ``/`` and ``~0`` is ``~``. So ``#/$defs/a~1b`` names the definition ``a/b``, and
+    ``#/$defs/a%2Fb`` the member ``b`` of the definition ``a``."""
+    if not ref.startswith("#"):
+        return None
+    fragment = ref[1:]
+    if not fragment:
+        return ()
+    if not fragment.startswith("/"):
+        return None
+    return tuple(
+        token.replace("~1", "/").replace("~0", "~") for token in unquote(fragment[1:]).split("/")
+    )
+
+
 def local_target(root: Any, ref: str) -> Any:
     """What a local ``$ref`` (``#``, ``#/json/pointer``, ``#anchor``) in ``root`` points at;
-    None when it leads nowhere inside ``root``.
+    None when it leads nowhere inside ``root``. A pointer is read as :func:`json_pointer`
+    reads it.
 
     Read against ``root`` alone: right for a schema without ``$id`` (the compiled
     validator's subset), not for one that embeds resources. What decides what is
     withheld follows :func:`resolve_references` instead."""
     if not ref.startswith("#"):
         return None
-    fragment = unquote(ref[1:])
-    if not fragment:
-        return root
-    if not fragment.startswith("/"):
-        return _anchor(root, fragment)
+    tokens = json_pointer(ref)
+    if tokens is None:
+        return _anchor(root, unquote(ref[1:]))
+    return at_pointer(root, tokens)
+
+
+def at_pointer(root: Any, tokens: Sequence[str]) -> Any:
+    """What the JSON pointer ``tokens`` (:func:`json_pointer`'s) leads to in ``root``; None
+    where it leads nowhere."""
     node: Any = root
-    for token in fragment[1:].split("/"):
-        token = token.replace("~1", "/").replace("~0", "~")
+    for token in tokens:
         if isinstance(node, dict) and token in node:
             node = node[token]
         elif isinstance(node, list) and token.isdecimal() and int(token) < len(node):

@@ -18,6 +18,7 @@ from harness.qa.drift import diff_catalogs
 from harness.qa.schema_change import compare_schemas
 from harness.qa.schema_spelling import normal_form
 from harness.qa.strategies import valid_arguments
+from harness.schemas import local_target
 from harness.stages.validation import FORMAT_CHECKER, validate_arguments
 from tests.qa.test_drift import accepts, catalog, check_witnesses, kind_of, tool, write
 from tests.qa.test_schema_change import LEAVES, SAMPLES, _applied
@@ -511,6 +512,31 @@ def test_the_normal_form_accepts_what_the_schema_accepts(schema: Any, definition
         was, now = draft(written), draft(normal)
         for instance in SPELLING_SAMPLES:
             assert was.is_valid(instance) == now.is_valid(instance), (draft.__name__, instance)
+
+
+# -- a $ref's JSON pointer, read as validation reads it ---------------------------------------
+
+# Definitions whose names a pointer spells with escapes. The fragment is percent-decoded before
+# the pointer is split (RFC 6901 §6): `%2F` is a "/" between two names, `~1` one inside a name.
+ESCAPED = {"a/b": STRING, "a": {"b": INTEGER}, "a b": NULL, "a~b": SHORT}
+
+
+@pytest.mark.parametrize(
+    ("ref", "meant"),
+    [
+        ("#/$defs/a~1b", STRING),
+        ("#/$defs/a%2Fb", INTEGER),  # $defs, a, b: not the definition "a/b"
+        ("#/$defs/a%20b", NULL),
+        ("#/$defs/a~0b", SHORT),
+        ("#/$defs/a%7E1b", STRING),  # %7E is "~", decoded first: then ~1 is "/"
+    ],
+)
+def test_a_ref_written_out_is_what_validation_reads_it_as(ref: str, meant: Any) -> None:
+    schema = {**at({"$ref": ref}), "$defs": ESCAPED}
+    assert all(accepts(schema, i) == accepts(at(meant), i) for i in INSTANCES)  # validation
+    assert local_target(schema, ref) == meant
+    assert normal_form(schema) == at(meant)
+    assert [c.describe() for c in compare_schemas(schema, at(meant))] == []
 
 
 # -- a rewrite the comparison calls no change, against values drawn from each schema ----------
