@@ -13,15 +13,23 @@ from dataclasses import dataclass, field
 from typing import Any
 from urllib.parse import quote, unquote
 
-from harness.schemas import local_target, subschemas
+from harness.schemas import (
+    SUBSCHEMA_KEYWORDS,
+    SUBSCHEMA_LISTS,
+    SUBSCHEMA_MAPS,
+    local_target,
+    subschemas,
+)
 
-_SCHEMA_MAPS = ("properties", "patternProperties", "$defs", "definitions")
-_SCHEMA_ONE = ("additionalProperties", "contains", "propertyNames", "not", "if", "then", "else")
-_SCHEMA_LISTS = ("allOf", "anyOf", "oneOf")
 _REWORDED = (
     *("$schema", "prefixItems", "items", "unevaluatedItems", "unevaluatedProperties"),
     *("dependentRequired", "dependentSchemas", "$dynamicRef", "additionalItems", "dependencies"),
 )
+# The keywords that hold subschemas and keep their words in Draft 7: every one but those
+# reworded (or left out) above.
+_SCHEMA_MAPS = tuple(keyword for keyword in SUBSCHEMA_MAPS if keyword not in _REWORDED)
+_SCHEMA_ONE = tuple(keyword for keyword in SUBSCHEMA_KEYWORDS if keyword not in _REWORDED)
+_SCHEMA_LISTS = tuple(keyword for keyword in SUBSCHEMA_LISTS if keyword not in _REWORDED)
 _IN_PLACE = ("allOf", "anyOf", "oneOf", "if", "dependentSchemas", "$ref", "$dynamicRef")
 """Keywords that apply subschemas to the value itself: what they evaluate decides what
 ``unevaluatedItems``/``unevaluatedProperties`` apply to."""

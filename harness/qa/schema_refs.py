@@ -9,10 +9,22 @@ from __future__ import annotations
 from collections.abc import Iterator
 from typing import Any
 
-from harness.schemas import at_pointer, json_pointer
+from harness.schemas import (
+    SUBSCHEMA_KEYWORDS,
+    SUBSCHEMA_LISTS,
+    SUBSCHEMA_MAPS,
+    at_pointer,
+    json_pointer,
+)
 
 # Keywords whose value maps names to definitions: read only where a $ref names them.
 DEFINITIONS = ("$defs", "definitions")
+SCHEMA_MAPS = (*SUBSCHEMA_MAPS, "dependencies")
+"""The keywords whose value maps names to subschemas, as the comparison reads them: the
+harness's (:data:`~harness.schemas.SUBSCHEMA_MAPS`), and draft 7's ``dependencies`` (a name
+→ a schema, or a list of names) besides, which Draft 2020-12 does not read but a page's
+schema may still hold (:mod:`harness.qa.schema_change` compares it): its schemas are
+followed as ``dependentSchemas``' are."""
 
 # A definition is compared where it is, and means something only where a $ref uses it: its
 # change moves the whole as the place of every $ref to it does (through other definitions
@@ -21,23 +33,19 @@ DEFINITIONS = ("$defs", "definitions")
 
 ROOT = "#"  # a $ref to the whole schema (recursion)
 ANYWHERE = "*"  # a $ref the comparison does not follow
-# How a subschema's change moves the whole under each keyword that holds one (the same way,
-# the other, or either); by the shape of the keyword's value.
-_SCHEMA_POLARITY = {
+# How a subschema's change moves the whole under each keyword that holds one: the same way
+# (1), unless the keyword turns it the other way (-1) or either way (0).
+_TURNS = {
     "not": -1,
     "if": 0,  # unless then or else is missing (_if_polarity)
-    "then": 1,
-    "else": 1,
-    "propertyNames": 1,
-    "additionalProperties": 1,
-    "additionalItems": 1,
-    "items": 1,
-    "contains": 1,
+    "oneOf": 0,  # unless no value can match two branches (schema_change's separate)
     "unevaluatedProperties": 0,
     "unevaluatedItems": 0,
 }
-_LIST_POLARITY = {"allOf": 1, "anyOf": 1, "oneOf": 0, "prefixItems": 1, "items": 1}
-_MAP_POLARITY = {"properties": 1, "patternProperties": 1, "dependentSchemas": 1, "dependencies": 1}
+# By the shape of the keyword's value; definitions count only where a $ref uses them.
+_SCHEMA_POLARITY = {keyword: _TURNS.get(keyword, 1) for keyword in SUBSCHEMA_KEYWORDS}
+_LIST_POLARITY = {keyword: _TURNS.get(keyword, 1) for keyword in SUBSCHEMA_LISTS}
+_MAP_POLARITY = {keyword: 1 for keyword in SCHEMA_MAPS if keyword not in DEFINITIONS}
 
 
 def references(schema: Any, base: str) -> dict[str, set[int]]:
@@ -172,15 +180,12 @@ def _schemas_in(schema: Any) -> Iterator[dict[str, Any]]:
 
 def _children(node: dict[str, Any]) -> Iterator[Any]:
     for keyword, value in node.items():
-        if keyword in _MAP_KEYWORDS and isinstance(value, dict):
+        if keyword in SCHEMA_MAPS and isinstance(value, dict):
             yield from value.values()
         elif keyword in _LIST_POLARITY and isinstance(value, list):
             yield from value
         elif keyword in _SCHEMA_POLARITY and isinstance(value, dict):
             yield value
-
-
-_MAP_KEYWORDS = frozenset({*_MAP_POLARITY, *DEFINITIONS})
 
 
 def _refs_in(schema: Any) -> Iterator[str]:
@@ -249,7 +254,7 @@ class _Writer:
         return {"allOf": [self.written[ref]], **rest} if rest else self.written[ref]
 
     def _value(self, key: str, value: Any) -> Any:
-        if key in _MAP_KEYWORDS and isinstance(value, dict):
+        if key in SCHEMA_MAPS and isinstance(value, dict):
             return {name: self.write(item) for name, item in value.items()}
         if (key in _LIST_POLARITY) and isinstance(value, list):
             return [self.write(item) for item in value]

@@ -29,19 +29,9 @@ import math
 from collections.abc import Hashable
 from typing import Any, TypeGuard
 
-from harness.qa.schema_refs import ANNOTATIONS, inlined
+from harness.qa.schema_refs import ANNOTATIONS, SCHEMA_MAPS, inlined
+from harness.schemas import SUBSCHEMA_KEYWORDS, SUBSCHEMA_LISTS
 
-# Keywords whose value is a schema, a list of schemas, or a map of names to schemas.
-_SCHEMA_KEYWORDS = frozenset(
-    {
-        *("not", "if", "then", "else", "propertyNames", "additionalProperties"),
-        *("additionalItems", "items", "contains", "unevaluatedProperties", "unevaluatedItems"),
-    }
-)
-_LIST_KEYWORDS = frozenset({"allOf", "anyOf", "oneOf", "prefixItems", "items"})
-_MAP_KEYWORDS = frozenset(
-    {"properties", "patternProperties", "dependentSchemas", "dependencies", "$defs", "definitions"}
-)
 _NONE: Any = object()  # a keyword the schema does not have (null is a value it can have)
 # What an allOf branch may hold to be merged into the schema that holds it.
 _MERGEABLE = frozenset({"required", "properties", "type"})
@@ -96,12 +86,12 @@ def _normal(schema: Any) -> Any:
 
 def _normal_value(key: str, value: Any) -> Any:
     """The value of keyword ``key`` with the subschemas it holds in normal form."""
-    if key in _SCHEMA_KEYWORDS and isinstance(value, dict):
+    if key in SUBSCHEMA_KEYWORDS and isinstance(value, dict):
         return _normal(value)
-    if key in _LIST_KEYWORDS and isinstance(value, list):
+    if key in SUBSCHEMA_LISTS and isinstance(value, list):
         items = [_normal(item) for item in value]
         return value if all(a is b for a, b in zip(items, value, strict=True)) else items
-    if key in _MAP_KEYWORDS and isinstance(value, dict):
+    if key in SCHEMA_MAPS and isinstance(value, dict):
         # (A dependencies entry may list names: normal_form leaves a list as it is.)
         named = {name: _normal(item) for name, item in value.items()}
         return value if all(named[n] is value[n] for n in value) else named

@@ -12,7 +12,9 @@ and every session frozen behind a server that never answers. So:
 - :func:`unresolvable_references` finds such references before anything runs, so a tool
   is refused with a clear message and the catalog warns;
 - :func:`subschemas` walks a schema keyword by keyword (property *names* are never
-  mistaken for keywords), for every duty that reads schemas (redaction, framing);
+  mistaken for keywords), for every duty that reads schemas (redaction, framing); the
+  keywords that hold subschemas are named once, for every walk of a schema (the QA tools'
+  too): :data:`SUBSCHEMA_KEYWORDS`, :data:`SUBSCHEMA_LISTS`, :data:`SUBSCHEMA_MAPS`;
 - :func:`resolve_references` says where each ``$ref`` / ``$dynamicRef`` leads as the
   validator reads it (``$id`` sets the base URI of what is inside it, an ``$anchor``
   belongs to its own resource), so a duty that follows references (redaction's walk)
@@ -68,6 +70,9 @@ __all__ = [
     "FAST_PATH_WORK",
     "NO_RETRIEVAL",
     "SCHEMA_BUDGET_S",
+    "SUBSCHEMA_KEYWORDS",
+    "SUBSCHEMA_LISTS",
+    "SUBSCHEMA_MAPS",
     "CompiledValidator",
     "Followed",
     "References",
@@ -97,9 +102,7 @@ NO_RETRIEVAL: _SchemaRegistry = Registry()
 _KNOWN: Any = _SPECIFICATIONS.combine(NO_RETRIEVAL)  # what validation resolves besides the schema
 _KNOWN_URIS = frozenset(_KNOWN)  # the meta-schemas' URIs
 
-# Keywords whose value is a map of name → schema, one schema, or a list of schemas.
-_SCHEMA_MAPS = ("properties", "patternProperties", "$defs", "definitions", "dependentSchemas")
-_SCHEMA_ONE = (
+SUBSCHEMA_KEYWORDS: tuple[str, ...] = (
     "additionalProperties",
     "unevaluatedProperties",
     "items",
@@ -112,7 +115,18 @@ _SCHEMA_ONE = (
     "then",
     "else",
 )
-_SCHEMA_LISTS = ("allOf", "anyOf", "oneOf", "prefixItems", "items")
+"""The keywords whose value is one subschema (``additionalItems``: as drafts before 2020-12
+write it, beside ``items``' tuple form)."""
+SUBSCHEMA_LISTS: tuple[str, ...] = ("allOf", "anyOf", "oneOf", "prefixItems", "items")
+"""The keywords whose value lists subschemas (``items``: its tuple form, before 2020-12)."""
+SUBSCHEMA_MAPS: tuple[str, ...] = (
+    "properties",
+    "patternProperties",
+    "$defs",
+    "definitions",
+    "dependentSchemas",
+)
+"""The keywords whose value maps names to subschemas (``definitions``: draft 7's ``$defs``)."""
 _REFERENCES = ("$ref", "$dynamicRef")
 
 
@@ -180,14 +194,16 @@ def _anchor(root: Any, name: str) -> Any:
 
 
 def subschemas(schema: dict[str, Any]) -> Iterator[Any]:
-    """The schemas directly inside ``schema`` (values only; may include non-dicts)."""
-    for keyword in _SCHEMA_MAPS:
+    """The schemas directly inside ``schema`` (values only; may include non-dicts), through
+    the keywords that hold them (:data:`SUBSCHEMA_MAPS`, :data:`SUBSCHEMA_KEYWORDS`,
+    :data:`SUBSCHEMA_LISTS`)."""
+    for keyword in SUBSCHEMA_MAPS:
         members = schema.get(keyword)
         if isinstance(members, dict):
             yield from members.values()
-    for keyword in _SCHEMA_ONE:
+    for keyword in SUBSCHEMA_KEYWORDS:
         yield schema.get(keyword)
-    for keyword in _SCHEMA_LISTS:
+    for keyword in SUBSCHEMA_LISTS:
         members = schema.get(keyword)
         if isinstance(members, list):
             yield from members

@@ -53,13 +53,8 @@ from jsonschema.exceptions import ValidationError
 from harness import schemas
 from harness.models import CatalogWarning, Tool
 
-# Keywords whose values are schemas, or lists or maps of schemas (Draft 2020-12).
-_SUBSCHEMA: tuple[str, ...] = (
-    *("additionalProperties", "items", "not", "contains", "propertyNames", "if", "then"),
-    *("else", "unevaluatedItems", "unevaluatedProperties", "additionalItems"),
-)
-_SCHEMA_LISTS = ("allOf", "anyOf", "oneOf", "prefixItems")
-_SCHEMA_MAPS = ("properties", "patternProperties", "$defs", "definitions", "dependentSchemas")
+# Keywords whose value is a schema or a list of them: walked into whatever the value's shape.
+_SCHEMAS_OR_LISTS = frozenset({*schemas.SUBSCHEMA_KEYWORDS, *schemas.SUBSCHEMA_LISTS})
 
 
 PATTERN_BUDGET_S = 1.0
@@ -481,9 +476,9 @@ def checkable_schema(schema: Any) -> Any:
     for key, value in schema.items():
         if key in ("anyOf", "oneOf") and value == []:
             copy["not"] = {}
-        elif key in _SUBSCHEMA or key in _SCHEMA_LISTS:
+        elif key in _SCHEMAS_OR_LISTS:
             copy[key] = checkable_schema(value)
-        elif key in _SCHEMA_MAPS and isinstance(value, dict):
+        elif key in schemas.SUBSCHEMA_MAPS and isinstance(value, dict):
             copy[key] = {k: checkable_schema(v) for k, v in value.items()}
         else:
             copy[key] = value
@@ -504,9 +499,9 @@ def invalid_patterns(
     for key, value in schema.items():
         if key == "pattern" and isinstance(value, str) and compile_pattern(value, dialect) is None:
             yield f"{where}/pattern", value
-        elif key in _SUBSCHEMA or key in _SCHEMA_LISTS:
+        elif key in _SCHEMAS_OR_LISTS:
             yield from invalid_patterns(value, f"{where}/{key}", dialect)
-        elif key in _SCHEMA_MAPS and isinstance(value, dict):
+        elif key in schemas.SUBSCHEMA_MAPS and isinstance(value, dict):
             for name, sub in value.items():
                 if key == "patternProperties" and compile_pattern(name) is None:
                     yield f"{where}/{key}", name

@@ -40,6 +40,7 @@ from harness import sync_api
 from harness.agent_view import agent_tools
 from harness.elicitation.wording import plain
 from harness.models import CallOutcome, Tool, dump_result
+from harness.schemas import SUBSCHEMA_KEYWORDS, SUBSCHEMA_LISTS, SUBSCHEMA_MAPS
 from harness.session import Session
 from harness.stages.framing import unframed, unframed_json
 from harness.stages.redaction import withheld_items
@@ -107,28 +108,10 @@ def subset_mismatch(expected: Any, actual: Any, path: tuple[str | int, ...] = ()
 
 _SET_KEYWORDS = frozenset({"required", "enum"})
 """Schema keywords whose list is a set: order and repeats mean nothing."""
-_SCHEMA_MAPS = frozenset(
-    {"properties", "patternProperties", "$defs", "definitions", "dependentSchemas"}
-)
-"""Schema keywords whose object maps names to subschemas."""
-_SCHEMA_LISTS = frozenset({"allOf", "anyOf", "oneOf", "prefixItems"})
-"""Schema keywords whose list holds subschemas, matched item by item."""
-_SUBSCHEMAS = frozenset(
-    {
-        "items",
-        "additionalItems",
-        "additionalProperties",
-        "unevaluatedItems",
-        "unevaluatedProperties",
-        "propertyNames",
-        "contains",
-        "not",
-        "if",
-        "then",
-        "else",
-    }
-)
-"""Schema keywords whose value is one subschema."""
+_SCHEMA_LISTS = frozenset(SUBSCHEMA_LISTS) - {"items"}
+"""Schema keywords whose list holds subschemas, matched item by item: not ``items``, one
+subschema in Draft 2020-12, as the harness reads schemas (a list there, the tuple form of
+older drafts, is compared as written)."""
 
 
 def schema_subset_mismatch(
@@ -150,11 +133,11 @@ def schema_subset_mismatch(
             )
         elif key == "dependentRequired" and isinstance(want, dict) and isinstance(got, dict):
             problem = _members_mismatch(want, got, here, _set_mismatch)
-        elif key in _SCHEMA_MAPS and isinstance(want, dict) and isinstance(got, dict):
+        elif key in SUBSCHEMA_MAPS and isinstance(want, dict) and isinstance(got, dict):
             problem = _members_mismatch(want, got, here, schema_subset_mismatch)
         elif key in _SCHEMA_LISTS and isinstance(want, list) and isinstance(got, list):
             problem = _items_mismatch(want, got, here)
-        elif key in _SUBSCHEMAS:
+        elif key in SUBSCHEMA_KEYWORDS:
             problem = schema_subset_mismatch(want, got, here)
         else:
             problem = subset_mismatch(want, got, here)
