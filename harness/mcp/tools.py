@@ -18,6 +18,7 @@ server (:mod:`harness.mcp.server`):
 
 from __future__ import annotations
 
+import contextlib
 import re
 from typing import Any
 
@@ -29,7 +30,12 @@ from harness.models import META_PREFIX
 from harness.schemas import SchemaTimeout, keyword_locations, unresolvable_references
 from harness.stages.framing import unframed, user_agent_text
 from harness.stages.reasons import place, reason, token
-from harness.stages.validation import output_schema_problem, result_error, result_validator
+from harness.stages.validation import (
+    fingerprint,
+    output_schema_problem,
+    result_error,
+    result_validator,
+)
 
 # The MCP annotations the page's hints map to; every other annotation is a label.
 MCP_HINTS = {
@@ -262,12 +268,16 @@ def conform(result: types.CallToolResult, schema: dict[str, Any] | None) -> type
     if result.structured_content is None:
         problem = "it has no structured content"
     else:
-        # The schema's own checks: once per distinct schema, not per result (h20).
-        problem = output_schema_problem(schema)
+        # The schema's own checks: once per distinct schema, not per result (h20). They
+        # and its validator are found by its fingerprint: worked out once a result.
+        known = None
+        with contextlib.suppress(RecursionError):  # too deep: output_schema_problem says so
+            known = fingerprint(schema)
+        problem = output_schema_problem(schema, known)
         if problem is None:
             try:
                 # Read as every page schema is (ECMAScript patterns, formats asserted).
-                error = result_error(schema, result.structured_content)
+                error = result_error(schema, result.structured_content, known)
             except SchemaTimeout as late:  # not vouched for, as with an unreadable schema
                 problem = f"{late} on this result"
             else:
@@ -276,7 +286,7 @@ def conform(result: types.CallToolResult, schema: dict[str, Any] | None) -> type
                 # The result's values are the page's: the reason never quotes them (nor the
                 # schema's texts); it names the keyword and where it is.
                 where = place("/".join(str(p) for p in error.absolute_path)) or "(top)"
-                [at] = keyword_locations(result_validator(schema).schema, [error])
+                [at] = keyword_locations(result_validator(schema, known).schema, [error])
                 at_pointer = "".join("/" + token(p) for p in at)
                 why = reason(error, at_pointer, agents_value=False)
                 problem = f"at {where}: {why} [schema {place(at_pointer)}]"

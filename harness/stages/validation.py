@@ -37,7 +37,7 @@ import threading
 from collections import OrderedDict
 from collections.abc import Callable, Iterable, Iterator
 from fractions import Fraction
-from typing import Any, TypeVar, cast
+from typing import Any, NamedTuple, TypeVar, cast
 
 import jsonschema_rs
 from jsonschema import Draft202012Validator, validators
@@ -322,28 +322,43 @@ class _Remembered:
         return value
 
 
-def fingerprint(schema: Any) -> str:
-    """A schema's identity as a cache key: the SHA-256 of its canonical JSON."""
-    return hashlib.sha256(_canonical(schema).encode("utf-8", "surrogatepass")).hexdigest()
+class Fingerprint(NamedTuple):
+    """A schema's identity as a cache key (:func:`fingerprint`)."""
+
+    digest: str
+    """The SHA-256 of the schema's canonical JSON."""
+    size: int
+    """That JSON's length, in characters (what :data:`AT_ONCE_SCHEMA_CHARS` bounds)."""
+
+
+def fingerprint(schema: Any) -> Fingerprint:
+    """A schema's identity as a cache key: the SHA-256 of its canonical JSON, and its
+    length. A page's schema can be megabytes (3 000 properties: a few ms): a caller that
+    looks one schema up several ways works this out once and passes it on (``known``)."""
+    text = _canonical(schema)
+    return Fingerprint(hashlib.sha256(text.encode("utf-8", "surrogatepass")).hexdigest(), len(text))
 
 
 _CHECKS = _Remembered(1024)
 _RESULT_VALIDATORS = _Remembered(256)
 
 
-def _checked(schema: Any, dialect: patterns.PatternDialect, what: str) -> _Checked:
+def _checked(
+    schema: Any, dialect: patterns.PatternDialect, what: str, known: Fingerprint | None = None
+) -> _Checked:
     """The meta-schema check, the outside-reference check and the compiled validator of one
     schema (``what``: "inputSchema" or "outputSchema", as a refusal names it), by its
-    fingerprint and the dialect of its patterns: paid for the first time the schema is seen,
-    within the schema budget (one that cannot be checked in it is unusable, fail closed).
-    May take that budget: call it off the event loop (:func:`~harness.schemas.off_loop`).
+    fingerprint (``known``, or worked out here) and the dialect of its patterns: paid for
+    the first time the schema is seen, within the schema budget (one that cannot be checked
+    in it is unusable, fail closed). May take that budget: call it off the event loop
+    (:func:`~harness.schemas.off_loop`).
 
     Keyed by value, not by tool: a page that registers the same name again with another
     schema gets the other schema's checks, and nothing is shared that could differ.
     """
-    text = _canonical(schema)
-    key = (hashlib.sha256(text.encode("utf-8", "surrogatepass")).hexdigest(), dialect.name, what)
-    return _CHECKS.get(key, lambda: _check(schema, dialect, what, len(text)))
+    found = fingerprint(schema) if known is None else known
+    key = (found.digest, dialect.name, what)
+    return _CHECKS.get(key, lambda: _check(schema, dialect, what, found.size))
 
 
 def _check(schema: Any, dialect: patterns.PatternDialect, what: str, size: int) -> _Checked:
@@ -382,38 +397,45 @@ def _canonical(schema: Any) -> str:
     return json.dumps(schema, sort_keys=True)
 
 
-def output_schema_problem(schema: Any) -> str | None:
+def output_schema_problem(schema: Any, known: Fingerprint | None = None) -> str | None:
     """Why an ``outputSchema`` cannot vouch for results (invalid, referring outside itself,
     or not checkable within the budget), or None when it can: worked out once per distinct
-    schema (:func:`_checked`), not per result. May take the schema budget: off the loop."""
+    schema (:func:`_checked`), not per result. ``known``: the schema's :func:`fingerprint`,
+    when the caller has it (a result's check passes it on to :func:`result_error`). May
+    take the schema budget: off the loop."""
     try:
-        return _checked(schema, patterns.JSON_SCHEMA, "outputSchema").problem
+        return _checked(schema, patterns.JSON_SCHEMA, "outputSchema", known).problem
     except RecursionError:
         return "it is nested too deeply to be checked"
 
 
-def result_validator(schema: Any) -> Any:
+def result_validator(schema: Any, known: Fingerprint | None = None) -> Any:
     """The validator a page's result is checked against its ``outputSchema`` with, compiled
-    once per schema: read as the harness reads arguments (Draft 2020-12, patterns with
-    ECMAScript semantics, formats asserted, ``multipleOf`` on decimals), but for the rule on
-    integers JavaScript cannot hold (a result holds the number it has). Check
-    :func:`output_schema_problem` first: for a schema it refuses, its answers mean little
-    (or it raises)."""
+    once per schema (found by its :func:`fingerprint`: ``known``, or worked out here): read
+    as the harness reads arguments (Draft 2020-12, patterns with ECMAScript semantics,
+    formats asserted, ``multipleOf`` on decimals), but for the rule on integers JavaScript
+    cannot hold (a result holds the number it has). Check :func:`output_schema_problem`
+    first: for a schema it refuses, its answers mean little (or it raises)."""
 
     def compile_() -> Any:
         return validator_for(
             patterns.checkable_schema(schema), _ResultValidator, format_checker=_FORMATS
         )
 
-    return _RESULT_VALIDATORS.get((fingerprint(schema),), compile_)
+    found = fingerprint(schema) if known is None else known
+    return _RESULT_VALIDATORS.get((found.digest,), compile_)
 
 
-def result_error(schema: Any, structured: Any) -> ValidationError | None:
+def result_error(
+    schema: Any, structured: Any, known: Fingerprint | None = None
+) -> ValidationError | None:
     """The most telling way ``structured`` breaks ``schema`` (None: it fits), read by
-    :func:`result_validator`, within the schema budget: raises
-    :class:`~harness.schemas.SchemaTimeout` when the check cannot finish in time."""
+    :func:`result_validator` (``known``: the schema's :func:`fingerprint`, when the caller
+    has it), within the schema budget: raises :class:`~harness.schemas.SchemaTimeout` when
+    the check cannot finish in time."""
     with within_budget():
-        error: ValidationError | None = best_match(result_validator(schema).iter_errors(structured))
+        validator = result_validator(schema, known)
+        error: ValidationError | None = best_match(validator.iter_errors(structured))
     return error
 
 

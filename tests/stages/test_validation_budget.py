@@ -15,8 +15,10 @@ from __future__ import annotations
 
 import asyncio
 import contextlib
+import hashlib
 import json
 from collections.abc import AsyncIterator
+from types import SimpleNamespace
 from typing import Any
 
 import pytest
@@ -285,6 +287,27 @@ def test_an_output_schema_s_own_checks_are_made_once_not_per_result(
     broken = types.CallToolResult(content=[], structured_content={"p1": 1})
     assert conform(broken, schema).is_error is True
     assert len(looked_up) == 1
+
+
+def test_a_result_s_output_schema_is_fingerprinted_once(monkeypatch: pytest.MonkeyPatch) -> None:
+    """The schema's own checks and its result validator are found by its fingerprint (the
+    SHA-256 of its canonical JSON: a few ms at 3 000 properties, off the event loop); each
+    result worked it out twice, a refused one three times. Counted: once a result."""
+    import mcp.types as types
+
+    hashed = []
+    sha256 = hashlib.sha256
+
+    def counted(data: bytes) -> Any:
+        hashed.append(len(data))
+        return sha256(data)
+
+    monkeypatch.setattr(validation, "hashlib", SimpleNamespace(sha256=counted))
+    schema = wide(3_000)
+    for value in ("x", "y", "z", 1):  # the last one refused
+        result = types.CallToolResult(content=[], structured_content={"p1": value})
+        assert conform(result, schema).is_error is (value == 1)
+    assert len(hashed) == 4
 
 
 # 24 levels of `anyOf` of two `$ref`s: far more than the walk can follow in BUDGET_S (17
