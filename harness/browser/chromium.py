@@ -80,12 +80,17 @@ PLAYWRIGHT_ENABLED_FEATURES: tuple[str, ...] = (
 # And sandboxed iframes in a process of their own (IsolateSandboxedIframes): Playwright's
 # init script reaches such a frame's process too late for a `srcdoc` document, whose scripts
 # then run without the injected JS (no `document.modelContext` on the polyfill, no layer on
-# native); in the embedder's process it runs first, as in every other frame. Site isolation
-# (a process per site) stays as it is.
+# native); in the embedder's process it runs first, as in every other frame. And the spare
+# renderer (SpareRendererForSitePerProcess): after a context's first page loads, Chromium
+# starts another renderer process for that context, kept warm for a navigation to another
+# site that a session rarely makes; it is made and thrown away with every context (about a
+# fifth of a context's CPU). A navigation that needs a new process starts one then. Site
+# isolation (a process per site) stays as it is.
 HARNESS_DISABLED_FEATURES: tuple[str, ...] = (
     "WebUIOmniboxPopup",
     "WebUIOmniboxAimPopup",
     "IsolateSandboxedIframes",
+    "SpareRendererForSitePerProcess",
 )
 
 _DISABLE = "--disable-features="

@@ -68,6 +68,7 @@ async def test_a_page_that_navigates_within_itself_without_pause_is_read_in_boun
     session = await asyncio.wait_for(
         backend_harness.open(page_server.url("u_pushstate_storm.html"), settle=settle), 60
     )
+    session.settle = settle  # the listing's own wait: the same cap, not the default's 5 s
     try:
         assert [t.name for t in await asyncio.wait_for(session.tools(), 60)] == ["a"]
     finally:

@@ -1,7 +1,7 @@
 """``harness.browser.chromium.chromium_args``: the features Playwright switches stay
 switched when the harness adds its own (Chromium keeps only the last `--disable-features`
 and `--enable-features` of its command line), and every browser context the harness opens
-does without the omnibox's hidden WebUI pages."""
+does without the omnibox's hidden WebUI pages and the spare renderer."""
 
 from __future__ import annotations
 
@@ -95,10 +95,8 @@ def test_feature_switches_merge_into_one_of_each_and_a_callers_choice_wins() -> 
     ]
 
 
-def browser_command_lines(marker: str) -> list[list[str]]:
-    """The command lines of the Chromium browser processes below this one that hold
-    ``marker``: the topmost only (a process Chromium has just forked, before it execs a
-    helper, still shows its parent's command line)."""
+def _children() -> dict[int, list[int]]:
+    """Every process's children, by parent pid, from /proc."""
     children: dict[int, list[int]] = {}
     for entry in Path("/proc").iterdir():
         if entry.name.isdigit():
@@ -107,18 +105,46 @@ def browser_command_lines(marker: str) -> list[list[str]]:
             except (OSError, IndexError, ValueError):
                 continue
             children.setdefault(parent, []).append(int(entry.name))
+    return children
+
+
+def _command_line(pid: int) -> list[str]:
+    try:
+        return Path(f"/proc/{pid}/cmdline").read_bytes().decode().rstrip("\0").split("\0")
+    except OSError:
+        return []
+
+
+def browser_processes(marker: str) -> list[tuple[int, list[str]]]:
+    """The pid and command line of each Chromium browser process below this one that holds
+    ``marker``: the topmost only (a process Chromium has just forked, before it execs a
+    helper, still shows its parent's command line)."""
+    children = _children()
     found, below = [], [(pid, False) for pid in children.get(os.getpid(), [])]
     while below:
         pid, under_a_match = below.pop()
-        try:
-            args = Path(f"/proc/{pid}/cmdline").read_bytes().decode().rstrip("\0").split("\0")
-        except OSError:
-            args = []
+        args = _command_line(pid)
         match = "--remote-debugging-pipe" in args and marker in args
         if match and not under_a_match:
-            found.append(args)
+            found.append((pid, args))
         below += [(child, under_a_match or match) for child in children.get(pid, [])]
     return found
+
+
+def browser_command_lines(marker: str) -> list[list[str]]:
+    """The command lines of :func:`browser_processes`."""
+    return [args for _, args in browser_processes(marker)]
+
+
+def renderers_below(pid: int) -> int:
+    """How many renderer processes run below the browser process ``pid``."""
+    children, count, below = _children(), 0, [pid]
+    while below:
+        process = below.pop()
+        # A zygote's child writes its title over its arguments: one string, spaces between.
+        count += "--type=renderer" in " ".join(_command_line(process))
+        below += children.get(process, [])
+    return count
 
 
 FORKS = """
@@ -157,9 +183,9 @@ async def test_chromium_runs_with_every_feature_playwright_and_the_harness_switc
     marker = f"--webmcp-harness-test={uuid.uuid4()}"  # a switch Chromium ignores
     launched = await launch(None, headless=True, args=[*launch_flags("native"), marker])
     try:
-        found = browser_command_lines(marker)
+        found = browser_processes(marker)
         assert len(found) == 1, "the launched Chromium's process was not found below this one"
-        command_line = found[0]
+        [(browser_pid, command_line)] = found
         # Chromium keeps the last of each switch: it must hold every feature of the others.
         *earlier_off, last_off = features(command_line, DISABLE)
         *earlier_on, last_on = features(command_line, ENABLE)
@@ -175,6 +201,9 @@ async def test_chromium_runs_with_every_feature_playwright_and_the_harness_switc
         cdp = await launched.browser.new_browser_cdp_session()
         targets = (await cdp.send("Target.getTargets"))["targetInfos"]
         assert [t["url"] for t in targets if t["url"].startswith("chrome://")] == []
+        # One renderer for the context's page, and no spare one started beside it.
+        await page.evaluate("new Promise(r => requestAnimationFrame(() => setTimeout(r, 300)))")
+        assert renderers_below(browser_pid) == 1
         # Chromium's WebMCP is there: its feature is on
         assert await page.evaluate("typeof document.modelContext") == "object"
     finally:

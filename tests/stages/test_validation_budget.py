@@ -17,6 +17,7 @@ import asyncio
 import contextlib
 import hashlib
 import json
+import time
 from collections.abc import AsyncIterator
 from types import SimpleNamespace
 from typing import Any
@@ -194,16 +195,21 @@ async def test_another_session_is_answered_while_an_mcp_client_s_result_is_check
 
 # -- a schema's own checks: once per distinct schema, within the budget, off the loop (h20) --
 
-WIDE = 30_000  # properties: the meta-schema check in Python took about 0.2-1 ms each (h20, #1)
+# Over the size checked on the event loop (validation.AT_ONCE_SCHEMA_CHARS): about 100 KB.
+WIDE = 2_000
 BIG_PAGE = """<!doctype html><script>
 const mc = document.modelContext; window.ran = [];
 const props = {};
 for (let i = 0; i < WIDE; i++) props['p' + i] = {type: 'string', description: 'field ' + i};
 mc.registerTool({name: 'big', description: 'big form', inputSchema: {type: 'object', properties: props},
   annotations: {readOnlyHint: true}, execute: async () => { window.ran.push('big'); return 'ok'; }});
-mc.registerTool({name: 'ping', description: 'ping', inputSchema: {type: 'object', properties: {}},
-  annotations: {readOnlyHint: true}, execute: async () => { window.ran.push('ping'); return 'pong'; }});
 </script>""".replace("WIDE", str(WIDE))
+PING_PAGE = """<!doctype html><script>
+document.modelContext.registerTool({name: 'ping', description: 'ping',
+  inputSchema: {type: 'object', properties: {}}, annotations: {readOnlyHint: true},
+  execute: async () => { window.ran = ['ping']; return 'pong'; }});
+</script>"""
+SLOW_CHECK_S = 2.5  # the schema's own check made to take at least this, in the thread it runs in
 
 
 def wide(properties: int) -> dict[str, Any]:
@@ -219,25 +225,37 @@ async def test_another_session_is_answered_while_a_large_schema_is_first_checked
     backend_harness: Harness, monkeypatch: pytest.MonkeyPatch
 ) -> None:
     """The first call of a tool with a large inputSchema checks the schema itself (against
-    the 2020-12 meta-schema): in a worker thread, within the budget, and a schema that
-    cannot be checked in time makes the tool unusable, named. Without the compiled
-    meta-schema check (forced off here) Python takes about 1 ms a property: 20 000 of them
-    held the event loop of every session for 20 s and more, outside any budget."""
+    the 2020-12 meta-schema): in a worker thread, within the budget. Python's check took
+    about 1 ms a property (h20, #1: 20 000 of them held the event loop of every session for
+    20 s and more, outside any budget). Here the check (the compiled one forced off) is made
+    to take ``SLOW_CHECK_S`` more by blocking the thread it runs in: on the event loop, the
+    other session would wait for all of it."""
     monkeypatch.setattr(budget, "SCHEMA_BUDGET_S", BUDGET_S)
     monkeypatch.setattr(validation, "meta_schema_fits_at_once", lambda schema: False, raising=False)
     # Checked afresh (the other backend's run of this test left its answer in the cache).
     monkeypatch.setattr(validation, "_CHECKS", validation._Remembered(1024), raising=False)
+    real = validation.schema_problem
+
+    def slow_schema_problem(schema: Any) -> str | None:
+        time.sleep(SLOW_CHECK_S)  # blocks its thread, as a long check does
+        return real(schema)
+
+    monkeypatch.setattr(validation, "schema_problem", slow_schema_problem)
     async with (
-        serve_pages({"": BIG_PAGE}) as origin,
+        serve_pages({"": BIG_PAGE, "ping": PING_PAGE}) as origin,
         await backend_harness.open(origin) as a,
-        await backend_harness.open(origin) as b,
+        await backend_harness.open(f"{origin}/ping") as b,
     ):
+        big = a.catalog.get("big")
+        assert big is not None  # larger than what is checked on the loop:
+        assert len(json.dumps(big.input_schema)) > validation.AT_ONCE_SCHEMA_CHARS
         slow = asyncio.create_task(a.call("big", {"p1": "x"}))
         outcome = await answered_meanwhile(slow, b.call("ping"))
         if not outcome.result.is_error:
-            # A quiet machine checks it within the budget: the call ran, checked.
+            # Checked within the budget (SLOW_CHECK_S is well inside it): the call ran.
             assert await a.page.evaluate("window.ran") == ["big"]
             return
+        # A machine busy enough to take the budget: the tool is unusable, named.
         assert outcome.error_kind == "validation"
         text = outcome.result.content[0].text  # type: ignore[union-attr]
         assert text.startswith("Tool 'big' cannot be called: ")
