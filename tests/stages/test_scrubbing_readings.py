@@ -90,7 +90,9 @@ def test_a_withheld_value_written_through_escapes_is_replaced(encode: object) ->
     if written.islower() and "%" in written:  # lower-cased text is another text: the hex only
         shown = scrubbed(SECRET, quote(SECRET, safe="").replace("%C3%A9", "%c3%a9"))
     assert HANDLE_1 in shown and shown.startswith("reply: ") and shown.endswith(" (end)"), shown
-    assert "sk_live" not in shown and "9f" not in shown, shown
+    # The handle is random hex: it may hold "9f" itself (one process in about sixteen did).
+    left = shown.replace(HANDLE_1, "")
+    assert "sk_live" not in left and "9f" not in left, shown
 
 
 @settings(max_examples=300, deadline=None)
