@@ -8,7 +8,8 @@ someone else wrote. :func:`inert` checks that a file holding :data:`HOSTILE` tex
 to the same elements as one holding harmless names (code spans aside: the harness writes
 text GFM would autolink as code), that no text outside a code span is one github.com links
 after rendering (it autolinks ``www.``, ``https://`` and e-mail addresses again in the HTML's
-text, escapes undone), and that each hostile text is shown as written.
+text, escapes undone, and links @mentions, issue references and commit SHAs in issues and
+comments), and that each hostile text is shown as written.
 """
 
 from __future__ import annotations
@@ -50,14 +51,25 @@ HOSTILE = (
     "[ref]: https://x.example",
     "user_name and _x_",
     "www.x.example|pipe`tick`",
+    "@octocat please look",
+    "fixes #1",
+    "GH-12 again",
+    "octo-org/repo#3",
+    "see deadbee1 and 0123456789abcdef0123456789abcdef01234567",
 )
 """Texts that Markdown would read as markup, each short enough to go unclipped in a table."""
 
 HARMLESS = tuple(f"name{index}" for index in range(len(HOSTILE)))
 """As many harmless names, to build the same file with."""
 
-# What github.com links in a rendered text node (its second, transform-time autolinking).
-_LINKED_TEXT = re.compile(r"www\.|[a-z][a-z0-9+.-]*://|[\w.+-]+@[\w-]+\.\w", re.IGNORECASE)
+# What github.com links in a rendered text node (its second, transform-time autolinking),
+# and, in issues, pull requests and comments (where a CI job may post a summary), its
+# references: an @mention (which notifies), an issue or pull request (#1, GH-1, owner/repo#1:
+# a cross-reference in its timeline), a commit's SHA (7 hex digits or more).
+_LINKED_TEXT = re.compile(
+    r"www\.|[a-z][a-z0-9+.-]*://|[\w.+-]+@[\w-]+\.\w|(?<!\w)@[a-z0-9]|#\d|\bGH-\d|\b[0-9a-f]{7,40}\b",
+    re.IGNORECASE,
+)
 _BLOCKS = {"p", "li", "td", "th", "h1", "h2", "h3", "h4", "h5", "h6", "blockquote", "pre"}
 
 

@@ -166,8 +166,11 @@ _BLOCK_START = re.compile(
 # What GFM makes a link with no syntax at all: www. and scheme:// autolinks, e-mail addresses
 # (and xmpp:/mailto: with them). github.com links these again in the rendered text, after
 # escapes and character references are undone, so no escape stops them: only a code span
-# (whose text no autolinking reads) does. Matched loosely: a false match costs a code span.
-_AUTOLINKABLE = re.compile(r"www\.|://|@", re.IGNORECASE)
+# (whose text no autolinking reads) does. The same goes for its references in issues, pull
+# requests and comments, where CI posts summaries: an @mention (it notifies the user), an
+# issue (#1, GH-1, owner/repo#1: a cross-reference in that issue's timeline), a commit's
+# SHA. Matched loosely: a false match (a number of seven digits) costs a code span.
+_AUTOLINKABLE = re.compile(r"www\.|://|@|#\d|\bGH-\d|\b[0-9a-f]{7,40}\b", re.IGNORECASE)
 
 
 def markdown_text(text: str, *, cell: bool = False) -> str:
@@ -176,8 +179,9 @@ def markdown_text(text: str, *, cell: bool = False) -> str:
     renderer and never as markup — no heading, list, link, image, autolink, e-mail link,
     HTML, emphasis or table cell can start in it. ``cell``: it goes in a table cell.
 
-    Text GFM would autolink (``www.``, ``https://``, ``a@b.c``) becomes a code span; any
-    other text has its Markdown syntax backslash-escaped. Cut a text before, never after."""
+    Text GFM would autolink (``www.``, ``https://``, ``a@b.c``) or github.com would read as
+    a reference (``@user``, ``#1``, ``GH-1``, a commit SHA) becomes a code span; any other
+    text has its Markdown syntax backslash-escaped. Cut a text before, never after."""
     line = plain(" ".join(text.splitlines())).replace("\n", " ")
     if _AUTOLINKABLE.search(line):
         return _code_span(line, cell=cell)

@@ -475,7 +475,8 @@ def attempts_markdown(rows: list[AttemptsRow], caption: str = "", title: str = "
         return ""
     dims = list(rows[0].group)
     most = max(r.seeds for r in rows)
-    header = [*dims, "cases", "seeds", *(f"@{k}" for k in range(1, most + 1))]
+    # `@1` as code: on github.com a bare @1 in a comment is a mention of the user "1".
+    header = [*dims, "cases", "seeds", *(f"`@{k}`" for k in range(1, most + 1))]
     lines = [f"### {markdown_text(title)}", ""] if title else []
     lines += ["| " + " | ".join(header) + " |", "|" + "|".join("---" for _ in header) + "|"]
     for r in rows:
