@@ -105,6 +105,13 @@ UNANSWERED_LOG = "Chromium's WebMCP did not answer %s in the frame at %.200r (a 
 # CDP's toolsAdded/toolsRemoved of one frame are published at most this often.
 PUBLISH_INTERVAL_S = 0.1
 
+# Chromium registers a `<form toolname>` a little after the layer saw it declared (and
+# takes one back a little after): a frame whose registry and layer disagree is read again,
+# for at most this long after they first did, each time after as long as that has been
+# (between the bounds).
+REREAD_FOR_S = 2.0
+REREAD_AFTER_S = (0.05, 0.5)
+
 # The longest the WebMCP domain stays off while a top-level document loads (one whose
 # loading never stops still has its registry followed after this).
 EVENTS_OFF_MAX_S = 3.0
@@ -161,6 +168,9 @@ class NativeBackend(ChannelBackend):
         self._reads_done: dict[str, int] = {}
         # cdp frame ids whose document's last read of Chromium's registry was not answered
         self._unanswered: set[str] = set()
+        # cdp frame id → when its registry and the layer's records began to disagree
+        # (:meth:`_agreed`)
+        self._rereads: dict[str, float] = {}
         # The WebMCP domain is off while a top-level document loads (_on_started_loading),
         # at most until this timer turns it on again.
         self._events_on = False
@@ -365,6 +375,7 @@ class NativeBackend(ChannelBackend):
         self._layer_news.pop(cdp_id, None)
         self._news.pop(cdp_id, None)
         self._unanswered.discard(cdp_id)
+        self._rereads.pop(cdp_id, None)
 
     def _on_cdp_detached(self, session: CDPSession, params: dict[str, Any]) -> None:
         cdp_id = params["frameId"]
@@ -498,10 +509,11 @@ class NativeBackend(ChannelBackend):
         self._heard += 1
         self._news.setdefault(cdp_id, {})[name] = self._heard
 
-    def _schedule_publish(self, cdp_id: str) -> None:
-        """Publish a frame's registry, at most once per PUBLISH_INTERVAL_S: Chromium adds
-        and removes a flapping form's tool at every flap, and the catalog (and the agent's
-        `tools/list_changed`) must not follow each one, as with the polyfill."""
+    def _schedule_publish(self, cdp_id: str, *, after: float = 0.0) -> None:
+        """Publish a frame's registry (``after`` seconds from now at the earliest), at most
+        once per PUBLISH_INTERVAL_S: Chromium adds and removes a flapping form's tool at
+        every flap, and the catalog (and the agent's `tools/list_changed`) must not follow
+        each one, as with the polyfill."""
         frame = self._playwright_frame(cdp_id)
         if frame is not None:
             self._versions.pop(frame, None)  # CDP's news is not in the catalog yet
@@ -509,7 +521,8 @@ class NativeBackend(ChannelBackend):
             return
         loop = asyncio.get_running_loop()
         due = max(
-            loop.time(), self._published.get(cdp_id, -PUBLISH_INTERVAL_S) + PUBLISH_INTERVAL_S
+            loop.time() + after,
+            self._published.get(cdp_id, -PUBLISH_INTERVAL_S) + PUBLISH_INTERVAL_S,
         )
         self._publish_due.add(cdp_id)
 
@@ -521,10 +534,12 @@ class NativeBackend(ChannelBackend):
             # follow the layer's news: only a direct read completes it. It waits for the
             # read in flight (the navigation's own) and is most often answered `unchanged`,
             # where a layer listing would bring every record again.
+            # So does a frame whose registry and layer disagreed (see _agreed).
             layer = self._layer_news.pop(cdp_id, None)
+            direct = not self._events_on or cdp_id in self._rereads
             self._publishing += 1
             try:
-                await self._publish(cdp_id, direct=not self._events_on, layer=layer)
+                await self._publish(cdp_id, direct=direct, layer=layer)
             finally:
                 self._publishing -= 1
 
@@ -687,6 +702,8 @@ class NativeBackend(ChannelBackend):
             if direct and isinstance(registry, list):
                 self._unanswered.discard(cdp_id)
                 self._reconcile(cdp_id, registry, extras, overtaken=overtaken)
+                if not self._agreed(cdp_id, registry, extras):
+                    versions = None  # no later read may be answered `unchanged` for now
             elif direct and registry == "timeout":
                 if cdp_id not in self._unanswered:
                     log.warning(UNANSWERED_LOG, "getTools()", frame.url)
@@ -731,6 +748,30 @@ class NativeBackend(ChannelBackend):
             self._versions[frame] = versions
         else:
             self._versions.pop(frame, None)
+
+    def _agreed(self, cdp_id: str, registry: list[Any], extras: dict[str, LayerRecord]) -> bool:
+        """Whether a read of a frame found the same tools in Chromium's registry as in the
+        layer's records; if not, the frame is read again a little later (see
+        :data:`REREAD_FOR_S`), and the catalog is not ready meanwhile (``_publish_due``).
+
+        They disagree while Chromium has not yet registered a `<form toolname>` the layer
+        saw declared (or taken back one the layer saw go). The layer's records of such a
+        document do not change when Chromium catches up, so the versions of a read that
+        disagreed are not kept: a later read would be answered `unchanged`, and CDP's events
+        do not always tell of it (none come while a page loads, and turning the domain on
+        again brought only the main frame's tools on the pages measured)."""
+        listed = {
+            e["name"] for e in registry if isinstance(e, dict) and isinstance(e.get("name"), str)
+        }
+        if listed == set(extras):
+            self._rereads.pop(cdp_id, None)
+            return True
+        now = asyncio.get_running_loop().time()
+        since = self._rereads.setdefault(cdp_id, now)
+        if now - since < REREAD_FOR_S:
+            low, high = REREAD_AFTER_S
+            self._schedule_publish(cdp_id, after=min(max(now - since, low), high))
+        return False
 
     async def _read(self, frame: Frame, cdp_id: str, *, direct: bool) -> tuple[Any, set[str]]:
         """The layer's listing of a frame, with Chromium's registry when ``direct`` (then
