@@ -87,18 +87,17 @@ lint: $(STAMP)
 typecheck: $(STAMP)
 	$(BIN)/mypy harness
 
-# Two workers (pytest-xdist): the suite is mostly waiting on Chromium, and every test serves
-# its pages on free ports, so the workers never share state. (Three were faster on a machine
-# where two left a sixth of it idle, 13 min 3 s → 10 min 52 s, but at the higher load a native
-# child frame's form went missing once in four runs — Chromium's unanswered-frame fault,
-# README *The test suite*: two stay, until that fault is handled in the test or gone.) `--dist loadscope` gives each
+# Three workers (pytest-xdist): the suite is mostly waiting on Chromium, and every test serves
+# its pages on free ports, so the workers never share state. (With two, a sixth of this 2-core
+# machine sat idle: 13 min 3 s → 10 min 52 s. The one failure three had shown, a native child
+# frame's form missing, was the harness's, found at its cause at stop 49.) `--dist loadscope` gives each
 # module to one worker: a module-scoped fixture (a fuzz run, an audit, a served site) is then
 # set up once, not once per worker that got one of its tests. The scenarios marked `slow`
 # (each a whole command or a pytest run of its own, from 3 s to two minutes: the quick
 # selftest, the demo, the WPT and UA suites, a fresh install, Ray runs, the CLI and plugin
 # scenarios...) are left to `slow-changed`.
 unit: setup $(CONFORMANCE)
-	$(BIN)/python -m pytest -n 2 --dist loadscope -m 'not slow'
+	$(BIN)/python -m pytest -n 3 --dist loadscope -m 'not slow'
 
 # The slow suites whose tests or sources changed since they last passed (tests/slow_suites.py,
 # .ci/slow-stamps.json): CI runs exactly those. `make slow` runs them all and stamps them.
