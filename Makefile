@@ -90,12 +90,12 @@ typecheck: $(STAMP)
 # Three workers (pytest-xdist): the suite is mostly waiting on Chromium, and every test serves
 # its pages on free ports, so the workers never share state. (With two, a sixth of this 2-core
 # machine sat idle: 13 min 3 s → 10 min 52 s. The one failure three had shown, a native child
-# frame's form missing, was the harness's, found at its cause at stop 49.) `--dist loadscope` gives each
-# module to one worker: a module-scoped fixture (a fuzz run, an audit, a served site) is then
-# set up once, not once per worker that got one of its tests. The scenarios marked `slow`
-# (each a whole command or a pytest run of its own, from 3 s to two minutes: the quick
-# selftest, the demo, the WPT and UA suites, a fresh install, Ray runs, the CLI and plugin
-# scenarios...) are left to `slow-changed`.
+# frame's form missing, was the harness's, found at its cause at stop 49.) `--dist loadscope`
+# gives each module to one worker: a module-scoped fixture (a fuzz run, an audit, a served
+# site) is then set up once, not once per worker that got one of its tests. The scenarios
+# marked `slow` (each a whole command or a pytest run of its own, from 3 s to two minutes:
+# the quick selftest, the demo, the WPT and UA suites, a fresh install, Ray runs, the CLI and
+# plugin scenarios...) are left to `slow-changed`.
 unit: setup $(CONFORMANCE)
 	$(BIN)/python -m pytest -n 3 --dist loadscope -m 'not slow'
 

@@ -701,8 +701,8 @@ class NativeBackend(ChannelBackend):
             registry = listing.get("registry") if isinstance(listing, dict) else None
             if direct and isinstance(registry, list):
                 self._unanswered.discard(cdp_id)
-                self._reconcile(cdp_id, registry, extras, overtaken=overtaken)
-                if not self._agreed(cdp_id, registry, extras):
+                listed = self._reconcile(cdp_id, registry, extras, overtaken=overtaken)
+                if not self._agreed(cdp_id, listed, extras):
                     versions = None  # no later read may be answered `unchanged` for now
             elif direct and registry == "timeout":
                 if cdp_id not in self._unanswered:
@@ -749,9 +749,9 @@ class NativeBackend(ChannelBackend):
         else:
             self._versions.pop(frame, None)
 
-    def _agreed(self, cdp_id: str, registry: list[Any], extras: dict[str, LayerRecord]) -> bool:
-        """Whether a read of a frame found the same tools in Chromium's registry as in the
-        layer's records; if not, the frame is read again a little later (see
+    def _agreed(self, cdp_id: str, listed: set[str], extras: dict[str, LayerRecord]) -> bool:
+        """Whether a read of a frame found the same tools in Chromium's registry (``listed``)
+        as in the layer's records; if not, the frame is read again a little later (see
         :data:`REREAD_FOR_S`), and the catalog is not ready meanwhile (``_publish_due``).
 
         They disagree while Chromium has not yet registered a `<form toolname>` the layer
@@ -760,9 +760,6 @@ class NativeBackend(ChannelBackend):
         disagreed are not kept: a later read would be answered `unchanged`, and CDP's events
         do not always tell of it (none come while a page loads, and turning the domain on
         again brought only the main frame's tools on the pages measured)."""
-        listed = {
-            e["name"] for e in registry if isinstance(e, dict) and isinstance(e.get("name"), str)
-        }
         if listed == set(extras):
             self._rereads.pop(cdp_id, None)
             return True
@@ -841,10 +838,11 @@ class NativeBackend(ChannelBackend):
         *,
         complete: bool = True,
         overtaken: Collection[str] = (),
-    ) -> None:
+    ) -> set[str]:
         """Make the CDP-fed copy of a frame's registry what Chromium's ``getTools()`` said
         (``complete``: the whole registry, so what it lacks is gone; else only added to),
-        but for the tools CDP's news named since (``overtaken``): their news stands.
+        but for the tools CDP's news named since (``overtaken``): their news stands. Gives
+        the names the registry listed.
 
         CDP's ``toolsAdded``/``toolsRemoved`` arrive batched and late: a listing asked for
         right after a registration could miss the tool (or keep a removed one).
@@ -882,6 +880,7 @@ class NativeBackend(ChannelBackend):
             self._remember(cdp_id, record)
         for name in [n for n in known if complete and n not in listed and n not in overtaken]:
             known.pop(name, None)
+        return listed
 
     async def refresh(self) -> None:
         # Out-of-process frames not followed yet first (their targets are their own).
